@@ -1,0 +1,61 @@
+//! Backend failures, classified by whether repeating the request is safe and useful.
+
+use std::fmt;
+
+/// What went wrong with one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// No answer within the client timeout.
+    Timeout,
+    /// Connection refused, reset or dropped before a complete answer.
+    Connect(String),
+    /// The server answered with an error status; `reason` is its own error type or text.
+    Status { status: u16, reason: String },
+    /// The search cluster has no elected master (503 `master_not_discovered_exception`).
+    NoMaster,
+    /// The answer was not what the API documents (malformed JSON, missing field).
+    Decode(String),
+}
+
+impl Fault {
+    /// Faults that a repeated request may not meet: timeouts, dropped connections, 408, 429,
+    /// 5xx and garbled bodies (a proxy cutting an answer). Every call opsbot repeats is
+    /// idempotent (reads, settings, flush), so repeating is also safe.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Timeout | Self::Connect(_) | Self::NoMaster | Self::Decode(_) => true,
+            Self::Status { status, .. } => matches!(status, 408 | 429 | 500..=599),
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Timeout => f.write_str("did not answer in time"),
+            Self::Connect(detail) => write!(f, "could not be reached ({detail})"),
+            Self::Status { status, reason } if reason.is_empty() => write!(f, "answered {status}"),
+            Self::Status { status, reason } => write!(f, "answered {status} ({reason})"),
+            Self::NoMaster => f.write_str("answered 503 (no elected master)"),
+            Self::Decode(detail) => write!(f, "sent an answer opsbot cannot read ({detail})"),
+        }
+    }
+}
+
+/// A failed call: which service, which request, what happened, and how many tries it took.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{service}: {request} {fault}{}", tries_text(*.tries))]
+pub struct BackendError {
+    pub service: String,
+    pub request: String,
+    pub fault: Fault,
+    pub tries: u32,
+}
+
+fn tries_text(tries: u32) -> String {
+    if tries > 1 {
+        format!(" after {tries} tries")
+    } else {
+        String::new()
+    }
+}

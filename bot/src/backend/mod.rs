@@ -1,0 +1,9 @@
+//! Clients of the services opsbot acts on. Each call names what it did, so that a failure reads
+//! `search cluster `logs`: PUT /_cluster/settings answered 503 ...` in chat.
+
+mod error;
+mod retry;
+pub mod search;
+
+pub use error::{BackendError, Fault};
+pub use retry::RetryPolicy;

@@ -1,0 +1,155 @@
+//! Bounded retries with exponential backoff for transient faults.
+
+use std::future::Future;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::error::BackendError;
+
+/// How often and how patiently a transient fault is retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetryPolicy {
+    /// Tries in all, the first included.
+    pub attempts: u32,
+    /// Delay before the second try; doubled each time, up to `max_delay`.
+    #[serde(with = "humantime_serde")]
+    pub base_delay: Duration,
+    #[serde(with = "humantime_serde")]
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            attempts: 5,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(10),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay after failed try number `tries` (1-based).
+    fn delay(&self, tries: u32) -> Duration {
+        let factor = 2u32.saturating_pow(tries.saturating_sub(1));
+        self.base_delay.saturating_mul(factor).min(self.max_delay)
+    }
+
+    /// Runs `call` until it succeeds, fails for good, or the tries are used up; `on_retry` hears
+    /// about each fault that is retried (for progress: "retrying after 503 (2/5)").
+    pub async fn run<T, F, Fut>(
+        &self,
+        mut call: F,
+        mut on_retry: impl FnMut(&BackendError, u32),
+    ) -> Result<T, BackendError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, BackendError>>,
+    {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match call().await {
+                Ok(value) => return Ok(value),
+                Err(error) if error.fault.is_transient() && tries < self.attempts => {
+                    tracing::warn!(%error, tries, "transient fault, retrying");
+                    on_retry(&error, tries);
+                    tokio::time::sleep(self.delay(tries)).await;
+                }
+                Err(error) => return Err(BackendError { tries, ..error }),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Fault;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn error(fault: Fault) -> BackendError {
+        BackendError {
+            service: "search cluster `logs`".into(),
+            request: "GET /".into(),
+            fault,
+            tries: 1,
+        }
+    }
+
+    const FAST: RetryPolicy = RetryPolicy {
+        attempts: 3,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(2),
+    };
+
+    #[tokio::test]
+    async fn transient_faults_are_retried_until_success() {
+        let calls = AtomicU32::new(0);
+        let result = FAST
+            .run(
+                || async {
+                    match calls.fetch_add(1, Ordering::SeqCst) {
+                        0 => Err(error(Fault::Status {
+                            status: 503,
+                            reason: String::new(),
+                        })),
+                        1 => Err(error(Fault::Timeout)),
+                        _ => Ok("ok"),
+                    }
+                },
+                |_, _| {},
+            )
+            .await;
+        assert_eq!(result, Ok("ok"));
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn retries_are_bounded_and_counted() {
+        let calls = AtomicU32::new(0);
+        let result: Result<(), _> = FAST
+            .run(
+                || async {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    Err(error(Fault::Status {
+                        status: 429,
+                        reason: String::new(),
+                    }))
+                },
+                |_, _| {},
+            )
+            .await;
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+        let text = result.unwrap_err().to_string();
+        assert_eq!(text, "search cluster `logs`: GET / answered 429 after 3 tries");
+    }
+
+    #[tokio::test]
+    async fn client_errors_are_not_retried() {
+        let calls = AtomicU32::new(0);
+        let _: Result<(), _> = FAST
+            .run(
+                || async {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    Err(error(Fault::Status {
+                        status: 400,
+                        reason: "illegal_argument_exception".into(),
+                    }))
+                },
+                |_, _| {},
+            )
+            .await;
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let policy = RetryPolicy::default();
+        assert_eq!(policy.delay(1), Duration::from_millis(500));
+        assert_eq!(policy.delay(2), Duration::from_secs(1));
+        assert_eq!(policy.delay(10), Duration::from_secs(10));
+    }
+}

@@ -1,0 +1,228 @@
+//! The search-cluster client (Elasticsearch 6-8, OpenSearch 1-2). One request per method: callers
+//! decide whether to retry (actions) or to treat a fault as an observation (polls).
+
+mod wire;
+
+use std::time::Duration;
+
+use opsbot_commands::cluster::{
+    CatHealthRow, CatNodeRow, CatRecoveryRow, ClusterHealth, Distribution, FlushMode, Membership,
+    ServerVersion,
+};
+use opsbot_commands::name::{ClusterName, NodeAddr};
+use reqwest::Method;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::error::{BackendError, Fault};
+
+/// Allocation settings as they matter to the procedures; `None` means "not set" (the default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllocationSettings {
+    pub enable: Option<String>,
+    pub exclude_ip: Option<String>,
+}
+
+/// What a flush reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlushReport {
+    pub total: u64,
+    pub successful: u64,
+    pub failed: u64,
+}
+
+/// A client for one cluster.
+#[derive(Debug, Clone)]
+pub struct SearchClient {
+    http: reqwest::Client,
+    base: String,
+    service: String,
+}
+
+const ALLOCATION_ENABLE: &str = "cluster.routing.allocation.enable";
+const EXCLUDE_IP: &str = "cluster.routing.allocation.exclude._ip";
+
+impl SearchClient {
+    /// `base_url` is the cluster's HTTP address (Kolla: the internal VIP on port 9200).
+    pub fn new(
+        cluster: &ClusterName,
+        base_url: &str,
+        timeout: Duration,
+    ) -> Result<Self, reqwest::Error> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .user_agent(concat!("opsbot/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Self {
+            http,
+            base: base_url.trim_end_matches('/').to_owned(),
+            service: format!("search cluster `{cluster}`"),
+        })
+    }
+
+    /// `GET /`: which server and version, which decides how to flush.
+    pub async fn version(&self) -> Result<ServerVersion, BackendError> {
+        let info: wire::Info = self.json(Method::GET, "/", None).await?;
+        let distribution = match info.version.distribution.as_deref() {
+            Some("opensearch") => Distribution::OpenSearch,
+            _ => Distribution::Elasticsearch,
+        };
+        ServerVersion::parse(distribution, &info.version.number)
+            .ok_or_else(|| self.error("GET /", Fault::Decode(format!("version `{}`", info.version.number))))
+    }
+
+    /// Who has joined, from `_cat/nodes`. "No master" and "nobody answers" are observations here,
+    /// not errors: they are what a cluster looks like halfway through a stop or a start.
+    pub async fn membership(&self) -> Result<Membership, BackendError> {
+        let path = "/_cat/nodes?format=json&h=ip,name,master";
+        match self.json::<Vec<wire::NodeIdentity>>(Method::GET, path, None).await {
+            Ok(rows) => {
+                let mut nodes = Vec::with_capacity(rows.len());
+                let mut master = None;
+                for row in rows {
+                    let node = NodeAddr::parse(&row.ip).map_err(|e| {
+                        self.error("GET /_cat/nodes", Fault::Decode(e.to_string()))
+                    })?;
+                    if row.master == "*" {
+                        master = Some(node);
+                    }
+                    nodes.push(node);
+                }
+                nodes.sort();
+                Ok(Membership::Formed { nodes, master })
+            }
+            Err(e) if e.fault == Fault::NoMaster => Ok(Membership::NoMaster),
+            Err(e) if is_unreachable(&e.fault) => Ok(Membership::Unreachable),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `GET /_cluster/health`.
+    pub async fn health(&self) -> Result<ClusterHealth, BackendError> {
+        let raw: wire::Health = self.json(Method::GET, "/_cluster/health", None).await?;
+        raw.into_health()
+            .ok_or_else(|| self.error("GET /_cluster/health", Fault::Decode("unknown status".into())))
+    }
+
+    /// `GET /_cluster/settings`: the effective allocation settings (transient wins, as in ES).
+    pub async fn allocation(&self) -> Result<AllocationSettings, BackendError> {
+        let raw: wire::Settings = self
+            .json(Method::GET, "/_cluster/settings?flat_settings=true", None)
+            .await?;
+        let pick = |key: &str| {
+            raw.transient
+                .get(key)
+                .or_else(|| raw.persistent.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        Ok(AllocationSettings {
+            enable: pick(ALLOCATION_ENABLE),
+            exclude_ip: pick(EXCLUDE_IP),
+        })
+    }
+
+    /// Persistent `cluster.routing.allocation.enable`: `Some("none")` disables, `None` resets.
+    pub async fn set_allocation_enable(&self, value: Option<&str>) -> Result<(), BackendError> {
+        let body = json!({ "persistent": { ALLOCATION_ENABLE: value } });
+        let ack: wire::Acknowledged = self
+            .json(Method::PUT, "/_cluster/settings", Some(body))
+            .await?;
+        if ack.acknowledged {
+            Ok(())
+        } else {
+            Err(self.error(
+                "PUT /_cluster/settings",
+                Fault::Decode("the change was not acknowledged".into()),
+            ))
+        }
+    }
+
+    /// `POST /_flush/synced` or `POST /_flush`.
+    pub async fn flush(&self, mode: FlushMode) -> Result<FlushReport, BackendError> {
+        let raw: wire::ShardsEnvelope = self.json(Method::POST, mode.path(), None).await?;
+        Ok(FlushReport {
+            total: raw.shards.total,
+            successful: raw.shards.successful,
+            failed: raw.shards.failed,
+        })
+    }
+
+    pub async fn cat_health(&self) -> Result<Vec<CatHealthRow>, BackendError> {
+        self.json(Method::GET, "/_cat/health?format=json", None).await
+    }
+
+    pub async fn cat_nodes(&self) -> Result<Vec<CatNodeRow>, BackendError> {
+        self.json(Method::GET, "/_cat/nodes?format=json&h=ip,name,master,heap.percent", None)
+            .await
+    }
+
+    /// Only recoveries still running: the finished ones of a large cluster would fill the chat.
+    pub async fn cat_recovery(&self) -> Result<Vec<CatRecoveryRow>, BackendError> {
+        self.json(
+            Method::GET,
+            "/_cat/recovery?format=json&active_only=true&h=index,shard,type,stage,source_node,target_node,bytes_percent",
+            None,
+        )
+        .await
+    }
+
+    fn error(&self, request: &str, fault: Fault) -> BackendError {
+        BackendError {
+            service: self.service.clone(),
+            request: request.to_owned(),
+            fault,
+            tries: 1,
+        }
+    }
+
+    /// One request, its answer decoded from JSON, every failure classified.
+    async fn json<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<T, BackendError> {
+        // The request is named without its query string: short, and never carries secrets.
+        let request = format!("{method} {}", path.split('?').next().unwrap_or(path));
+        let mut builder = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(body) = body {
+            // `json` sets `Content-Type: application/json`, without which ES 6+ answers 406.
+            builder = builder.json(&body);
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| self.error(&request, transport_fault(&e)))?;
+        let status = response.status().as_u16();
+        let text = response
+            .text()
+            .await
+            .map_err(|e| self.error(&request, transport_fault(&e)))?;
+        if !(200..300).contains(&status) {
+            return Err(self.error(&request, wire::status_fault(status, &text)));
+        }
+        serde_json::from_str(&text).map_err(|e| self.error(&request, Fault::Decode(e.to_string())))
+    }
+}
+
+/// Faults that mean "nothing is serving the cluster API": the load balancer has no server, or
+/// the address refuses connections.
+fn is_unreachable(fault: &Fault) -> bool {
+    matches!(fault, Fault::Connect(_) | Fault::Status { status: 502..=504, .. })
+}
+
+fn transport_fault(error: &reqwest::Error) -> Fault {
+    if error.is_timeout() {
+        Fault::Timeout
+    } else if error.is_connect() {
+        Fault::Connect("connection refused".into())
+    } else {
+        // reqwest's text may include the URL; the kind is enough and carries no secrets.
+        Fault::Connect("connection closed before a complete answer".into())
+    }
+}
+
+#[cfg(test)]
+mod tests;

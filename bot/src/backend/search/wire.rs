@@ -1,0 +1,97 @@
+//! The search cluster's JSON shapes, as recorded from real servers (`tests/fixtures/search/`).
+//! `_cat` endpoints with `format=json` give every value as a string (or null).
+
+use std::collections::BTreeMap;
+
+use opsbot_commands::cluster::{ClusterHealth, HealthStatus};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::backend::Fault;
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Info {
+    pub version: InfoVersion,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct InfoVersion {
+    /// Only OpenSearch sends it (`"opensearch"`).
+    pub distribution: Option<String>,
+    pub number: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct NodeIdentity {
+    pub ip: String,
+    /// `*` for the elected master, `-` otherwise.
+    pub master: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Health {
+    cluster_name: String,
+    status: String,
+    number_of_nodes: usize,
+    active_shards: u64,
+    relocating_shards: u64,
+    initializing_shards: u64,
+    unassigned_shards: u64,
+}
+
+impl Health {
+    pub fn into_health(self) -> Option<ClusterHealth> {
+        Some(ClusterHealth {
+            status: HealthStatus::parse(&self.status)?,
+            cluster_name: self.cluster_name,
+            number_of_nodes: self.number_of_nodes,
+            active_shards: self.active_shards,
+            relocating_shards: self.relocating_shards,
+            initializing_shards: self.initializing_shards,
+            unassigned_shards: self.unassigned_shards,
+        })
+    }
+}
+
+/// `GET /_cluster/settings?flat_settings=true`.
+#[derive(Debug, Deserialize)]
+pub(super) struct Settings {
+    #[serde(default)]
+    pub persistent: BTreeMap<String, Value>,
+    #[serde(default)]
+    pub transient: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Acknowledged {
+    pub acknowledged: bool,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ShardsEnvelope {
+    #[serde(rename = "_shards")]
+    pub shards: Shards,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Shards {
+    pub total: u64,
+    pub successful: u64,
+    pub failed: u64,
+}
+
+/// Classifies an error answer. ES errors are `{"error":{"type":...},"status":N}`, or a bare
+/// string for unknown routes; a load balancer with no server up sends HTML.
+pub(crate) fn status_fault(status: u16, body: &str) -> Fault {
+    let reason = match serde_json::from_str::<Value>(body) {
+        Ok(json) => match &json["error"] {
+            Value::String(text) => text.chars().take(120).collect(),
+            error => error["type"].as_str().unwrap_or_default().to_owned(),
+        },
+        Err(_) => String::new(),
+    };
+    if status == 503 && reason.ends_with("_not_discovered_exception") {
+        return Fault::NoMaster;
+    }
+    Fault::Status { status, reason }
+}

@@ -1,0 +1,3 @@
+//! Front ends: where commands come from and where replies and progress go.
+
+pub mod console;

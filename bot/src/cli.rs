@@ -1,0 +1,206 @@
+//! The command line: `opsbot demo | sim | console | plan`. Errors end here, printed with their
+//! whole cause chain and a non-zero exit code.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use opsbot_commands::parse::{self, Origin};
+use opsbot_commands::render;
+use opsbot_commands::request::Request;
+use opsbot_sim::{FaultRule, Flavor, SimConfig};
+use serde::Serialize;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::clusters::Clusters;
+use crate::config::Config;
+
+#[derive(Debug, Parser)]
+#[command(name = "opsbot", version, about = "Chat-ops for OpenStack clouds and their log clusters")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Try opsbot: a simulated 5-node log cluster and a local console. No token, no cluster.
+    Demo(DemoArgs),
+    /// Serve the simulated search cluster (for tests and trials).
+    Sim(SimArgs),
+    /// The local console against the clusters of a config file.
+    Console {
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// Print the plan a command would run, without running it.
+    Plan {
+        #[arg(long)]
+        config: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// The time the plan is computed at (RFC 3339), for reproducible output.
+        #[arg(long, value_parser = parse_time)]
+        now: Option<OffsetDateTime>,
+        /// The command, e.g. '/cluster restart cluster:logs'.
+        command: String,
+    },
+}
+
+#[derive(Debug, Args)]
+struct DemoArgs {
+    /// Server behaviour to simulate: es6, es7, es8 or os2.
+    #[arg(long, default_value = "es7")]
+    flavor: Flavor,
+    /// Simulated seconds per real second (shard recoveries take minutes on a real cluster).
+    #[arg(long, default_value_t = 20.0)]
+    speed: f64,
+    /// Keep the store here instead of in a temporary directory (to try a restart).
+    #[arg(long)]
+    store: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct SimArgs {
+    #[arg(long, default_value = "127.0.0.1:9200")]
+    listen: SocketAddr,
+    #[arg(long, default_value = "es7")]
+    flavor: Flavor,
+    #[arg(long, default_value_t = 5)]
+    nodes: usize,
+    /// Daily `flog-YYYY.MM.DD` indices, ending today.
+    #[arg(long, default_value_t = 90)]
+    days: u32,
+    #[arg(long, default_value_t = 1.0)]
+    speed: f64,
+    /// A fault rule, e.g. `status=503,count=3` or `latency=200ms`; repeatable.
+    #[arg(long)]
+    fault: Vec<FaultRule>,
+}
+
+fn parse_time(value: &str) -> Result<OffsetDateTime, String> {
+    OffsetDateTime::parse(value, &Rfc3339)
+        .map_err(|e| format!("`{value}` is not an RFC 3339 time such as 2026-11-21T03:00:00Z ({e})"))
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default_level = match cli.command {
+        Command::Sim(_) => "info",
+        _ => "warn",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli.command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Demo(args) => crate::demo::run(args.flavor, args.speed, args.store).await,
+        Command::Sim(args) => sim(args).await,
+        Command::Console { config } => crate::chat::console::run(Config::load(&config)?, None).await,
+        Command::Plan {
+            config,
+            json,
+            now,
+            command,
+        } => plan(&Config::load(&config)?, json, now, &command).await,
+    }
+}
+
+async fn sim(args: SimArgs) -> anyhow::Result<()> {
+    let config = SimConfig {
+        flavor: args.flavor,
+        node_count: args.nodes,
+        days_of_indices: args.days,
+        speed: args.speed,
+        faults: args.fault,
+        ..SimConfig::default()
+    };
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let handle = opsbot_sim::spawn(config, listener).await?;
+    tracing::info!(url = %handle.base_url(), "simulated cluster serving; Ctrl-C stops it");
+    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    handle.shutdown().await;
+    Ok(())
+}
+
+/// `opsbot plan --json` output: everything a script needs to show or compare a plan.
+#[derive(Debug, Serialize)]
+struct PlanOutput<'a> {
+    command: String,
+    digest: String,
+    #[serde(with = "time::serde::rfc3339")]
+    computed_at: OffsetDateTime,
+    needs_approval: bool,
+    steps: Vec<PlanStep<'a>>,
+    notes: &'a [String],
+}
+
+#[derive(Debug, Serialize)]
+struct PlanStep<'a> {
+    number: usize,
+    label: String,
+    action: &'a opsbot_commands::plan::Action,
+}
+
+async fn plan(
+    config: &Config,
+    json: bool,
+    now: Option<OffsetDateTime>,
+    line: &str,
+) -> anyhow::Result<()> {
+    let request = parse::parse_line(line, Origin::Chat)?;
+    let Request::Procedure(procedure) = request else {
+        bail!("`{line}` runs no steps, so it has no plan; plans are for procedures such as /cluster restart");
+    };
+    let clusters = Clusters::new(config)?;
+    let plan = clusters.plan(&procedure).await?;
+    if json {
+        let output = PlanOutput {
+            command: plan.request.to_string(),
+            digest: plan.digest().short().to_owned(),
+            computed_at: now.unwrap_or_else(OffsetDateTime::now_utc),
+            needs_approval: plan.needs_approval(),
+            steps: plan
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(i, action)| PlanStep {
+                    number: i + 1,
+                    label: render::step_label(action),
+                    action,
+                })
+                .collect(),
+            notes: &plan.notes,
+        };
+        println!("{}", serde_json::to_string_pretty(&output)?);
+    } else {
+        println!("{}", render::plan(&plan));
+    }
+    Ok(())
+}

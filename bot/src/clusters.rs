@@ -1,0 +1,91 @@
+//! The configured clusters and the means to act on them; observing one and planning against it
+//! needs no store, so `opsbot plan` works while the bot runs.
+
+use std::collections::BTreeMap;
+
+use opsbot_commands::cluster::Membership;
+use opsbot_commands::name::{ClusterName, NodeAddr};
+use opsbot_commands::plan::Plan;
+use opsbot_commands::planner::{self, ClusterFacts, Facts};
+use opsbot_commands::request::ProcedureRequest;
+
+use crate::backend::RetryPolicy;
+use crate::backend::search::SearchClient;
+use crate::config::Config;
+use crate::engine::{EngineError, Refusal};
+use crate::node_control::NodeControl;
+
+/// One configured cluster.
+#[derive(Debug)]
+pub struct Cluster {
+    pub name: ClusterName,
+    pub search: SearchClient,
+    pub nodes: NodeControl,
+    pub inventory: Vec<NodeAddr>,
+}
+
+/// Every configured cluster, by name.
+#[derive(Debug)]
+pub struct Clusters {
+    map: BTreeMap<ClusterName, Cluster>,
+    retry: RetryPolicy,
+}
+
+impl Clusters {
+    pub fn new(config: &Config) -> anyhow::Result<Self> {
+        let mut map = BTreeMap::new();
+        for c in &config.clusters {
+            let cluster = Cluster {
+                name: c.name.clone(),
+                search: SearchClient::new(&c.name, &c.url, config.engine.request_timeout)?,
+                nodes: NodeControl::new(c.node_control.clone(), &c.url),
+                inventory: c.nodes.clone(),
+            };
+            map.insert(c.name.clone(), cluster);
+        }
+        Ok(Self {
+            map,
+            retry: config.engine.retry,
+        })
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &ClusterName> {
+        self.map.keys()
+    }
+
+    pub fn get(&self, name: &ClusterName) -> Result<&Cluster, Refusal> {
+        self.map.get(name).ok_or_else(|| Refusal::UnknownCluster {
+            name: name.clone(),
+            known: self
+                .map
+                .keys()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+    }
+
+    /// What the planners need: who has joined and, when the cluster answers, its version.
+    pub async fn facts(&self, cluster: &Cluster) -> Result<Facts, EngineError> {
+        let quiet = |_: &_, _| {};
+        let membership = self.retry.run(|| cluster.search.membership(), quiet).await?;
+        let version = match membership {
+            Membership::Formed { .. } => {
+                Some(self.retry.run(|| cluster.search.version(), quiet).await?)
+            }
+            Membership::NoMaster | Membership::Unreachable => None,
+        };
+        Ok(Facts::Cluster(ClusterFacts {
+            inventory: cluster.inventory.clone(),
+            version,
+            membership,
+        }))
+    }
+
+    /// Observes the cluster and computes the plan a request would run.
+    pub async fn plan(&self, request: &ProcedureRequest) -> Result<Plan, EngineError> {
+        let cluster = self.get(request.cluster())?;
+        let facts = self.facts(cluster).await?;
+        planner::plan(request, &facts).map_err(|e| Refusal::Plan(e).into())
+    }
+}

@@ -1,0 +1,197 @@
+//! The configuration file (TOML). Unknown keys are errors, every value is validated at load, and
+//! nothing here is ever logged whole.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use opsbot_commands::name::{ClusterName, NodeAddr, UserName};
+use serde::Deserialize;
+
+use crate::backend::RetryPolicy;
+use crate::node_control::CommandTemplate;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub store: StoreConfig,
+    #[serde(default)]
+    pub engine: EngineConfig,
+    #[serde(default)]
+    pub progress: ProgressConfig,
+    pub clusters: Vec<ClusterConfig>,
+    #[serde(default)]
+    pub console: ConsoleConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// The sled directory; it holds every run, approval and audit record.
+    pub path: PathBuf,
+}
+
+/// Timing of runs. The defaults suit a production cluster; tests and the demo shorten them.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// How often a wait observes the cluster.
+    #[serde(with = "humantime_serde")]
+    pub poll_interval: Duration,
+    /// How long one node may take to leave or join.
+    #[serde(with = "humantime_serde")]
+    pub node_timeout: Duration,
+    /// How long the whole cluster may take to form and reach yellow after the last start.
+    #[serde(with = "humantime_serde")]
+    pub formation_timeout: Duration,
+    /// Client timeout of one HTTP request (the spec's index-maintenance client uses 30).
+    #[serde(with = "humantime_serde")]
+    pub request_timeout: Duration,
+    /// How long a destructive plan waits for a second operator.
+    #[serde(with = "humantime_serde")]
+    pub approval_ttl: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            poll_interval: Duration::from_secs(5),
+            node_timeout: Duration::from_secs(5 * 60),
+            formation_timeout: Duration::from_secs(15 * 60),
+            request_timeout: Duration::from_secs(30),
+            approval_ttl: Duration::from_secs(30 * 60),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// How fast one channel's progress messages may be edited. Discord allows about 5 edits per 5 s
+/// per channel; a little under that leaves room for the bot's other messages.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProgressConfig {
+    pub edits_per_window: u32,
+    #[serde(with = "humantime_serde")]
+    pub window: Duration,
+}
+
+impl Default for ProgressConfig {
+    fn default() -> Self {
+        Self {
+            edits_per_window: 4,
+            window: Duration::from_secs(5),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    pub name: ClusterName,
+    /// The cluster's HTTP address, e.g. `http://10.0.0.10:9200` (Kolla's internal VIP).
+    pub url: String,
+    /// The search nodes, by IP (Kolla names nodes after their IP), in the order to start them.
+    pub nodes: Vec<NodeAddr>,
+    pub node_control: NodeControlConfig,
+}
+
+/// How the search container on a node is stopped and started.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum NodeControlConfig {
+    /// Run a command (argv, never a shell) such as `ssh {host} docker stop {container}`.
+    Command {
+        stop: CommandTemplate,
+        start: CommandTemplate,
+        container: String,
+        /// Host to reach a node by, when it is not the node's IP.
+        #[serde(default)]
+        hosts: BTreeMap<NodeAddr, String>,
+        #[serde(with = "humantime_serde", default = "default_command_timeout")]
+        timeout: Duration,
+    },
+    /// Ask an operator to do it and confirm with `/run done`.
+    Manual { container: String },
+    /// The simulator's admin API (demo and tests); `url` defaults to the cluster's.
+    Sim { url: Option<String> },
+}
+
+fn default_command_timeout() -> Duration {
+    Duration::from_secs(120)
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsoleConfig {
+    /// Who may speak in the local console; the first is the default speaker.
+    #[serde(default)]
+    pub operators: Vec<ConsoleOperator>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsoleOperator {
+    pub name: UserName,
+    #[serde(default)]
+    pub approver: bool,
+}
+
+impl Config {
+    /// Reads and validates a config file; errors name the file and what is wrong.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the config file {}", path.display()))?;
+        let config: Self =
+            toml::from_str(&text).with_context(|| format!("config file {}", path.display()))?;
+        config
+            .validate()
+            .with_context(|| format!("config file {}", path.display()))?;
+        Ok(config)
+    }
+
+    /// Checks what the types alone cannot: uniqueness, URLs, hosts.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let mut names = BTreeSet::new();
+        for cluster in &self.clusters {
+            if !names.insert(&cluster.name) {
+                bail!("cluster `{}` is configured twice", cluster.name);
+            }
+            let url = reqwest::Url::parse(&cluster.url)
+                .with_context(|| format!("cluster `{}`: url is not a URL", cluster.name))?;
+            if !matches!(url.scheme(), "http" | "https") {
+                bail!("cluster `{}`: url must be http or https", cluster.name);
+            }
+            if cluster.nodes.is_empty() {
+                bail!("cluster `{}` lists no nodes", cluster.name);
+            }
+            let unique: BTreeSet<_> = cluster.nodes.iter().collect();
+            if unique.len() != cluster.nodes.len() {
+                bail!("cluster `{}` lists a node twice", cluster.name);
+            }
+            if let NodeControlConfig::Command { hosts, container, .. } = &cluster.node_control {
+                crate::node_control::check_value("container", container)
+                    .with_context(|| format!("cluster `{}`", cluster.name))?;
+                for host in hosts.values() {
+                    crate::node_control::check_value("host", host)
+                        .with_context(|| format!("cluster `{}`", cluster.name))?;
+                }
+            }
+        }
+        let mut operators = BTreeSet::new();
+        for operator in &self.console.operators {
+            if !operators.insert(&operator.name) {
+                bail!("console operator `{}` is listed twice", operator.name);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn cluster(&self, name: &ClusterName) -> Option<&ClusterConfig> {
+        self.clusters.iter().find(|c| &c.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,194 @@
+//! One run's task: load the run, decide what comes next, do it, record it; until it finishes.
+
+use std::sync::Arc;
+
+use opsbot_commands::audit::AuditKind;
+use opsbot_commands::name::RunId;
+use opsbot_commands::render;
+use opsbot_commands::run::{Run, RunState, StepState};
+use time::OffsetDateTime;
+use tracing::Instrument;
+
+use super::step::{self, StepOutcome};
+use super::{Busy, Inner, store_only};
+
+/// What the loop does next with a run, decided from its stored record alone.
+enum Next {
+    Finished,
+    Cancel,
+    AwaitApproval { expires_at: OffsetDateTime },
+    AwaitOperator,
+    Step { index: usize, resumed: bool },
+    Succeed,
+}
+
+fn next(run: &Run) -> Next {
+    if run.state.is_finished() {
+        return Next::Finished;
+    }
+    if run.cancel.is_some() {
+        return Next::Cancel;
+    }
+    if let RunState::AwaitingApproval { expires_at } = run.state {
+        return Next::AwaitApproval { expires_at };
+    }
+    match run.cursor() {
+        None => Next::Succeed,
+        Some(index) => match &run.steps[index] {
+            StepState::AwaitingOperator { .. } => Next::AwaitOperator,
+            StepState::Started { .. } => Next::Step {
+                index,
+                resumed: true,
+            },
+            StepState::Pending | StepState::Failed { .. } | StepState::Done { .. } => Next::Step {
+                index,
+                resumed: false,
+            },
+        },
+    }
+}
+
+pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
+    let span = tracing::info_span!("run", run = %id);
+    async move {
+        let mut busy = Some(busy);
+        if let Err(error) = drive_inner(&inner, id, &mut busy).await {
+            tracing::error!(%error, "run task stopped on a store error; it resumes at the next start");
+        }
+        inner.forget(id);
+    }
+    .instrument(span)
+    .await;
+}
+
+async fn drive_inner(
+    inner: &Inner,
+    id: RunId,
+    busy: &mut Option<Busy>,
+) -> Result<(), opsbot_state::StoreError> {
+    let waker = inner.waker(id);
+    // Publish once on (re)start: after a restart this re-attaches to the run's message.
+    if let Some(run) = inner.store.run(id)? {
+        inner.progress.changed(&run);
+    }
+    loop {
+        let Some(run) = inner.store.run(id)? else {
+            return Ok(());
+        };
+        match next(&run) {
+            Next::Finished => return Ok(()),
+            Next::Cancel => {
+                let by = run.cancel.as_ref().map(|c| c.by.clone());
+                finish(inner, id, move |run| {
+                    let note = render::aftermath(run);
+                    let by = by.clone().unwrap_or_else(|| run.requester.clone());
+                    RunState::Cancelled { by, note }
+                })?;
+            }
+            Next::AwaitApproval { expires_at } => {
+                let now = OffsetDateTime::now_utc();
+                if now >= expires_at {
+                    finish(inner, id, |_| RunState::Expired)?;
+                    continue;
+                }
+                let left = std::time::Duration::try_from(expires_at - now).unwrap_or_default();
+                busy.take();
+                let _ = tokio::time::timeout(left, waker.notified()).await;
+                *busy = Some(Busy::new(&inner.busy));
+            }
+            Next::AwaitOperator => {
+                busy.take();
+                waker.notified().await;
+                *busy = Some(Busy::new(&inner.busy));
+            }
+            Next::Succeed => {
+                finish(inner, id, |_| RunState::Succeeded)?;
+            }
+            Next::Step { index, resumed } => {
+                let action = render::step_label(&run.plan.steps[index]);
+                let span = tracing::info_span!("step", step = index + 1, %action);
+                let outcome = step::execute(inner, &run, index, resumed, &waker)
+                    .instrument(span)
+                    .await?;
+                record(inner, id, index, outcome)?;
+            }
+        }
+    }
+}
+
+/// Writes a step's outcome; a failure also ends the run, saying what is left in place.
+fn record(
+    inner: &Inner,
+    id: RunId,
+    index: usize,
+    outcome: StepOutcome,
+) -> Result<(), opsbot_state::StoreError> {
+    let now = OffsetDateTime::now_utc();
+    let updated = inner.store.update_run(id, None, |run| {
+        Ok::<_, std::convert::Infallible>(match &outcome {
+            StepOutcome::Done(note) => {
+                run.steps[index] = StepState::Done {
+                    at: now,
+                    note: note.clone(),
+                };
+                vec![AuditKind::StepDone {
+                    step: index,
+                    note: note.clone(),
+                }]
+            }
+            StepOutcome::AskOperator(prompt) => {
+                run.steps[index] = StepState::AwaitingOperator {
+                    since: now,
+                    prompt: format!("{prompt}, then type /run done id:{}", run.id),
+                };
+                vec![]
+            }
+            StepOutcome::Cancelled => vec![],
+            StepOutcome::Failed(error) => {
+                run.steps[index] = StepState::Failed {
+                    at: now,
+                    error: error.clone(),
+                };
+                let state = RunState::Failed {
+                    error: format!("{error}\n{}", render::aftermath(run)),
+                };
+                let label = state.label().to_owned();
+                run.finish(state, now);
+                vec![
+                    AuditKind::StepFailed {
+                        step: index,
+                        error: error.clone(),
+                    },
+                    AuditKind::RunFinished { state: label },
+                ]
+            }
+        })
+    });
+    let run = updated.map_err(store_only)?;
+    if let StepOutcome::Failed(error) = &outcome {
+        tracing::warn!(%error, "run failed");
+    }
+    inner.progress.changed(&run);
+    Ok(())
+}
+
+fn finish(
+    inner: &Inner,
+    id: RunId,
+    state: impl Fn(&Run) -> RunState,
+) -> Result<(), opsbot_state::StoreError> {
+    let now = OffsetDateTime::now_utc();
+    let updated = inner.store.update_run(id, None, |run| {
+        if run.state.is_finished() {
+            return Ok::<_, std::convert::Infallible>(vec![]);
+        }
+        let new_state = state(run);
+        let label = new_state.label().to_owned();
+        run.finish(new_state, now);
+        Ok(vec![AuditKind::RunFinished { state: label }])
+    });
+    let run = updated.map_err(store_only)?;
+    tracing::info!(state = run.state.label(), "run finished");
+    inner.progress.changed(&run);
+    Ok(())
+}

@@ -1,0 +1,330 @@
+//! The engine: turns requests into durable runs and drives each run in its own task. Every
+//! transition goes through the store (compare-and-swap, flushed) before and after each side
+//! effect, so that a bot killed at any instant resumes where it was.
+
+mod drive;
+mod refusal;
+mod status;
+mod step;
+mod wait;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use opsbot_commands::approval::{self, ApprovalOutcome};
+use opsbot_commands::audit::AuditKind;
+use opsbot_commands::name::{Reason, RunId};
+use opsbot_commands::plan::Plan;
+use opsbot_commands::request::ProcedureRequest;
+use opsbot_commands::run::{Actor, CancelRequest, ChannelId, Run, RunState, StepState};
+use opsbot_state::{Store, StoreError, UpdateError};
+use time::OffsetDateTime;
+use tokio::sync::{Notify, watch};
+
+use crate::clusters::Clusters;
+use crate::config::{Config, EngineConfig};
+use crate::progress::ProgressSink;
+
+pub use refusal::{EngineError, Refusal};
+
+/// The engine; cheap to clone, shared by every front end.
+#[derive(Clone)]
+pub struct Engine(Arc<Inner>);
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("clusters", &self.0.clusters.names().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    store: Store,
+    clusters: Clusters,
+    config: EngineConfig,
+    progress: Arc<dyn ProgressSink>,
+    /// Wakes a run's task when an operator acts on it (cancel, approve, done).
+    wakers: Mutex<HashMap<RunId, Arc<Notify>>>,
+    /// How many run tasks are executing (not parked waiting for a person).
+    busy: watch::Sender<usize>,
+}
+
+/// Counts a run task as busy while it lives; parked tasks drop theirs.
+struct Busy(watch::Sender<usize>);
+
+impl Busy {
+    fn new(counter: &watch::Sender<usize>) -> Self {
+        counter.send_modify(|n| *n += 1);
+        Self(counter.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+impl Engine {
+    /// Builds the engine for every configured cluster.
+    pub fn new(
+        config: &Config,
+        store: Store,
+        progress: Arc<dyn ProgressSink>,
+    ) -> anyhow::Result<Self> {
+        let clusters = Clusters::new(config)?;
+        Ok(Self(Arc::new(Inner {
+            store,
+            clusters,
+            config: config.engine,
+            progress,
+            wakers: Mutex::new(HashMap::new()),
+            busy: watch::channel(0).0,
+        })))
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.0.store
+    }
+
+    /// The configured clusters, for planning, help and autocomplete.
+    pub fn clusters(&self) -> &Clusters {
+        &self.0.clusters
+    }
+
+    /// Picks up every unfinished run after a restart. Each run's task reconciles a started step
+    /// with the world before it does anything.
+    pub fn resume_all(&self) -> Result<usize, StoreError> {
+        let runs = self.0.store.unfinished_runs()?;
+        for run in &runs {
+            let step = run.cursor();
+            self.0
+                .store
+                .update_run(run.id, None, |_| Ok(vec![AuditKind::Resumed { step }]))
+                .map_err(store_only)?;
+            tracing::info!(run = %run.id, ?step, "resuming");
+            self.spawn(run.id);
+        }
+        Ok(runs.len())
+    }
+
+    /// Observes the cluster and computes the plan a request would run, without running it.
+    pub async fn plan(&self, request: &ProcedureRequest) -> Result<Plan, EngineError> {
+        self.0.clusters.plan(request).await
+    }
+
+    /// Plans and starts a run; it reports in `channel`.
+    pub async fn start(
+        &self,
+        actor: &Actor,
+        channel: ChannelId,
+        request: ProcedureRequest,
+    ) -> Result<Run, EngineError> {
+        require_operator(actor)?;
+        let cluster = self.0.clusters.get(request.cluster())?;
+        // Refuse a busy cluster before sending it anything; `create_run` checks again atomically.
+        if let Some(holder) = self.0.store.lock_holder(&cluster.name)? {
+            return Err(Refusal::Busy {
+                cluster: cluster.name.clone(),
+                holder,
+            }
+            .into());
+        }
+        let plan = self.plan(&request).await?;
+        let now = OffsetDateTime::now_utc();
+        let ttl = time::Duration::try_from(self.0.config.approval_ttl)
+            .unwrap_or(time::Duration::minutes(30));
+        let run = self
+            .0
+            .store
+            .create_run(
+                |id| Run::new(id, plan, actor.user.clone(), channel, now, ttl),
+                Some(&actor.user),
+            )
+            .map_err(|e| match e {
+                StoreError::Locked { cluster, holder } => Refusal::Busy { cluster, holder }.into(),
+                other => EngineError::from(other),
+            })?;
+        tracing::info!(run = %run.id, request = %run.plan.request, requester = %actor.user.name, "run created");
+        self.spawn(run.id);
+        Ok(run)
+    }
+
+    /// Asks a run to stop at its next safe point. Any operator may cancel any unfinished run.
+    pub fn cancel(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
+        require_operator(actor)?;
+        let now = OffsetDateTime::now_utc();
+        let run = self.0.update(id, actor, |run| {
+            if run.state.is_finished() {
+                return Err(Refusal::AlreadyFinished {
+                    run: run.id,
+                    state: run.state.label(),
+                });
+            }
+            if run.cancel.is_some() {
+                return Ok(vec![]);
+            }
+            run.cancel = Some(CancelRequest {
+                by: actor.user.clone(),
+                at: now,
+            });
+            Ok(vec![AuditKind::CancelRequested])
+        })?;
+        self.0.wake(id);
+        Ok(run)
+    }
+
+    /// An operator confirms the manual step a run waits for.
+    pub fn confirm(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
+        require_operator(actor)?;
+        let now = OffsetDateTime::now_utc();
+        let run = self.0.update(id, actor, |run| {
+            let Some(step) = run.awaiting_operator().filter(|_| !run.state.is_finished()) else {
+                return Err(Refusal::NotAwaitingOperator { run: run.id });
+            };
+            run.steps[step] = StepState::Done {
+                at: now,
+                note: format!("done by {}", actor.user.name),
+            };
+            Ok(vec![AuditKind::OperatorConfirmed { step }])
+        })?;
+        self.0.wake(id);
+        Ok(run)
+    }
+
+    /// A second operator approves; `shown` is the digest prefix they saw, when known.
+    pub fn approve(
+        &self,
+        actor: &Actor,
+        id: RunId,
+        shown: Option<&str>,
+    ) -> Result<Run, EngineError> {
+        let now = OffsetDateTime::now_utc();
+        let result = self.0.update(id, actor, |run| {
+            match approval::approve(run, actor, shown, now).map_err(Refusal::Approval)? {
+                ApprovalOutcome::Granted(grant) => {
+                    let digest = grant.digest.short().to_owned();
+                    run.approval = Some(grant);
+                    run.state = RunState::Running;
+                    Ok(vec![AuditKind::ApprovalGranted { digest }])
+                }
+                ApprovalOutcome::AlreadyApproved => Ok(vec![]),
+            }
+        });
+        self.0.audit_refusal(id, actor, &result);
+        self.0.wake(id);
+        result
+    }
+
+    /// A second operator rejects, saying why.
+    pub fn reject(&self, actor: &Actor, id: RunId, reason: &Reason) -> Result<Run, EngineError> {
+        let now = OffsetDateTime::now_utc();
+        let result = self.0.update(id, actor, |run| {
+            approval::reject(run, actor, now).map_err(Refusal::Approval)?;
+            run.finish(
+                RunState::Rejected {
+                    by: actor.user.clone(),
+                    reason: reason.to_string(),
+                },
+                now,
+            );
+            Ok(vec![AuditKind::Rejected {
+                reason: reason.to_string(),
+            }])
+        });
+        self.0.audit_refusal(id, actor, &result);
+        self.0.wake(id);
+        result
+    }
+
+    pub fn run(&self, id: RunId) -> Result<Run, EngineError> {
+        self.0
+            .store
+            .run(id)?
+            .ok_or_else(|| Refusal::NoSuchRun { run: id }.into())
+    }
+
+    /// Resolves once no run is executing; runs parked on an approval or a manual step do not
+    /// count (the console waits for this at the end of its input).
+    pub async fn idle(&self) {
+        let mut busy = self.0.busy.subscribe();
+        // The sender lives in `self`, so the channel cannot close while we wait.
+        let _ = busy.wait_for(|n| *n == 0).await;
+    }
+
+    fn spawn(&self, id: RunId) {
+        let inner = Arc::clone(&self.0);
+        let busy = Busy::new(&inner.busy);
+        tokio::spawn(drive::drive(inner, id, busy));
+    }
+}
+
+fn require_operator(actor: &Actor) -> Result<(), Refusal> {
+    if actor.roles.operator {
+        Ok(())
+    } else {
+        Err(Refusal::NotOperator)
+    }
+}
+
+impl Inner {
+    /// A transition made by a person: compare-and-swap in the store, then published.
+    fn update(
+        &self,
+        id: RunId,
+        actor: &Actor,
+        mut change: impl FnMut(&mut Run) -> Result<Vec<AuditKind>, Refusal>,
+    ) -> Result<Run, EngineError> {
+        let run = self
+            .store
+            .update_run(id, Some(&actor.user), |run| change(run))
+            .map_err(|e| match e {
+                UpdateError::Refused(refusal) => EngineError::Refused(refusal),
+                UpdateError::Store(StoreError::NotFound { run }) => Refusal::NoSuchRun { run }.into(),
+                UpdateError::Store(other) => other.into(),
+            })?;
+        self.progress.changed(&run);
+        Ok(run)
+    }
+
+    /// Refused approvals and rejections are audited too: who tried, and why it was refused.
+    fn audit_refusal(&self, id: RunId, actor: &Actor, result: &Result<Run, EngineError>) {
+        if let Err(EngineError::Refused(Refusal::Approval(refusal))) = result {
+            let event = opsbot_commands::audit::AuditEvent {
+                at: OffsetDateTime::now_utc(),
+                run: Some(id),
+                actor: Some(actor.user.clone()),
+                event: AuditKind::ApprovalRefused {
+                    reason: refusal.to_string(),
+                },
+            };
+            if let Err(error) = self.store.append_audit(&event) {
+                tracing::error!(%error, "cannot audit a refused approval");
+            }
+        }
+    }
+
+    fn waker(&self, id: RunId) -> Arc<Notify> {
+        let mut wakers = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(wakers.entry(id).or_default())
+    }
+
+    fn wake(&self, id: RunId) {
+        self.waker(id).notify_one();
+    }
+
+    fn forget(&self, id: RunId) {
+        let mut wakers = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        wakers.remove(&id);
+    }
+}
+
+/// The store error of a transition that cannot be refused.
+fn store_only(error: UpdateError<Infallible>) -> StoreError {
+    match error {
+        UpdateError::Store(error) => error,
+        UpdateError::Refused(never) => match never {},
+    }
+}

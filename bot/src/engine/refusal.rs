@@ -1,0 +1,47 @@
+//! What the engine says no with. A `Refusal` is product copy for the person who asked; an
+//! internal error is logged in full and shown only as "internal error".
+
+use opsbot_commands::approval::ApprovalRefusal;
+use opsbot_commands::name::{ClusterName, RunId};
+use opsbot_commands::planner::PlanError;
+use opsbot_state::StoreError;
+
+use crate::backend::BackendError;
+
+/// A request the engine will not carry out, and why, in words for the operator.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("unknown cluster `{name}`; configured: {known}")]
+    UnknownCluster { name: ClusterName, known: String },
+    #[error("no run {run}; /run list shows the recent ones")]
+    NoSuchRun { run: RunId },
+    #[error("cluster `{cluster}` is busy with run {holder}; wait for it, or /run cancel id:{holder}")]
+    Busy { cluster: ClusterName, holder: RunId },
+    #[error("{0}")]
+    Plan(PlanError),
+    #[error("run {run} already finished ({state}); nothing to cancel")]
+    AlreadyFinished { run: RunId, state: &'static str },
+    #[error("run {run} is not waiting for a manual step; /run status id:{run} shows where it is")]
+    NotAwaitingOperator { run: RunId },
+    #[error("{0}")]
+    Approval(ApprovalRefusal),
+    #[error("only operators may do that; ask an operator")]
+    NotOperator,
+    #[error("{0}")]
+    Backend(BackendError),
+}
+
+/// Either a refusal for the operator or an internal failure for the log.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    #[error("the store failed: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl From<BackendError> for EngineError {
+    fn from(error: BackendError) -> Self {
+        Self::Refused(Refusal::Backend(error))
+    }
+}

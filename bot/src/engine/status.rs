@@ -1,0 +1,54 @@
+//! `/cluster status`: a read-only look, as complete as the cluster allows.
+
+use opsbot_commands::cluster::{ClusterStatus, Membership};
+use opsbot_commands::name::ClusterName;
+
+use super::{Engine, EngineError};
+
+impl Engine {
+    /// Health, nodes, shards, allocation settings and the runs on a cluster. A cluster that is
+    /// down is a status too: the parts that did not answer are missing, with the reason.
+    pub async fn cluster_status(&self, name: &ClusterName) -> Result<ClusterStatus, EngineError> {
+        let cluster = self.0.clusters.get(name)?;
+        let retry = self.0.config.retry;
+        let quiet = |_: &_, _| {};
+        let membership = retry.run(|| cluster.search.membership(), quiet).await?;
+        let mut status = ClusterStatus {
+            cluster: name.clone(),
+            inventory: cluster.inventory.clone(),
+            version: None,
+            membership: membership.clone(),
+            health: None,
+            allocation_enable: None,
+            exclude_ip: None,
+            problem: None,
+            runs: Vec::new(),
+        };
+        if let Membership::Formed { .. } = membership {
+            let answers = async {
+                let version = retry.run(|| cluster.search.version(), quiet).await?;
+                let health = retry.run(|| cluster.search.health(), quiet).await?;
+                let allocation = retry.run(|| cluster.search.allocation(), quiet).await?;
+                Ok::<_, crate::backend::BackendError>((version, health, allocation))
+            };
+            match answers.await {
+                Ok((version, health, allocation)) => {
+                    status.version = Some(version);
+                    status.health = Some(health);
+                    status.allocation_enable = allocation.enable;
+                    status.exclude_ip = allocation.exclude_ip;
+                }
+                Err(error) => status.problem = Some(error.to_string()),
+            }
+        }
+        status.runs = self
+            .0
+            .store
+            .unfinished_runs()?
+            .into_iter()
+            .filter(|run| run.plan.request.cluster() == name)
+            .map(|run| format!("{} {} {}", run.id, run.state.label(), run.plan.request))
+            .collect();
+        Ok(status)
+    }
+}

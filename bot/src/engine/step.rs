@@ -1,0 +1,208 @@
+//! Executing one step: write the intent, act, and report the outcome. A step found started after
+//! a restart is first settled by looking at the world (`reconcile`), never replayed blindly.
+
+use opsbot_commands::audit::AuditKind;
+use opsbot_commands::cluster::{CatReport, FlushMode, Membership};
+use opsbot_commands::plan::{Action, SafeAction};
+use opsbot_commands::render;
+use opsbot_commands::run::{Run, StepState};
+use opsbot_state::StoreError;
+use time::OffsetDateTime;
+use tokio::sync::Notify;
+
+use super::{Inner, store_only, wait};
+use crate::clusters::Cluster;
+use crate::backend::BackendError;
+use crate::node_control::{NodeOp, Outcome};
+
+/// How a step ended.
+#[derive(Debug)]
+pub(super) enum StepOutcome {
+    Done(String),
+    /// A person must act; the run waits for `/run done`.
+    AskOperator(String),
+    /// A cancel arrived during a wait.
+    Cancelled,
+    /// What happened, in words for the operator.
+    Failed(String),
+}
+
+pub(super) async fn execute(
+    inner: &Inner,
+    run: &Run,
+    index: usize,
+    resumed: bool,
+    waker: &Notify,
+) -> Result<StepOutcome, StoreError> {
+    let Ok(cluster) = inner.clusters.get(run.plan.request.cluster()) else {
+        return Ok(StepOutcome::Failed(format!(
+            "cluster `{}` is no longer in the config; add it back to finish this run",
+            run.plan.request.cluster()
+        )));
+    };
+    let action = &run.plan.steps[index];
+    if resumed {
+        if let Action::Safe(safe) = action {
+            if let Some(note) = reconcile(cluster, safe).await {
+                tracing::info!(%note, "settled a started step by observation");
+                return Ok(StepOutcome::Done(note));
+            }
+        }
+    } else {
+        mark_started(inner, run, index)?;
+    }
+    Ok(match action {
+        Action::Safe(safe) => match perform(inner, cluster, run, safe).await {
+            Ok(outcome) => outcome,
+            Err(failure) => StepOutcome::Failed(failure),
+        },
+        Action::Wait(condition) => wait::until(inner, cluster, run, condition, waker).await?,
+        // Each destructive variant's call takes the `Approved` proof from `Approved::verify(run)`;
+        // the search-cluster maintenance procedures have none.
+        Action::Destructive(destructive) => match *destructive {},
+    })
+}
+
+/// The write-ahead record: flushed before the side effect, so a crash leaves evidence of it.
+fn mark_started(inner: &Inner, run: &Run, index: usize) -> Result<(), StoreError> {
+    let now = OffsetDateTime::now_utc();
+    let action = render::step_label(&run.plan.steps[index]);
+    let updated = inner
+        .store
+        .update_run(run.id, None, |run| {
+            run.steps[index] = StepState::Started { at: now };
+            Ok(vec![AuditKind::StepStarted {
+                step: index,
+                action: action.clone(),
+            }])
+        })
+        .map_err(store_only)?;
+    inner.progress.changed(&updated);
+    Ok(())
+}
+
+/// Is the effect of a started step already visible? Then it is done; otherwise it is repeated,
+/// which is safe for every safe action (settings are set, not toggled; stopping a stopped
+/// container and flushing twice change nothing).
+async fn reconcile(cluster: &Cluster, action: &SafeAction) -> Option<String> {
+    let found = |what: String| Some(format!("{what} (found after a restart)"));
+    match action {
+        SafeAction::DisableAllocation => {
+            let settings = cluster.search.allocation().await.ok()?;
+            (settings.enable.as_deref() == Some("none"))
+                .then(|| found("allocation already disabled".into()))?
+        }
+        SafeAction::EnableAllocation => {
+            let settings = cluster.search.allocation().await.ok()?;
+            matches!(settings.enable.as_deref(), None | Some("all"))
+                .then(|| found("allocation already enabled".into()))?
+        }
+        SafeAction::StopNode { node } => match cluster.search.membership().await.ok()? {
+            Membership::Formed { nodes, .. } if !nodes.contains(node) => {
+                found(format!("{node} had already left"))
+            }
+            _ => None,
+        },
+        SafeAction::StartNode { node } => match cluster.search.membership().await.ok()? {
+            Membership::Formed { nodes, .. } if nodes.contains(node) => {
+                found(format!("{node} had already joined"))
+            }
+            _ => None,
+        },
+        SafeAction::Flush { .. } | SafeAction::Report => None,
+    }
+}
+
+async fn perform(
+    inner: &Inner,
+    cluster: &Cluster,
+    run: &Run,
+    action: &SafeAction,
+) -> Result<StepOutcome, String> {
+    let retry = inner.config.retry;
+    let observe_retry = |error: &BackendError, tries: u32| {
+        inner.progress.observe(
+            run,
+            opsbot_commands::cluster::Observation {
+                note: Some(format!("retrying ({tries}/{}): {error}", retry.attempts)),
+                ..Default::default()
+            },
+        );
+    };
+    let backend = |e: BackendError| e.to_string();
+    match action {
+        SafeAction::DisableAllocation => {
+            retry
+                .run(|| cluster.search.set_allocation_enable(Some("none")), observe_retry)
+                .await
+                .map_err(backend)?;
+            Ok(StepOutcome::Done("allocation disabled".into()))
+        }
+        SafeAction::EnableAllocation => {
+            retry
+                .run(|| cluster.search.set_allocation_enable(None), observe_retry)
+                .await
+                .map_err(backend)?;
+            Ok(StepOutcome::Done("allocation re-enabled".into()))
+        }
+        SafeAction::Flush { mode } => {
+            let report = retry
+                .run(|| cluster.search.flush(*mode), observe_retry)
+                .await
+                .map_err(backend)?;
+            let what = match mode {
+                FlushMode::Synced => "synced-flushed",
+                FlushMode::Plain => "flushed",
+            };
+            let mut note = format!("{what} {}/{} shards", report.successful, report.total);
+            if report.failed > 0 {
+                note.push_str(&format!(
+                    "; {} failed (they recover from their translog, more slowly)",
+                    report.failed
+                ));
+            }
+            Ok(StepOutcome::Done(note))
+        }
+        SafeAction::StopNode { node } => control(inner, cluster, run, NodeOp::Stop, *node).await,
+        SafeAction::StartNode { node } => control(inner, cluster, run, NodeOp::Start, *node).await,
+        SafeAction::Report => {
+            let health = retry.run(|| cluster.search.cat_health(), observe_retry).await;
+            let recovery = retry.run(|| cluster.search.cat_recovery(), observe_retry).await;
+            let nodes = retry.run(|| cluster.search.cat_nodes(), observe_retry).await;
+            let report = CatReport {
+                health: health.map_err(backend)?,
+                recovery: recovery.map_err(backend)?,
+                nodes: nodes.map_err(backend)?,
+            };
+            Ok(StepOutcome::Done(render::report(&report)))
+        }
+    }
+}
+
+async fn control(
+    inner: &Inner,
+    cluster: &Cluster,
+    run: &Run,
+    op: NodeOp,
+    node: opsbot_commands::name::NodeAddr,
+) -> Result<StepOutcome, String> {
+    match cluster.nodes.apply(op, node).await {
+        Ok(Outcome::Done { note, output }) => {
+            for line in &output {
+                if let Err(error) = inner.store.append_run_log(run.id, line) {
+                    tracing::error!(%error, "cannot keep command output in the run log");
+                }
+            }
+            Ok(StepOutcome::Done(note))
+        }
+        Ok(Outcome::AskOperator { prompt }) => Ok(StepOutcome::AskOperator(prompt)),
+        Err(error) => {
+            if let crate::node_control::NodeControlError::Failed { output, .. } = &error {
+                for line in output {
+                    let _ = inner.store.append_run_log(run.id, line);
+                }
+            }
+            Err(format!("node control on {node}: {error}"))
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Waits: observe every poll interval, publish what is seen, move on as soon as the condition
+//! holds (at most one interval late), fail with the last observation when time runs out.
+
+use std::time::Instant;
+
+use opsbot_commands::cluster::{Membership, Observation};
+use opsbot_commands::plan::{Action, Wait};
+use opsbot_commands::render;
+use opsbot_commands::run::Run;
+use opsbot_state::StoreError;
+use tokio::sync::Notify;
+
+use super::step::StepOutcome;
+use super::Inner;
+use crate::clusters::Cluster;
+use crate::backend::BackendError;
+
+/// One look at the cluster: whether the condition holds, and what was seen.
+struct Look {
+    satisfied: bool,
+    observation: Observation,
+    note: String,
+}
+
+pub(super) async fn until(
+    inner: &Inner,
+    cluster: &Cluster,
+    run: &Run,
+    condition: &Wait,
+    waker: &Notify,
+) -> Result<StepOutcome, StoreError> {
+    let config = &inner.config;
+    let timeout = match condition {
+        Wait::NodeLeft { .. } | Wait::NodeJoined { .. } => config.node_timeout,
+        Wait::ClusterFormed { .. } => config.formation_timeout,
+    };
+    let deadline = Instant::now() + timeout;
+    let waiting = render::step_label(&Action::Wait(condition.clone()));
+    let waiting = waiting.trim_start_matches("wait ");
+    let mut faults = 0;
+    let mut last = Observation::default();
+    loop {
+        match look(cluster, condition).await {
+            Ok(look) => {
+                faults = 0;
+                inner.progress.observe(run, look.observation.clone());
+                if look.satisfied {
+                    return Ok(StepOutcome::Done(look.note));
+                }
+                last = look.observation;
+            }
+            Err(error) if error.fault.is_transient() && faults + 1 < config.retry.attempts => {
+                faults += 1;
+                let note = format!("retrying ({faults}/{}): {error}", config.retry.attempts);
+                inner.progress.observe(
+                    run,
+                    Observation {
+                        note: Some(note),
+                        ..last.clone()
+                    },
+                );
+            }
+            Err(error) => {
+                return Ok(StepOutcome::Failed(format!("{error}; while waiting {waiting}")));
+            }
+        }
+        if Instant::now() >= deadline {
+            return Ok(StepOutcome::Failed(format!(
+                "gave up after {} waiting {waiting}; last observed: {last}",
+                render::duration(time::Duration::try_from(timeout).unwrap_or_default()),
+            )));
+        }
+        tokio::select! {
+            () = tokio::time::sleep(config.poll_interval) => {}
+            () = waker.notified() => {}
+        }
+        if inner.store.run(run.id)?.is_some_and(|r| r.cancel.is_some()) {
+            return Ok(StepOutcome::Cancelled);
+        }
+    }
+}
+
+async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError> {
+    let membership = cluster.search.membership().await?;
+    let health = match membership {
+        Membership::Formed { .. } => Some(cluster.search.health().await?),
+        Membership::NoMaster | Membership::Unreachable => None,
+    };
+    let expected = cluster.inventory.len();
+    let observation = Observation::of(&membership, expected, health.as_ref());
+    let (satisfied, note) = match condition {
+        Wait::NodeLeft { node } => match &membership {
+            Membership::Formed { nodes, .. } => (
+                !nodes.contains(node),
+                format!("{node} left · nodes {}/{expected} joined", nodes.len()),
+            ),
+            Membership::NoMaster => (true, format!("{node} left; the cluster lost its quorum, as expected")),
+            Membership::Unreachable => (true, format!("{node} left; no node answers any more")),
+        },
+        Wait::NodeJoined { node } => match &membership {
+            Membership::Formed { nodes, .. } => (
+                nodes.contains(node),
+                format!("{node} joined · nodes {}/{expected} joined", nodes.len()),
+            ),
+            Membership::NoMaster => (
+                true,
+                format!("{node} started; no master yet, its join is checked once the cluster forms"),
+            ),
+            Membership::Unreachable => (false, String::new()),
+        },
+        Wait::ClusterFormed { nodes, status } => {
+            let all_joined = cluster.inventory.iter().all(|n| membership.has(*n));
+            let healthy = health.as_ref().is_some_and(|h| h.status >= *status);
+            (
+                all_joined && membership.joined() >= *nodes && healthy,
+                observation.to_string(),
+            )
+        }
+    };
+    Ok(Look {
+        satisfied,
+        observation,
+        note,
+    })
+}

@@ -1,0 +1,13 @@
+//! opsbot: the imperative shell around the pure domain of `opsbot-commands`. Backends, node
+//! control, the engine that drives durable runs, progress publishing, and the front ends.
+
+pub mod backend;
+pub mod chat;
+pub mod cli;
+pub mod clusters;
+pub mod config;
+pub mod demo;
+pub mod engine;
+pub mod node_control;
+pub mod progress;
+pub mod service;

@@ -1,0 +1,276 @@
+//! Stopping and starting the search container on a node: by command (argv templates, never a
+//! shell), by asking an operator, or through the simulator. Whatever did it, the engine verifies
+//! the effect through the cluster API afterwards.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use opsbot_commands::name::NodeAddr;
+use serde::Deserialize;
+
+use crate::config::NodeControlConfig;
+
+/// What to do to a node's container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeOp {
+    Stop,
+    Start,
+}
+
+impl NodeOp {
+    fn verb(self) -> &'static str {
+        match self {
+            Self::Stop => "stop",
+            Self::Start => "start",
+        }
+    }
+
+    fn past(self) -> &'static str {
+        match self {
+            Self::Stop => "stopped",
+            Self::Start => "started",
+        }
+    }
+}
+
+/// How an operation ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done; `output` goes to the run log.
+    Done { note: String, output: Vec<String> },
+    /// A person must do it; the run waits for `/run done`.
+    AskOperator { prompt: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NodeControlError {
+    #[error("`{program}` could not be started: {detail}")]
+    Spawn { program: String, detail: String },
+    #[error("`{program}` did not finish within {}s and was killed", .timeout.as_secs())]
+    Timeout { program: String, timeout: Duration },
+    #[error("`{program}` exited with {code}: {last_line}")]
+    Failed {
+        program: String,
+        code: String,
+        last_line: String,
+        output: Vec<String>,
+    },
+    #[error("the simulator {0}")]
+    Sim(String),
+}
+
+/// An argv template such as `["ssh", "{host}", "docker", "stop", "{container}"]`, checked at load:
+/// a known program position, known placeholders only, and no shell.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "Vec<String>")]
+pub struct CommandTemplate(Vec<String>);
+
+const PLACEHOLDERS: [&str; 3] = ["{host}", "{node}", "{container}"];
+const SHELLS: [&str; 8] = ["sh", "bash", "dash", "zsh", "ksh", "fish", "busybox", "env"];
+
+impl TryFrom<Vec<String>> for CommandTemplate {
+    type Error = String;
+
+    fn try_from(argv: Vec<String>) -> Result<Self, Self::Error> {
+        let Some(program) = argv.first() else {
+            return Err("a command template needs at least the program".into());
+        };
+        let base = program.rsplit('/').next().unwrap_or(program);
+        if SHELLS.contains(&base) {
+            return Err(format!(
+                "`{program}` is a shell; give the program and its arguments directly, \
+                 opsbot never runs commands through a shell"
+            ));
+        }
+        if program.contains('{') {
+            return Err("the program itself cannot be a placeholder".into());
+        }
+        for arg in &argv {
+            let mut rest = arg.as_str();
+            while let Some(start) = rest.find('{') {
+                let end = rest[start..].find('}').map(|e| start + e + 1);
+                let Some(end) = end else {
+                    return Err(format!("`{arg}` has an unclosed `{{`"));
+                };
+                let placeholder = &rest[start..end];
+                if !PLACEHOLDERS.contains(&placeholder) {
+                    return Err(format!(
+                        "unknown placeholder {placeholder} in `{arg}`; known: {}",
+                        PLACEHOLDERS.join(", ")
+                    ));
+                }
+                rest = &rest[end..];
+            }
+        }
+        Ok(Self(argv))
+    }
+}
+
+impl CommandTemplate {
+    fn render(&self, host: &str, node: NodeAddr, container: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|arg| {
+                arg.replace("{host}", host)
+                    .replace("{node}", &node.to_string())
+                    .replace("{container}", container)
+            })
+            .collect()
+    }
+}
+
+/// A value put into an argv: plain host and container names only, never an option (`-o...`
+/// would be read by ssh as one) and never anything a shell or ssh would interpret.
+pub fn check_value(what: &str, value: &str) -> anyhow::Result<()> {
+    let ok = !value.is_empty()
+        && value.len() <= 253
+        && !value.starts_with('-')
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '@' | ':'));
+    if ok {
+        Ok(())
+    } else {
+        anyhow::bail!(
+            "{what} `{value}` must be a plain name (letters, digits, `.`, `-`, `_`, `@`, `:`) not starting with `-`"
+        )
+    }
+}
+
+/// Node control for one cluster.
+#[derive(Debug, Clone)]
+pub struct NodeControl {
+    config: NodeControlConfig,
+    /// The simulator's admin address, for the `sim` kind.
+    sim_url: String,
+    http: reqwest::Client,
+}
+
+/// Lines of output kept per command: enough to diagnose, small enough for the store.
+const KEPT_LINES: usize = 200;
+
+impl NodeControl {
+    pub fn new(config: NodeControlConfig, cluster_url: &str) -> Self {
+        let sim_url = match &config {
+            NodeControlConfig::Sim { url: Some(url) } => url.clone(),
+            _ => cluster_url.to_owned(),
+        };
+        Self {
+            config,
+            sim_url: sim_url.trim_end_matches('/').to_owned(),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// Stops or starts the container on `node`.
+    pub async fn apply(&self, op: NodeOp, node: NodeAddr) -> Result<Outcome, NodeControlError> {
+        match &self.config {
+            NodeControlConfig::Command {
+                stop,
+                start,
+                container,
+                hosts,
+                timeout,
+            } => {
+                let template = match op {
+                    NodeOp::Stop => stop,
+                    NodeOp::Start => start,
+                };
+                let host = hosts
+                    .get(&node)
+                    .cloned()
+                    .unwrap_or_else(|| node.to_string());
+                let argv = template.render(&host, node, container);
+                run_command(&argv, *timeout).await
+            }
+            NodeControlConfig::Manual { container } => Ok(Outcome::AskOperator {
+                prompt: format!("{} the `{container}` container on {node}", op.verb()),
+            }),
+            NodeControlConfig::Sim { .. } => self.sim(op, node).await,
+        }
+    }
+
+    async fn sim(&self, op: NodeOp, node: NodeAddr) -> Result<Outcome, NodeControlError> {
+        let url = format!("{}/_sim/nodes/{node}/{}", self.sim_url, op.verb());
+        let response = self
+            .http
+            .post(url)
+            .send()
+            .await
+            .map_err(|e| NodeControlError::Sim(format!("could not be reached ({})", e.without_url())))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(NodeControlError::Sim(format!("answered {status}")));
+        }
+        let changed: SimAnswer = response
+            .json()
+            .await
+            .map_err(|e| NodeControlError::Sim(format!("sent an unreadable answer ({e})")))?;
+        let note = if changed.changed {
+            format!("{} {node}", op.past())
+        } else {
+            format!("{node} was already {}", changed.state)
+        };
+        Ok(Outcome::Done {
+            note,
+            output: Vec::new(),
+        })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct SimAnswer {
+    state: String,
+    changed: bool,
+}
+
+/// Runs argv with a timeout, keeping the last lines of its output (stdout, then stderr).
+async fn run_command(argv: &[String], timeout: Duration) -> Result<Outcome, NodeControlError> {
+    let program = argv.first().cloned().unwrap_or_default();
+    let child = tokio::process::Command::new(&program)
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // A timed-out command is killed when its future is dropped.
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| NodeControlError::Spawn {
+            program: program.clone(),
+            detail: e.to_string(),
+        })?;
+    let Ok(finished) = tokio::time::timeout(timeout, child.wait_with_output()).await else {
+        return Err(NodeControlError::Timeout { program, timeout });
+    };
+    let output = finished.map_err(|e| NodeControlError::Spawn {
+        program: program.clone(),
+        detail: e.to_string(),
+    })?;
+    let mut lines: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .chain(String::from_utf8_lossy(&output.stderr).lines())
+        .map(str::to_owned)
+        .collect();
+    if lines.len() > KEPT_LINES {
+        lines.drain(..lines.len() - KEPT_LINES);
+    }
+    if output.status.success() {
+        Ok(Outcome::Done {
+            note: format!("`{}` exited 0", argv.join(" ")),
+            output: lines,
+        })
+    } else {
+        Err(NodeControlError::Failed {
+            program,
+            code: output
+                .status
+                .code()
+                .map_or_else(|| "a signal".to_owned(), |c| c.to_string()),
+            last_line: lines.last().cloned().unwrap_or_default(),
+            output: lines,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,100 @@
+use super::*;
+
+fn node() -> NodeAddr {
+    NodeAddr::parse("10.0.0.13").unwrap()
+}
+
+fn template(argv: &[&str]) -> Result<CommandTemplate, String> {
+    CommandTemplate::try_from(argv.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+}
+
+fn command(stop: &[&str], timeout: Duration) -> NodeControl {
+    NodeControl::new(
+        NodeControlConfig::Command {
+            stop: template(stop).unwrap(),
+            start: template(&["true"]).unwrap(),
+            container: "opensearch".into(),
+            hosts: [(node(), "ctl3".to_owned())].into_iter().collect(),
+            timeout,
+        },
+        "http://127.0.0.1:9",
+    )
+}
+
+#[test]
+fn templates_refuse_shells_and_unknown_placeholders() {
+    assert!(template(&["ssh", "{host}", "docker", "stop", "{container}"]).is_ok());
+    for bad in [
+        &["sh", "-c", "docker stop x"][..],
+        &["/bin/bash", "-c", "x"],
+        &["env", "x"],
+        &["ssh", "{hots}"],
+        &["ssh", "{host"],
+        &["{host}"],
+        &[],
+    ] {
+        assert!(template(bad).is_err(), "{bad:?} accepted");
+    }
+}
+
+#[test]
+fn values_that_could_become_options_are_refused() {
+    assert!(check_value("host", "ctl1.example.net").is_ok());
+    assert!(check_value("host", "-oProxyCommand=touch /tmp/x").is_err());
+    assert!(check_value("host", "a b").is_err());
+    assert!(check_value("container", "x;rm").is_err());
+}
+
+#[tokio::test]
+async fn a_command_gets_its_placeholders_and_its_output_is_kept() {
+    let control = command(&["echo", "{host}", "{node}", "{container}"], Duration::from_secs(5));
+    let outcome = control.apply(NodeOp::Stop, node()).await.unwrap();
+    let Outcome::Done { output, note } = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(output, vec!["ctl3 10.0.0.13 opensearch".to_owned()]);
+    assert!(note.contains("exited 0"), "{note}");
+}
+
+#[tokio::test]
+async fn a_failing_command_reports_its_exit_code_and_last_line() {
+    let control = command(&["ls", "/nonexistent-{container}"], Duration::from_secs(5));
+    let error = control.apply(NodeOp::Stop, node()).await.unwrap_err();
+    let NodeControlError::Failed { code, last_line, .. } = &error else {
+        panic!("{error:?}")
+    };
+    assert_eq!(code, "2");
+    assert!(last_line.contains("nonexistent-opensearch"), "{last_line}");
+}
+
+#[tokio::test]
+async fn a_hanging_command_is_killed_at_its_timeout() {
+    let control = command(&["sleep", "30"], Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    let error = control.apply(NodeOp::Stop, node()).await.unwrap_err();
+    assert!(matches!(error, NodeControlError::Timeout { .. }), "{error:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn a_missing_program_is_a_clear_error() {
+    let control = command(&["no-such-program-opsbot"], Duration::from_secs(5));
+    let error = control.apply(NodeOp::Stop, node()).await.unwrap_err();
+    assert!(error.to_string().starts_with("`no-such-program-opsbot` could not be started"));
+}
+
+#[tokio::test]
+async fn manual_control_asks_an_operator() {
+    let control = NodeControl::new(
+        NodeControlConfig::Manual {
+            container: "elasticsearch".into(),
+        },
+        "http://127.0.0.1:9",
+    );
+    assert_eq!(
+        control.apply(NodeOp::Start, node()).await.unwrap(),
+        Outcome::AskOperator {
+            prompt: "start the `elasticsearch` container on 10.0.0.13".into()
+        }
+    );
+}

@@ -1,0 +1,309 @@
+//! Facts about a search cluster as the planners and the progress text need them, parsed from the
+//! server's own answers elsewhere (the bot's backend) into these plain types.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::name::NodeAddr;
+
+/// Health status, ordered from worst to best so that "at least yellow" is `>= Yellow`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HealthStatus {
+    Red,
+    Yellow,
+    Green,
+}
+
+impl HealthStatus {
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "red" => Some(Self::Red),
+            "yellow" => Some(Self::Yellow),
+            "green" => Some(Self::Green),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for HealthStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Red => "red",
+            Self::Yellow => "yellow",
+            Self::Green => "green",
+        })
+    }
+}
+
+/// Which server family answered `GET /`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Distribution {
+    Elasticsearch,
+    OpenSearch,
+}
+
+/// The server version from `GET /`, which decides how to flush.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerVersion {
+    pub distribution: Distribution,
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl ServerVersion {
+    /// Reads `8.11.3` (suffixes such as `-SNAPSHOT` are ignored).
+    pub fn parse(distribution: Distribution, number: &str) -> Option<Self> {
+        let core = number.split(['-', '+']).next()?;
+        let mut parts = core.split('.').map(str::parse::<u32>);
+        let major = parts.next()?.ok()?;
+        let minor = parts.next().unwrap_or(Ok(0)).ok()?;
+        let patch = parts.next().unwrap_or(Ok(0)).ok()?;
+        Some(Self {
+            distribution,
+            major,
+            minor,
+            patch,
+        })
+    }
+
+    /// Synced flush where the server still has it undeprecated; a plain flush where it is gone
+    /// (Elasticsearch 8: 400 "no handler"), deprecated (Elasticsearch 7.6 and later: a warning)
+    /// or silently a plain flush anyway (OpenSearch).
+    pub fn flush_mode(self) -> FlushMode {
+        match self.distribution {
+            Distribution::OpenSearch => FlushMode::Plain,
+            Distribution::Elasticsearch if (self.major, self.minor) < (7, 6) => FlushMode::Synced,
+            Distribution::Elasticsearch => FlushMode::Plain,
+        }
+    }
+}
+
+impl fmt::Display for ServerVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self.distribution {
+            Distribution::Elasticsearch => "Elasticsearch",
+            Distribution::OpenSearch => "OpenSearch",
+        };
+        write!(f, "{name} {}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// The flush sent before nodes stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlushMode {
+    /// `POST /_flush/synced` (Elasticsearch before 7.6).
+    Synced,
+    /// `POST /_flush`.
+    Plain,
+}
+
+impl FlushMode {
+    pub fn path(self) -> &'static str {
+        match self {
+            Self::Synced => "/_flush/synced",
+            Self::Plain => "/_flush",
+        }
+    }
+}
+
+/// `_cluster/health`, the numbers progress and waits look at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterHealth {
+    pub cluster_name: String,
+    pub status: HealthStatus,
+    pub number_of_nodes: usize,
+    pub active_shards: u64,
+    pub relocating_shards: u64,
+    pub initializing_shards: u64,
+    pub unassigned_shards: u64,
+}
+
+/// Who is in the cluster, as far as the API can tell.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Membership {
+    /// `_cat/nodes` answered: these nodes have joined, `master` is the elected one.
+    Formed {
+        nodes: Vec<NodeAddr>,
+        master: Option<NodeAddr>,
+    },
+    /// Nodes answer but no master is elected: too few master-eligible nodes are up.
+    NoMaster,
+    /// Nothing answers (connection refused, or the load balancer has no server up).
+    Unreachable,
+}
+
+impl Membership {
+    pub fn has(&self, node: NodeAddr) -> bool {
+        matches!(self, Self::Formed { nodes, .. } if nodes.contains(&node))
+    }
+
+    pub fn joined(&self) -> usize {
+        match self {
+            Self::Formed { nodes, .. } => nodes.len(),
+            Self::NoMaster | Self::Unreachable => 0,
+        }
+    }
+}
+
+/// What a running step last observed; rendered as `nodes 3/5 joined · status yellow · ...`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observation {
+    pub nodes_joined: Option<(usize, usize)>,
+    pub status: Option<HealthStatus>,
+    pub relocating_shards: Option<u64>,
+    pub initializing_shards: Option<u64>,
+    pub unassigned_shards: Option<u64>,
+    /// Anything else worth a word: `no elected master yet`, `retrying after 503 (2/5)`.
+    pub note: Option<String>,
+}
+
+impl Observation {
+    /// The observation of a membership and, when the cluster answered, its health.
+    pub fn of(membership: &Membership, expected: usize, health: Option<&ClusterHealth>) -> Self {
+        let note = match membership {
+            Membership::Formed { .. } => None,
+            Membership::NoMaster => Some("no elected master (too few nodes up)".to_owned()),
+            Membership::Unreachable => Some("cluster unreachable".to_owned()),
+        };
+        Self {
+            nodes_joined: Some((membership.joined(), expected)),
+            status: health.map(|h| h.status),
+            relocating_shards: health.map(|h| h.relocating_shards),
+            initializing_shards: health.map(|h| h.initializing_shards),
+            unassigned_shards: health.map(|h| h.unassigned_shards),
+            note,
+        }
+    }
+}
+
+impl fmt::Display for Observation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Some((joined, expected)) = self.nodes_joined {
+            parts.push(format!("nodes {joined}/{expected} joined"));
+        }
+        if let Some(status) = self.status {
+            parts.push(format!("status {status}"));
+        }
+        let counts = [
+            ("relocating_shards", self.relocating_shards),
+            ("initializing_shards", self.initializing_shards),
+            ("unassigned_shards", self.unassigned_shards),
+        ];
+        for (name, value) in counts {
+            if let Some(n) = value.filter(|n| *n > 0) {
+                parts.push(format!("{name} {n}"));
+            }
+        }
+        if let Some(note) = &self.note {
+            parts.push(note.clone());
+        }
+        f.write_str(&parts.join(" · "))
+    }
+}
+
+/// A row of `_cat/health?format=json` (every value is a string, as the servers send it).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CatHealthRow {
+    pub cluster: String,
+    pub status: String,
+    #[serde(rename = "node.total")]
+    pub node_total: String,
+    pub shards: String,
+    pub unassign: String,
+    pub init: String,
+    pub relo: String,
+    pub active_shards_percent: String,
+}
+
+/// A row of `_cat/nodes?format=json&h=ip,name,master,heap.percent`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CatNodeRow {
+    pub ip: String,
+    pub name: String,
+    pub master: String,
+    #[serde(rename = "heap.percent")]
+    pub heap_percent: Option<String>,
+}
+
+/// A row of `_cat/recovery?format=json&active_only=true&h=...`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CatRecoveryRow {
+    pub index: String,
+    pub shard: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub stage: String,
+    pub source_node: String,
+    pub target_node: String,
+    pub bytes_percent: String,
+}
+
+/// The three `_cat` answers the start procedure reports at its end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatReport {
+    pub health: Vec<CatHealthRow>,
+    pub recovery: Vec<CatRecoveryRow>,
+    pub nodes: Vec<CatNodeRow>,
+}
+
+/// Everything `/cluster status` shows. Parts are `None` when the cluster did not answer them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterStatus {
+    pub cluster: crate::name::ClusterName,
+    pub inventory: Vec<NodeAddr>,
+    pub version: Option<ServerVersion>,
+    pub membership: Membership,
+    pub health: Option<ClusterHealth>,
+    pub allocation_enable: Option<String>,
+    pub exclude_ip: Option<String>,
+    /// Why some part is missing, e.g. the cluster's error answer.
+    pub problem: Option<String>,
+    /// Unfinished runs on this cluster: `r-4 running /cluster restart cluster:logs`.
+    pub runs: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flush_mode_follows_the_server_version() {
+        let es = |n| ServerVersion::parse(Distribution::Elasticsearch, n).unwrap();
+        assert_eq!(es("6.8.23").flush_mode(), FlushMode::Synced);
+        assert_eq!(es("7.5.2").flush_mode(), FlushMode::Synced);
+        assert_eq!(es("7.6.0").flush_mode(), FlushMode::Plain);
+        assert_eq!(es("7.10.2").flush_mode(), FlushMode::Plain);
+        assert_eq!(es("8.11.3").flush_mode(), FlushMode::Plain);
+        let os = ServerVersion::parse(Distribution::OpenSearch, "2.11.1").unwrap();
+        assert_eq!(os.flush_mode(), FlushMode::Plain);
+    }
+
+    #[test]
+    fn versions_with_suffixes_parse() {
+        let v = ServerVersion::parse(Distribution::Elasticsearch, "8.12.0-SNAPSHOT").unwrap();
+        assert_eq!((v.major, v.minor, v.patch), (8, 12, 0));
+        assert!(ServerVersion::parse(Distribution::Elasticsearch, "eight").is_none());
+    }
+
+    #[test]
+    fn observations_show_only_what_matters() {
+        let o = Observation {
+            nodes_joined: Some((3, 5)),
+            status: Some(HealthStatus::Yellow),
+            relocating_shards: Some(0),
+            unassigned_shards: Some(48),
+            ..Observation::default()
+        };
+        assert_eq!(
+            o.to_string(),
+            "nodes 3/5 joined · status yellow · unassigned_shards 48"
+        );
+    }
+}

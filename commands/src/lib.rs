@@ -1,0 +1,15 @@
+//! opsbot's pure domain: validated names, the command catalogue and its parser, plans and their
+//! digests, the planners, the run record and its approval rules, and all chat text.
+//! No I/O lives here: the bot crate observes the world and executes plans.
+
+pub mod approval;
+pub mod audit;
+pub mod catalogue;
+pub mod cluster;
+pub mod name;
+pub mod parse;
+pub mod plan;
+pub mod planner;
+pub mod render;
+pub mod request;
+pub mod run;

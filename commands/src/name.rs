@@ -1,0 +1,328 @@
+//! Validated names: a value of these types has passed its checks, so nothing downstream re-checks it.
+
+use std::fmt;
+use std::net::Ipv4Addr;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Why a value typed by a user was refused. The `Display` text is shown in chat as it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("{what} is empty")]
+    Empty { what: &'static str },
+    #[error("{what} `{value}` is too long ({len} characters, at most {max})")]
+    TooLong {
+        what: &'static str,
+        value: String,
+        len: usize,
+        max: usize,
+    },
+    #[error("{what} `{value}` has `{ch}`; use {allowed}")]
+    BadChar {
+        what: &'static str,
+        value: String,
+        ch: char,
+        allowed: &'static str,
+    },
+    #[error("`{value}` is not an IPv4 address such as 10.0.0.14")]
+    NotIpv4 { value: String },
+    #[error("`{value}` is not a run id such as r-42")]
+    NotRunId { value: String },
+}
+
+/// Keeps long user input out of error messages: chat errors stay short.
+fn shorten(value: &str) -> String {
+    const SHOWN: usize = 40;
+    match value.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}…", &value[..cut]),
+        None => value.to_owned(),
+    }
+}
+
+/// Checks length and alphabet; `first` may be stricter than the rest.
+fn check(
+    what: &'static str,
+    value: &str,
+    max: usize,
+    allowed: &'static str,
+    first: impl Fn(char) -> bool,
+    rest: impl Fn(char) -> bool,
+) -> Result<(), NameError> {
+    if value.is_empty() {
+        return Err(NameError::Empty { what });
+    }
+    let len = value.chars().count();
+    if len > max {
+        return Err(NameError::TooLong {
+            what,
+            value: shorten(value),
+            len,
+            max,
+        });
+    }
+    for (i, ch) in value.chars().enumerate() {
+        let ok = if i == 0 { first(ch) } else { rest(ch) };
+        if !ok {
+            return Err(NameError::BadChar {
+                what,
+                value: shorten(value),
+                ch,
+                allowed,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Implements `Display`, `FromStr` and serde through the type's `parse`, so that a stored or
+/// deserialized value is validated exactly like one typed in chat.
+macro_rules! validated_string {
+    ($ty:ident) => {
+        impl $ty {
+            /// The validated text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+        impl FromStr for $ty {
+            type Err = NameError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Self::parse(s)
+            }
+        }
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let raw = String::deserialize(deserializer)?;
+                Self::parse(&raw).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+/// The name of a configured cluster, as operators type it (`logs`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClusterName(String);
+
+impl ClusterName {
+    pub const MAX_LEN: usize = 64;
+
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        let lower = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+        check(
+            "cluster name",
+            value,
+            Self::MAX_LEN,
+            "lower-case letters, digits, `-` and `_`",
+            lower,
+            |c| lower(c) || c == '-' || c == '_',
+        )?;
+        Ok(Self(value.to_owned()))
+    }
+}
+validated_string!(ClusterName);
+
+/// An operator's handle in the console and in the config (`alice`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UserName(String);
+
+impl UserName {
+    pub const MAX_LEN: usize = 32;
+
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        let lower = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+        check(
+            "user name",
+            value,
+            Self::MAX_LEN,
+            "lower-case letters, digits, `.`, `-` and `_`",
+            lower,
+            |c| lower(c) || matches!(c, '.' | '-' | '_'),
+        )?;
+        Ok(Self(value.to_owned()))
+    }
+}
+validated_string!(UserName);
+
+/// Free text an operator gives as a reason (`/reject id:r-4 reason:"not tonight"`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Reason(String);
+
+impl Reason {
+    pub const MAX_LEN: usize = 200;
+
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        let printable = |c: char| !c.is_control();
+        check(
+            "reason",
+            value.trim(),
+            Self::MAX_LEN,
+            "printable text",
+            printable,
+            printable,
+        )?;
+        Ok(Self(value.trim().to_owned()))
+    }
+}
+validated_string!(Reason);
+
+/// A search node, addressed by its IPv4 address: Kolla names each node after its IP, and the
+/// allocation exclusion setting takes an IP. IPv6 is refused because no supported deployment uses it
+/// and `exclude._ip` would need brackets the operators never type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeAddr(Ipv4Addr);
+
+impl NodeAddr {
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        // `Ipv4Addr::from_str` already refuses leading zeros, signs and spaces.
+        value
+            .parse::<Ipv4Addr>()
+            .map(Self)
+            .map_err(|_| NameError::NotIpv4 {
+                value: shorten(value),
+            })
+    }
+
+    pub fn ip(self) -> Ipv4Addr {
+        self.0
+    }
+}
+
+impl From<Ipv4Addr> for NodeAddr {
+    fn from(ip: Ipv4Addr) -> Self {
+        Self(ip)
+    }
+}
+
+impl fmt::Display for NodeAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl FromStr for NodeAddr {
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+impl Serialize for NodeAddr {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for NodeAddr {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(deserializer)?;
+        Self::parse(&raw).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A run's id, shown as `r-42` so it is easy to type at 3 a.m.; `42` is accepted too.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct RunId(u64);
+
+impl RunId {
+    pub fn new(n: u64) -> Self {
+        Self(n)
+    }
+
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        let digits = value.strip_prefix("r-").unwrap_or(value);
+        let bad = || NameError::NotRunId {
+            value: shorten(value),
+        };
+        if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        digits.parse().map(Self).map_err(|_| bad())
+    }
+}
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "r-{}", self.0)
+    }
+}
+
+impl FromStr for RunId {
+    type Err = NameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_names_are_lower_case_words() {
+        assert!(ClusterName::parse("logs").is_ok());
+        assert!(ClusterName::parse("kolla_logging-2").is_ok());
+        for bad in ["", "Logs", "-logs", "logs!", "a b", "lo*gs", &"x".repeat(65)] {
+            assert!(ClusterName::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn node_addresses_are_plain_ipv4() {
+        assert_eq!(
+            NodeAddr::parse("10.0.0.14").map(|n| n.to_string()),
+            Ok("10.0.0.14".into())
+        );
+        for bad in [
+            "10.0.0.256",
+            "10.0.0",
+            "010.0.0.1",
+            "::1",
+            "fe80::1",
+            " 10.0.0.1",
+            "host-1",
+        ] {
+            assert!(NodeAddr::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn run_ids_read_with_or_without_prefix() {
+        assert_eq!(RunId::parse("r-42"), Ok(RunId::new(42)));
+        assert_eq!(RunId::parse("42"), Ok(RunId::new(42)));
+        for bad in ["r-", "r42", "-1", "r-1x", "99999999999999999999"] {
+            assert!(RunId::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn long_values_are_shortened_in_errors() {
+        let long = "x".repeat(300);
+        let text = Reason::parse(&long).unwrap_err().to_string();
+        assert!(text.len() < 120, "{text}");
+        assert!(text.contains("at most 200"), "{text}");
+    }
+
+    #[test]
+    fn deserializing_validates() {
+        assert!(serde_json::from_str::<ClusterName>("\"Bad Name\"").is_err());
+        assert!(serde_json::from_str::<NodeAddr>("\"::1\"").is_err());
+    }
+}

@@ -1,0 +1,244 @@
+//! The console grammar, `/group sub option:value option:"quoted value"`, checked against the
+//! catalogue. Pure: no I/O, every error is product copy that says what to type instead.
+
+use std::collections::BTreeMap;
+
+use crate::catalogue::{self, CATALOGUE, CommandSpec, Surface};
+use crate::name::NameError;
+use crate::request::Request;
+
+/// Longest line accepted; Discord's message limit, so nothing longer could come from chat either.
+pub const MAX_LINE: usize = 2000;
+
+/// Why a command line was refused. The `Display` text is what the operator reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("commands start with `/`; type /help for the list")]
+    NotACommand,
+    #[error("the line is too long ({len} characters, at most {max})")]
+    LineTooLong { len: usize, max: usize },
+    #[error("a quote is not closed; write values with spaces as reason:\"like this\"")]
+    UnclosedQuote,
+    #[error("unknown command `{typed}`; {hint}")]
+    UnknownCommand { typed: String, hint: String },
+    #[error("`{command}` is for the console only")]
+    ConsoleOnly { command: String },
+    #[error("`{token}` is not an option; give options as name:value, e.g. {usage}")]
+    NotAnOption { token: String, usage: String },
+    #[error("`{command}` has no option `{option}`; usage: {usage}")]
+    UnknownOption {
+        command: String,
+        option: String,
+        usage: String,
+    },
+    #[error("option `{option}` is given twice; usage: {usage}")]
+    DuplicateOption { option: String, usage: String },
+    #[error("`{command}` needs `{option}:`; usage: {usage}")]
+    MissingOption {
+        command: String,
+        option: &'static str,
+        usage: String,
+    },
+    #[error("{option}: {error}")]
+    BadValue {
+        option: &'static str,
+        error: NameError,
+    },
+}
+
+/// The checked options of one command, handed to its `build` function.
+#[derive(Debug)]
+pub struct Args<'a> {
+    command: &'static CommandSpec,
+    values: BTreeMap<&'static str, &'a str>,
+}
+
+impl<'a> Args<'a> {
+    /// Checks names, duplicates and lengths against the command's spec. Front ends that receive
+    /// options already split (Discord) enter here; the console enters through [`parse_line`].
+    pub fn new(
+        command: &'static CommandSpec,
+        given: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, ParseError> {
+        let mut values = BTreeMap::new();
+        for (name, value) in given {
+            let Some(spec) = command.option(name) else {
+                return Err(ParseError::UnknownOption {
+                    command: command.path(),
+                    option: name.chars().take(32).collect(),
+                    usage: command.usage(),
+                });
+            };
+            let len = value.chars().count();
+            if len > spec.kind.max_len() {
+                return Err(ParseError::BadValue {
+                    option: spec.name,
+                    error: NameError::TooLong {
+                        what: "value",
+                        value: value.chars().take(40).chain(['…']).collect(),
+                        len,
+                        max: spec.kind.max_len(),
+                    },
+                });
+            }
+            if values.insert(spec.name, value).is_some() {
+                return Err(ParseError::DuplicateOption {
+                    option: spec.name.to_owned(),
+                    usage: command.usage(),
+                });
+            }
+        }
+        for spec in command.options.iter().filter(|o| o.required) {
+            if !values.contains_key(spec.name) {
+                return Err(ParseError::MissingOption {
+                    command: command.path(),
+                    option: spec.name,
+                    usage: command.usage(),
+                });
+            }
+        }
+        Ok(Self { command, values })
+    }
+
+    /// A required option, validated by `parse`. `new` has checked presence already.
+    pub fn required<T>(
+        &self,
+        name: &'static str,
+        parse: impl Fn(&str) -> Result<T, NameError>,
+    ) -> Result<T, ParseError> {
+        self.optional(name, parse)?
+            .ok_or_else(|| ParseError::MissingOption {
+                command: self.command.path(),
+                option: name,
+                usage: self.command.usage(),
+            })
+    }
+
+    /// An optional option, validated by `parse` when present.
+    pub fn optional<T>(
+        &self,
+        name: &'static str,
+        parse: impl Fn(&str) -> Result<T, NameError>,
+    ) -> Result<Option<T>, ParseError> {
+        self.values
+            .get(name)
+            .map(|raw| {
+                parse(raw).map_err(|error| ParseError::BadValue {
+                    option: name,
+                    error,
+                })
+            })
+            .transpose()
+    }
+}
+
+/// Which surface the line came from; `/as` is refused outside the console.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Console,
+    Chat,
+}
+
+/// Parses one console line into a request.
+pub fn parse_line(line: &str, origin: Origin) -> Result<Request, ParseError> {
+    let len = line.chars().count();
+    if len > MAX_LINE {
+        return Err(ParseError::LineTooLong {
+            len,
+            max: MAX_LINE,
+        });
+    }
+    let tokens = tokenize(line.trim())?;
+    let Some(first) = tokens.first() else {
+        return Err(ParseError::NotACommand);
+    };
+    let Some(group) = first.strip_prefix('/') else {
+        return Err(ParseError::NotACommand);
+    };
+    let (command, rest) = find_command(group, &tokens[1..])?;
+    if command.surface == Surface::ConsoleOnly && origin != Origin::Console {
+        return Err(ParseError::ConsoleOnly {
+            command: command.path(),
+        });
+    }
+    let mut given = Vec::with_capacity(rest.len());
+    for token in rest {
+        let Some((name, value)) = token.split_once(':') else {
+            return Err(ParseError::NotAnOption {
+                token: token.chars().take(40).collect(),
+                usage: command.usage(),
+            });
+        };
+        given.push((name, value));
+    }
+    let args = Args::new(command, given)?;
+    (command.build)(&args)
+}
+
+/// Finds the command named by the leading words; the rest of the tokens are its options.
+fn find_command<'t>(
+    group: &str,
+    rest: &'t [String],
+) -> Result<(&'static CommandSpec, &'t [String]), ParseError> {
+    let mut in_group = catalogue::group(group).peekable();
+    if in_group.peek().is_none() {
+        return Err(ParseError::UnknownCommand {
+            typed: format!("/{}", group.chars().take(32).collect::<String>()),
+            hint: "type /help for the list".into(),
+        });
+    }
+    let candidates: Vec<&'static CommandSpec> = in_group.collect();
+    if let [single] = candidates.as_slice() {
+        if single.sub.is_none() {
+            return Ok((single, rest));
+        }
+    }
+    let sub = rest.first().map(String::as_str).unwrap_or_default();
+    match candidates.iter().find(|c| c.sub == Some(sub)) {
+        Some(command) => Ok((command, &rest[1..])),
+        None => {
+            let subs: Vec<String> = candidates.iter().map(|c| c.path()).collect();
+            Err(ParseError::UnknownCommand {
+                typed: format!("/{group} {}", sub.chars().take(32).collect::<String>())
+                    .trim_end()
+                    .to_owned(),
+                hint: format!("try one of: {}", subs.join(", ")),
+            })
+        }
+    }
+}
+
+/// Splits on white space; `name:"a b"` keeps its spaces and loses its quotes.
+fn tokenize(line: &str) -> Result<Vec<String>, ParseError> {
+    let mut tokens = Vec::new();
+    let mut current = String::new();
+    let mut in_quotes = false;
+    for ch in line.chars() {
+        match ch {
+            '"' => in_quotes = !in_quotes,
+            c if c.is_whitespace() && !in_quotes => {
+                if !current.is_empty() {
+                    tokens.push(std::mem::take(&mut current));
+                }
+            }
+            c => current.push(c),
+        }
+    }
+    if in_quotes {
+        return Err(ParseError::UnclosedQuote);
+    }
+    if !current.is_empty() {
+        tokens.push(current);
+    }
+    Ok(tokens)
+}
+
+/// Looks a command up by its path words, for front ends that get the path already split.
+pub fn command_by_path(group: &str, sub: Option<&str>) -> Option<&'static CommandSpec> {
+    CATALOGUE
+        .iter()
+        .find(|c| c.group == group && c.sub == sub)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,130 @@
+use super::*;
+use crate::name::{ClusterName, RunId, UserName};
+use crate::request::ProcedureRequest;
+
+fn logs() -> ClusterName {
+    ClusterName::parse("logs").unwrap()
+}
+
+#[test]
+fn well_formed_lines_parse_to_requests() {
+    let table = [
+        (
+            "/cluster status cluster:logs",
+            Request::ClusterStatus { cluster: logs() },
+        ),
+        (
+            "/cluster stop cluster:logs",
+            Request::Procedure(ProcedureRequest::ClusterStop { cluster: logs() }),
+        ),
+        (
+            "  /cluster   restart   cluster:logs  ",
+            Request::Procedure(ProcedureRequest::ClusterRestart { cluster: logs() }),
+        ),
+        ("/run list", Request::RunList),
+        (
+            "/run cancel id:r-7",
+            Request::RunCancel { id: RunId::new(7) },
+        ),
+        ("/run done id:7", Request::RunDone { id: RunId::new(7) }),
+        ("/approve id:r-3", Request::Approve { id: RunId::new(3) }),
+        (
+            "/reject id:r-3 reason:\"not during the backup\"",
+            Request::Reject {
+                id: RunId::new(3),
+                reason: crate::name::Reason::parse("not during the backup").unwrap(),
+            },
+        ),
+        ("/help", Request::Help { topic: None }),
+        (
+            "/help topic:cluster",
+            Request::Help {
+                topic: Some("cluster".into()),
+            },
+        ),
+        (
+            "/as user:bob",
+            Request::ActAs {
+                user: UserName::parse("bob").unwrap(),
+            },
+        ),
+    ];
+    for (line, expected) in table {
+        assert_eq!(parse_line(line, Origin::Console), Ok(expected), "{line}");
+    }
+}
+
+#[test]
+fn canonical_text_parses_back_to_the_same_procedure() {
+    for procedure in [
+        ProcedureRequest::ClusterStop { cluster: logs() },
+        ProcedureRequest::ClusterStart { cluster: logs() },
+        ProcedureRequest::ClusterRestart { cluster: logs() },
+    ] {
+        assert_eq!(
+            parse_line(&procedure.to_string(), Origin::Chat),
+            Ok(Request::Procedure(procedure))
+        );
+    }
+}
+
+#[test]
+fn bad_lines_get_errors_that_say_what_to_type() {
+    let long = format!("/cluster status cluster:{}", "x".repeat(80));
+    let too_long_line = format!("/run list {}", "y".repeat(2100));
+    let lines = [
+        "",
+        "cluster status cluster:logs",
+        "/clutser status cluster:logs",
+        "/cluster stats cluster:logs",
+        "/cluster",
+        "/cluster status",
+        "/cluster status logs",
+        "/cluster status cluster:logs cluster:logs",
+        "/cluster status cluster:logs colour:red",
+        "/cluster status cluster:Logs",
+        "/cluster status cluster:*",
+        "/cluster status cluster:",
+        long.as_str(),
+        "/run cancel id:forty-two",
+        "/reject id:r-1 reason:\"unclosed",
+        "/reject id:r-1",
+        too_long_line.as_str(),
+    ];
+    let rendered: Vec<String> = lines
+        .iter()
+        .map(|line| {
+            let shown: String = line.chars().take(60).collect();
+            let error = parse_line(line, Origin::Console).unwrap_err();
+            format!("{shown}\n  -> {error}")
+        })
+        .collect();
+    insta::assert_snapshot!(rendered.join("\n"));
+}
+
+#[test]
+fn act_as_is_refused_in_chat() {
+    assert_eq!(
+        parse_line("/as user:bob", Origin::Chat),
+        Err(ParseError::ConsoleOnly {
+            command: "/as".into()
+        })
+    );
+}
+
+proptest::proptest! {
+    #[test]
+    fn no_input_panics(line in "\\PC{0,300}") {
+        let _ = parse_line(&line, Origin::Console);
+    }
+
+    #[test]
+    fn a_parsed_cluster_name_is_always_valid(name in "[a-zA-Z0-9*_.,/ -]{0,80}") {
+        if let Ok(Request::ClusterStatus { cluster }) =
+            parse_line(&format!("/cluster status cluster:{name}"), Origin::Chat)
+        {
+            proptest::prop_assert!(ClusterName::parse(cluster.as_str()).is_ok());
+            proptest::prop_assert!(!cluster.as_str().contains(['*', ',', '/', ' ', '.']));
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Plans: the ordered steps a run will take, and the digest that binds an approval to them.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::cluster::{FlushMode, HealthStatus};
+use crate::name::NodeAddr;
+use crate::request::ProcedureRequest;
+
+/// What a run will do, computed before it starts and shown to the operators.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    pub request: ProcedureRequest,
+    pub steps: Vec<Action>,
+    /// Facts the plan was computed from that an operator should see (server version, flush choice).
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    /// The digest of the canonical encoding: any change to the steps changes it, so an approval
+    /// given for one plan can never carry over to another.
+    pub fn digest(&self) -> PlanDigest {
+        // Serializing plain data (strings, numbers, enums) into a Vec cannot fail; fall back to
+        // the Debug text rather than panic, which is just as canonical.
+        let canonical = serde_json::to_vec(self).unwrap_or_else(|_| format!("{self:?}").into());
+        let hash = Sha256::digest(&canonical);
+        PlanDigest(hash.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// True when any step needs a second operator's approval before the run may start.
+    pub fn needs_approval(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|a| matches!(a, Action::Destructive(_)))
+    }
+}
+
+/// Hex SHA-256 of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PlanDigest(String);
+
+impl PlanDigest {
+    /// Length of the prefix shown in chat and carried in button ids.
+    pub const SHORT: usize = 12;
+
+    /// The prefix operators see next to a plan.
+    pub fn short(&self) -> &str {
+        self.0.get(..Self::SHORT).unwrap_or(&self.0)
+    }
+
+    /// True when `shown` is this digest or a prefix of it at least [`Self::SHORT`] long.
+    pub fn matches(&self, shown: &str) -> bool {
+        shown.len() >= Self::SHORT && self.0.starts_with(shown)
+    }
+}
+
+impl fmt::Display for PlanDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.short())
+    }
+}
+
+/// One step. The three kinds are types, so that a destructive call cannot be written without
+/// going through the approval check (see [`crate::approval::Approved`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// A side effect that is safe to repeat and needs no approval.
+    Safe(SafeAction),
+    /// Observe until a condition holds or the wait times out; no side effect.
+    Wait(Wait),
+    /// A side effect that destroys something; runs only with an `Approved` proof.
+    Destructive(DestructiveAction),
+}
+
+/// Side effects that are idempotent and reversible.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SafeAction {
+    /// Persistent `cluster.routing.allocation.enable` = `none`.
+    DisableAllocation,
+    /// Persistent `cluster.routing.allocation.enable` = null (back to the default, `all`).
+    EnableAllocation,
+    /// Flush before the nodes stop, so that recovery after the start is fast.
+    Flush { mode: FlushMode },
+    /// Stop the search container on one node (node control).
+    StopNode { node: NodeAddr },
+    /// Start the search container on one node (node control).
+    StartNode { node: NodeAddr },
+    /// Read `_cat/health`, `_cat/recovery` and `_cat/nodes` and post a summary.
+    Report,
+}
+
+/// Conditions a run waits for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Wait {
+    /// The node is no longer listed in `_cat/nodes` (or the cluster lost its quorum, which is
+    /// expected once a majority of nodes is stopped).
+    NodeLeft { node: NodeAddr },
+    /// The node is listed in `_cat/nodes`; while the cluster has no elected master this cannot be
+    /// seen yet, and the wait moves on: `ClusterFormed` checks every node afterwards.
+    NodeJoined { node: NodeAddr },
+    /// All `nodes` have joined and the health status is at least `status`.
+    ClusterFormed { nodes: usize, status: HealthStatus },
+}
+
+/// Destructive side effects. The search-cluster maintenance procedures have none; deletions
+/// (indices, allocations, nodes) add their variants here, and the approval gate covers them all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DestructiveAction {}

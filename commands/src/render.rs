@@ -1,0 +1,410 @@
+//! Every text an operator reads about plans and runs, decided in one place. Pure functions of
+//! their inputs (time included), so that each is snapshot-tested.
+
+use std::fmt::Write as _;
+
+use time::OffsetDateTime;
+
+use crate::catalogue::{self, CATALOGUE, Surface};
+use crate::cluster::{CatReport, ClusterStatus, FlushMode, Membership, Observation};
+use crate::name::NodeAddr;
+use crate::request::ProcedureRequest;
+use crate::plan::{Action, Plan, SafeAction, Wait};
+use crate::run::{Run, RunState, StepState};
+
+/// Discord's limit for one message; every text here is cut to fit it.
+pub const MESSAGE_LIMIT: usize = 2000;
+
+/// What a step does, in a few words.
+pub fn step_label(action: &Action) -> String {
+    match action {
+        Action::Safe(safe) => match safe {
+            SafeAction::DisableAllocation => {
+                "disable shard allocation (persistent cluster.routing.allocation.enable: none)"
+                    .to_owned()
+            }
+            SafeAction::EnableAllocation => {
+                "re-enable shard allocation (persistent cluster.routing.allocation.enable: null)"
+                    .to_owned()
+            }
+            SafeAction::Flush {
+                mode: FlushMode::Synced,
+            } => "synced flush (POST /_flush/synced)".to_owned(),
+            SafeAction::Flush {
+                mode: FlushMode::Plain,
+            } => "flush (POST /_flush)".to_owned(),
+            SafeAction::StopNode { node } => format!("stop the search container on {node}"),
+            SafeAction::StartNode { node } => format!("start the search container on {node}"),
+            SafeAction::Report => "report _cat/health, _cat/recovery and _cat/nodes".to_owned(),
+        },
+        Action::Wait(wait) => match wait {
+            Wait::NodeLeft { node } => format!("wait until {node} has left the cluster"),
+            Wait::NodeJoined { node } => format!("wait until {node} has joined"),
+            Wait::ClusterFormed { nodes, status } => {
+                format!("wait until all {nodes} nodes have joined and status is {status} or better")
+            }
+        },
+        Action::Destructive(destructive) => match *destructive {},
+    }
+}
+
+fn destructive_marker(action: &Action) -> &'static str {
+    match action {
+        Action::Destructive(_) => " (needs approval)",
+        Action::Safe(_) | Action::Wait(_) => "",
+    }
+}
+
+/// The plan as shown before a run starts and by `opsbot plan`.
+pub fn plan(plan: &Plan) -> String {
+    let mut text = format!("Plan for {} (digest {})\n", plan.request, plan.digest());
+    for (i, action) in plan.steps.iter().enumerate() {
+        let _ = writeln!(
+            text,
+            "{:>3}. {}{}",
+            i + 1,
+            step_label(action),
+            destructive_marker(action)
+        );
+    }
+    for note in &plan.notes {
+        let _ = writeln!(text, "note: {note}");
+    }
+    fit(text.trim_end())
+}
+
+/// `4m12s`, `1h02m`, `42s`.
+pub fn duration(d: time::Duration) -> String {
+    let secs = d.whole_seconds().max(0);
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    match (h, m) {
+        (0, 0) => format!("{s}s"),
+        (0, _) => format!("{m}m{s:02}s"),
+        _ => format!("{h}h{m:02}m"),
+    }
+}
+
+fn icon(state: &RunState) -> &'static str {
+    match state {
+        RunState::AwaitingApproval { .. } => "⏸",
+        RunState::Running => "⏳",
+        RunState::Succeeded => "✅",
+        RunState::Failed { .. } => "❌",
+        RunState::Cancelled { .. } => "⏹",
+        RunState::Rejected { .. } => "🚫",
+        RunState::Expired => "⌛",
+    }
+}
+
+/// `⏳ r-3 · /cluster restart cluster:logs · by alice · running 1m12s`.
+fn headline(run: &Run, now: OffsetDateTime) -> String {
+    let end = run.finished_at.unwrap_or(now);
+    let took = duration(end - run.created_at);
+    let when = match &run.state {
+        RunState::AwaitingApproval { expires_at } => {
+            format!("waiting for approval by an approver (expires {})", hhmm(*expires_at))
+        }
+        RunState::Running if run.awaiting_operator().is_some() => {
+            format!("waiting for an operator · {took}")
+        }
+        RunState::Running => format!("running {took}"),
+        RunState::Succeeded => format!("succeeded in {took}"),
+        RunState::Failed { .. } => format!("failed after {took}"),
+        RunState::Cancelled { by, .. } => format!("cancelled by {} after {took}", by.name),
+        RunState::Rejected { by, .. } => format!("rejected by {}", by.name),
+        RunState::Expired => "expired: nobody approved in time".to_owned(),
+    };
+    format!(
+        "{} {} · {} · by {} · {when}",
+        icon(&run.state),
+        run.id,
+        run.plan.request,
+        run.requester.name
+    )
+}
+
+fn hhmm(at: OffsetDateTime) -> String {
+    format!("{:02}:{:02} UTC", at.hour(), at.minute())
+}
+
+/// The one progress message of a run, edited in place while it runs.
+pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) -> String {
+    let mut text = headline(run, now);
+    let total = run.plan.steps.len();
+    match &run.state {
+        RunState::Running => {
+            if let Some(i) = run.cursor() {
+                let _ = write!(
+                    text,
+                    "\nstep {}/{total}: {}",
+                    i + 1,
+                    step_label(&run.plan.steps[i])
+                );
+                if let Some(StepState::AwaitingOperator { prompt, .. }) = run.steps.get(i) {
+                    let _ = write!(text, "\n👉 {prompt}");
+                }
+            }
+            if let Some(observed) = observed.filter(|o| **o != Observation::default()) {
+                let _ = write!(text, "\n{observed}");
+            }
+        }
+        RunState::AwaitingApproval { .. } => {
+            let _ = write!(
+                text,
+                "\napprove with /approve id:{} or reject with /reject id:{} reason:\"...\"",
+                run.id, run.id
+            );
+        }
+        RunState::Succeeded => {
+            if let Some(note) = last_note(run) {
+                let _ = write!(text, "\n{note}");
+            }
+        }
+        RunState::Failed { error } => {
+            if let Some(i) = run.cursor() {
+                let _ = write!(
+                    text,
+                    "\nat step {}/{total}: {}",
+                    i + 1,
+                    step_label(&run.plan.steps[i])
+                );
+            }
+            let _ = write!(text, "\n{error}");
+        }
+        RunState::Cancelled { note, .. } => {
+            let _ = write!(text, "\n{note}");
+        }
+        RunState::Rejected { reason, .. } => {
+            let _ = write!(text, "\nreason: {reason}");
+        }
+        RunState::Expired => {}
+    }
+    fit(&text)
+}
+
+/// The note of the last step done; for maintenance runs, the final report.
+fn last_note(run: &Run) -> Option<&str> {
+    run.steps.iter().rev().find_map(|s| match s {
+        StepState::Done { note, .. } if !note.is_empty() => Some(note.as_str()),
+        _ => None,
+    })
+}
+
+/// `/run status`: the progress message, then every step.
+pub fn run_status(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) -> String {
+    let mut text = progress(run, observed, now);
+    text.push('\n');
+    for (i, (action, state)) in run.plan.steps.iter().zip(&run.steps).enumerate() {
+        let (mark, detail) = match state {
+            StepState::Pending => ("·", String::new()),
+            StepState::Started { .. } => ("▶", String::new()),
+            StepState::AwaitingOperator { .. } => ("👉", " (waiting for /run done)".to_owned()),
+            StepState::Done { note, .. } if note.is_empty() || note.contains('\n') => {
+                ("✔", String::new())
+            }
+            StepState::Done { note, .. } => ("✔", format!(" ({note})")),
+            StepState::Failed { .. } => ("✖", String::new()),
+        };
+        let _ = write!(text, "\n{mark} {:>2}. {}{detail}", i + 1, step_label(action));
+    }
+    let _ = write!(text, "\nplan digest {}", run.digest);
+    fit(&text)
+}
+
+/// `/run list`: one line per run, newest first.
+pub fn run_list(runs: &[Run], now: OffsetDateTime) -> String {
+    if runs.is_empty() {
+        return "no runs in the last 24 hours".to_owned();
+    }
+    let lines: Vec<String> = runs.iter().map(|run| headline(run, now)).collect();
+    fit(&lines.join("\n"))
+}
+
+/// What a run that stopped early leaves behind, and the command that undoes it. Shown when a run
+/// fails or is cancelled, so that nobody has to work out the cluster's state at 3 a.m.
+pub fn aftermath(run: &Run) -> String {
+    let mut allocation_disabled = false;
+    let mut stopped: Vec<NodeAddr> = Vec::new();
+    let mut uncertain: Vec<String> = Vec::new();
+    for (action, state) in run.plan.steps.iter().zip(&run.steps) {
+        let done = matches!(state, StepState::Done { .. });
+        let touched = !matches!(state, StepState::Pending);
+        let Action::Safe(safe) = action else { continue };
+        match safe {
+            SafeAction::DisableAllocation if done => allocation_disabled = true,
+            SafeAction::EnableAllocation if done => allocation_disabled = false,
+            SafeAction::StopNode { node } if done => stopped.push(*node),
+            SafeAction::StartNode { node } if done => stopped.retain(|n| n != node),
+            SafeAction::StopNode { node } | SafeAction::StartNode { node } if touched => {
+                uncertain.push(format!("{node} may be half-way ({})", step_label(action)));
+            }
+            _ => {}
+        }
+    }
+    let mut left = Vec::new();
+    if allocation_disabled {
+        left.push("shard allocation is disabled (persistent cluster.routing.allocation.enable: none)".to_owned());
+    }
+    if !stopped.is_empty() {
+        let nodes: Vec<String> = stopped.iter().map(ToString::to_string).collect();
+        left.push(format!("stopped: {}", nodes.join(", ")));
+    }
+    left.extend(uncertain);
+    if left.is_empty() {
+        return "nothing was left changed".to_owned();
+    }
+    let cluster = match &run.plan.request {
+        ProcedureRequest::ClusterStop { cluster }
+        | ProcedureRequest::ClusterStart { cluster }
+        | ProcedureRequest::ClusterRestart { cluster } => cluster,
+    };
+    format!(
+        "left in place: {}\nto bring the cluster back: /cluster start cluster:{cluster}",
+        left.join("; ")
+    )
+}
+
+/// The summary the start procedure ends with: `_cat/health`, `_cat/recovery`, `_cat/nodes`.
+pub fn report(report: &CatReport) -> String {
+    let mut lines = Vec::new();
+    for h in &report.health {
+        lines.push(format!(
+            "_cat/health: status {} · {} nodes · {} shards · {} unassigned · {} initializing · {} relocating · {} active",
+            h.status, h.node_total, h.shards, h.unassign, h.init, h.relo, h.active_shards_percent
+        ));
+    }
+    const SHOWN: usize = 3;
+    let recoveries: Vec<String> = report
+        .recovery
+        .iter()
+        .take(SHOWN)
+        .map(|r| {
+            format!(
+                "{}#{} {} {} → {} ({}, {})",
+                r.index, r.shard, r.kind, r.source_node, r.target_node, r.stage, r.bytes_percent
+            )
+        })
+        .collect();
+    lines.push(match report.recovery.len() {
+        0 => "_cat/recovery: no recovery running".to_owned(),
+        n if n > SHOWN => format!("_cat/recovery: {n} running, e.g. {}", recoveries.join("; ")),
+        n => format!("_cat/recovery: {n} running: {}", recoveries.join("; ")),
+    });
+    let nodes: Vec<String> = report
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut tags = Vec::new();
+            if n.master == "*" {
+                tags.push("master".to_owned());
+            }
+            if let Some(heap) = &n.heap_percent {
+                tags.push(format!("heap {heap}%"));
+            }
+            if tags.is_empty() {
+                n.name.clone()
+            } else {
+                format!("{} ({})", n.name, tags.join(", "))
+            }
+        })
+        .collect();
+    lines.push(format!("_cat/nodes: {}", nodes.join(", ")));
+    fit(&lines.join("\n"))
+}
+
+/// `/cluster status`.
+pub fn cluster_status(status: &ClusterStatus) -> String {
+    let mut head = format!("cluster {}", status.cluster);
+    if let Some(version) = status.version {
+        let _ = write!(head, " · {version}");
+    }
+    if let Some(health) = &status.health {
+        let _ = write!(head, " · status {}", health.status);
+    }
+    let mut lines = vec![head];
+    let expected = status.inventory.len();
+    match &status.membership {
+        Membership::Formed { nodes, master } => {
+            let listed: Vec<String> = nodes
+                .iter()
+                .map(|n| if Some(*n) == *master { format!("{n} (master)") } else { n.to_string() })
+                .collect();
+            lines.push(format!("nodes {}/{expected} joined: {}", nodes.len(), listed.join(", ")));
+            let missing: Vec<String> = status
+                .inventory
+                .iter()
+                .filter(|n| !nodes.contains(n))
+                .map(ToString::to_string)
+                .collect();
+            if !missing.is_empty() {
+                lines.push(format!("not joined: {}", missing.join(", ")));
+            }
+        }
+        Membership::NoMaster => lines.push(format!(
+            "nodes: no elected master; fewer than {} of {expected} nodes are up",
+            expected / 2 + 1
+        )),
+        Membership::Unreachable => lines.push("nodes: the cluster does not answer".to_owned()),
+    }
+    if let Some(h) = &status.health {
+        lines.push(format!(
+            "shards: {} active · {} relocating · {} initializing · {} unassigned",
+            h.active_shards, h.relocating_shards, h.initializing_shards, h.unassigned_shards
+        ));
+    }
+    if let Membership::Formed { .. } = status.membership {
+        lines.push(format!(
+            "allocation: enable {} · exclude._ip {}",
+            status.allocation_enable.as_deref().unwrap_or("all (default)"),
+            status.exclude_ip.as_deref().filter(|ip| !ip.is_empty()).unwrap_or("none"),
+        ));
+    }
+    if let Some(problem) = &status.problem {
+        lines.push(problem.clone());
+    }
+    if status.runs.is_empty() {
+        lines.push("runs: none active".to_owned());
+    } else {
+        lines.push(format!("runs: {}", status.runs.join("; ")));
+    }
+    fit(&lines.join("\n"))
+}
+
+/// `/help` and `/help topic:cluster`.
+pub fn help(topic: Option<&str>, console: bool) -> String {
+    let shown = |c: &&catalogue::CommandSpec| console || c.surface == Surface::Everywhere;
+    let commands: Vec<_> = match topic {
+        Some(topic) => catalogue::group(topic).filter(shown).collect(),
+        None => CATALOGUE.iter().filter(shown).collect(),
+    };
+    if commands.is_empty() {
+        let groups: Vec<&str> = CATALOGUE.iter().map(|c| c.group).collect();
+        let mut groups = groups;
+        groups.dedup();
+        return format!(
+            "no commands about `{}`; groups: {}",
+            topic.unwrap_or_default(),
+            groups.join(", ")
+        );
+    }
+    let lines: Vec<String> = commands
+        .iter()
+        .map(|c| format!("{}\n    {}", c.usage(), c.summary))
+        .collect();
+    fit(&lines.join("\n"))
+}
+
+/// Cuts a text to the chat limit, saying so, on a character boundary.
+pub fn fit(text: &str) -> String {
+    const MORE: &str = "\n… (cut to fit; /run status shows the rest)";
+    if text.chars().count() <= MESSAGE_LIMIT {
+        return text.to_owned();
+    }
+    let keep = MESSAGE_LIMIT - MORE.chars().count();
+    let mut cut: String = text.chars().take(keep).collect();
+    cut.push_str(MORE);
+    cut
+}
+
+#[cfg(test)]
+mod tests;

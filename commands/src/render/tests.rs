@@ -1,0 +1,157 @@
+use super::*;
+use crate::cluster::{Distribution, HealthStatus, Membership, ServerVersion};
+use crate::name::{NodeAddr, RunId};
+use crate::planner::{ClusterFacts, Facts, plan as make_plan};
+use crate::request::ProcedureRequest;
+use crate::run::{ChannelId, UserRef};
+use time::macros::datetime;
+
+const T0: OffsetDateTime = datetime!(2026-11-21 03:00:00 UTC);
+
+fn restart_run() -> Run {
+    let nodes: Vec<NodeAddr> = (11..=13)
+        .map(|i| NodeAddr::parse(&format!("10.0.0.{i}")).unwrap())
+        .collect();
+    let facts = Facts::Cluster(ClusterFacts {
+        inventory: nodes.clone(),
+        version: ServerVersion::parse(Distribution::OpenSearch, "2.11.1"),
+        membership: Membership::Formed {
+            nodes,
+            master: None,
+        },
+    });
+    let request = ProcedureRequest::ClusterRestart {
+        cluster: crate::name::ClusterName::parse("logs").unwrap(),
+    };
+    let plan = make_plan(&request, &facts).unwrap();
+    Run::new(
+        RunId::new(3),
+        plan,
+        UserRef {
+            id: "u-alice".into(),
+            name: "alice".into(),
+        },
+        ChannelId("console".into()),
+        T0,
+        time::Duration::minutes(30),
+    )
+}
+
+fn done(note: &str) -> StepState {
+    StepState::Done {
+        at: T0,
+        note: note.into(),
+    }
+}
+
+#[test]
+fn progress_shows_the_step_and_what_is_observed() {
+    let mut run = restart_run();
+    for step in &mut run.steps[..7] {
+        *step = done("");
+    }
+    run.steps[7] = StepState::Started { at: T0 };
+    let observed = Observation {
+        nodes_joined: Some((1, 3)),
+        status: Some(HealthStatus::Yellow),
+        unassigned_shards: Some(48),
+        ..Observation::default()
+    };
+    let text = progress(&run, Some(&observed), T0 + time::Duration::seconds(72));
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn final_states_read_well() {
+    let bob = UserRef {
+        id: "u-bob".into(),
+        name: "bob".into(),
+    };
+    let later = T0 + time::Duration::seconds(252);
+    let mut texts = Vec::new();
+
+    let mut ok = restart_run();
+    let last = ok.steps.len() - 1;
+    for step in &mut ok.steps {
+        *step = done("");
+    }
+    ok.steps[last] = done("status green · nodes 3/3 · shards 186 active · no recoveries running");
+    ok.finish(RunState::Succeeded, later);
+    texts.push(progress(&ok, None, later));
+
+    let mut failed = restart_run();
+    failed.steps[0] = done("");
+    failed.steps[1] = StepState::Failed {
+        at: later,
+        error: "x".into(),
+    };
+    failed.finish(
+        RunState::Failed {
+            error: "search cluster `logs`: POST /_flush answered 503 after 5 tries; check the \
+                    cluster, then /cluster restart cluster:logs again"
+                .into(),
+        },
+        later,
+    );
+    texts.push(progress(&failed, None, later));
+
+    let mut cancelled = restart_run();
+    cancelled.finish(
+        RunState::Cancelled {
+            by: bob.clone(),
+            note: "allocation is still disabled; /cluster start cluster:logs re-enables it".into(),
+        },
+        later,
+    );
+    texts.push(progress(&cancelled, None, later));
+
+    let mut waiting = restart_run();
+    waiting.state = RunState::AwaitingApproval {
+        expires_at: T0 + time::Duration::minutes(30),
+    };
+    texts.push(progress(&waiting, None, later));
+
+    let mut manual = restart_run();
+    manual.steps[0] = done("");
+    manual.steps[1] = done("");
+    manual.steps[2] = StepState::AwaitingOperator {
+        since: T0,
+        prompt: "stop the search container on 10.0.0.11, then type /run done id:r-3".into(),
+    };
+    texts.push(progress(&manual, None, later));
+
+    insta::assert_snapshot!(texts.join("\n\n"));
+}
+
+#[test]
+fn run_status_lists_every_step() {
+    let mut run = restart_run();
+    run.steps[0] = done("");
+    run.steps[1] = done("62 shards flushed");
+    run.steps[2] = StepState::Started { at: T0 };
+    insta::assert_snapshot!(run_status(&run, None, T0 + time::Duration::seconds(9)));
+}
+
+#[test]
+fn help_is_derived_from_the_catalogue() {
+    insta::assert_snapshot!(help(None, true));
+    assert!(!help(None, false).contains("/as"));
+    assert!(help(Some("run"), false).contains("/run cancel id:<run id>"));
+    assert!(help(Some("nonsense"), false).starts_with("no commands about `nonsense`"));
+}
+
+#[test]
+fn durations_are_compact() {
+    let d = time::Duration::seconds;
+    assert_eq!(duration(d(42)), "42s");
+    assert_eq!(duration(d(252)), "4m12s");
+    assert_eq!(duration(d(3720)), "1h02m");
+}
+
+#[test]
+fn long_texts_are_cut_to_the_chat_limit() {
+    let long = "é".repeat(3000);
+    let cut = fit(&long);
+    assert_eq!(cut.chars().count(), MESSAGE_LIMIT);
+    assert!(cut.ends_with("/run status shows the rest)"));
+}

@@ -1,0 +1,75 @@
+//! What an operator asked for, once parsed: one closed enum, dispatched by one exhaustive `match`.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::name::{ClusterName, Reason, RunId, UserName};
+
+/// A parsed command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Starts a procedure run.
+    Procedure(ProcedureRequest),
+    /// `/cluster status`: read-only look at a cluster.
+    ClusterStatus { cluster: ClusterName },
+    /// `/run status`: one run in detail.
+    RunStatus { id: RunId },
+    /// `/run list`: runs that are active or finished recently.
+    RunList,
+    /// `/run cancel`: stop a run at its next safe point.
+    RunCancel { id: RunId },
+    /// `/run done`: an operator confirms a manual step.
+    RunDone { id: RunId },
+    /// `/approve`: a second operator approves a destructive plan.
+    Approve { id: RunId },
+    /// `/reject`: a second operator refuses a destructive plan.
+    Reject { id: RunId, reason: Reason },
+    /// `/help`: the catalogue, or one group of it.
+    Help { topic: Option<String> },
+    /// `/as`: the console speaks as another configured operator.
+    ActAs { user: UserName },
+}
+
+/// A request that becomes a durable procedure run. Its canonical text is part of the plan digest.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "procedure", rename_all = "snake_case")]
+pub enum ProcedureRequest {
+    /// Spec 3.1 "Stop the cluster".
+    ClusterStop { cluster: ClusterName },
+    /// Spec 3.1 "Start the cluster".
+    ClusterStart { cluster: ClusterName },
+    /// Stop then start, as one run.
+    ClusterRestart { cluster: ClusterName },
+}
+
+impl ProcedureRequest {
+    /// The cluster the run works on; it holds that cluster's lock for its whole life.
+    pub fn cluster(&self) -> &ClusterName {
+        match self {
+            Self::ClusterStop { cluster }
+            | Self::ClusterStart { cluster }
+            | Self::ClusterRestart { cluster } => cluster,
+        }
+    }
+
+    /// Maintenance procedures are announced; read-mostly ones would not be.
+    pub fn is_maintenance(&self) -> bool {
+        match self {
+            Self::ClusterStop { .. } | Self::ClusterStart { .. } | Self::ClusterRestart { .. } => {
+                true
+            }
+        }
+    }
+}
+
+/// The canonical command line, e.g. `/cluster stop cluster:logs`.
+impl fmt::Display for ProcedureRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ClusterStop { cluster } => write!(f, "/cluster stop cluster:{cluster}"),
+            Self::ClusterStart { cluster } => write!(f, "/cluster start cluster:{cluster}"),
+            Self::ClusterRestart { cluster } => write!(f, "/cluster restart cluster:{cluster}"),
+        }
+    }
+}

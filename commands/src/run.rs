@@ -1,0 +1,199 @@
+//! A procedure run: its plan, who asked, where it is, and every step's state. This is the record
+//! the store keeps; its transitions are methods here so that the rules live in one place.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::approval::ApprovalGrant;
+use crate::name::RunId;
+use crate::plan::{Plan, PlanDigest};
+
+/// A person, as the chat platform identifies them: `id` is stable (a Discord user id), `name` is
+/// only for display and is never used to authorize anything.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct UserRef {
+    pub id: String,
+    pub name: String,
+}
+
+/// What an actor may do, resolved by the front end from its config (Discord roles, console users).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Roles {
+    pub operator: bool,
+    pub approver: bool,
+}
+
+/// Whoever typed a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub user: UserRef,
+    pub roles: Roles,
+}
+
+/// Where a run reports: a channel id of the front end that started it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ChannelId(pub String);
+
+/// The one progress message of a run, kept so that a restarted bot edits the same message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MessageId(pub String);
+
+/// Where a run is in its life.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum RunState {
+    /// A destructive plan waits for a second operator until `expires_at`.
+    AwaitingApproval {
+        #[serde(with = "time::serde::rfc3339")]
+        expires_at: OffsetDateTime,
+    },
+    /// The engine is executing steps (or waiting for an operator's manual step).
+    Running,
+    Succeeded,
+    /// A step failed; `error` says what happened and what to do next.
+    Failed { error: String },
+    /// Stopped by an operator at a safe point; `note` says what is left in place.
+    Cancelled { by: UserRef, note: String },
+    Rejected { by: UserRef, reason: String },
+    /// Nobody approved in time.
+    Expired,
+}
+
+impl RunState {
+    /// Finished runs release their cluster's lock and are never resumed.
+    pub fn is_finished(&self) -> bool {
+        match self {
+            Self::AwaitingApproval { .. } | Self::Running => false,
+            Self::Succeeded
+            | Self::Failed { .. }
+            | Self::Cancelled { .. }
+            | Self::Rejected { .. }
+            | Self::Expired => true,
+        }
+    }
+
+    /// A short word for lists.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::AwaitingApproval { .. } => "awaiting approval",
+            Self::Running => "running",
+            Self::Succeeded => "succeeded",
+            Self::Failed { .. } => "failed",
+            Self::Cancelled { .. } => "cancelled",
+            Self::Rejected { .. } => "rejected",
+            Self::Expired => "expired",
+        }
+    }
+}
+
+/// One step's state. `Started` is written (and flushed) before the side effect: a run found with
+/// a started step after a crash settles it by observing the world, never by replaying blindly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum StepState {
+    Pending,
+    Started {
+        #[serde(with = "time::serde::rfc3339")]
+        at: OffsetDateTime,
+    },
+    /// A manual step: an operator was asked to act and to confirm with `/run done`.
+    AwaitingOperator {
+        #[serde(with = "time::serde::rfc3339")]
+        since: OffsetDateTime,
+        prompt: String,
+    },
+    Done {
+        #[serde(with = "time::serde::rfc3339")]
+        at: OffsetDateTime,
+        note: String,
+    },
+    Failed {
+        #[serde(with = "time::serde::rfc3339")]
+        at: OffsetDateTime,
+        error: String,
+    },
+}
+
+/// An operator asked the run to stop; the engine honours it at the next safe point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelRequest {
+    pub by: UserRef,
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+}
+
+/// The durable record of one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Run {
+    pub id: RunId,
+    pub plan: Plan,
+    pub digest: PlanDigest,
+    pub requester: UserRef,
+    pub channel: ChannelId,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub finished_at: Option<OffsetDateTime>,
+    pub state: RunState,
+    /// One entry per plan step, in order.
+    pub steps: Vec<StepState>,
+    pub approval: Option<ApprovalGrant>,
+    pub cancel: Option<CancelRequest>,
+    pub progress_message: Option<MessageId>,
+}
+
+impl Run {
+    /// A new run of `plan`; destructive plans start by waiting for approval until `expires_at`.
+    pub fn new(
+        id: RunId,
+        plan: Plan,
+        requester: UserRef,
+        channel: ChannelId,
+        now: OffsetDateTime,
+        approval_ttl: time::Duration,
+    ) -> Self {
+        let state = if plan.needs_approval() {
+            RunState::AwaitingApproval {
+                expires_at: now + approval_ttl,
+            }
+        } else {
+            RunState::Running
+        };
+        Self {
+            id,
+            digest: plan.digest(),
+            steps: vec![StepState::Pending; plan.steps.len()],
+            plan,
+            requester,
+            channel,
+            created_at: now,
+            finished_at: None,
+            state,
+            approval: None,
+            cancel: None,
+            progress_message: None,
+        }
+    }
+
+    /// The first step that is not done: where execution continues.
+    pub fn cursor(&self) -> Option<usize> {
+        self.steps
+            .iter()
+            .position(|s| !matches!(s, StepState::Done { .. }))
+    }
+
+    /// The manual step an operator must confirm, if the run waits on one.
+    pub fn awaiting_operator(&self) -> Option<usize> {
+        self.steps
+            .iter()
+            .position(|s| matches!(s, StepState::AwaitingOperator { .. }))
+    }
+
+    /// Ends the run in `state` at `now`.
+    pub fn finish(&mut self, state: RunState, now: OffsetDateTime) {
+        self.state = state;
+        self.finished_at = Some(now);
+    }
+}

@@ -1,0 +1,62 @@
+//! Errors of the store, worded for the operator who reads them at start-up or in chat.
+
+use std::path::PathBuf;
+
+use opsbot_commands::name::{ClusterName, RunId};
+
+use crate::keys;
+
+/// Why the store could not do what was asked. The `Display` text is a whole sentence that says
+/// what to do next, because it ends up in a start-up failure or a chat reply.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "the store could not read or write its database ({0}); check the disk, its free space \
+         and its permissions, and that no other opsbot uses the same store"
+    )]
+    Sled(#[from] sled::Error),
+    /// A record that does not decode. Never skipped: a run the bot cannot read is a run it
+    /// cannot resume, so it refuses to start rather than forget it.
+    #[error(
+        "the store at {} has a corrupt {} {key} ({detail}); restore it from backup or move it aside",
+        .path.display(),
+        keys::noun(.tree)
+    )]
+    Corrupt {
+        path: PathBuf,
+        tree: &'static str,
+        key: String,
+        detail: String,
+    },
+    /// A record written by a newer opsbot: reading it with this one could lose what it added.
+    #[error(
+        "the store at {} has a {} {key} written by a newer opsbot (format {found}, this one reads \
+         up to {supported}); run the newer opsbot or restore a backup",
+        .path.display(),
+        keys::noun(.tree)
+    )]
+    NewerVersion {
+        path: PathBuf,
+        tree: &'static str,
+        key: String,
+        found: u32,
+        supported: u32,
+    },
+    #[error("cluster `{cluster}` is busy with run {holder}; wait for it or /run cancel id:{holder}")]
+    Locked { cluster: ClusterName, holder: RunId },
+    #[error("there is no run {run}; /run list shows the runs there are")]
+    NotFound { run: RunId },
+    /// A value serde cannot write (a timestamp outside years 0–9999 has no RFC 3339 form).
+    #[error("{what} cannot be stored ({detail}); nothing was written")]
+    Unencodable { what: String, detail: String },
+}
+
+/// What [`crate::Store::update_run`] can fail with: the store itself, or the caller's closure
+/// refusing the transition (then nothing was written).
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateError<E> {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Refused(E),
+}

@@ -1,0 +1,197 @@
+//! Runs: creating one under its cluster's lock, compare-and-swap transitions with their audit
+//! events, and the listings the bot resumes and reports from.
+
+use std::sync::PoisonError;
+
+use opsbot_commands::audit::{AuditEvent, AuditKind};
+use opsbot_commands::name::{ClusterName, RunId};
+use opsbot_commands::plan::PlanDigest;
+use opsbot_commands::run::{Run, UserRef};
+use sled::Transactional;
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+use time::OffsetDateTime;
+
+use crate::error::{StoreError, UpdateError};
+use crate::keys::{self, NEXT_RUN};
+use crate::store::{Store, abort, settle};
+
+/// Why an `update_run` transaction gave up.
+enum Abort {
+    Store(StoreError),
+    /// The run changed since it was read: read it again and re-apply the change.
+    Stale,
+}
+
+impl From<StoreError> for Abort {
+    fn from(error: StoreError) -> Self {
+        Self::Store(error)
+    }
+}
+
+impl Store {
+    /// Creates a run in one transaction: allocates the next id (r-1, r-2, ... with no gaps),
+    /// takes the lock of the run's cluster, stores the run and appends `RunRequested`; then
+    /// flushes. `build` is called once, with the id the run gets (the store owns ids: a run it
+    /// returns with another id is filed under the allocated one). A cluster busy with another
+    /// unfinished run gives [`StoreError::Locked`] and nothing is written.
+    pub fn create_run(
+        &self,
+        build: impl FnOnce(RunId) -> Run,
+        actor: Option<&UserRef>,
+    ) -> Result<Run, StoreError> {
+        let _one_at_a_time = self.creating.lock().unwrap_or_else(PoisonError::into_inner);
+        let id = RunId::new(self.counter(NEXT_RUN)?);
+        let mut run = build(id);
+        run.id = id;
+        let what = format!("run {id}");
+        let record = self.encode(&what, &run)?;
+        let requested = AuditEvent {
+            at: OffsetDateTime::now_utc(),
+            run: Some(id),
+            actor: actor.cloned(),
+            event: AuditKind::RunRequested {
+                command: run.plan.request.to_string(),
+                digest: full_digest(&run.digest),
+            },
+        };
+        let requested = self.encode(&format!("the audit event of {what}"), &requested)?;
+        let key = keys::run_key(id);
+        let trees = (&self.meta, &self.runs, &self.locks, &self.audit);
+        settle(trees.transaction(|(meta, runs, locks, audit)| {
+            let allocated = self.take_next(meta, NEXT_RUN)?;
+            if allocated != id.get() || runs.get(key)?.is_some() {
+                let detail = format!("run {id} was being created under it");
+                return Err(abort(self.corrupt(keys::META, NEXT_RUN, &detail)));
+            }
+            self.sync_lock(runs, locks, None, &run)?;
+            runs.insert(&key, record.as_slice())?;
+            self.put_audit(meta, audit, &requested)
+        }))?;
+        self.flush()?;
+        Ok(run)
+    }
+
+    /// The run with this id, if there is one.
+    pub fn run(&self, id: RunId) -> Result<Option<Run>, StoreError> {
+        let key = keys::run_key(id);
+        match self.runs.get(key)? {
+            Some(bytes) => self.decode_run(&key, &bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Applies a transition as a compare-and-swap: reads the run, applies `change` to a copy,
+    /// and writes the copy in one transaction with the audit events `change` returned (stamped
+    /// with now, the run and `actor`) and the lock change it implies (a run that became
+    /// finished releases its cluster). If the run changed in between, it is read again and
+    /// `change` applied again, so no concurrent transition is lost. Then flushes: the engine
+    /// writes "step started" here right before the side effect. A refusal from `change`
+    /// writes nothing; a change that alters nothing and audits nothing writes nothing either.
+    /// The id is the key, so a change cannot move a run to another id.
+    pub fn update_run<E>(
+        &self,
+        id: RunId,
+        actor: Option<&UserRef>,
+        mut change: impl FnMut(&mut Run) -> Result<Vec<AuditKind>, E>,
+    ) -> Result<Run, UpdateError<E>> {
+        let key = keys::run_key(id);
+        loop {
+            let stored = self
+                .runs
+                .get(key)
+                .map_err(StoreError::from)?
+                .ok_or(StoreError::NotFound { run: id })?;
+            let before = self.decode_run(&key, &stored)?;
+            let mut after = before.clone();
+            let kinds = change(&mut after).map_err(UpdateError::Refused)?;
+            after.id = id;
+            if after == before && kinds.is_empty() {
+                return Ok(after);
+            }
+            let what = format!("run {id}");
+            let record = self.encode(&what, &after)?;
+            let at = OffsetDateTime::now_utc();
+            let events = kinds
+                .into_iter()
+                .map(|event| {
+                    let event = AuditEvent {
+                        at,
+                        run: Some(id),
+                        actor: actor.cloned(),
+                        event,
+                    };
+                    self.encode(&format!("an audit event of {what}"), &event)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let trees = (&self.meta, &self.runs, &self.locks, &self.audit);
+            let outcome = trees.transaction(|(meta, runs, locks, audit)| {
+                if runs.get(key)?.as_deref() != Some(&stored[..]) {
+                    return Err(ConflictableTransactionError::Abort(Abort::Stale));
+                }
+                self.sync_lock(runs, locks, Some(&before), &after)?;
+                runs.insert(&key, record.as_slice())?;
+                events
+                    .iter()
+                    .try_for_each(|event| self.put_audit(meta, audit, event))
+            });
+            match outcome {
+                Ok(()) => {
+                    self.flush()?;
+                    return Ok(after);
+                }
+                Err(TransactionError::Abort(Abort::Stale)) => continue,
+                Err(TransactionError::Abort(Abort::Store(error))) => return Err(error.into()),
+                Err(TransactionError::Storage(error)) => {
+                    return Err(StoreError::Sled(error).into());
+                }
+            }
+        }
+    }
+
+    /// Every run, newest first (for `/run list`).
+    pub fn runs(&self) -> Result<Vec<Run>, StoreError> {
+        self.runs
+            .iter()
+            .rev()
+            .map(|entry| {
+                let (key, bytes) = entry?;
+                self.decode_run(&key, &bytes)
+            })
+            .collect()
+    }
+
+    /// The runs to resume at start-up, oldest first.
+    pub fn unfinished_runs(&self) -> Result<Vec<Run>, StoreError> {
+        let mut unfinished = Vec::new();
+        for entry in self.runs.iter() {
+            let (key, bytes) = entry?;
+            let run = self.decode_run(&key, &bytes)?;
+            if !run.state.is_finished() {
+                unfinished.push(run);
+            }
+        }
+        Ok(unfinished)
+    }
+
+    /// The run holding `cluster`'s lock. A lock left pointing at a finished, missing or
+    /// other-cluster run (possible only after a repair by hand) counts as free: `None`.
+    pub fn lock_holder(&self, cluster: &ClusterName) -> Result<Option<RunId>, StoreError> {
+        let key = cluster.as_str().as_bytes();
+        let Some(bytes) = self.locks.get(key)? else {
+            return Ok(None);
+        };
+        let holder: RunId = self.decode(keys::LOCKS, key, &bytes)?;
+        let record = self.runs.get(keys::run_key(holder))?;
+        Ok(self.is_live(holder, record, cluster)?.then_some(holder))
+    }
+}
+
+/// The whole hex digest, for the audit log (its `Display` shows only the short prefix, and the
+/// domain type has no other accessor). It serializes as the bare string; should that ever
+/// change, the short form is still a useful record.
+fn full_digest(digest: &PlanDigest) -> String {
+    match serde_json::to_value(digest) {
+        Ok(serde_json::Value::String(full)) => full,
+        _ => digest.to_string(),
+    }
+}

@@ -1,0 +1,328 @@
+//! Opening the sled database, checking it before the bot trusts it, and the transaction
+//! plumbing (counters, audit appends, cluster locks) that every write shares.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use opsbot_commands::name::{ClusterName, RunId};
+use opsbot_commands::run::Run;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sled::transaction::{ConflictableTransactionError, ConflictableTransactionResult};
+use sled::transaction::{TransactionError, TransactionalTree};
+use sled::{IVec, Tree};
+
+use crate::codec::{self, DecodeError};
+use crate::error::StoreError;
+use crate::keys::{self, AUDIT, LOCKS, META, NEXT_AUDIT, NEXT_RUN, RUN_LOGS, RUNS, SCHEMA};
+
+/// The layout of trees and keys this opsbot understands.
+const SCHEMA_VERSION: u32 = 1;
+
+/// The durable store: runs, the audit log, one lock per cluster, run logs. Every write is one
+/// sled transaction followed by a flush, so that a write that returned survives a SIGKILL.
+/// Clones share the same database (sled handles are cheap clones).
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) db: sled::Db,
+    pub(crate) meta: Tree,
+    pub(crate) runs: Tree,
+    pub(crate) locks: Tree,
+    pub(crate) audit: Tree,
+    pub(crate) run_logs: Tree,
+    path: Arc<PathBuf>,
+    /// Serializes `create_run`, so that the id its `build` closure is given is the id the
+    /// transaction allocates (sled's file lock already keeps other processes out).
+    pub(crate) creating: Arc<Mutex<()>>,
+}
+
+/// Not derived: sled's own `Debug` would print the whole database.
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the store at `path` and checks it: the schema version, the counters,
+    /// the locks and every run record are decoded once, so that a corrupt or newer record stops
+    /// the bot at start-up with a clear message instead of failing a run later. The audit log
+    /// and run logs are not scanned (they only grow); they are checked when read.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let started = Instant::now();
+        let db = sled::Config::new().path(path).open()?;
+        let store = Store {
+            meta: db.open_tree(META)?,
+            runs: db.open_tree(RUNS)?,
+            locks: db.open_tree(LOCKS)?,
+            audit: db.open_tree(AUDIT)?,
+            run_logs: db.open_tree(RUN_LOGS)?,
+            db,
+            path: Arc::new(path.to_owned()),
+            creating: Arc::new(Mutex::new(())),
+        };
+        store.check_schema()?;
+        let (runs, unfinished) = store.validate()?;
+        tracing::info!(
+            path = %path.display(),
+            runs,
+            unfinished,
+            elapsed_ms = started.elapsed().as_millis(),
+            "store opened"
+        );
+        Ok(store)
+    }
+
+    /// Writes the schema version into a new store; refuses one from a newer opsbot, and one
+    /// that has records but no version (not a store this code wrote).
+    fn check_schema(&self) -> Result<(), StoreError> {
+        if let Some(bytes) = self.meta.get(SCHEMA)? {
+            let found: u32 = self.decode(META, SCHEMA, &bytes)?;
+            if found > SCHEMA_VERSION {
+                return Err(StoreError::NewerVersion {
+                    path: self.path().to_owned(),
+                    tree: META,
+                    key: keys::render(META, SCHEMA),
+                    found,
+                    supported: SCHEMA_VERSION,
+                });
+            }
+            return Ok(());
+        }
+        let trees = [&self.meta, &self.runs, &self.locks, &self.audit, &self.run_logs];
+        if trees.iter().any(|tree| !tree.is_empty()) {
+            return Err(self.corrupt(META, SCHEMA, "missing, although the store holds records"));
+        }
+        self.meta
+            .insert(SCHEMA, self.encode("the schema version", &SCHEMA_VERSION)?)?;
+        self.flush()
+    }
+
+    /// Decodes every counter, lock and run once, and checks that the counters are ahead of
+    /// what they number (a counter behind would make the next write collide with a record).
+    /// Returns how many runs there are and how many are unfinished.
+    fn validate(&self) -> Result<(usize, usize), StoreError> {
+        for entry in self.meta.iter() {
+            let (key, bytes) = entry?;
+            // The schema version is a small number too; every meta value decodes as one.
+            self.decode::<u64>(META, &key, &bytes)?;
+        }
+        for entry in self.locks.iter() {
+            let (key, bytes) = entry?;
+            self.decode::<RunId>(LOCKS, &key, &bytes)?;
+        }
+        let (mut runs, mut unfinished) = (0, 0);
+        for entry in self.runs.iter() {
+            let (key, bytes) = entry?;
+            let run = self.decode_run(&key, &bytes)?;
+            runs += 1;
+            unfinished += usize::from(!run.state.is_finished());
+        }
+        self.check_counter(NEXT_RUN, &self.runs, RUNS)?;
+        self.check_counter(NEXT_AUDIT, &self.audit, AUDIT)?;
+        Ok((runs, unfinished))
+    }
+
+    fn check_counter(&self, counter: &[u8], tree: &Tree, name: &str) -> Result<(), StoreError> {
+        let Some((last, _)) = tree.last()? else {
+            return Ok(());
+        };
+        let next = self.counter(counter)?;
+        match keys::key_number(&last) {
+            Some(last) if last < next => Ok(()),
+            _ => Err(self.corrupt(
+                META,
+                counter,
+                &format!(
+                    "it is {next}, not past the last {} {}",
+                    keys::noun(name),
+                    keys::render(name, &last)
+                ),
+            )),
+        }
+    }
+
+    /// The value of a counter outside a transaction; counters start at 1.
+    pub(crate) fn counter(&self, key: &[u8]) -> Result<u64, StoreError> {
+        match self.meta.get(key)? {
+            Some(bytes) => self.decode(META, key, &bytes),
+            None => Ok(1),
+        }
+    }
+
+    /// Makes everything written so far durable: every write calls it before returning,
+    /// because the engine relies on a returned write to be there after a crash.
+    pub(crate) fn flush(&self) -> Result<(), StoreError> {
+        self.db.flush()?;
+        Ok(())
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn corrupt(&self, tree: &'static str, key: &[u8], detail: &str) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path().to_owned(),
+            tree,
+            key: keys::render(tree, key),
+            detail: detail.to_owned(),
+        }
+    }
+
+    pub(crate) fn decode<T: DeserializeOwned>(
+        &self,
+        tree: &'static str,
+        key: &[u8],
+        bytes: &[u8],
+    ) -> Result<T, StoreError> {
+        codec::decode(bytes).map_err(|error| match error {
+            DecodeError::Corrupt(detail) => self.corrupt(tree, key, &detail),
+            DecodeError::Newer(found) => StoreError::NewerVersion {
+                path: self.path().to_owned(),
+                tree,
+                key: keys::render(tree, key),
+                found,
+                supported: codec::FORMAT,
+            },
+        })
+    }
+
+    /// Decodes a run and checks that it is filed under its own id.
+    pub(crate) fn decode_run(&self, key: &[u8], bytes: &[u8]) -> Result<Run, StoreError> {
+        let run: Run = self.decode(RUNS, key, bytes)?;
+        if keys::run_key(run.id) != key {
+            return Err(self.corrupt(RUNS, key, &format!("it holds run {}", run.id)));
+        }
+        Ok(run)
+    }
+
+    pub(crate) fn encode<T: Serialize>(&self, what: &str, value: &T) -> Result<Vec<u8>, StoreError> {
+        codec::encode(value).map_err(|error| StoreError::Unencodable {
+            what: what.to_owned(),
+            detail: error.to_string(),
+        })
+    }
+
+    /// Takes the next number of a counter inside a transaction.
+    pub(crate) fn take_next<E: From<StoreError>>(
+        &self,
+        meta: &TransactionalTree,
+        key: &[u8],
+    ) -> ConflictableTransactionResult<u64, E> {
+        let next: u64 = match meta.get(key)? {
+            Some(bytes) => self.decode(META, key, &bytes).map_err(abort)?,
+            None => 1,
+        };
+        let after = next
+            .checked_add(1)
+            .ok_or_else(|| abort(self.corrupt(META, key, "the counter is exhausted")))?;
+        meta.insert(key, self.encode("a counter", &after).map_err(abort)?)?;
+        Ok(next)
+    }
+
+    /// Appends one encoded audit event under the next sequence number. An entry already there
+    /// means the counter was set back by hand: refuse rather than overwrite the audit log.
+    pub(crate) fn put_audit<E: From<StoreError>>(
+        &self,
+        meta: &TransactionalTree,
+        audit: &TransactionalTree,
+        event: &[u8],
+    ) -> ConflictableTransactionResult<(), E> {
+        let seq = self.take_next(meta, NEXT_AUDIT)?;
+        let key = keys::number_key(seq);
+        if audit.get(key)?.is_some() {
+            let detail = format!("it points at the existing audit entry #{seq}");
+            return Err(abort(self.corrupt(META, NEXT_AUDIT, &detail)));
+        }
+        audit.insert(&key, event)?;
+        Ok(())
+    }
+
+    /// Makes the locks agree with `run` as it is about to be written: an unfinished run holds
+    /// its cluster's lock, a finished one holds none. `before` is the stored run being replaced.
+    pub(crate) fn sync_lock<E: From<StoreError>>(
+        &self,
+        runs: &TransactionalTree,
+        locks: &TransactionalTree,
+        before: Option<&Run>,
+        run: &Run,
+    ) -> ConflictableTransactionResult<(), E> {
+        let cluster = run.plan.request.cluster();
+        if let Some(old) = before.map(|b| b.plan.request.cluster()) {
+            if old != cluster {
+                self.release(locks, old, run.id)?;
+            }
+        }
+        if run.state.is_finished() {
+            return self.release(locks, cluster, run.id);
+        }
+        let key = cluster.as_str().as_bytes();
+        if let Some(bytes) = locks.get(key)? {
+            let holder: RunId = self.decode(LOCKS, key, &bytes).map_err(abort)?;
+            if holder == run.id {
+                return Ok(());
+            }
+            let held = runs.get(keys::run_key(holder))?;
+            if self.is_live(holder, held, cluster).map_err(abort)? {
+                return Err(abort(StoreError::Locked {
+                    cluster: cluster.clone(),
+                    holder,
+                }));
+            }
+            tracing::warn!(%cluster, %holder, run = %run.id, "taking over a stale cluster lock");
+        }
+        let value = self.encode("a cluster lock", &run.id).map_err(abort)?;
+        locks.insert(key, value)?;
+        Ok(())
+    }
+
+    /// Removes `cluster`'s lock if `run` holds it (a lock held by another run is theirs).
+    fn release<E: From<StoreError>>(
+        &self,
+        locks: &TransactionalTree,
+        cluster: &ClusterName,
+        run: RunId,
+    ) -> ConflictableTransactionResult<(), E> {
+        let key = cluster.as_str().as_bytes();
+        if let Some(bytes) = locks.get(key)? {
+            let holder: RunId = self.decode(LOCKS, key, &bytes).map_err(abort)?;
+            if holder == run {
+                locks.remove(key)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a lock held by `holder` (whose stored record is `record`) still counts. A lock
+    /// whose run is missing, finished or on another cluster cannot happen through this store's
+    /// methods, only after a repair by hand; it is treated as free so that the cluster is not
+    /// blocked forever by a run that will never release it.
+    pub(crate) fn is_live(
+        &self,
+        holder: RunId,
+        record: Option<IVec>,
+        cluster: &ClusterName,
+    ) -> Result<bool, StoreError> {
+        let Some(bytes) = record else {
+            return Ok(false);
+        };
+        let run = self.decode_run(&keys::run_key(holder), &bytes)?;
+        Ok(!run.state.is_finished() && run.plan.request.cluster() == cluster)
+    }
+}
+
+/// Aborts a transaction with a store error.
+pub(crate) fn abort<E: From<StoreError>>(error: StoreError) -> ConflictableTransactionError<E> {
+    ConflictableTransactionError::Abort(E::from(error))
+}
+
+/// The result of a transaction that aborts only with store errors.
+pub(crate) fn settle<T>(result: Result<T, TransactionError<StoreError>>) -> Result<T, StoreError> {
+    result.map_err(|error| match error {
+        TransactionError::Abort(error) => error,
+        TransactionError::Storage(error) => StoreError::Sled(error),
+    })
+}

@@ -1,0 +1,91 @@
+//! The audit log only grows, in order; run logs keep node control's output per run.
+
+mod common;
+
+use common::{T0, alice, bob, new_run};
+use opsbot_commands::audit::{AuditEvent, AuditKind};
+use opsbot_commands::name::RunId;
+use opsbot_commands::run::StepState;
+use opsbot_state::{Store, StoreError};
+
+fn refusal(reason: &str) -> AuditEvent {
+    AuditEvent {
+        at: T0,
+        run: None,
+        actor: Some(bob()),
+        event: AuditKind::ApprovalRefused {
+            reason: reason.into(),
+        },
+    }
+}
+
+#[test]
+fn the_audit_log_is_append_only_and_ordered() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen: Vec<AuditEvent> = Vec::new();
+    for round in 0..3 {
+        let store = Store::open(dir.path()).unwrap();
+        let run = store.create_run(new_run(&format!("c{round}")), Some(&alice())).unwrap();
+        store.append_audit(&refusal(&format!("round {round}"))).unwrap();
+        store
+            .update_run(run.id, None, |run| {
+                run.steps[0] = StepState::Started { at: T0 };
+                Ok::<_, ()>(vec![
+                    AuditKind::Resumed { step: Some(0) },
+                    AuditKind::StepStarted {
+                        step: 0,
+                        action: "disable allocation".into(),
+                    },
+                ])
+            })
+            .unwrap();
+        let audit = store.audit().unwrap();
+        assert_eq!(audit.len(), seen.len() + 4);
+        assert_eq!(audit[..seen.len()], seen[..], "an earlier entry changed");
+        let new: Vec<_> = audit[seen.len()..].iter().map(|e| &e.event).collect();
+        assert!(matches!(new[0], AuditKind::RunRequested { .. }));
+        assert_eq!(new[1], &refusal(&format!("round {round}")).event);
+        assert_eq!(new[2], &AuditKind::Resumed { step: Some(0) });
+        assert!(matches!(new[3], AuditKind::StepStarted { step: 0, .. }));
+        seen = audit;
+    }
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.audit().unwrap(), seen);
+}
+
+#[test]
+fn run_logs_keep_lines_per_run_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        let a = store.create_run(new_run("a"), None).unwrap().id;
+        let b = store.create_run(new_run("b"), None).unwrap().id;
+        for i in 0..12 {
+            store.append_run_log(a, &format!("a line {i}")).unwrap();
+            if i % 3 == 0 {
+                store.append_run_log(b, &format!("b line {i}")).unwrap();
+            }
+        }
+        assert_eq!(store.run_log(b).unwrap(), ["b line 0", "b line 3", "b line 6", "b line 9"]);
+    }
+    let store = Store::open(dir.path()).unwrap();
+    let a = RunId::new(1);
+    store.append_run_log(a, "after reopen").unwrap();
+    let mut expected: Vec<String> = (0..12).map(|i| format!("a line {i}")).collect();
+    expected.push("after reopen".into());
+    assert_eq!(store.run_log(a).unwrap(), expected);
+}
+
+#[test]
+fn run_logs_of_unknown_runs_are_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    assert!(matches!(
+        store.append_run_log(RunId::new(3), "x"),
+        Err(StoreError::NotFound { run }) if run == RunId::new(3)
+    ));
+    assert!(matches!(
+        store.run_log(RunId::new(3)),
+        Err(StoreError::NotFound { .. })
+    ));
+}

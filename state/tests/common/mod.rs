@@ -1,0 +1,105 @@
+//! Shared test fixtures: a realistic 25-step restart plan, people, and run builders.
+
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::net::Ipv4Addr;
+
+use opsbot_commands::cluster::{FlushMode, HealthStatus};
+use opsbot_commands::name::{ClusterName, NodeAddr, RunId};
+use opsbot_commands::plan::{Action, Plan, SafeAction, Wait};
+use opsbot_commands::request::ProcedureRequest;
+use opsbot_commands::run::{ChannelId, Run, RunState, StepState, UserRef};
+use time::OffsetDateTime;
+use time::macros::datetime;
+
+pub const STEPS: usize = 25;
+
+/// Fixture names are literals, so a bad one is a bug in the test: panic with the reason (this
+/// module is shared with the bench, where `unwrap` is denied).
+pub fn cluster(name: &str) -> ClusterName {
+    match ClusterName::parse(name) {
+        Ok(cluster) => cluster,
+        Err(error) => panic!("test fixture: {error}"),
+    }
+}
+
+/// `/cluster restart` of five nodes: 25 steps, like the real planner produces.
+pub fn restart_plan(cluster_name: &str) -> Plan {
+    let nodes: Vec<NodeAddr> = (1..=5).map(|i| Ipv4Addr::new(10, 0, 0, i).into()).collect();
+    let mut steps = vec![
+        Action::Safe(SafeAction::DisableAllocation),
+        Action::Safe(SafeAction::Flush {
+            mode: FlushMode::Plain,
+        }),
+    ];
+    for &node in &nodes {
+        steps.push(Action::Safe(SafeAction::StopNode { node }));
+        steps.push(Action::Wait(Wait::NodeLeft { node }));
+    }
+    for &node in &nodes {
+        steps.push(Action::Safe(SafeAction::StartNode { node }));
+        steps.push(Action::Wait(Wait::NodeJoined { node }));
+    }
+    steps.push(Action::Wait(Wait::ClusterFormed {
+        nodes: nodes.len(),
+        status: HealthStatus::Green,
+    }));
+    steps.push(Action::Safe(SafeAction::EnableAllocation));
+    steps.push(Action::Safe(SafeAction::Report));
+    assert_eq!(steps.len(), STEPS);
+    Plan {
+        request: ProcedureRequest::ClusterRestart {
+            cluster: cluster(cluster_name),
+        },
+        steps,
+        notes: vec!["Elasticsearch 7.17.9: plain flush".into()],
+    }
+}
+
+pub fn alice() -> UserRef {
+    UserRef {
+        id: "1001".into(),
+        name: "alice".into(),
+    }
+}
+
+pub fn bob() -> UserRef {
+    UserRef {
+        id: "1002".into(),
+        name: "bob".into(),
+    }
+}
+
+pub const T0: OffsetDateTime = datetime!(2025-03-04 03:00:00.123456789 UTC);
+
+/// A builder for `create_run`: a new running restart of `cluster_name`, requested by alice.
+pub fn new_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<> {
+    let plan = restart_plan(cluster_name);
+    move |id| {
+        Run::new(
+            id,
+            plan,
+            alice(),
+            ChannelId("ops".into()),
+            T0,
+            time::Duration::minutes(30),
+        )
+    }
+}
+
+/// A builder for a run already finished with every step done (history, as after a night).
+pub fn finished_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<> {
+    let build = new_run(cluster_name);
+    move |id| {
+        let mut run = build(id);
+        run.steps = vec![
+            StepState::Done {
+                at: T0,
+                note: "ok".into(),
+            };
+            STEPS
+        ];
+        run.finish(RunState::Succeeded, T0);
+        run
+    }
+}

@@ -1,0 +1,200 @@
+//! A store the bot cannot fully read stops it at start-up with a clear error, never a panic.
+
+mod common;
+
+use std::path::Path;
+
+use common::{T0, cluster, finished_run, new_run};
+use opsbot_commands::name::RunId;
+use opsbot_commands::run::RunState;
+use opsbot_state::{Store, StoreError};
+
+/// A store with three runs (r-2 finished), closed again.
+fn store_with_three_runs(dir: &Path) {
+    let store = Store::open(dir).unwrap();
+    store.create_run(new_run("a"), None).unwrap();
+    store.create_run(finished_run("b"), None).unwrap();
+    store.create_run(new_run("c"), None).unwrap();
+}
+
+/// Writes `value` under `key` of `tree` with raw sled, as a disk fault or a bad repair would.
+fn poke(dir: &Path, tree: &str, key: &[u8], value: &[u8]) {
+    let db = sled::open(dir).unwrap();
+    db.open_tree(tree).unwrap().insert(key, value).unwrap();
+    db.flush().unwrap();
+}
+
+fn r(n: u64) -> [u8; 8] {
+    n.to_be_bytes()
+}
+
+#[test]
+fn garbage_in_a_run_record_makes_open_fail_naming_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path());
+    poke(dir.path(), "runs", &r(2), b"\x00\xffnot json at all");
+
+    let error = Store::open(dir.path()).unwrap_err();
+    match &error {
+        StoreError::Corrupt { tree, key, .. } => assert_eq!((*tree, key.as_str()), ("runs", "r-2")),
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    let text = error.to_string();
+    let expected = format!(
+        "the store at {} has a corrupt run record r-2 (",
+        dir.path().display()
+    );
+    assert!(text.starts_with(&expected), "{text}");
+    assert!(text.ends_with("; restore it from backup or move it aside"), "{text}");
+}
+
+#[test]
+fn a_run_record_of_the_wrong_shape_is_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path());
+    poke(dir.path(), "runs", &r(3), br#"{"v":1,"data":{"id":3,"state":"running"}}"#);
+    assert!(matches!(
+        Store::open(dir.path()),
+        Err(StoreError::Corrupt { tree: "runs", key, .. }) if key == "r-3"
+    ));
+}
+
+#[test]
+fn a_run_filed_under_another_id_is_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path());
+    let db = sled::open(dir.path()).unwrap();
+    let runs = db.open_tree("runs").unwrap();
+    let r1 = runs.get(r(1)).unwrap().unwrap();
+    runs.insert(r(3), r1).unwrap();
+    db.flush().unwrap();
+    drop((runs, db));
+    match Store::open(dir.path()) {
+        Err(StoreError::Corrupt { key, detail, .. }) => {
+            assert_eq!(key, "r-3");
+            assert_eq!(detail, "it holds run r-1");
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_record_from_a_newer_opsbot_gives_newer_version() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path());
+    poke(dir.path(), "runs", &r(1), br#"{"v":99,"data":{"whatever":"shape"}}"#);
+
+    let error = Store::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            StoreError::NewerVersion { tree: "runs", key, found: 99, supported: 1, .. } if key == "r-1"
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("run record r-1 written by a newer opsbot (format 99, this one reads up to 1)"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_newer_schema_gives_newer_version() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path());
+    poke(dir.path(), "meta", b"schema", br#"{"v":1,"data":2}"#);
+    assert!(matches!(
+        Store::open(dir.path()),
+        Err(StoreError::NewerVersion { tree: "meta", found: 2, .. })
+    ));
+}
+
+#[test]
+fn a_corrupt_lock_makes_open_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path());
+    poke(dir.path(), "locks", b"a", b"r-1");
+    assert!(matches!(
+        Store::open(dir.path()),
+        Err(StoreError::Corrupt { tree: "locks", key, .. }) if key == "`a`"
+    ));
+}
+
+#[test]
+fn a_run_counter_set_back_by_hand_makes_open_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path());
+    poke(dir.path(), "meta", b"next_run_id", br#"{"v":1,"data":2}"#);
+    match Store::open(dir.path()) {
+        Err(StoreError::Corrupt { tree: "meta", key, detail, .. }) => {
+            assert_eq!(key, "next_run_id");
+            assert_eq!(detail, "it is 2, not past the last run record r-3");
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_audit_counter_set_back_by_hand_makes_open_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path());
+    poke(dir.path(), "meta", b"next_audit_seq", br#"{"v":1,"data":1}"#);
+    assert!(matches!(
+        Store::open(dir.path()),
+        Err(StoreError::Corrupt { tree: "meta", key, .. }) if key == "next_audit_seq"
+    ));
+}
+
+#[test]
+fn a_corrupt_audit_entry_is_an_error_when_read() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path());
+    poke(dir.path(), "audit", &r(2), b"{");
+    let store = Store::open(dir.path()).unwrap();
+    assert!(matches!(
+        store.audit(),
+        Err(StoreError::Corrupt { tree: "audit", key, .. }) if key == "#2"
+    ));
+}
+
+#[test]
+fn records_without_a_schema_version_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    poke(dir.path(), "runs", &r(1), b"{}");
+    assert!(matches!(
+        Store::open(dir.path()),
+        Err(StoreError::Corrupt { tree: "meta", key, .. }) if key == "schema"
+    ));
+}
+
+#[test]
+fn a_lock_left_on_a_finished_run_counts_as_free() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path());
+    // A repair by hand pointed `b`'s lock at r-2, which is finished.
+    poke(dir.path(), "locks", b"b", br#"{"v":1,"data":2}"#);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.lock_holder(&cluster("b")).unwrap(), None);
+    let run = store.create_run(new_run("b"), None).unwrap();
+    assert_eq!(store.lock_holder(&cluster("b")).unwrap(), Some(run.id));
+}
+
+#[test]
+fn a_lock_left_on_a_missing_run_counts_as_free() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path());
+    poke(dir.path(), "locks", b"d", br#"{"v":1,"data":42}"#);
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(store.lock_holder(&cluster("d")).unwrap(), None);
+    let run = store.create_run(new_run("d"), None).unwrap();
+    store
+        .update_run(run.id, None, |run| {
+            run.finish(RunState::Succeeded, T0);
+            Ok::<_, ()>(vec![])
+        })
+        .unwrap();
+    assert_eq!(store.lock_holder(&cluster("d")).unwrap(), None);
+    assert_eq!(store.run(RunId::new(42)).unwrap(), None);
+}

@@ -1,0 +1,121 @@
+//! Property: whatever sequence of creations and transitions happens, each unfinished run holds
+//! exactly its cluster's lock and finished runs hold none (checked on the raw locks tree).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{T0, bob, cluster, new_run};
+use opsbot_commands::name::RunId;
+use opsbot_commands::request::ProcedureRequest;
+use opsbot_commands::run::RunState;
+use opsbot_state::{Store, StoreError, UpdateError};
+use proptest::prelude::*;
+
+const CLUSTERS: [&str; 3] = ["a", "b", "c"];
+
+#[derive(Debug, Clone)]
+enum Op {
+    Create { cluster: usize },
+    /// Sets the state of the `run`-th created run (modulo how many there are).
+    SetState { run: usize, state: usize },
+    /// Moves a run to another cluster (no engine does this; the store must still keep its locks right).
+    Move { run: usize, cluster: usize },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (0..CLUSTERS.len()).prop_map(|cluster| Op::Create { cluster }),
+        (0..8_usize, 0..7_usize).prop_map(|(run, state)| Op::SetState { run, state }),
+        (0..8_usize, 0..CLUSTERS.len()).prop_map(|(run, cluster)| Op::Move { run, cluster }),
+    ]
+}
+
+fn state(n: usize) -> RunState {
+    match n {
+        0 => RunState::AwaitingApproval { expires_at: T0 },
+        1 => RunState::Running,
+        2 => RunState::Succeeded,
+        3 => RunState::Failed { error: "x".into() },
+        4 => RunState::Cancelled {
+            by: bob(),
+            note: "x".into(),
+        },
+        5 => RunState::Rejected {
+            by: bob(),
+            reason: "x".into(),
+        },
+        _ => RunState::Expired,
+    }
+}
+
+/// Applies `op`; a refusal must be `Locked` by the live run of that cluster.
+fn apply(store: &Store, created: &[RunId], op: &Op) -> Option<RunId> {
+    let check_refusal = |error: &StoreError| match error {
+        StoreError::Locked { cluster, holder } => {
+            assert_eq!(store.lock_holder(cluster).unwrap(), Some(*holder));
+        }
+        other => panic!("unexpected error {other:?}"),
+    };
+    match *op {
+        Op::Create { cluster } => match store.create_run(new_run(CLUSTERS[cluster]), None) {
+            Ok(run) => return Some(run.id),
+            Err(error) => check_refusal(&error),
+        },
+        Op::SetState { run, state: n } | Op::Move { run, cluster: n } if !created.is_empty() => {
+            let id = created[run % created.len()];
+            let result = store.update_run(id, None, |run| {
+                match op {
+                    Op::SetState { .. } => run.state = state(n),
+                    _ => {
+                        run.plan.request = ProcedureRequest::ClusterStop {
+                            cluster: cluster(CLUSTERS[n]),
+                        }
+                    }
+                }
+                Ok::<_, ()>(vec![])
+            });
+            match result {
+                Ok(_) => {}
+                Err(UpdateError::Store(error)) => check_refusal(&error),
+                Err(UpdateError::Refused(())) => unreachable!(),
+            }
+        }
+        _ => {}
+    }
+    None
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn every_unfinished_run_holds_exactly_its_clusters_lock(ops in proptest::collection::vec(op(), 1..24)) {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = {
+            let store = Store::open(dir.path()).unwrap();
+            let mut created = Vec::new();
+            for op in &ops {
+                created.extend(apply(&store, &created, op));
+            }
+            store.runs().unwrap()
+        };
+        let db = sled::open(dir.path()).unwrap();
+        let locks: BTreeMap<String, u64> = db
+            .open_tree("locks")
+            .unwrap()
+            .iter()
+            .map(|entry| {
+                let (key, value) = entry.unwrap();
+                let value: serde_json::Value = serde_json::from_slice(&value).unwrap();
+                (String::from_utf8(key.to_vec()).unwrap(), value["data"].as_u64().unwrap())
+            })
+            .collect();
+        let mut expected = BTreeMap::new();
+        for run in runs.iter().filter(|r| !r.state.is_finished()) {
+            let previous = expected.insert(run.plan.request.cluster().to_string(), run.id.get());
+            prop_assert_eq!(previous, None, "two unfinished runs on one cluster");
+        }
+        prop_assert_eq!(locks, expected);
+    }
+}

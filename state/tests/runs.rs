@@ -1,0 +1,320 @@
+//! Runs: persistence across reopen, dense ids, cluster locks, atomic transitions.
+
+mod common;
+
+use std::sync::Arc;
+use std::thread;
+
+use common::{T0, alice, bob, cluster, finished_run, new_run};
+use opsbot_commands::approval::ApprovalGrant;
+use opsbot_commands::audit::AuditKind;
+use opsbot_commands::name::RunId;
+use opsbot_commands::run::{CancelRequest, MessageId, RunState, StepState};
+use opsbot_state::{Store, StoreError, UpdateError};
+use time::macros::datetime;
+
+fn every_step_state() -> Vec<StepState> {
+    let at = datetime!(2025-03-04 03:05:06.000000007 +02:00);
+    vec![
+        StepState::Pending,
+        StepState::Started { at },
+        StepState::AwaitingOperator {
+            since: at,
+            prompt: "replace the disk of 10.0.0.3, then /run done".into(),
+        },
+        StepState::Done {
+            at,
+            note: "node left — \"quoted\" ünicode".into(),
+        },
+        StepState::Failed {
+            at,
+            error: "HTTP 503 from 10.0.0.2".into(),
+        },
+    ]
+}
+
+fn every_run_state() -> Vec<RunState> {
+    vec![
+        RunState::AwaitingApproval {
+            expires_at: datetime!(2025-03-04 03:30:00 UTC),
+        },
+        RunState::Running,
+        RunState::Succeeded,
+        RunState::Failed {
+            error: "step 4 failed".into(),
+        },
+        RunState::Cancelled {
+            by: bob(),
+            note: "allocation left disabled".into(),
+        },
+        RunState::Rejected {
+            by: bob(),
+            reason: "not tonight".into(),
+        },
+        RunState::Expired,
+    ]
+}
+
+#[test]
+fn a_run_survives_close_and_reopen_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut created = Vec::new();
+    {
+        let store = Store::open(dir.path()).unwrap();
+        for (i, state) in every_run_state().into_iter().enumerate() {
+            let build = new_run(&format!("c{i}"));
+            let run = store
+                .create_run(
+                    |id| {
+                        let mut run = build(id);
+                        for (slot, step) in run.steps.iter_mut().zip(every_step_state()) {
+                            *slot = step;
+                        }
+                        run.approval = Some(ApprovalGrant {
+                            by: bob(),
+                            at: T0,
+                            digest: run.digest.clone(),
+                        });
+                        run.cancel = Some(CancelRequest { by: bob(), at: T0 });
+                        run.progress_message = Some(MessageId("998877".into()));
+                        if state.is_finished() {
+                            run.finish(state, T0);
+                        } else {
+                            run.state = state;
+                        }
+                        run
+                    },
+                    Some(&alice()),
+                )
+                .unwrap();
+            created.push(run);
+        }
+    }
+    let store = Store::open(dir.path()).unwrap();
+    for run in &created {
+        assert_eq!(store.run(run.id).unwrap().as_ref(), Some(run));
+    }
+    let mut newest_first = created.clone();
+    newest_first.reverse();
+    assert_eq!(store.runs().unwrap(), newest_first);
+    let unfinished: Vec<_> = created
+        .iter()
+        .filter(|r| !r.state.is_finished())
+        .cloned()
+        .collect();
+    assert_eq!(unfinished.len(), 2);
+    assert_eq!(store.unfinished_runs().unwrap(), unfinished);
+    assert_eq!(store.run(RunId::new(99)).unwrap(), None);
+}
+
+#[test]
+fn ids_are_dense_and_increase_across_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let store = Store::open(dir.path()).unwrap();
+        for _ in 0..4 {
+            ids.push(store.create_run(finished_run("logs"), None).unwrap().id.get());
+        }
+        // A refused creation must not use up an id.
+        store.create_run(new_run("busy"), None).unwrap();
+        ids.push(ids.len() as u64 + 1);
+        assert!(matches!(
+            store.create_run(new_run("busy"), None),
+            Err(StoreError::Locked { .. })
+        ));
+        store
+            .update_run(RunId::new(ids.len() as u64), None, |run| {
+                run.finish(RunState::Succeeded, T0);
+                Ok::<_, ()>(vec![])
+            })
+            .unwrap();
+    }
+    assert_eq!(ids, (1..=15).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_second_unfinished_run_on_a_cluster_is_refused_naming_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let first = store.create_run(new_run("logs"), Some(&alice())).unwrap();
+    let audit_before = store.audit().unwrap();
+
+    let refused = store.create_run(new_run("logs"), Some(&bob())).unwrap_err();
+    match &refused {
+        StoreError::Locked { cluster: c, holder } => {
+            assert_eq!(c, &cluster("logs"));
+            assert_eq!(*holder, first.id);
+        }
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    assert_eq!(
+        refused.to_string(),
+        "cluster `logs` is busy with run r-1; wait for it or /run cancel id:r-1"
+    );
+    assert_eq!(store.runs().unwrap(), vec![first.clone()]);
+    assert_eq!(store.audit().unwrap(), audit_before);
+    assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), Some(first.id));
+}
+
+#[test]
+fn a_finished_run_releases_its_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let first = store.create_run(new_run("logs"), None).unwrap();
+    store
+        .update_run(first.id, Some(&bob()), |run| {
+            run.finish(
+                RunState::Cancelled {
+                    by: bob(),
+                    note: "nothing started".into(),
+                },
+                T0,
+            );
+            Ok::<_, ()>(vec![AuditKind::RunFinished {
+                state: "cancelled".into(),
+            }])
+        })
+        .unwrap();
+    assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), None);
+    let second = store.create_run(new_run("logs"), None).unwrap();
+    assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), Some(second.id));
+    // A finished run cannot come back to life while another run holds its cluster.
+    let revived = store.update_run(first.id, None, |run| {
+        run.state = RunState::Running;
+        Ok::<_, ()>(vec![])
+    });
+    assert!(matches!(
+        revived,
+        Err(UpdateError::Store(StoreError::Locked { holder, .. })) if holder == second.id
+    ));
+}
+
+#[test]
+fn runs_on_different_clusters_do_not_block_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let logs = store.create_run(new_run("logs"), None).unwrap();
+    let metrics = store.create_run(new_run("metrics"), None).unwrap();
+    assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), Some(logs.id));
+    assert_eq!(store.lock_holder(&cluster("metrics")).unwrap(), Some(metrics.id));
+    assert_eq!(store.lock_holder(&cluster("other")).unwrap(), None);
+    assert_eq!(store.unfinished_runs().unwrap(), vec![logs, metrics]);
+}
+
+#[test]
+fn update_run_writes_its_audit_events_with_the_transition() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let run = store.create_run(new_run("logs"), Some(&alice())).unwrap();
+    let updated = store
+        .update_run(run.id, Some(&bob()), |run| {
+            run.steps[0] = StepState::Started { at: T0 };
+            Ok::<_, ()>(vec![AuditKind::StepStarted {
+                step: 0,
+                action: "disable allocation".into(),
+            }])
+        })
+        .unwrap();
+    assert_eq!(updated.steps[0], StepState::Started { at: T0 });
+    assert_eq!(store.run(run.id).unwrap(), Some(updated));
+
+    let audit = store.audit().unwrap();
+    assert_eq!(audit.len(), 2);
+    assert_eq!(
+        audit[0].event,
+        AuditKind::RunRequested {
+            command: "/cluster restart cluster:logs".into(),
+            digest: serde_json::to_value(&run.digest)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .into(),
+        }
+    );
+    assert_eq!(audit[0].actor, Some(alice()));
+    assert_eq!(audit[1].run, Some(run.id));
+    assert_eq!(audit[1].actor, Some(bob()));
+    assert!(matches!(audit[1].event, AuditKind::StepStarted { step: 0, .. }));
+}
+
+#[test]
+fn a_refused_change_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let run = store.create_run(new_run("logs"), None).unwrap();
+    let audit = store.audit().unwrap();
+    let refused = store.update_run(run.id, None, |run| {
+        run.finish(RunState::Succeeded, T0);
+        run.steps.clear();
+        Err("the approver is the requester")
+    });
+    assert!(matches!(
+        refused,
+        Err(UpdateError::Refused("the approver is the requester"))
+    ));
+    assert_eq!(store.run(run.id).unwrap(), Some(run.clone()));
+    assert_eq!(store.audit().unwrap(), audit);
+    assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), Some(run.id));
+}
+
+#[test]
+fn updating_a_missing_run_says_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let missing = store.update_run(RunId::new(7), None, |_| Ok::<_, ()>(vec![]));
+    match missing {
+        Err(UpdateError::Store(error @ StoreError::NotFound { .. })) => {
+            assert_eq!(error.to_string(), "there is no run r-7; /run list shows the runs there are");
+        }
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+}
+
+#[test]
+fn concurrent_updates_of_one_run_lose_no_change() {
+    const THREADS: usize = 8;
+    const EACH: usize = 12;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path()).unwrap());
+    let id = store.create_run(new_run("logs"), None).unwrap().id;
+    let workers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            thread::spawn(move || {
+                for i in 0..EACH {
+                    store
+                        .update_run(id, None, |run| {
+                            run.plan.notes.push(format!("t{t}-{i}"));
+                            Ok::<_, ()>(vec![AuditKind::OperatorConfirmed { step: t * 100 + i }])
+                        })
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    let run = store.run(id).unwrap().unwrap();
+    let mut notes = run.plan.notes[1..].to_vec();
+    notes.sort();
+    let mut expected: Vec<_> = (0..THREADS)
+        .flat_map(|t| (0..EACH).map(move |i| format!("t{t}-{i}")))
+        .collect();
+    expected.sort();
+    assert_eq!(notes, expected);
+    // One audit event per applied change, none duplicated by a retry.
+    let audit = store.audit().unwrap();
+    assert_eq!(audit.len(), 1 + THREADS * EACH);
+    let mut confirmed: Vec<_> = audit
+        .iter()
+        .filter_map(|e| match e.event {
+            AuditKind::OperatorConfirmed { step } => Some(step),
+            _ => None,
+        })
+        .collect();
+    confirmed.sort_unstable();
+    confirmed.dedup();
+    assert_eq!(confirmed.len(), THREADS * EACH);
+}
