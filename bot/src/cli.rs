@@ -19,7 +19,11 @@ use crate::clusters::Clusters;
 use crate::config::Config;
 
 #[derive(Debug, Parser)]
-#[command(name = "opsbot", version, about = "Chat-ops for OpenStack clouds and their log clusters")]
+#[command(
+    name = "opsbot",
+    version,
+    about = "Chat-ops for OpenStack clouds and their log clusters"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -83,8 +87,9 @@ struct SimArgs {
 }
 
 fn parse_time(value: &str) -> Result<OffsetDateTime, String> {
-    OffsetDateTime::parse(value, &Rfc3339)
-        .map_err(|e| format!("`{value}` is not an RFC 3339 time such as 2026-11-21T03:00:00Z ({e})"))
+    OffsetDateTime::parse(value, &Rfc3339).map_err(|e| {
+        format!("`{value}` is not an RFC 3339 time such as 2026-11-21T03:00:00Z ({e})")
+    })
 }
 
 /// Entry point of the binary.
@@ -120,7 +125,9 @@ async fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Demo(args) => crate::demo::run(args.flavor, args.speed, args.store).await,
         Command::Sim(args) => sim(args).await,
-        Command::Console { config } => crate::chat::console::run(Config::load(&config)?, None).await,
+        Command::Console { config } => {
+            crate::chat::console::run(Config::load(&config)?, None).await
+        }
         Command::Plan {
             config,
             json,
@@ -144,7 +151,9 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let handle = opsbot_sim::spawn(config, listener).await?;
     tracing::info!(url = %handle.base_url(), "simulated cluster serving; Ctrl-C stops it");
-    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for Ctrl-C")?;
     handle.shutdown().await;
     Ok(())
 }
@@ -176,7 +185,9 @@ async fn plan(
 ) -> anyhow::Result<()> {
     let request = parse::parse_line(line, Origin::Chat)?;
     let Request::Procedure(procedure) = request else {
-        bail!("`{line}` runs no steps, so it has no plan; plans are for procedures such as /cluster restart");
+        bail!(
+            "`{line}` runs no steps, so it has no plan; plans are for procedures such as /cluster restart"
+        );
     };
     let clusters = Clusters::new(config)?;
     let plan = clusters.plan(&procedure).await?;

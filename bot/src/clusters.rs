@@ -68,7 +68,7 @@ impl Clusters {
     /// What the planners need: who has joined and, when the cluster answers, its version.
     pub async fn facts(&self, cluster: &Cluster) -> Result<Facts, EngineError> {
         let quiet = |_: &_, _| {};
-        let membership = self.retry.run(|| cluster.search.membership(), quiet).await?;
+        let membership = self.settled_membership(cluster).await?;
         let version = match membership {
             Membership::Formed { .. } => {
                 Some(self.retry.run(|| cluster.search.version(), quiet).await?)
@@ -80,6 +80,23 @@ impl Clusters {
             version,
             membership,
         }))
+    }
+
+    /// Membership, looked at again (with the retry policy's backoff) while the cluster shows no
+    /// master: a master election lasts seconds and must not be mistaken for a lost quorum.
+    async fn settled_membership(&self, cluster: &Cluster) -> Result<Membership, EngineError> {
+        let mut looks = 0;
+        loop {
+            looks += 1;
+            let membership = self
+                .retry
+                .run(|| cluster.search.membership(), |_, _| {})
+                .await?;
+            if matches!(membership, Membership::Formed { .. }) || looks >= self.retry.attempts {
+                return Ok(membership);
+            }
+            tokio::time::sleep(self.retry.delay(looks)).await;
+        }
     }
 
     /// Observes the cluster and computes the plan a request would run.

@@ -170,7 +170,10 @@ impl Config {
             if unique.len() != cluster.nodes.len() {
                 bail!("cluster `{}` lists a node twice", cluster.name);
             }
-            if let NodeControlConfig::Command { hosts, container, .. } = &cluster.node_control {
+            if let NodeControlConfig::Command {
+                hosts, container, ..
+            } = &cluster.node_control
+            {
                 crate::node_control::check_value("container", container)
                     .with_context(|| format!("cluster `{}`", cluster.name))?;
                 for host in hosts.values() {

@@ -25,7 +25,11 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
     };
     let nodes: Vec<NodeAddr> = (0..sim_config.node_count)
         .filter_map(|i| u32::try_from(i).ok())
-        .map(|i| NodeAddr::from(std::net::Ipv4Addr::from(u32::from(sim_config.first_node_ip) + i)))
+        .map(|i| {
+            NodeAddr::from(std::net::Ipv4Addr::from(
+                u32::from(sim_config.first_node_ip) + i,
+            ))
+        })
         .collect();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

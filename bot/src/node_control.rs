@@ -192,12 +192,9 @@ impl NodeControl {
 
     async fn sim(&self, op: NodeOp, node: NodeAddr) -> Result<Outcome, NodeControlError> {
         let url = format!("{}/_sim/nodes/{node}/{}", self.sim_url, op.verb());
-        let response = self
-            .http
-            .post(url)
-            .send()
-            .await
-            .map_err(|e| NodeControlError::Sim(format!("could not be reached ({})", e.without_url())))?;
+        let response = self.http.post(url).send().await.map_err(|e| {
+            NodeControlError::Sim(format!("could not be reached ({})", e.without_url()))
+        })?;
         let status = response.status();
         if !status.is_success() {
             return Err(NodeControlError::Sim(format!("answered {status}")));

@@ -45,7 +45,9 @@ pub struct Service {
 
 impl std::fmt::Debug for Service {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Service").field("engine", &self.engine).finish_non_exhaustive()
+        f.debug_struct("Service")
+            .field("engine", &self.engine)
+            .finish_non_exhaustive()
     }
 }
 
@@ -72,7 +74,9 @@ impl Service {
             Err(error) => {
                 let error = anyhow::Error::from(error);
                 tracing::error!(error = format!("{error:#}"), user = %actor.user.name, "internal error");
-                Reply::private("internal error: nothing was changed by this command; the bot's log has the details")
+                Reply::private(
+                    "internal error: nothing was changed by this command; the bot's log has the details",
+                )
             }
         }
     }
@@ -107,7 +111,11 @@ impl Service {
             }
             Request::RunStatus { id } => {
                 let run = self.engine.run(id)?;
-                Reply::public(render::run_status(&run, self.progress.observed(id).as_ref(), now))
+                Reply::public(render::run_status(
+                    &run,
+                    self.progress.observed(id).as_ref(),
+                    now,
+                ))
             }
             Request::RunList => {
                 let day_ago = now - time::Duration::days(1);
@@ -116,7 +124,9 @@ impl Service {
                     .store()
                     .runs()?
                     .into_iter()
-                    .filter(|r| !r.state.is_finished() || r.finished_at.is_some_and(|t| t > day_ago))
+                    .filter(|r| {
+                        !r.state.is_finished() || r.finished_at.is_some_and(|t| t > day_ago)
+                    })
                     .collect();
                 Reply::public(render::run_list(&runs, now))
             }
@@ -129,7 +139,10 @@ impl Service {
             }
             Request::RunDone { id } => {
                 let run = self.engine.confirm(actor, id)?;
-                Reply::public(format!("{}: manual step confirmed by {}; verifying", run.id, actor.user.name))
+                Reply::public(format!(
+                    "{}: manual step confirmed by {}; verifying",
+                    run.id, actor.user.name
+                ))
             }
             Request::Approve { id } => {
                 let run = self.engine.approve(actor, id, None)?;
@@ -137,9 +150,14 @@ impl Service {
             }
             Request::Reject { id, reason } => {
                 let run = self.engine.reject(actor, id, &reason)?;
-                Reply::public(format!("{} rejected by {}: {reason}", run.id, actor.user.name))
+                Reply::public(format!(
+                    "{} rejected by {}: {reason}",
+                    run.id, actor.user.name
+                ))
             }
-            Request::Help { topic } => Reply::private(render::help(topic.as_deref(), origin == Origin::Console)),
+            Request::Help { topic } => {
+                Reply::private(render::help(topic.as_deref(), origin == Origin::Console))
+            }
             Request::ActAs { .. } => Reply::private("`/as` works in the local console only"),
         })
     }

@@ -22,23 +22,47 @@ pub struct AuditEvent {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AuditKind {
     /// A run was created from this command line and plan.
-    RunRequested { command: String, digest: String },
+    RunRequested {
+        command: String,
+        digest: String,
+    },
     /// A second operator approved the plan with this digest.
-    ApprovalGranted { digest: String },
+    ApprovalGranted {
+        digest: String,
+    },
     /// An approval or rejection was refused, and why.
-    ApprovalRefused { reason: String },
+    ApprovalRefused {
+        reason: String,
+    },
     /// A second operator rejected the plan.
-    Rejected { reason: String },
+    Rejected {
+        reason: String,
+    },
     /// An operator asked the run to stop.
     CancelRequested,
     /// An operator confirmed a manual step.
-    OperatorConfirmed { step: usize },
+    OperatorConfirmed {
+        step: usize,
+    },
     /// The write-ahead record of a side effect about to be attempted.
-    StepStarted { step: usize, action: String },
-    StepDone { step: usize, note: String },
-    StepFailed { step: usize, error: String },
+    StepStarted {
+        step: usize,
+        action: String,
+    },
+    StepDone {
+        step: usize,
+        note: String,
+    },
+    StepFailed {
+        step: usize,
+        error: String,
+    },
     /// The bot restarted and picked the run up again.
-    Resumed { step: Option<usize> },
+    Resumed {
+        step: Option<usize>,
+    },
     /// The run ended in this state.
-    RunFinished { state: String },
+    RunFinished {
+        state: String,
+    },
 }

@@ -307,7 +307,10 @@ mod tests {
             for option in command.options {
                 assert!(
                     (1..=32).contains(&option.name.len())
-                        && option.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                        && option
+                            .name
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b == b'_'),
                     "{}",
                     option.name
                 );

@@ -222,11 +222,13 @@ pub struct CatHealthRow {
     pub active_shards_percent: String,
 }
 
-/// A row of `_cat/nodes?format=json&h=ip,name,master,heap.percent`.
+/// A row of `_cat/nodes?format=json`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct CatNodeRow {
     pub ip: String,
     pub name: String,
+    /// `cluster_manager` on OpenSearch 2.
+    #[serde(alias = "cluster_manager")]
     pub master: String,
     #[serde(rename = "heap.percent")]
     pub heap_percent: Option<String>,

@@ -231,9 +231,7 @@ impl<'de> Deserialize<'de> for NodeAddr {
 }
 
 /// A run's id, shown as `r-42` so it is easy to type at 3 a.m.; `42` is accepted too.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct RunId(u64);
 
@@ -279,7 +277,15 @@ mod tests {
     fn cluster_names_are_lower_case_words() {
         assert!(ClusterName::parse("logs").is_ok());
         assert!(ClusterName::parse("kolla_logging-2").is_ok());
-        for bad in ["", "Logs", "-logs", "logs!", "a b", "lo*gs", &"x".repeat(65)] {
+        for bad in [
+            "",
+            "Logs",
+            "-logs",
+            "logs!",
+            "a b",
+            "lo*gs",
+            &"x".repeat(65),
+        ] {
             assert!(ClusterName::parse(bad).is_err(), "{bad:?} was accepted");
         }
     }

@@ -143,10 +143,7 @@ pub enum Origin {
 pub fn parse_line(line: &str, origin: Origin) -> Result<Request, ParseError> {
     let len = line.chars().count();
     if len > MAX_LINE {
-        return Err(ParseError::LineTooLong {
-            len,
-            max: MAX_LINE,
-        });
+        return Err(ParseError::LineTooLong { len, max: MAX_LINE });
     }
     let tokens = tokenize(line.trim())?;
     let Some(first) = tokens.first() else {
@@ -235,9 +232,7 @@ fn tokenize(line: &str) -> Result<Vec<String>, ParseError> {
 
 /// Looks a command up by its path words, for front ends that get the path already split.
 pub fn command_by_path(group: &str, sub: Option<&str>) -> Option<&'static CommandSpec> {
-    CATALOGUE
-        .iter()
-        .find(|c| c.group == group && c.sub == sub)
+    CATALOGUE.iter().find(|c| c.group == group && c.sub == sub)
 }
 
 #[cfg(test)]

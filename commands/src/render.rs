@@ -8,8 +8,8 @@ use time::OffsetDateTime;
 use crate::catalogue::{self, CATALOGUE, Surface};
 use crate::cluster::{CatReport, ClusterStatus, FlushMode, Membership, Observation};
 use crate::name::NodeAddr;
-use crate::request::ProcedureRequest;
 use crate::plan::{Action, Plan, SafeAction, Wait};
+use crate::request::ProcedureRequest;
 use crate::run::{Run, RunState, StepState};
 
 /// Discord's limit for one message; every text here is cut to fit it.
@@ -102,7 +102,10 @@ fn headline(run: &Run, now: OffsetDateTime) -> String {
     let took = duration(end - run.created_at);
     let when = match &run.state {
         RunState::AwaitingApproval { expires_at } => {
-            format!("waiting for approval by an approver (expires {})", hhmm(*expires_at))
+            format!(
+                "waiting for approval by an approver (expires {})",
+                hhmm(*expires_at)
+            )
         }
         RunState::Running if run.awaiting_operator().is_some() => {
             format!("waiting for an operator · {took}")
@@ -190,25 +193,55 @@ fn last_note(run: &Run) -> Option<&str> {
     })
 }
 
-/// `/run status`: the progress message, then every step.
+/// `/run status`: the progress message, then every step. A long run that would not fit in one
+/// chat message shows its leading completed steps as one line.
 pub fn run_status(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) -> String {
-    let mut text = progress(run, observed, now);
-    text.push('\n');
-    for (i, (action, state)) in run.plan.steps.iter().zip(&run.steps).enumerate() {
-        let (mark, detail) = match state {
-            StepState::Pending => ("·", String::new()),
-            StepState::Started { .. } => ("▶", String::new()),
-            StepState::AwaitingOperator { .. } => ("👉", " (waiting for /run done)".to_owned()),
-            StepState::Done { note, .. } if note.is_empty() || note.contains('\n') => {
-                ("✔", String::new())
-            }
-            StepState::Done { note, .. } => ("✔", format!(" ({note})")),
-            StepState::Failed { .. } => ("✖", String::new()),
-        };
-        let _ = write!(text, "\n{mark} {:>2}. {}{detail}", i + 1, step_label(action));
+    let head = progress(run, observed, now);
+    let lines: Vec<String> = run
+        .plan
+        .steps
+        .iter()
+        .zip(&run.steps)
+        .enumerate()
+        .map(|(i, (action, state))| {
+            let (mark, detail) = match state {
+                StepState::Pending => ("·", String::new()),
+                StepState::Started { .. } => ("▶", String::new()),
+                StepState::AwaitingOperator { .. } => ("👉", " (waiting for /run done)".to_owned()),
+                StepState::Done { note, .. } if note.is_empty() || note.contains('\n') => {
+                    ("✔", String::new())
+                }
+                StepState::Done { note, .. } => ("✔", format!(" ({note})")),
+                StepState::Failed { .. } => ("✖", String::new()),
+            };
+            format!("{mark} {:>2}. {}{detail}", i + 1, step_label(action))
+        })
+        .collect();
+    let footer = format!("plan digest {}", run.digest);
+    let assemble = |steps: &[String]| format!("{head}\n\n{}\n{footer}", steps.join("\n"));
+    let full = assemble(&lines);
+    if full.chars().count() <= MESSAGE_LIMIT {
+        return full;
     }
-    let _ = write!(text, "\nplan digest {}", run.digest);
-    fit(&text)
+    // Collapse done steps from the start, keeping the last three done ones in view.
+    let done = run
+        .steps
+        .iter()
+        .take_while(|s| matches!(s, StepState::Done { .. }))
+        .count();
+    let mut collapsed = done.saturating_sub(3);
+    loop {
+        let mut steps = Vec::with_capacity(lines.len());
+        if collapsed > 0 {
+            steps.push(format!("✔  1–{collapsed}. done"));
+        }
+        steps.extend(lines[collapsed..].iter().cloned());
+        let text = assemble(&steps);
+        if text.chars().count() <= MESSAGE_LIMIT || collapsed >= done {
+            return fit(&text);
+        }
+        collapsed += 1;
+    }
 }
 
 /// `/run list`: one line per run, newest first.
@@ -243,7 +276,10 @@ pub fn aftermath(run: &Run) -> String {
     }
     let mut left = Vec::new();
     if allocation_disabled {
-        left.push("shard allocation is disabled (persistent cluster.routing.allocation.enable: none)".to_owned());
+        left.push(
+            "shard allocation is disabled (persistent cluster.routing.allocation.enable: none)"
+                .to_owned(),
+        );
     }
     if !stopped.is_empty() {
         let nodes: Vec<String> = stopped.iter().map(ToString::to_string).collect();
@@ -327,9 +363,19 @@ pub fn cluster_status(status: &ClusterStatus) -> String {
         Membership::Formed { nodes, master } => {
             let listed: Vec<String> = nodes
                 .iter()
-                .map(|n| if Some(*n) == *master { format!("{n} (master)") } else { n.to_string() })
+                .map(|n| {
+                    if Some(*n) == *master {
+                        format!("{n} (master)")
+                    } else {
+                        n.to_string()
+                    }
+                })
                 .collect();
-            lines.push(format!("nodes {}/{expected} joined: {}", nodes.len(), listed.join(", ")));
+            lines.push(format!(
+                "nodes {}/{expected} joined: {}",
+                nodes.len(),
+                listed.join(", ")
+            ));
             let missing: Vec<String> = status
                 .inventory
                 .iter()
@@ -355,8 +401,15 @@ pub fn cluster_status(status: &ClusterStatus) -> String {
     if let Membership::Formed { .. } = status.membership {
         lines.push(format!(
             "allocation: enable {} · exclude._ip {}",
-            status.allocation_enable.as_deref().unwrap_or("all (default)"),
-            status.exclude_ip.as_deref().filter(|ip| !ip.is_empty()).unwrap_or("none"),
+            status
+                .allocation_enable
+                .as_deref()
+                .unwrap_or("all (default)"),
+            status
+                .exclude_ip
+                .as_deref()
+                .filter(|ip| !ip.is_empty())
+                .unwrap_or("none"),
         ));
     }
     if let Some(problem) = &status.problem {

@@ -53,10 +53,18 @@ pub enum RunState {
     Running,
     Succeeded,
     /// A step failed; `error` says what happened and what to do next.
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
     /// Stopped by an operator at a safe point; `note` says what is left in place.
-    Cancelled { by: UserRef, note: String },
-    Rejected { by: UserRef, reason: String },
+    Cancelled {
+        by: UserRef,
+        note: String,
+    },
+    Rejected {
+        by: UserRef,
+        reason: String,
+    },
     /// Nobody approved in time.
     Expired,
 }

@@ -41,7 +41,11 @@ pub(crate) enum NodeAction {
 }
 
 /// Stops or starts the node with this IP (shared by [`crate::SimHandle`] and the HTTP API).
-pub(crate) fn change_node(app: &App, ip: Ipv4Addr, action: NodeAction) -> Result<NodeChange, UnknownNode> {
+pub(crate) fn change_node(
+    app: &App,
+    ip: Ipv4Addr,
+    action: NodeAction,
+) -> Result<NodeChange, UnknownNode> {
     app.with_world(|world| {
         let changed = match action {
             NodeAction::Stop => world.stop_node(ip),
@@ -53,7 +57,11 @@ pub(crate) fn change_node(app: &App, ip: Ipv4Addr, action: NodeAction) -> Result
             .iter()
             .find(|node| node.ip == ip)
             .map_or(NodeStatus::Stopped, |node| node.status);
-        Ok(NodeChange { node: ip, state, changed })
+        Ok(NodeChange {
+            node: ip,
+            state,
+            changed,
+        })
     })
 }
 
@@ -63,7 +71,13 @@ struct AdminError {
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    reply(status, &AdminError { error: message.into() }, false)
+    reply(
+        status,
+        &AdminError {
+            error: message.into(),
+        },
+        false,
+    )
 }
 
 fn node_action(app: &App, ip: &str, action: NodeAction) -> Response {
@@ -86,7 +100,11 @@ async fn start(State(app): State<Arc<App>>, Path(ip): Path<String>) -> Response 
 }
 
 async fn state(State(app): State<Arc<App>>) -> Response {
-    reply(StatusCode::OK, &app.with_world(|world| world.snapshot()), false)
+    reply(
+        StatusCode::OK,
+        &app.with_world(|world| world.snapshot()),
+        false,
+    )
 }
 
 async fn calls(State(app): State<Arc<App>>) -> Response {
@@ -109,7 +127,10 @@ async fn set_faults(State(app): State<Arc<App>>, body: Bytes) -> Response {
             *app.faults() = rules.clone();
             reply(StatusCode::OK, &rules, false)
         }
-        Err(problem) => error(StatusCode::BAD_REQUEST, format!("invalid fault rules: {problem}")),
+        Err(problem) => error(
+            StatusCode::BAD_REQUEST,
+            format!("invalid fault rules: {problem}"),
+        ),
     }
 }
 

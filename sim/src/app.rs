@@ -31,7 +31,13 @@ impl App {
         Ok(App {
             flavor: config.flavor,
             clock: SimClock::new(config.speed),
-            world: Mutex::new(World::new(config.flavor, &config.cluster_name, &ips, &names, &config.written_index())),
+            world: Mutex::new(World::new(
+                config.flavor,
+                &config.cluster_name,
+                &ips,
+                &names,
+                &config.written_index(),
+            )),
             calls: Mutex::new(CallLog::default()),
             faults: Mutex::new(config.faults),
         })

@@ -132,7 +132,12 @@ pub enum ConfigError {
 
 /// Kolla's daily log index for a day: `flog-YYYY.MM.DD`.
 pub(crate) fn daily_index_name(day: time::Date) -> String {
-    format!("flog-{:04}.{:02}.{:02}", day.year(), u8::from(day.month()), day.day())
+    format!(
+        "flog-{:04}.{:02}.{:02}",
+        day.year(),
+        u8::from(day.month()),
+        day.day()
+    )
 }
 
 impl SimConfig {
@@ -209,7 +214,10 @@ mod tests {
             first_node_ip: Ipv4Addr::new(255, 255, 255, 255),
             ..config
         };
-        assert!(matches!(broken.node_ips(), Err(ConfigError::IpOverflow { .. })));
+        assert!(matches!(
+            broken.node_ips(),
+            Err(ConfigError::IpOverflow { .. })
+        ));
     }
 
     #[test]

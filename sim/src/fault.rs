@@ -77,7 +77,11 @@ impl FaultRule {
 }
 
 /// Finds the rule that fires for a request and consumes one of its count.
-pub(crate) fn take_matching(rules: &mut [FaultRule], method: &str, path: &str) -> Option<FaultKind> {
+pub(crate) fn take_matching(
+    rules: &mut [FaultRule],
+    method: &str,
+    path: &str,
+) -> Option<FaultKind> {
     let rule = rules.iter_mut().find(|rule| rule.matches(method, path))?;
     if let Some(count) = rule.count.as_mut() {
         *count -= 1;
@@ -213,27 +217,58 @@ mod tests {
         assert_eq!(rule.kind, FaultKind::Timeout { ms: 60_000 });
         assert_eq!(rule.path_prefix.as_deref(), Some("/_cluster/health"));
         let rule: FaultRule = "drop,count=2,method=put".parse().unwrap();
-        assert_eq!((rule.kind, rule.method.as_deref()), (FaultKind::Drop, Some("PUT")));
-        assert_eq!("malformed,count=1".parse::<FaultRule>().unwrap().kind, FaultKind::MalformedJson);
-        assert_eq!("latency=200ms".parse::<FaultRule>().unwrap().kind, FaultKind::Latency { ms: 200 });
+        assert_eq!(
+            (rule.kind, rule.method.as_deref()),
+            (FaultKind::Drop, Some("PUT"))
+        );
+        assert_eq!(
+            "malformed,count=1".parse::<FaultRule>().unwrap().kind,
+            FaultKind::MalformedJson
+        );
+        assert_eq!(
+            "latency=200ms".parse::<FaultRule>().unwrap().kind,
+            FaultKind::Latency { ms: 200 }
+        );
     }
 
     #[test]
     fn rejects_bad_syntax_with_specific_errors() {
         let parse = |s: &str| s.parse::<FaultRule>().unwrap_err();
         assert_eq!(parse(""), FaultParseError::Empty);
-        assert_eq!(parse("status=200"), FaultParseError::BadStatus("200".into()));
-        assert_eq!(parse("latency=200"), FaultParseError::BadDuration(TimeParseError("200".into())));
-        assert_eq!(parse("explode"), FaultParseError::UnknownKind("explode".into()));
-        assert_eq!(parse("status"), FaultParseError::MissingValue("status".into()));
+        assert_eq!(
+            parse("status=200"),
+            FaultParseError::BadStatus("200".into())
+        );
+        assert_eq!(
+            parse("latency=200"),
+            FaultParseError::BadDuration(TimeParseError("200".into()))
+        );
+        assert_eq!(
+            parse("explode"),
+            FaultParseError::UnknownKind("explode".into())
+        );
+        assert_eq!(
+            parse("status"),
+            FaultParseError::MissingValue("status".into())
+        );
         assert_eq!(parse("drop,count=x"), FaultParseError::BadCount("x".into()));
-        assert_eq!(parse("drop,colour=red"), FaultParseError::UnknownOption("colour".into()));
-        assert_eq!(parse("drop,count=1,count=2"), FaultParseError::Duplicate("count".into()));
+        assert_eq!(
+            parse("drop,colour=red"),
+            FaultParseError::UnknownOption("colour".into())
+        );
+        assert_eq!(
+            parse("drop,count=1,count=2"),
+            FaultParseError::Duplicate("count".into())
+        );
     }
 
     #[test]
     fn display_parses_back() {
-        for spec in ["status=503,count=2,method=GET,path=/_cat", "timeout=1500ms", "drop"] {
+        for spec in [
+            "status=503,count=2,method=GET,path=/_cat",
+            "timeout=1500ms",
+            "drop",
+        ] {
             let rule: FaultRule = spec.parse().unwrap();
             assert_eq!(rule.to_string().parse::<FaultRule>().unwrap(), rule);
         }

@@ -7,9 +7,12 @@ pub(crate) fn hash(salt: &str, name: &str) -> u64 {
         value ^= u64::from(byte);
         value = value.wrapping_mul(0x0100_0000_01b3);
     }
-    // FNV mixes the last bytes poorly into the high bits; finish with a murmur-style avalanche.
+    // FNV spreads the last bytes poorly ("10.0.0.11" vs "10.0.0.12"): finish with murmur3's
+    // fmix64 avalanche.
     value ^= value >> 33;
     value = value.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    value ^= value >> 33;
+    value = value.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     value ^ (value >> 33)
 }
 
@@ -52,7 +55,10 @@ mod tests {
         assert_eq!(id.len(), 22);
         assert_eq!(id, uuid("flog-2026.01.01"));
         assert_ne!(id, uuid("flog-2026.01.02"));
-        assert!(id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        assert!(
+            id.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
     }
 
     #[test]

@@ -35,6 +35,14 @@
 //! seconds, a primary reopens its local data in 2, a replica copies from its primary in 10
 //! (2 if its files are still on the target's disk), a relocation takes 10; replicas of a node
 //! that left wait 60 for it before being rebuilt elsewhere. Fault delays are real time.
+//!
+//! # Shards
+//!
+//! Every index has one primary and one replica. A stopped node's data stays on its disk: a
+//! returning node reopens the primaries it holds even with `cluster.routing.allocation.enable:
+//! none` (as ES does), while replicas wait for allocation to be enabled. Only today's daily
+//! index receives writes, so only its copies go stale when lost while the other copy stays
+//! active; a stale copy is never made primary.
 
 mod admin;
 mod app;
@@ -55,6 +63,6 @@ pub use fault::{FaultKind, FaultParseError, FaultRule};
 pub use server::{SimHandle, spawn};
 pub use units::TimeParseError;
 pub use world::{
-    CopySnapshot, CopyStatus, HealthSnapshot, HealthStatus, IndexSnapshot, NodeSnapshot, NodeStatus,
-    SettingsSnapshot, WorldSnapshot,
+    CopySnapshot, CopyStatus, HealthSnapshot, HealthStatus, IndexSnapshot, NodeSnapshot,
+    NodeStatus, SettingsSnapshot, WorldSnapshot,
 };

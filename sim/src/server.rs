@@ -33,7 +33,9 @@ pub struct SimHandle {
 /// Fails with [`io::ErrorKind::InvalidInput`] for an unusable [`SimConfig`]
 /// (see [`crate::ConfigError`]).
 pub async fn spawn(config: SimConfig, listener: TcpListener) -> io::Result<SimHandle> {
-    let app = Arc::new(App::new(config).map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?);
+    let app = Arc::new(
+        App::new(config).map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?,
+    );
     let addr = listener.local_addr()?;
     let (stop, stopped) = oneshot::channel::<()>();
     let router = crate::http::router(Arc::clone(&app));

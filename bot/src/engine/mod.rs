@@ -282,7 +282,9 @@ impl Inner {
             .update_run(id, Some(&actor.user), |run| change(run))
             .map_err(|e| match e {
                 UpdateError::Refused(refusal) => EngineError::Refused(refusal),
-                UpdateError::Store(StoreError::NotFound { run }) => Refusal::NoSuchRun { run }.into(),
+                UpdateError::Store(StoreError::NotFound { run }) => {
+                    Refusal::NoSuchRun { run }.into()
+                }
                 UpdateError::Store(other) => other.into(),
             })?;
         self.progress.changed(&run);

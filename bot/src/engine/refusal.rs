@@ -15,7 +15,9 @@ pub enum Refusal {
     UnknownCluster { name: ClusterName, known: String },
     #[error("no run {run}; /run list shows the recent ones")]
     NoSuchRun { run: RunId },
-    #[error("cluster `{cluster}` is busy with run {holder}; wait for it, or /run cancel id:{holder}")]
+    #[error(
+        "cluster `{cluster}` is busy with run {holder}; wait for it, or /run cancel id:{holder}"
+    )]
     Busy { cluster: ClusterName, holder: RunId },
     #[error("{0}")]
     Plan(PlanError),

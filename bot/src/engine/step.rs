@@ -11,8 +11,8 @@ use time::OffsetDateTime;
 use tokio::sync::Notify;
 
 use super::{Inner, store_only, wait};
-use crate::clusters::Cluster;
 use crate::backend::BackendError;
+use crate::clusters::Cluster;
 use crate::node_control::{NodeOp, Outcome};
 
 /// How a step ended.
@@ -133,7 +133,10 @@ async fn perform(
     match action {
         SafeAction::DisableAllocation => {
             retry
-                .run(|| cluster.search.set_allocation_enable(Some("none")), observe_retry)
+                .run(
+                    || cluster.search.set_allocation_enable(Some("none")),
+                    observe_retry,
+                )
                 .await
                 .map_err(backend)?;
             Ok(StepOutcome::Done("allocation disabled".into()))
@@ -166,9 +169,15 @@ async fn perform(
         SafeAction::StopNode { node } => control(inner, cluster, run, NodeOp::Stop, *node).await,
         SafeAction::StartNode { node } => control(inner, cluster, run, NodeOp::Start, *node).await,
         SafeAction::Report => {
-            let health = retry.run(|| cluster.search.cat_health(), observe_retry).await;
-            let recovery = retry.run(|| cluster.search.cat_recovery(), observe_retry).await;
-            let nodes = retry.run(|| cluster.search.cat_nodes(), observe_retry).await;
+            let health = retry
+                .run(|| cluster.search.cat_health(), observe_retry)
+                .await;
+            let recovery = retry
+                .run(|| cluster.search.cat_recovery(), observe_retry)
+                .await;
+            let nodes = retry
+                .run(|| cluster.search.cat_nodes(), observe_retry)
+                .await;
             let report = CatReport {
                 health: health.map_err(backend)?,
                 recovery: recovery.map_err(backend)?,

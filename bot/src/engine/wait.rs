@@ -10,10 +10,10 @@ use opsbot_commands::run::Run;
 use opsbot_state::StoreError;
 use tokio::sync::Notify;
 
-use super::step::StepOutcome;
 use super::Inner;
-use crate::clusters::Cluster;
+use super::step::StepOutcome;
 use crate::backend::BackendError;
+use crate::clusters::Cluster;
 
 /// One look at the cluster: whether the condition holds, and what was seen.
 struct Look {
@@ -61,7 +61,9 @@ pub(super) async fn until(
                 );
             }
             Err(error) => {
-                return Ok(StepOutcome::Failed(format!("{error}; while waiting {waiting}")));
+                return Ok(StepOutcome::Failed(format!(
+                    "{error}; while waiting {waiting}"
+                )));
             }
         }
         if Instant::now() >= deadline {
@@ -94,7 +96,10 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
                 !nodes.contains(node),
                 format!("{node} left · nodes {}/{expected} joined", nodes.len()),
             ),
-            Membership::NoMaster => (true, format!("{node} left; the cluster lost its quorum, as expected")),
+            Membership::NoMaster => (
+                true,
+                format!("{node} left; the cluster lost its quorum, as expected"),
+            ),
             Membership::Unreachable => (true, format!("{node} left; no node answers any more")),
         },
         Wait::NodeJoined { node } => match &membership {
@@ -104,7 +109,9 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
             ),
             Membership::NoMaster => (
                 true,
-                format!("{node} started; no master yet, its join is checked once the cluster forms"),
+                format!(
+                    "{node} started; no master yet, its join is checked once the cluster forms"
+                ),
             ),
             Membership::Unreachable => (false, String::new()),
         },

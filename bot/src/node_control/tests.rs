@@ -47,7 +47,10 @@ fn values_that_could_become_options_are_refused() {
 
 #[tokio::test]
 async fn a_command_gets_its_placeholders_and_its_output_is_kept() {
-    let control = command(&["echo", "{host}", "{node}", "{container}"], Duration::from_secs(5));
+    let control = command(
+        &["echo", "{host}", "{node}", "{container}"],
+        Duration::from_secs(5),
+    );
     let outcome = control.apply(NodeOp::Stop, node()).await.unwrap();
     let Outcome::Done { output, note } = outcome else {
         panic!("{outcome:?}")
@@ -60,7 +63,10 @@ async fn a_command_gets_its_placeholders_and_its_output_is_kept() {
 async fn a_failing_command_reports_its_exit_code_and_last_line() {
     let control = command(&["ls", "/nonexistent-{container}"], Duration::from_secs(5));
     let error = control.apply(NodeOp::Stop, node()).await.unwrap_err();
-    let NodeControlError::Failed { code, last_line, .. } = &error else {
+    let NodeControlError::Failed {
+        code, last_line, ..
+    } = &error
+    else {
         panic!("{error:?}")
     };
     assert_eq!(code, "2");
@@ -72,7 +78,10 @@ async fn a_hanging_command_is_killed_at_its_timeout() {
     let control = command(&["sleep", "30"], Duration::from_millis(200));
     let started = std::time::Instant::now();
     let error = control.apply(NodeOp::Stop, node()).await.unwrap_err();
-    assert!(matches!(error, NodeControlError::Timeout { .. }), "{error:?}");
+    assert!(
+        matches!(error, NodeControlError::Timeout { .. }),
+        "{error:?}"
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
@@ -80,7 +89,11 @@ async fn a_hanging_command_is_killed_at_its_timeout() {
 async fn a_missing_program_is_a_clear_error() {
     let control = command(&["no-such-program-opsbot"], Duration::from_secs(5));
     let error = control.apply(NodeOp::Stop, node()).await.unwrap_err();
-    assert!(error.to_string().starts_with("`no-such-program-opsbot` could not be started"));
+    assert!(
+        error
+            .to_string()
+            .starts_with("`no-such-program-opsbot` could not be started")
+    );
 }
 
 #[tokio::test]

@@ -111,10 +111,7 @@ fn stop_steps(
         steps.push(Action::Safe(SafeAction::StopNode { node }));
         steps.push(Action::Wait(Wait::NodeLeft { node }));
     }
-    let mut notes = vec![format!(
-        "{version}: flush with POST {}",
-        mode.path()
-    )];
+    let mut notes = vec![format!("{version}: flush with POST {}", mode.path())];
     if let Some(master) = master {
         notes.push(format!("{master} is the elected master: it stops last"));
     }

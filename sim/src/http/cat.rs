@@ -1,6 +1,6 @@
 //! The `_cat` endpoints: health, nodes, indices and recovery, with each flavor's columns.
 
-use super::table::{Cell, Column, Table, number, text};
+use super::table::{Cell, Column, Table, concat, number, text};
 use crate::config::Flavor;
 use crate::hash::in_range;
 use crate::world::{CopyState, Index, Recovery, RecoveryKind, World};
@@ -25,22 +25,6 @@ const HEALTH_TAIL: [Column; 8] = [
 ];
 const DISCOVERED: Column = number("discovered_cluster_manager", &["dcm"]);
 
-/// Concatenates column lists at compile time.
-const fn concat<const N: usize>(parts: &[&[Column]]) -> [Column; N] {
-    let mut out = [text("", &[]); N];
-    let (mut part, mut filled) = (0, 0);
-    while part < parts.len() {
-        let mut position = 0;
-        while position < parts[part].len() {
-            out[filled] = parts[part][position];
-            filled += 1;
-            position += 1;
-        }
-        part += 1;
-    }
-    out
-}
-
 const HEALTH_ES: [Column; 14] = concat(&[&HEALTH_HEAD, &HEALTH_TAIL]);
 const HEALTH_OS: [Column; 15] = concat(&[&HEALTH_HEAD, &[DISCOVERED], &HEALTH_TAIL]);
 
@@ -54,10 +38,15 @@ const NODES_HEAD: [Column; 8] = [
     number("load_15m", &["l"]),
     text("node.role", &["r", "role", "nodeRole"]),
 ];
-const NODES_ES: [Column; 10] = concat(&[&NODES_HEAD, &[text("master", &["m"]), text("name", &["n"])]]);
+const NODES_ES: [Column; 10] =
+    concat(&[&NODES_HEAD, &[text("master", &["m"]), text("name", &["n"])]]);
 const NODES_OS: [Column; 11] = concat(&[
     &NODES_HEAD,
-    &[text("node.roles", &["rs"]), text("cluster_manager", &["cm"]), text("name", &["n"])],
+    &[
+        text("node.roles", &["rs"]),
+        text("cluster_manager", &["cm"]),
+        text("name", &["n"]),
+    ],
 ]);
 
 const INDICES_BASE: [Column; 10] = [
@@ -118,7 +107,12 @@ pub(crate) fn health(world: &World, wall: time::OffsetDateTime) -> Table {
     let health = world.health();
     let mut row = vec![
         Cell::Number(u64::try_from(wall.unix_timestamp()).unwrap_or_default()),
-        string(format!("{:02}:{:02}:{:02}", wall.hour(), wall.minute(), wall.second())),
+        string(format!(
+            "{:02}:{:02}:{:02}",
+            wall.hour(),
+            wall.minute(),
+            wall.second()
+        )),
         string(world.cluster_name()),
         string(health.status.as_str()),
         count(health.number_of_nodes),
@@ -156,7 +150,8 @@ pub(crate) fn nodes(world: &World) -> Table {
         .joined_nodes()
         .map(|(id, node)| {
             let ip = node.ip.to_string();
-            let load = |salt: &str| string(format!("{:.2}", in_range(salt, &ip, 5, 150) as f64 / 100.0));
+            let load =
+                |salt: &str| string(format!("{:.2}", in_range(salt, &ip, 5, 150) as f64 / 100.0));
             let mut row = vec![
                 string(ip.as_str()),
                 Cell::Number(in_range("heap", &ip, 20, 75)),
@@ -176,7 +171,11 @@ pub(crate) fn nodes(world: &World) -> Table {
         })
         .collect();
     Table {
-        columns: if flavor.is_opensearch() { &NODES_OS } else { &NODES_ES },
+        columns: if flavor.is_opensearch() {
+            &NODES_OS
+        } else {
+            &NODES_ES
+        },
         rows,
     }
 }
@@ -190,8 +189,20 @@ pub(crate) fn indices(world: &World, positions: &[usize]) -> Table {
         .map(|&position| {
             let index = &world.indices()[position];
             let primary_active = index.primary().is_active();
-            let stat = |value: u64| if primary_active { Cell::Number(value) } else { Cell::Null };
-            let bytes = |value: u64| if primary_active { Cell::Bytes(value) } else { Cell::Null };
+            let stat = |value: u64| {
+                if primary_active {
+                    Cell::Number(value)
+                } else {
+                    Cell::Null
+                }
+            };
+            let bytes = |value: u64| {
+                if primary_active {
+                    Cell::Bytes(value)
+                } else {
+                    Cell::Null
+                }
+            };
             let active = index.copies.iter().filter(|copy| copy.is_active()).count() as u64;
             let mut row = vec![
                 string(World::index_health(index).as_str()),
@@ -222,7 +233,14 @@ pub(crate) fn indices(world: &World, positions: &[usize]) -> Table {
 /// as 0 of 0 files (0.0 %), the way ES prints them.
 fn recovery_row(world: &World, index: &Index, recovery: &Recovery, finished: bool) -> Vec<Cell> {
     let duration = recovery.done_ms.saturating_sub(recovery.start_ms).max(1);
-    let elapsed = if finished { duration } else { world.now_ms().saturating_sub(recovery.start_ms).min(duration) };
+    let elapsed = if finished {
+        duration
+    } else {
+        world
+            .now_ms()
+            .saturating_sub(recovery.start_ms)
+            .min(duration)
+    };
     let copying = recovery.kind == RecoveryKind::Peer && !recovery.reused;
     let progress = (elapsed as f64 / duration as f64 / 0.9).min(1.0);
     let stage = match (finished, copying && progress < 1.0) {
@@ -236,7 +254,11 @@ fn recovery_row(world: &World, index: &Index, recovery: &Recovery, finished: boo
         RecoveryKind::EmptyStore => (0, 0),
         RecoveryKind::ExistingStore | RecoveryKind::Peer => (index.files, index.primary_bytes),
     };
-    let (files, bytes) = if copying { (files_total, bytes_total) } else { (0, 0) };
+    let (files, bytes) = if copying {
+        (files_total, bytes_total)
+    } else {
+        (0, 0)
+    };
     let done_part = |total: u64| (total as f64 * progress) as u64;
     let share = |recovered: u64, wanted: u64, total: u64| match (wanted, total) {
         (0, 0) => "0.0%".to_owned(),
@@ -277,7 +299,9 @@ pub(crate) fn recovery(world: &World, positions: &[usize], active_only: bool) ->
         let index = &world.indices()[position];
         for copy in &index.copies {
             let finished = match &copy.state {
-                CopyState::Started { .. } | CopyState::Relocating { .. } => copy.last_recovery.as_ref(),
+                CopyState::Started { .. } | CopyState::Relocating { .. } => {
+                    copy.last_recovery.as_ref()
+                }
                 CopyState::Unassigned { .. } | CopyState::Initializing(_) => None,
             };
             if let Some(recovery) = finished.filter(|_| !active_only) {
@@ -303,7 +327,8 @@ mod tests {
     /// Renders the fixture's own values through our column definitions: text layout and
     /// alignment must reproduce the recorded `.txt` and `.v.txt` files byte for byte.
     fn assert_layout(columns: &'static [Column], json: &str, plain: &str, verbose: &str) {
-        let objects: Vec<serde_json::Map<String, serde_json::Value>> = serde_json::from_str(json).unwrap();
+        let objects: Vec<serde_json::Map<String, serde_json::Value>> =
+            serde_json::from_str(json).unwrap();
         let names: Vec<&str> = columns.iter().map(|column| column.name).collect();
         let rows = objects
             .iter()
@@ -311,15 +336,22 @@ mod tests {
                 assert_eq!(object.keys().collect::<Vec<_>>().len(), names.len());
                 names
                     .iter()
-                    .map(|name| object[*name].as_str().map_or(Cell::Null, |value| string(value)))
+                    .map(|name| object[*name].as_str().map_or(Cell::Null, string))
                     .collect()
             })
             .collect::<Vec<_>>();
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         for (query, expected) in [("", plain), ("v", verbose)] {
-            let table = Table { columns, rows: rows.clone() };
+            let table = Table {
+                columns,
+                rows: rows.clone(),
+            };
             let response = render(table, &Params::parse(query)).unwrap();
-            let body = runtime.block_on(axum::body::to_bytes(response.into_body(), 1 << 20)).unwrap();
+            let body = runtime
+                .block_on(axum::body::to_bytes(response.into_body(), 1 << 20))
+                .unwrap();
             assert_eq!(std::str::from_utf8(&body).unwrap(), expected);
         }
     }

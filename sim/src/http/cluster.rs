@@ -59,7 +59,8 @@ fn health_body(world: &World, timed_out: bool) -> HealthBody {
         relocating_shards: health.relocating_shards,
         initializing_shards: health.initializing_shards,
         unassigned_shards: health.unassigned_shards,
-        unassigned_primary_shards: (flavor == Flavor::Es8).then_some(health.unassigned_primary_shards),
+        unassigned_primary_shards: (flavor == Flavor::Es8)
+            .then_some(health.unassigned_primary_shards),
         delayed_unassigned_shards: health.delayed_unassigned_shards,
         number_of_pending_tasks: 0,
         number_of_in_flight_fetch: 0,
@@ -68,25 +69,37 @@ fn health_body(world: &World, timed_out: bool) -> HealthBody {
     }
 }
 
+/// Compares the joined node count with the wanted number.
+type Comparison = fn(&usize, &usize) -> bool;
+
 /// `wait_for_nodes`: `N`, `>=N`, `<=N`, `>N`, `<N`, or `ge(N)`, `le(N)`, `gt(N)`, `lt(N)`.
-fn parse_node_condition(spec: &str) -> Option<(fn(&usize, &usize) -> bool, usize)> {
+fn parse_node_condition(spec: &str) -> Option<(Comparison, usize)> {
     let spec = spec.trim();
-    let functional = |name: &str| spec.strip_prefix(name).and_then(|rest| rest.strip_prefix('(')?.strip_suffix(')'));
-    let forms: [(&str, fn(&usize, &usize) -> bool); 4] =
-        [(">=", usize::ge), ("<=", usize::le), (">", usize::gt), ("<", usize::lt)];
+    let functional = |name: &str| {
+        spec.strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix('(')?.strip_suffix(')'))
+    };
+    let forms: [(&str, Comparison); 4] = [
+        (">=", usize::ge),
+        ("<=", usize::le),
+        (">", usize::gt),
+        ("<", usize::lt),
+    ];
     let functions = ["ge", "le", "gt", "lt"];
     for ((symbol, compare), function) in forms.into_iter().zip(functions) {
         if let Some(number) = spec.strip_prefix(symbol).or_else(|| functional(function)) {
             return number.trim().parse().ok().map(|number| (compare, number));
         }
     }
-    spec.parse().ok().map(|number| (usize::eq as fn(&usize, &usize) -> bool, number))
+    spec.parse()
+        .ok()
+        .map(|number| (usize::eq as Comparison, number))
 }
 
 /// The `wait_for_*` conditions of a health request.
 struct Conditions {
     status: Option<HealthStatus>,
-    nodes: Option<(fn(&usize, &usize) -> bool, usize)>,
+    nodes: Option<(Comparison, usize)>,
     no_relocating: bool,
     no_initializing: bool,
 }
@@ -99,14 +112,17 @@ impl Conditions {
             Some("yellow") => Some(HealthStatus::Yellow),
             Some("red") => Some(HealthStatus::Red),
             Some(other) => {
-                return Err(ApiError::illegal_argument(format!("unknown cluster health status [{other}]")));
+                return Err(ApiError::illegal_argument(format!(
+                    "unknown cluster health status [{other}]"
+                )));
             }
         };
         let nodes = params
             .get("wait_for_nodes")
             .map(|spec| {
-                parse_node_condition(spec)
-                    .ok_or_else(|| ApiError::illegal_argument(format!("cannot parse wait_for_nodes [{spec}]")))
+                parse_node_condition(spec).ok_or_else(|| {
+                    ApiError::illegal_argument(format!("cannot parse wait_for_nodes [{spec}]"))
+                })
             })
             .transpose()?;
         Ok(Conditions {
@@ -124,7 +140,9 @@ impl Conditions {
     /// Green satisfies a wait for yellow, as in ES.
     fn met(&self, body: &HealthBody) -> bool {
         self.status.is_none_or(|wanted| body.status <= wanted)
-            && self.nodes.is_none_or(|(compare, number)| compare(&body.number_of_nodes, &number))
+            && self
+                .nodes
+                .is_none_or(|(compare, number)| compare(&body.number_of_nodes, &number))
             && (!self.no_relocating || body.relocating_shards == 0)
             && (!self.no_initializing || body.initializing_shards == 0)
     }
@@ -144,7 +162,11 @@ pub(crate) async fn health(app: &App, params: &Params) -> Result<Response, ApiEr
         (true, app.with_world(|world| health_body(world, false)))
     };
     body.timed_out = !met;
-    let status = if met { StatusCode::OK } else { StatusCode::REQUEST_TIMEOUT };
+    let status = if met {
+        StatusCode::OK
+    } else {
+        StatusCode::REQUEST_TIMEOUT
+    };
     Ok(reply(status, &body, params.pretty()))
 }
 
@@ -159,7 +181,9 @@ enum Tree {
 fn insert(branch: &mut BTreeMap<String, Tree>, key: &str, value: &str) {
     match key.split_once('.') {
         Some((head, rest)) => {
-            let child = branch.entry(head.to_owned()).or_insert_with(|| Tree::Branch(BTreeMap::new()));
+            let child = branch
+                .entry(head.to_owned())
+                .or_insert_with(|| Tree::Branch(BTreeMap::new()));
             match child {
                 Tree::Branch(children) => insert(children, rest, value),
                 // `a` and `a.b` both set: keep the deeper key flat rather than lose it.
@@ -211,8 +235,13 @@ pub(crate) fn put_settings(app: &App, params: &Params, body: &[u8]) -> Result<Re
     if body.is_empty() {
         return Err(ApiError::parse("request body is required"));
     }
-    let value: serde_json::Value = serde_json::from_slice(body)
-        .map_err(|error| Exception::new(StatusCode::BAD_REQUEST, "json_parse_exception", error.to_string()))?;
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|error| {
+        Exception::new(
+            StatusCode::BAD_REQUEST,
+            "json_parse_exception",
+            error.to_string(),
+        )
+    })?;
     let Some(object) = value.as_object() else {
         return Err(Exception::new(
             StatusCode::BAD_REQUEST,
@@ -221,14 +250,21 @@ pub(crate) fn put_settings(app: &App, params: &Params, body: &[u8]) -> Result<Re
         )
         .into());
     };
-    let applied = app.with_world(|world| world.update_settings(object)).map_err(|error| -> ApiError {
-        match error {
-        SettingsError::UnknownField(_) => {
-            Exception::new(StatusCode::BAD_REQUEST, "x_content_parse_exception", error.to_string()).into()
-        }
-        SettingsError::Unknown { .. } | SettingsError::Invalid(_) => ApiError::illegal_argument(error.to_string()),
-        }
-    })?;
+    let applied = app
+        .with_world(|world| world.update_settings(object))
+        .map_err(|error| -> ApiError {
+            match error {
+                SettingsError::UnknownField(_) => Exception::new(
+                    StatusCode::BAD_REQUEST,
+                    "x_content_parse_exception",
+                    error.to_string(),
+                )
+                .into(),
+                SettingsError::Unknown { .. } | SettingsError::Invalid(_) => {
+                    ApiError::illegal_argument(error.to_string())
+                }
+            }
+        })?;
     let body = SettingsBody {
         acknowledged: Some(true),
         persistent: render_settings(&applied.persistent, flat),
@@ -254,10 +290,19 @@ mod tests {
 
     #[test]
     fn settings_nest_by_dots() {
-        let settings = BTreeMap::from([("cluster.routing.allocation.enable".to_owned(), "none".to_owned())]);
+        let settings = BTreeMap::from([(
+            "cluster.routing.allocation.enable".to_owned(),
+            "none".to_owned(),
+        )]);
         let nested = serde_json::to_value(render_settings(&settings, false)).unwrap();
-        assert_eq!(nested, serde_json::json!({"cluster": {"routing": {"allocation": {"enable": "none"}}}}));
+        assert_eq!(
+            nested,
+            serde_json::json!({"cluster": {"routing": {"allocation": {"enable": "none"}}}})
+        );
         let flat = serde_json::to_value(render_settings(&settings, true)).unwrap();
-        assert_eq!(flat, serde_json::json!({"cluster.routing.allocation.enable": "none"}));
+        assert_eq!(
+            flat,
+            serde_json::json!({"cluster.routing.allocation.enable": "none"})
+        );
     }
 }

@@ -82,7 +82,12 @@ impl From<Exception> for ApiError {
 
 impl ApiError {
     pub(crate) fn illegal_argument(reason: impl Into<String>) -> Self {
-        Exception::new(StatusCode::BAD_REQUEST, "illegal_argument_exception", reason).into()
+        Exception::new(
+            StatusCode::BAD_REQUEST,
+            "illegal_argument_exception",
+            reason,
+        )
+        .into()
     }
 
     pub(crate) fn parse(reason: impl Into<String>) -> Self {
@@ -90,12 +95,16 @@ impl ApiError {
     }
 
     pub(crate) fn index_not_found(name: &str) -> Self {
-        Exception::new(StatusCode::NOT_FOUND, "index_not_found_exception", format!("no such index [{name}]"))
-            .with("resource.type", "index_or_alias")
-            .with("resource.id", name)
-            .with("index_uuid", "_na_")
-            .with("index", name)
-            .into()
+        Exception::new(
+            StatusCode::NOT_FOUND,
+            "index_not_found_exception",
+            format!("no such index [{name}]"),
+        )
+        .with("resource.type", "index_or_alias")
+        .with("resource.id", name)
+        .with("index_uuid", "_na_")
+        .with("index", name)
+        .into()
     }
 
     pub(crate) fn index_exists(name: &str, uuid: &str) -> Self {
@@ -136,16 +145,25 @@ impl ApiError {
 
     pub(crate) fn into_response(self, pretty: bool) -> Response {
         let status = self.status();
-        let simple = |error: &str, status: Option<u16>| reply(self.status(), &SimpleBody { error, status }, pretty);
+        let simple = |error: &str, status: Option<u16>| {
+            reply(self.status(), &SimpleBody { error, status }, pretty)
+        };
         match &self {
-            ApiError::NoHandler { method, uri } => {
-                simple(&format!("no handler found for uri [{uri}] and method [{method}]"), None)
-            }
-            ApiError::WrongMethod { method, uri, allowed } => {
+            ApiError::NoHandler { method, uri } => simple(
+                &format!("no handler found for uri [{uri}] and method [{method}]"),
+                None,
+            ),
+            ApiError::WrongMethod {
+                method,
+                uri,
+                allowed,
+            } => {
                 let allowed: Vec<&str> = allowed.iter().map(Method::as_str).collect();
                 let allowed = allowed.join(", ");
                 let mut response = simple(
-                    &format!("Incorrect HTTP method for uri [{uri}] and method [{method}], allowed: [{allowed}]"),
+                    &format!(
+                        "Incorrect HTTP method for uri [{uri}] and method [{method}], allowed: [{allowed}]"
+                    ),
                     Some(status.as_u16()),
                 );
                 if let Ok(value) = HeaderValue::from_str(&allowed) {
@@ -153,8 +171,12 @@ impl ApiError {
                 }
                 response
             }
-            ApiError::ContentType { header: None } => simple("Content-Type header is missing", Some(status.as_u16())),
-            ApiError::ContentType { header: Some(value) } => simple(
+            ApiError::ContentType { header: None } => {
+                simple("Content-Type header is missing", Some(status.as_u16()))
+            }
+            ApiError::ContentType {
+                header: Some(value),
+            } => simple(
                 &format!("Content-Type header [{value}] is not supported"),
                 Some(status.as_u16()),
             ),
@@ -178,9 +200,17 @@ impl ApiError {
 /// (502 and 504 pages for faults; any other status gets the 503 page).
 fn haproxy_page(status: StatusCode) -> Response {
     let (title, message) = match status {
-        StatusCode::BAD_GATEWAY => ("502 Bad Gateway", "The server returned an invalid or incomplete response."),
-        StatusCode::GATEWAY_TIMEOUT => ("504 Gateway Time-out", "The server didn't respond in time."),
-        _ => ("503 Service Unavailable", "No server is available to handle this request."),
+        StatusCode::BAD_GATEWAY => (
+            "502 Bad Gateway",
+            "The server returned an invalid or incomplete response.",
+        ),
+        StatusCode::GATEWAY_TIMEOUT => {
+            ("504 Gateway Time-out", "The server didn't respond in time.")
+        }
+        _ => (
+            "503 Service Unavailable",
+            "No server is available to handle this request.",
+        ),
     };
     let body = format!("<html><body><h1>{title}</h1>\n{message}\n</body></html>\n");
     (
@@ -200,7 +230,9 @@ mod tests {
     use axum::body::to_bytes;
 
     async fn body_of(error: ApiError) -> serde_json::Value {
-        let bytes = to_bytes(error.into_response(false).into_body(), 1 << 20).await.unwrap();
+        let bytes = to_bytes(error.into_response(false).into_body(), 1 << 20)
+            .await
+            .unwrap();
         serde_json::from_slice(&bytes).unwrap()
     }
 
@@ -212,15 +244,21 @@ mod tests {
     async fn exception_bodies_equal_the_fixtures() {
         assert_eq!(
             body_of(ApiError::index_not_found("flog-2023.01.01")).await,
-            fixture(include_str!("../../../tests/fixtures/search/delete_index.es7-os2.not-found.404.json"))
+            fixture(include_str!(
+                "../../../tests/fixtures/search/delete_index.es7-os2.not-found.404.json"
+            ))
         );
         assert_eq!(
             body_of(ApiError::not_discovered(Flavor::Es7)).await,
-            fixture(include_str!("../../../tests/fixtures/search/error.es7.master-not-discovered.503.json"))
+            fixture(include_str!(
+                "../../../tests/fixtures/search/error.es7.master-not-discovered.503.json"
+            ))
         );
         assert_eq!(
             body_of(ApiError::not_discovered(Flavor::Os2)).await,
-            fixture(include_str!("../../../tests/fixtures/search/error.os2.cluster-manager-not-discovered.503.json"))
+            fixture(include_str!(
+                "../../../tests/fixtures/search/error.os2.cluster-manager-not-discovered.503.json"
+            ))
         );
     }
 
@@ -232,24 +270,33 @@ mod tests {
         };
         assert_eq!(
             body_of(no_handler).await,
-            fixture(include_str!("../../../tests/fixtures/search/error.es7-os2.no-handler.400.json"))
+            fixture(include_str!(
+                "../../../tests/fixtures/search/error.es7-os2.no-handler.400.json"
+            ))
         );
         let wrong = ApiError::WrongMethod {
             method: Method::POST,
             uri: "/_cluster/settings".into(),
             allowed: vec![Method::GET, Method::PUT],
         };
-        assert_eq!(wrong.clone().into_response(false).headers()[header::ALLOW], "GET, PUT");
+        assert_eq!(
+            wrong.clone().into_response(false).headers()[header::ALLOW],
+            "GET, PUT"
+        );
         assert_eq!(
             body_of(wrong).await,
-            fixture(include_str!("../../../tests/fixtures/search/error.es7-os2.wrong-method.405.json"))
+            fixture(include_str!(
+                "../../../tests/fixtures/search/error.es7-os2.wrong-method.405.json"
+            ))
         );
         let content_type = ApiError::ContentType {
             header: Some("application/x-www-form-urlencoded".into()),
         };
         assert_eq!(
             body_of(content_type).await,
-            fixture(include_str!("../../../tests/fixtures/search/error.es7.content-type-missing.406.json"))
+            fixture(include_str!(
+                "../../../tests/fixtures/search/error.es7.content-type-missing.406.json"
+            ))
         );
     }
 }

@@ -39,7 +39,11 @@ fn status_error(status: StatusCode, flavor: Flavor) -> ApiError {
 }
 
 /// Applies a fault. `None` means: go on and answer normally (after any delay).
-pub(crate) async fn apply(kind: &FaultKind, flavor: Flavor, cluster_name: &str) -> Option<Response> {
+pub(crate) async fn apply(
+    kind: &FaultKind,
+    flavor: Flavor,
+    cluster_name: &str,
+) -> Option<Response> {
     match kind {
         FaultKind::Latency { ms } | FaultKind::Timeout { ms } => {
             tokio::time::sleep(Duration::from_millis(*ms)).await;
@@ -56,7 +60,10 @@ pub(crate) async fn apply(kind: &FaultKind, flavor: Flavor, cluster_name: &str) 
             Some(
                 (
                     StatusCode::OK,
-                    [(header::CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE))],
+                    [(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static(JSON_CONTENT_TYPE),
+                    )],
                     body,
                 )
                     .into_response(),
@@ -65,7 +72,10 @@ pub(crate) async fn apply(kind: &FaultKind, flavor: Flavor, cluster_name: &str) 
         FaultKind::Drop => {
             // A body stream that fails at once makes hyper abort the connection mid-response.
             let failing = futures::stream::once(async {
-                Err::<Bytes, io::Error>(io::Error::new(io::ErrorKind::ConnectionReset, "simulated connection drop"))
+                Err::<Bytes, io::Error>(io::Error::new(
+                    io::ErrorKind::ConnectionReset,
+                    "simulated connection drop",
+                ))
             });
             let mut response = Body::from_stream(failing).into_response();
             response.extensions_mut().insert(Dropped);
@@ -81,17 +91,29 @@ mod tests {
     #[tokio::test]
     async fn statuses_map_to_realistic_bodies() {
         let body = |response: Response| async move {
-            axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap()
+            axum::body::to_bytes(response.into_body(), 1 << 20)
+                .await
+                .unwrap()
         };
-        let rejected = apply(&FaultKind::Status { status: 429 }, Flavor::Es7, "c").await.unwrap();
+        let rejected = apply(&FaultKind::Status { status: 429 }, Flavor::Es7, "c")
+            .await
+            .unwrap();
         assert_eq!(rejected.status(), StatusCode::TOO_MANY_REQUESTS);
         assert!(rejected.headers().get(header::RETRY_AFTER).is_none());
         let json: serde_json::Value = serde_json::from_slice(&body(rejected).await).unwrap();
         assert_eq!(json["error"]["type"], "es_rejected_execution_exception");
-        let gateway = apply(&FaultKind::Status { status: 502 }, Flavor::Es7, "c").await.unwrap();
+        let gateway = apply(&FaultKind::Status { status: 502 }, Flavor::Es7, "c")
+            .await
+            .unwrap();
         assert_eq!(gateway.headers()[header::CONTENT_TYPE], "text/html");
-        let malformed = apply(&FaultKind::MalformedJson, Flavor::Es7, "kolla_logging").await.unwrap();
+        let malformed = apply(&FaultKind::MalformedJson, Flavor::Es7, "kolla_logging")
+            .await
+            .unwrap();
         assert_eq!(body(malformed).await, r#"{"cluster_name":"kolla_log"#);
-        assert!(apply(&FaultKind::Latency { ms: 1 }, Flavor::Es7, "c").await.is_none());
+        assert!(
+            apply(&FaultKind::Latency { ms: 1 }, Flavor::Es7, "c")
+                .await
+                .is_none()
+        );
     }
 }

@@ -56,7 +56,11 @@ pub(crate) async fn create(app: &App, params: &Params, name: &str) -> Result<Res
     let timeout = params.millis("timeout", 30_000)?;
     app.with_world(|world| {
         world.create_index(name).map_err(|_| {
-            let uuid = world.indices().iter().find(|index| index.name == name).map(|index| index.uuid.clone());
+            let uuid = world
+                .indices()
+                .iter()
+                .find(|index| index.name == name)
+                .map(|index| index.uuid.clone());
             ApiError::index_exists(name, &uuid.unwrap_or_default())
         })
     })?;
@@ -85,13 +89,23 @@ pub(crate) fn delete(app: &App, params: &Params, expression: &str) -> Result<Res
         let resolution = world
             .resolve(expression, ignore_unavailable)
             .map_err(|missing| ApiError::index_not_found(&missing.0))?;
-        if resolution.wildcard && world.settings().destructive_requires_name(world.flavor() == Flavor::Es8) {
-            return Err(ApiError::illegal_argument("Wildcard expressions or all indices are not allowed"));
+        if resolution.wildcard
+            && world
+                .settings()
+                .destructive_requires_name(world.flavor() == Flavor::Es8)
+        {
+            return Err(ApiError::illegal_argument(
+                "Wildcard expressions or all indices are not allowed",
+            ));
         }
         world.delete_indices(&resolution.indices);
         Ok(())
     })?;
-    Ok(reply(StatusCode::OK, &Acknowledged { acknowledged: true }, params.pretty()))
+    Ok(reply(
+        StatusCode::OK,
+        &Acknowledged { acknowledged: true },
+        params.pretty(),
+    ))
 }
 
 /// Shard counts of a broadcast or synced flush.
@@ -120,7 +134,11 @@ fn flush_counts(world: &World) -> Counts {
 /// `POST /_flush`.
 pub(crate) fn flush(app: &App, params: &Params) -> Response {
     let counts = app.with_world(|world| flush_counts(world));
-    reply(StatusCode::OK, &FlushBody { _shards: counts }, params.pretty())
+    reply(
+        StatusCode::OK,
+        &FlushBody { _shards: counts },
+        params.pretty(),
+    )
 }
 
 #[derive(Debug, Serialize)]
@@ -143,20 +161,33 @@ fn synced_body(world: &World) -> (Counts, Ordered<SyncedEntry>) {
     let mut total = Counts::default();
     let mut entries = Vec::new();
     for index in world.indices() {
-        let busy = index
-            .copies
-            .iter()
-            .any(|copy| matches!(copy.state, CopyState::Initializing(_) | CopyState::Relocating { .. }));
+        let busy = index.copies.iter().any(|copy| {
+            matches!(
+                copy.state,
+                CopyState::Initializing(_) | CopyState::Relocating { .. }
+            )
+        });
         let copies = index.copies.len();
         let entry = if busy {
             SyncedEntry {
-                counts: Counts { total: copies, successful: 0, failed: copies },
-                failures: vec![ShardFailure { shard: 0, reason: "[1] ongoing operations on primary".to_owned() }],
+                counts: Counts {
+                    total: copies,
+                    successful: 0,
+                    failed: copies,
+                },
+                failures: vec![ShardFailure {
+                    shard: 0,
+                    reason: "[1] ongoing operations on primary".to_owned(),
+                }],
             }
         } else {
             let active = index.copies.iter().filter(|copy| copy.is_active()).count();
             SyncedEntry {
-                counts: Counts { total: copies, successful: active, failed: 0 },
+                counts: Counts {
+                    total: copies,
+                    successful: active,
+                    failed: 0,
+                },
                 failures: Vec::new(),
             }
         };
@@ -171,8 +202,15 @@ fn synced_body(world: &World) -> (Counts, Ordered<SyncedEntry>) {
 /// Adds a deprecation `Warning` header the way ES's `HeaderWarning` formats it.
 fn with_warning(mut response: Response, flavor: Flavor, text: &str) -> Response {
     let build = version(flavor);
-    let product = if flavor.is_opensearch() { "OpenSearch" } else { "Elasticsearch" };
-    let value = format!("299 {product}-{}-{} \"{text}\"", build.number, build.build_hash);
+    let product = if flavor.is_opensearch() {
+        "OpenSearch"
+    } else {
+        "Elasticsearch"
+    };
+    let value = format!(
+        "299 {product}-{}-{} \"{text}\"",
+        build.number, build.build_hash
+    );
     if let Ok(value) = HeaderValue::from_str(&value) {
         response.headers_mut().append(header::WARNING, value);
     }
@@ -190,9 +228,19 @@ pub(crate) fn flush_synced(app: &App, params: &Params) -> Response {
         ),
         flavor => {
             let (counts, entries) = app.with_world(|world| synced_body(world));
-            let mut body = Ordered(vec![("_shards".to_owned(), SyncedEntry { counts, failures: Vec::new() })]);
+            let mut body = Ordered(vec![(
+                "_shards".to_owned(),
+                SyncedEntry {
+                    counts,
+                    failures: Vec::new(),
+                },
+            )]);
             body.0.extend(entries.0);
-            let status = if counts.failed > 0 { StatusCode::CONFLICT } else { StatusCode::OK };
+            let status = if counts.failed > 0 {
+                StatusCode::CONFLICT
+            } else {
+                StatusCode::OK
+            };
             let response = reply(status, &body, params.pretty());
             if flavor == Flavor::Es7 {
                 with_warning(

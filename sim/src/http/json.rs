@@ -76,7 +76,11 @@ impl Formatter for Jackson {
         self.close(writer, b"]")
     }
 
-    fn begin_array_value<W: ?Sized + io::Write>(&mut self, writer: &mut W, first: bool) -> io::Result<()> {
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
         self.item(writer, first)
     }
 
@@ -93,7 +97,11 @@ impl Formatter for Jackson {
         self.close(writer, b"}")
     }
 
-    fn begin_object_key<W: ?Sized + io::Write>(&mut self, writer: &mut W, first: bool) -> io::Result<()> {
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
         self.item(writer, first)
     }
 
@@ -123,7 +131,8 @@ pub(crate) fn to_body(value: &impl Serialize, pretty: bool) -> Vec<u8> {
         }
         Ok(()) => out,
         // Our bodies are plain data; report the impossible instead of panicking.
-        Err(error) => format!("{{\"error\":\"simulator could not serialize the body: {error}\"}}").into_bytes(),
+        Err(error) => format!("{{\"error\":\"simulator could not serialize the body: {error}\"}}")
+            .into_bytes(),
     }
 }
 
@@ -131,7 +140,10 @@ pub(crate) fn to_body(value: &impl Serialize, pretty: bool) -> Vec<u8> {
 pub(crate) fn reply(status: StatusCode, value: &impl Serialize, pretty: bool) -> Response {
     (
         status,
-        [(header::CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(JSON_CONTENT_TYPE),
+        )],
         to_body(value, pretty),
     )
         .into_response()
@@ -144,20 +156,41 @@ mod tests {
 
     #[test]
     fn pretty_matches_the_recorded_health_body() {
-        let fixture = include_str!("../../../tests/fixtures/search/cluster_health.es7.green.200.pretty.txt");
+        let fixture =
+            include_str!("../../../tests/fixtures/search/cluster_health.es7.green.200.pretty.txt");
         // Parse with field order preserved by going through our ordered map.
         let value: serde_json::Value = serde_json::from_str(fixture).unwrap();
-        let keys = ["cluster_name", "status", "timed_out", "number_of_nodes", "number_of_data_nodes",
-            "active_primary_shards", "active_shards", "relocating_shards", "initializing_shards",
-            "unassigned_shards", "delayed_unassigned_shards", "number_of_pending_tasks",
-            "number_of_in_flight_fetch", "task_max_waiting_in_queue_millis", "active_shards_percent_as_number"];
-        let ordered = Ordered(keys.iter().map(|key| (key.to_string(), value[key].clone())).collect());
+        let keys = [
+            "cluster_name",
+            "status",
+            "timed_out",
+            "number_of_nodes",
+            "number_of_data_nodes",
+            "active_primary_shards",
+            "active_shards",
+            "relocating_shards",
+            "initializing_shards",
+            "unassigned_shards",
+            "delayed_unassigned_shards",
+            "number_of_pending_tasks",
+            "number_of_in_flight_fetch",
+            "task_max_waiting_in_queue_millis",
+            "active_shards_percent_as_number",
+        ];
+        let ordered = Ordered(
+            keys.iter()
+                .map(|key| (key.to_string(), value[key].clone()))
+                .collect(),
+        );
         assert_eq!(String::from_utf8(to_body(&ordered, true)).unwrap(), fixture);
     }
 
     #[test]
     fn empty_containers_get_a_space_and_compact_has_none() {
-        let value = Ordered(vec![("persistent".to_owned(), json!({})), ("list".to_owned(), json!([]))]);
+        let value = Ordered(vec![
+            ("persistent".to_owned(), json!({})),
+            ("list".to_owned(), json!([])),
+        ]);
         assert_eq!(
             String::from_utf8(to_body(&value, true)).unwrap(),
             "{\n  \"persistent\" : { },\n  \"list\" : [ ]\n}\n"
@@ -168,6 +201,9 @@ mod tests {
     #[test]
     fn arrays_of_objects_indent_like_jackson() {
         let value = json!([{"a": "1"}]);
-        assert_eq!(String::from_utf8(to_body(&value, true)).unwrap(), "[\n  {\n    \"a\" : \"1\"\n  }\n]\n");
+        assert_eq!(
+            String::from_utf8(to_body(&value, true)).unwrap(),
+            "[\n  {\n    \"a\" : \"1\"\n  }\n]\n"
+        );
     }
 }

@@ -86,30 +86,52 @@ async fn respond(app: &App, parts: &Parts, body: &Bytes) -> Response {
     };
     if app.flavor == Flavor::Es8 {
         // ES 8 marks every response; its official clients refuse servers that do not.
-        response
-            .headers_mut()
-            .insert(HeaderName::from_static("x-elastic-product"), HeaderValue::from_static("Elasticsearch"));
+        response.headers_mut().insert(
+            HeaderName::from_static("x-elastic-product"),
+            HeaderValue::from_static("Elasticsearch"),
+        );
     }
     response
 }
 
 /// ES accepts JSON-family content types for request bodies and nothing else.
 fn check_content_type(parts: &Parts) -> Result<(), ApiError> {
-    let value = parts.headers.get(header::CONTENT_TYPE).map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+    let value = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
     let Some(value) = value else {
         return Err(ApiError::ContentType { header: None });
     };
-    let media_type = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let media_type = value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     match media_type.as_str() {
-        "application/json" | "application/x-ndjson" | "application/vnd.elasticsearch+json" => Ok(()),
-        _ => Err(ApiError::ContentType { header: Some(value) }),
+        "application/json" | "application/x-ndjson" | "application/vnd.elasticsearch+json" => {
+            Ok(())
+        }
+        _ => Err(ApiError::ContentType {
+            header: Some(value),
+        }),
     }
 }
 
 /// ES's `RestController`: route (400 no handler / 405), content type (406), parameters, handler.
-async fn dispatch(app: &App, parts: &Parts, params: &Params, body: &Bytes) -> Result<Response, ApiError> {
+async fn dispatch(
+    app: &App,
+    parts: &Parts,
+    params: &Params,
+    body: &Bytes,
+) -> Result<Response, ApiError> {
     let path = parts.uri.path();
-    let uri = parts.uri.path_and_query().map_or(path, |uri| uri.as_str()).to_owned();
+    let uri = parts
+        .uri
+        .path_and_query()
+        .map_or(path, |uri| uri.as_str())
+        .to_owned();
     let method = parts.method.clone();
     let Some(route) = routes::route(path, app.flavor) else {
         return Err(ApiError::NoHandler { method, uri });
@@ -140,25 +162,38 @@ fn resolve(world: &World, pattern: Option<&str>) -> Result<Vec<usize>, ApiError>
         .map_err(|missing| ApiError::index_not_found(&missing.0))
 }
 
-async fn handle(app: &App, route: &Route, method: &Method, params: &Params, body: &Bytes) -> Result<Response, ApiError> {
+async fn handle(
+    app: &App,
+    route: &Route,
+    method: &Method,
+    params: &Params,
+    body: &Bytes,
+) -> Result<Response, ApiError> {
     let table = match &route.endpoint {
         Endpoint::Root => return Ok(info::root(app, params)),
         Endpoint::ClusterHealth => return cluster::health(app, params).await,
-        Endpoint::ClusterSettings if *method == Method::PUT => return cluster::put_settings(app, params, body),
+        Endpoint::ClusterSettings if *method == Method::PUT => {
+            return cluster::put_settings(app, params, body);
+        }
         Endpoint::ClusterSettings => return cluster::get_settings(app, params),
         Endpoint::Flush => return Ok(indices::flush(app, params)),
         Endpoint::FlushSynced => return Ok(indices::flush_synced(app, params)),
-        Endpoint::Index(name) if *method == Method::PUT => return indices::create(app, params, name).await,
-        Endpoint::Index(name) => return indices::delete(app, params, name),
-        Endpoint::CatHealth => app.with_world(|world| cat::health(world, app.clock.wall_time(world.now_ms()))),
-        Endpoint::CatNodes => app.with_world(|world| cat::nodes(world)),
-        Endpoint::CatIndices(pattern) => {
-            app.with_world(|world| resolve(world, pattern.as_deref()).map(|positions| cat::indices(world, &positions)))?
+        Endpoint::Index(name) if *method == Method::PUT => {
+            return indices::create(app, params, name).await;
         }
+        Endpoint::Index(name) => return indices::delete(app, params, name),
+        Endpoint::CatHealth => {
+            app.with_world(|world| cat::health(world, app.clock.wall_time(world.now_ms())))
+        }
+        Endpoint::CatNodes => app.with_world(|world| cat::nodes(world)),
+        Endpoint::CatIndices(pattern) => app.with_world(|world| {
+            resolve(world, pattern.as_deref()).map(|positions| cat::indices(world, &positions))
+        })?,
         Endpoint::CatRecovery(pattern) => {
             let active_only = params.flag("active_only")?;
             app.with_world(|world| {
-                resolve(world, pattern.as_deref()).map(|positions| cat::recovery(world, &positions, active_only))
+                resolve(world, pattern.as_deref())
+                    .map(|positions| cat::recovery(world, &positions, active_only))
             })?
         }
     };

@@ -43,7 +43,10 @@ impl Params {
                 .filter(|pair| !pair.is_empty())
                 .map(|pair| {
                     let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-                    (percent_decode(&key.replace('+', " ")), percent_decode(&value.replace('+', " ")))
+                    (
+                        percent_decode(&key.replace('+', " ")),
+                        percent_decode(&value.replace('+', " ")),
+                    )
                 })
                 .collect(),
         )
@@ -89,7 +92,10 @@ impl Params {
     pub(crate) fn check_known(&self, path: &str, accepted: &[&str]) -> Result<(), ApiError> {
         let mut unknown: Vec<&str> = Vec::new();
         for (key, _) in &self.0 {
-            if !GLOBAL.contains(&key.as_str()) && !accepted.contains(&key.as_str()) && !unknown.contains(&key.as_str()) {
+            if !GLOBAL.contains(&key.as_str())
+                && !accepted.contains(&key.as_str())
+                && !unknown.contains(&key.as_str())
+            {
                 unknown.push(key);
             }
         }
@@ -116,8 +122,8 @@ mod tests {
     #[test]
     fn parses_flags_and_values() {
         let params = Params::parse("v&h=index,health&s=index%3Adesc&pretty=false");
-        assert_eq!(params.flag("v").unwrap(), true);
-        assert_eq!(params.flag("pretty").unwrap(), false);
+        assert!(params.flag("v").unwrap());
+        assert!(!params.flag("pretty").unwrap());
         assert_eq!(params.get("s"), Some("index:desc"));
         assert!(Params::parse("v=yes").flag("v").is_err());
     }

@@ -31,14 +31,24 @@ pub(crate) struct Route {
 
 impl Route {
     pub(crate) fn allows(&self, method: &Method) -> bool {
-        self.methods.contains(method) || (method == Method::HEAD && self.methods.contains(&Method::GET))
+        self.methods.contains(method)
+            || (method == Method::HEAD && self.methods.contains(&Method::GET))
     }
 
     /// Query parameters the endpoint consumes (besides `pretty`, `human`, `error_trace`).
     pub(crate) fn accepted_params(&self, method: &Method) -> &'static [&'static str] {
         const CAT: &[&str] = &["format", "h", "s", "v", "local", "master_timeout"];
         const CAT_BYTES: &[&str] = &["format", "h", "s", "v", "local", "master_timeout", "bytes"];
-        const CAT_RECOVERY: &[&str] = &["format", "h", "s", "v", "local", "master_timeout", "bytes", "active_only"];
+        const CAT_RECOVERY: &[&str] = &[
+            "format",
+            "h",
+            "s",
+            "v",
+            "local",
+            "master_timeout",
+            "bytes",
+            "active_only",
+        ];
         match (&self.endpoint, method) {
             (Endpoint::Root, _) => &[],
             (Endpoint::CatHealth, _) => CAT,
@@ -53,9 +63,13 @@ impl Route {
                 "master_timeout",
                 "local",
             ],
-            (Endpoint::ClusterSettings, _) => &["flat_settings", "master_timeout", "timeout", "local"],
+            (Endpoint::ClusterSettings, _) => {
+                &["flat_settings", "master_timeout", "timeout", "local"]
+            }
             (Endpoint::Flush | Endpoint::FlushSynced, _) => &["force", "wait_if_ongoing"],
-            (Endpoint::Index(_), &Method::DELETE) => &["ignore_unavailable", "timeout", "master_timeout"],
+            (Endpoint::Index(_), &Method::DELETE) => {
+                &["ignore_unavailable", "timeout", "master_timeout"]
+            }
             (Endpoint::Index(_), _) => &["timeout", "master_timeout"],
         }
     }
@@ -86,7 +100,9 @@ pub(crate) fn route(path: &str, flavor: Flavor) -> Option<Route> {
         ["_cluster", "settings"] => (Endpoint::ClusterSettings, GET_PUT),
         ["_flush"] => (Endpoint::Flush, GET_POST),
         ["_flush", "synced"] if flavor != Flavor::Es8 => (Endpoint::FlushSynced, GET_POST),
-        [index] if !index.is_empty() && !index.starts_with('_') => (Endpoint::Index((*index).to_owned()), PUT_DELETE),
+        // Like ES's `/{index}` route this also takes `_all` and other `_` names; the handlers
+        // then resolve or refuse them as ES does.
+        [index] if !index.is_empty() => (Endpoint::Index((*index).to_owned()), PUT_DELETE),
         _ => return None,
     };
     Some(Route { endpoint, methods })
@@ -102,14 +118,24 @@ mod tests {
         assert_eq!(route.endpoint, Endpoint::CatIndices(Some("flog-*".into())));
         assert!(route.allows(&Method::HEAD));
         assert!(!route.allows(&Method::POST));
-        assert_eq!(super::route("/", Flavor::Os2).unwrap().endpoint, Endpoint::Root);
+        assert_eq!(
+            super::route("/", Flavor::Os2).unwrap().endpoint,
+            Endpoint::Root
+        );
         assert!(super::route("/_cat/nope", Flavor::Es7).is_none());
-        assert!(super::route("/_nope", Flavor::Es7).is_none());
+        assert!(super::route("/_cat/nope", Flavor::Es8).is_none());
+        assert_eq!(
+            super::route("/_all", Flavor::Es7).unwrap().endpoint,
+            Endpoint::Index("_all".into())
+        );
     }
 
     #[test]
     fn es8_has_no_synced_flush() {
         assert!(route("/_flush/synced", Flavor::Es8).is_none());
-        assert_eq!(route("/_flush/synced", Flavor::Es7).unwrap().endpoint, Endpoint::FlushSynced);
+        assert_eq!(
+            route("/_flush/synced", Flavor::Es7).unwrap().endpoint,
+            Endpoint::FlushSynced
+        );
     }
 }

@@ -23,12 +23,36 @@ pub(crate) struct Column {
 
 /// A left-aligned column.
 pub(crate) const fn text(name: &'static str, aliases: &'static [&'static str]) -> Column {
-    Column { name, aliases, right: false }
+    Column {
+        name,
+        aliases,
+        right: false,
+    }
 }
 
 /// A right-aligned column.
 pub(crate) const fn number(name: &'static str, aliases: &'static [&'static str]) -> Column {
-    Column { name, aliases, right: true }
+    Column {
+        name,
+        aliases,
+        right: true,
+    }
+}
+
+/// Concatenates column lists at compile time.
+pub(crate) const fn concat<const N: usize>(parts: &[&[Column]]) -> [Column; N] {
+    let mut out = [text("", &[]); N];
+    let (mut part, mut filled) = (0, 0);
+    while part < parts.len() {
+        let mut position = 0;
+        while position < parts[part].len() {
+            out[filled] = parts[part][position];
+            filled += 1;
+            position += 1;
+        }
+        part += 1;
+    }
+    out
 }
 
 /// A typed cell: sorting compares values, not their text.
@@ -46,10 +70,12 @@ impl Cell {
         match self {
             Cell::Text(text) => Some(text.clone()),
             Cell::Number(number) => Some(number.to_string()),
-            Cell::Bytes(bytes) => Some(match bytes_unit.and_then(|unit| bytes_in_unit(*bytes, unit)) {
-                Some(value) => value.to_string(),
-                None => format_bytes(*bytes),
-            }),
+            Cell::Bytes(bytes) => Some(
+                match bytes_unit.and_then(|unit| bytes_in_unit(*bytes, unit)) {
+                    Some(value) => value.to_string(),
+                    None => format_bytes(*bytes),
+                },
+            ),
             Cell::Null => None,
         }
     }
@@ -84,10 +110,18 @@ fn lookup(columns: &[Column], wanted: &str) -> Option<usize> {
 /// asked, like ES does) or `*` patterns over names.
 fn displayed(columns: &[Column], params: &Params) -> Vec<(usize, String)> {
     let Some(wanted) = params.get("h") else {
-        return columns.iter().enumerate().map(|(position, column)| (position, column.name.to_owned())).collect();
+        return columns
+            .iter()
+            .enumerate()
+            .map(|(position, column)| (position, column.name.to_owned()))
+            .collect();
     };
     let mut shown = Vec::new();
-    for entry in wanted.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
+    for entry in wanted
+        .split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+    {
         if entry.contains('*') {
             shown.extend(
                 columns
@@ -109,14 +143,19 @@ fn sort_rows(table: &mut Table, params: &Params) -> Result<(), ApiError> {
         return Ok(());
     };
     let mut keys = Vec::new();
-    for entry in spec.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
+    for entry in spec
+        .split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+    {
         let (name, descending) = match entry.rsplit_once(':') {
             Some((name, "desc")) => (name, true),
             Some((name, "asc")) => (name, false),
             _ => (entry, false),
         };
-        let position = lookup(table.columns, name)
-            .ok_or_else(|| ApiError::illegal_argument(format!("Unable to sort by unknown sort key `{name}`")))?;
+        let position = lookup(table.columns, name).ok_or_else(|| {
+            ApiError::illegal_argument(format!("Unable to sort by unknown sort key `{name}`"))
+        })?;
         keys.push((position, descending));
     }
     table.rows.sort_by(|a, b| {
@@ -135,28 +174,49 @@ fn sort_rows(table: &mut Table, params: &Params) -> Result<(), ApiError> {
 pub(crate) fn render(mut table: Table, params: &Params) -> Result<Response, ApiError> {
     let bytes_unit = params.get("bytes");
     if let Some(unit) = bytes_unit.filter(|unit| bytes_in_unit(0, unit).is_none()) {
-        return Err(ApiError::illegal_argument(format!("failed to parse [bytes] with value [{unit}]")));
+        return Err(ApiError::illegal_argument(format!(
+            "failed to parse [bytes] with value [{unit}]"
+        )));
     }
     sort_rows(&mut table, params)?;
     let shown = displayed(table.columns, params);
     let cells: Vec<Vec<Option<String>>> = table
         .rows
         .iter()
-        .map(|row| shown.iter().map(|(position, _)| row[*position].display(bytes_unit)).collect())
+        .map(|row| {
+            shown
+                .iter()
+                .map(|(position, _)| row[*position].display(bytes_unit))
+                .collect()
+        })
         .collect();
     match params.get("format") {
         Some("json") => {
             let objects: Vec<Ordered<Option<String>>> = cells
                 .into_iter()
-                .map(|row| Ordered(shown.iter().map(|(_, header)| header.clone()).zip(row).collect()))
+                .map(|row| {
+                    Ordered(
+                        shown
+                            .iter()
+                            .map(|(_, header)| header.clone())
+                            .zip(row)
+                            .collect(),
+                    )
+                })
                 .collect();
             Ok(reply(StatusCode::OK, &objects, params.pretty()))
         }
         None | Some("text" | "txt") => {
-            let alignment: Vec<bool> = shown.iter().map(|(position, _)| table.columns[*position].right).collect();
-            let header = params
-                .flag("v")?
-                .then(|| shown.iter().map(|(_, header)| Some(header.clone())).collect());
+            let alignment: Vec<bool> = shown
+                .iter()
+                .map(|(position, _)| table.columns[*position].right)
+                .collect();
+            let header = params.flag("v")?.then(|| {
+                shown
+                    .iter()
+                    .map(|(_, header)| Some(header.clone()))
+                    .collect()
+            });
             Ok(text_response(layout(&alignment, header, &cells)))
         }
         Some(other) => Err(ApiError::illegal_argument(format!(
@@ -167,12 +227,20 @@ pub(crate) fn render(mut table: Table, params: &Params) -> Result<Response, ApiE
 
 /// RestTable layout: every cell padded to its column's width, one space between columns,
 /// the last column not padded unless right-aligned.
-fn layout(right: &[bool], header: Option<Vec<Option<String>>>, rows: &[Vec<Option<String>>]) -> String {
+fn layout(
+    right: &[bool],
+    header: Option<Vec<Option<String>>>,
+    rows: &[Vec<Option<String>>],
+) -> String {
     let all: Vec<&Vec<Option<String>>> = header.iter().chain(rows.iter()).collect();
     let widths: Vec<usize> = (0..right.len())
         .map(|column| {
             all.iter()
-                .map(|row| row[column].as_deref().map_or(0, |cell| cell.chars().count()))
+                .map(|row| {
+                    row[column]
+                        .as_deref()
+                        .map_or(0, |cell| cell.chars().count())
+                })
                 .max()
                 .unwrap_or(0)
         })
@@ -199,7 +267,10 @@ fn layout(right: &[bool], header: Option<Vec<Option<String>>>, rows: &[Vec<Optio
 fn text_response(body: String) -> Response {
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=UTF-8"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=UTF-8"),
+        )],
         body,
     )
         .into_response()
@@ -219,17 +290,30 @@ mod tests {
 
     fn sample() -> Table {
         let row = |ip: &str, heap, cpu, master: &str| {
-            vec![Cell::Text(ip.into()), Cell::Number(heap), Cell::Number(cpu), Cell::Text(master.into()), Cell::Text(ip.into())]
+            vec![
+                Cell::Text(ip.into()),
+                Cell::Number(heap),
+                Cell::Number(cpu),
+                Cell::Text(master.into()),
+                Cell::Text(ip.into()),
+            ]
         };
         Table {
             columns: COLUMNS,
-            rows: vec![row("192.0.2.12", 35, 5, "-"), row("192.0.2.11", 41, 12, "*")],
+            rows: vec![
+                row("192.0.2.12", 35, 5, "-"),
+                row("192.0.2.11", 41, 12, "*"),
+            ],
         }
     }
 
     fn body(response: Response) -> String {
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        let bytes = runtime.block_on(axum::body::to_bytes(response.into_body(), 1 << 20)).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let bytes = runtime
+            .block_on(axum::body::to_bytes(response.into_body(), 1 << 20))
+            .unwrap();
         String::from_utf8(bytes.to_vec()).unwrap()
     }
 
@@ -255,9 +339,14 @@ mod tests {
     fn json_values_are_strings_or_null() {
         let mut table = sample();
         table.rows[0][2] = Cell::Null;
-        let json: serde_json::Value =
-            serde_json::from_str(&body(render(table, &Params::parse("format=json&h=ip,cpu")).unwrap())).unwrap();
-        assert_eq!(json, serde_json::json!([{"ip": "192.0.2.12", "cpu": null}, {"ip": "192.0.2.11", "cpu": "12"}]));
+        let json: serde_json::Value = serde_json::from_str(&body(
+            render(table, &Params::parse("format=json&h=ip,cpu")).unwrap(),
+        ))
+        .unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!([{"ip": "192.0.2.12", "cpu": null}, {"ip": "192.0.2.11", "cpu": "12"}])
+        );
     }
 
     #[test]
@@ -267,8 +356,14 @@ mod tests {
             columns: SIZE,
             rows: vec![vec![Cell::Bytes(3 * 1024 * 1024 + 5)]],
         };
-        assert_eq!(body(render(table.clone(), &Params::default()).unwrap()), "3mb\n");
-        assert_eq!(body(render(table.clone(), &Params::parse("bytes=kb")).unwrap()), "3072\n");
+        assert_eq!(
+            body(render(table.clone(), &Params::default()).unwrap()),
+            "3mb\n"
+        );
+        assert_eq!(
+            body(render(table.clone(), &Params::parse("bytes=kb")).unwrap()),
+            "3072\n"
+        );
         assert!(render(table, &Params::parse("bytes=xb")).is_err());
     }
 }

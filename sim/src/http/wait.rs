@@ -17,7 +17,11 @@ const MASTER_TIMEOUT_MS: u64 = 30_000;
 
 /// Evaluates `check` on the world until it reports done or `timeout_ms` of simulated time
 /// passed; returns whether it was done and its last value.
-pub(crate) async fn wait_for<T>(app: &App, timeout_ms: u64, mut check: impl FnMut(&World) -> (bool, T)) -> (bool, T) {
+pub(crate) async fn wait_for<T>(
+    app: &App,
+    timeout_ms: u64,
+    mut check: impl FnMut(&World) -> (bool, T),
+) -> (bool, T) {
     let deadline = app.clock.now_ms().saturating_add(timeout_ms);
     loop {
         let (done, value, now, next) = app.with_world(|world| {
@@ -28,7 +32,10 @@ pub(crate) async fn wait_for<T>(app: &App, timeout_ms: u64, mut check: impl FnMu
             return (done, value);
         }
         let until = next.map_or(deadline, |next| next.min(deadline));
-        let pause = app.clock.real_duration(until.saturating_sub(now)).clamp(Duration::from_millis(1), MAX_REAL_PAUSE);
+        let pause = app
+            .clock
+            .real_duration(until.saturating_sub(now))
+            .clamp(Duration::from_millis(1), MAX_REAL_PAUSE);
         tokio::time::sleep(pause).await;
     }
 }

@@ -45,8 +45,12 @@ impl World {
         for index in &mut self.indices {
             for slot in 0..index.copies.len() {
                 let (recovery, source) = match &index.copies[slot].state {
-                    CopyState::Initializing(recovery) if recovery.done_ms <= now => (recovery.clone(), None),
-                    CopyState::Relocating { node, to } if to.done_ms <= now => (to.clone(), Some(*node)),
+                    CopyState::Initializing(recovery) if recovery.done_ms <= now => {
+                        (recovery.clone(), None)
+                    }
+                    CopyState::Relocating { node, to } if to.done_ms <= now => {
+                        (to.clone(), Some(*node))
+                    }
                     _ => continue,
                 };
                 // A finished relocation frees the source's disk.
@@ -93,7 +97,9 @@ impl World {
             .iter()
             .flat_map(|index| index.copies.iter())
             .filter_map(|copy| copy.ongoing_recovery())
-            .filter(|recovery| recovery.target == node && (recovery.kind == RecoveryKind::Peer) == peer)
+            .filter(|recovery| {
+                recovery.target == node && (recovery.kind == RecoveryKind::Peer) == peer
+            })
             .count()
     }
 
@@ -104,7 +110,14 @@ impl World {
             .min_by_key(|&node| self.copies_on(node))
     }
 
-    fn start_recovery(&mut self, position: usize, slot: usize, kind: RecoveryKind, source: Option<NodeId>, target: NodeId) {
+    fn start_recovery(
+        &mut self,
+        position: usize,
+        slot: usize,
+        kind: RecoveryKind,
+        source: Option<NodeId>,
+        target: NodeId,
+    ) {
         let reused = self.indices[position].disk_on(target).is_some();
         let duration = match kind {
             RecoveryKind::EmptyStore => EMPTY_STORE_MS,
@@ -117,7 +130,7 @@ impl World {
             source,
             target,
             start_ms: self.now_ms,
-            done_ms: self.now_ms + duration,
+            done_ms: self.now_ms.saturating_add(duration),
             reused,
         });
     }
@@ -131,7 +144,9 @@ impl World {
         if !matches!(index.copies[slot].state, CopyState::Unassigned { .. }) {
             return;
         }
-        let room = |node: NodeId| self.is_up(node) && self.recoveries_onto(node, false) < MAX_INITIAL_PRIMARY_RECOVERIES;
+        let room = |node: NodeId| {
+            self.is_up(node) && self.recoveries_onto(node, false) < MAX_INITIAL_PRIMARY_RECOVERIES
+        };
         let placement = if index.disk.is_empty() {
             if enable == Allocation::None {
                 return;
@@ -172,7 +187,12 @@ impl World {
                 && !primary.occupies(node)
                 && self.recoveries_onto(node, true) < MAX_INCOMING_RECOVERIES
         };
-        let target = match index.disk.iter().map(|disk| disk.node).find(|&node| allowed(node)) {
+        let target = match index
+            .disk
+            .iter()
+            .map(|disk| disk.node)
+            .find(|&node| allowed(node))
+        {
             Some(node) => Some(node),
             None if self.is_delayed(&replica.state) => None,
             None => self.least_loaded(allowed),
@@ -223,7 +243,7 @@ impl World {
                         source: Some(node),
                         target,
                         start_ms: self.now_ms,
-                        done_ms: self.now_ms + RELOCATION_MS,
+                        done_ms: self.now_ms.saturating_add(RELOCATION_MS),
                         reused: false,
                     };
                     self.indices[position].copies[slot].state = CopyState::Relocating { node, to };

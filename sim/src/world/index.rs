@@ -142,7 +142,12 @@ const EMPTY_INDEX_BYTES: u64 = 208;
 impl Index {
     /// An index that has been running for a while: both copies started on the given nodes
     /// (replica unassigned if there is only one node), with plausible past recoveries.
-    pub(crate) fn existing(name: &str, primary: NodeId, replica: Option<NodeId>, written: bool) -> Self {
+    pub(crate) fn existing(
+        name: &str,
+        primary: NodeId,
+        replica: Option<NodeId>,
+        written: bool,
+    ) -> Self {
         let small = name.starts_with('.');
         let docs = if small {
             in_range("docs", name, 3, 40)
@@ -154,7 +159,11 @@ impl Index {
         } else {
             in_range("doc-bytes", name, 420, 620)
         };
-        let files = if small { in_range("files", name, 4, 12) } else { in_range("files", name, 20, 60) };
+        let files = if small {
+            in_range("files", name, 4, 12)
+        } else {
+            in_range("files", name, 20, 60)
+        };
         let boot = Recovery {
             kind: RecoveryKind::ExistingStore,
             source: None,
@@ -186,7 +195,10 @@ impl Index {
         let disk = [Some(primary), replica]
             .into_iter()
             .flatten()
-            .map(|node| DiskCopy { node, in_sync: true })
+            .map(|node| DiskCopy {
+                node,
+                in_sync: true,
+            })
             .collect();
         Index {
             name: name.to_owned(),

@@ -150,17 +150,24 @@ impl World {
             .filter(|node| node.status == NodeStatus::Starting)
             .map(|node| node.ready_ms);
         // Without a master nothing is decided: recoveries cannot be marked done.
-        let decided = self.master.is_some().then_some(()).into_iter().flat_map(|()| {
-            self.indices.iter().flat_map(|index| {
-                index.copies.iter().filter_map(|copy| match &copy.state {
-                    CopyState::Unassigned {
-                        since_ms,
-                        node_left: true,
-                    } if !copy.primary => Some(since_ms.saturating_add(health::NODE_LEFT_DELAY_MS)),
-                    _ => copy.ongoing_recovery().map(|recovery| recovery.done_ms),
+        let decided = self
+            .master
+            .is_some()
+            .then_some(())
+            .into_iter()
+            .flat_map(|()| {
+                self.indices.iter().flat_map(|index| {
+                    index.copies.iter().filter_map(|copy| match &copy.state {
+                        CopyState::Unassigned {
+                            since_ms,
+                            node_left: true,
+                        } if !copy.primary => {
+                            Some(since_ms.saturating_add(health::NODE_LEFT_DELAY_MS))
+                        }
+                        _ => copy.ongoing_recovery().map(|recovery| recovery.done_ms),
+                    })
                 })
-            })
-        });
+            });
         boots.chain(decided).filter(|&at| at > self.now_ms).min()
     }
 
@@ -200,7 +207,7 @@ impl World {
             return Some(false);
         }
         self.nodes[node].status = NodeStatus::Starting;
-        self.nodes[node].ready_ms = self.now_ms + BOOT_MS;
+        self.nodes[node].ready_ms = self.now_ms.saturating_add(BOOT_MS);
         Some(true)
     }
 
@@ -246,8 +253,16 @@ impl World {
         Ok(applied)
     }
 
-    pub(crate) fn resolve(&self, expression: &str, ignore_unavailable: bool) -> Result<Resolution, MissingIndex> {
-        let names: Vec<&str> = self.indices.iter().map(|index| index.name.as_str()).collect();
+    pub(crate) fn resolve(
+        &self,
+        expression: &str,
+        ignore_unavailable: bool,
+    ) -> Result<Resolution, MissingIndex> {
+        let names: Vec<&str> = self
+            .indices
+            .iter()
+            .map(|index| index.name.as_str())
+            .collect();
         resolve::resolve(&names, expression, ignore_unavailable)
     }
 
@@ -281,7 +296,9 @@ fn lose_node(index: &mut Index, node: NodeId, now: u64) {
             CopyState::Relocating { node: source, to } if to.target == node => {
                 copy.state = CopyState::Started { node: *source };
             }
-            _ if copy.node() == Some(node) => *copy = ShardCopy::unassigned(copy.primary, now, true),
+            _ if copy.node() == Some(node) => {
+                *copy = ShardCopy::unassigned(copy.primary, now, true)
+            }
             _ => {}
         }
     }
@@ -305,3 +322,6 @@ fn lose_node(index: &mut Index, node: NodeId, now: u64) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

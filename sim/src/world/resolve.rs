@@ -86,7 +86,9 @@ pub(crate) fn resolve(
         }
     }
     Ok(Resolution {
-        indices: (0..names.len()).filter(|&position| selected[position]).collect(),
+        indices: (0..names.len())
+            .filter(|&position| selected[position])
+            .collect(),
         wildcard,
     })
 }
@@ -95,7 +97,12 @@ pub(crate) fn resolve(
 mod tests {
     use super::*;
 
-    const NAMES: [&str; 4] = ["flog-2026.01.01", "flog-2026.01.02", ".kibana_1", "audit-log"];
+    const NAMES: [&str; 4] = [
+        "flog-2026.01.01",
+        "flog-2026.01.02",
+        ".kibana_1",
+        "audit-log",
+    ];
 
     #[test]
     fn star_is_the_only_wildcard() {
@@ -109,20 +116,42 @@ mod tests {
     #[test]
     fn concrete_names_must_all_exist() {
         let resolved = resolve(&NAMES, "audit-log,flog-2026.01.01", false).unwrap();
-        assert_eq!(resolved, Resolution { indices: vec![0, 3], wildcard: false });
+        assert_eq!(
+            resolved,
+            Resolution {
+                indices: vec![0, 3],
+                wildcard: false
+            }
+        );
         assert_eq!(
             resolve(&NAMES, "audit-log,flog-1999.01.01", false),
             Err(MissingIndex("flog-1999.01.01".into()))
         );
-        assert_eq!(resolve(&NAMES, "audit-log,flog-1999.01.01", true).unwrap().indices, vec![3]);
+        assert_eq!(
+            resolve(&NAMES, "audit-log,flog-1999.01.01", true)
+                .unwrap()
+                .indices,
+            vec![3]
+        );
     }
 
     #[test]
     fn wildcards_expand_and_exclusions_apply_after_them() {
-        assert_eq!(resolve(&NAMES, "flog-*", false).unwrap().indices, vec![0, 1]);
-        assert_eq!(resolve(&NAMES, "*,-flog-*", false).unwrap().indices, vec![2, 3]);
+        assert_eq!(
+            resolve(&NAMES, "flog-*", false).unwrap().indices,
+            vec![0, 1]
+        );
+        assert_eq!(
+            resolve(&NAMES, "*,-flog-*", false).unwrap().indices,
+            vec![2, 3]
+        );
         assert!(resolve(&NAMES, "_all", false).unwrap().wildcard);
-        assert!(resolve(&NAMES, "nothing-*", false).unwrap().indices.is_empty());
+        assert!(
+            resolve(&NAMES, "nothing-*", false)
+                .unwrap()
+                .indices
+                .is_empty()
+        );
         assert!(resolve(&NAMES, "-audit-log", false).is_err());
     }
 }

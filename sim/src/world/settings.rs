@@ -37,8 +37,11 @@ const EXCLUDE_NAME: &str = "cluster.routing.allocation.exclude._name";
 const EXCLUDE_HOST: &str = "cluster.routing.allocation.exclude._host";
 const DESTRUCTIVE_REQUIRES_NAME: &str = "action.destructive_requires_name";
 
+/// Checks a value; the error is the ES reason.
+type Validator = fn(&str) -> Result<(), String>;
+
 /// The settings the simulator knows; anything else is refused as real ES refuses unknown keys.
-const KNOWN: [(&str, fn(&str) -> Result<(), String>); 5] = [
+const KNOWN: [(&str, Validator); 5] = [
     (ENABLE, validate_enable),
     (EXCLUDE_IP, validate_ips),
     (EXCLUDE_NAME, accept_any),
@@ -56,7 +59,9 @@ fn validate_enable(value: &str) -> Result<(), String> {
 fn validate_ips(value: &str) -> Result<(), String> {
     split_list(value)
         .find(|entry| !entry.contains('*') && entry.parse::<Ipv4Addr>().is_err())
-        .map_or(Ok(()), |entry| Err(format!("invalid IP address [{entry}] for [_ip]")))
+        .map_or(Ok(()), |entry| {
+            Err(format!("invalid IP address [{entry}] for [_ip]"))
+        })
 }
 
 fn accept_any(_: &str) -> Result<(), String> {
@@ -73,7 +78,10 @@ fn validate_bool(value: &str) -> Result<(), String> {
 }
 
 fn split_list(value: &str) -> impl Iterator<Item = &str> {
-    value.split(',').map(str::trim).filter(|entry| !entry.is_empty())
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
 }
 
 /// Persistent or transient.
@@ -151,13 +159,24 @@ impl Settings {
     }
 
     /// Validates and applies a `PUT _cluster/settings` body. All or nothing, like ES.
-    pub(crate) fn update(&mut self, body: &serde_json::Map<String, Value>) -> Result<Applied, SettingsError> {
+    pub(crate) fn update(
+        &mut self,
+        body: &serde_json::Map<String, Value>,
+    ) -> Result<Applied, SettingsError> {
         let mut next = self.clone();
         let mut applied = Applied::default();
         for (field, value) in body {
             let (scope, store, echo) = match field.as_str() {
-                "persistent" => (Scope::Persistent, &mut next.persistent, &mut applied.persistent),
-                "transient" => (Scope::Transient, &mut next.transient, &mut applied.transient),
+                "persistent" => (
+                    Scope::Persistent,
+                    &mut next.persistent,
+                    &mut applied.persistent,
+                ),
+                "transient" => (
+                    Scope::Transient,
+                    &mut next.transient,
+                    &mut applied.transient,
+                ),
                 _ => return Err(SettingsError::UnknownField(field.clone())),
             };
             let mut flat = Vec::new();
@@ -169,7 +188,9 @@ impl Settings {
                         store.insert(key.clone(), value.clone());
                         echo.insert(key, value);
                     }
-                    None if key.contains('*') => store.retain(|existing, _| !glob_match(&key, existing)),
+                    None if key.contains('*') => {
+                        store.retain(|existing, _| !glob_match(&key, existing))
+                    }
                     None => {
                         validate_key(scope, &key)?;
                         store.remove(&key);
@@ -182,7 +203,7 @@ impl Settings {
     }
 }
 
-fn validate_key(scope: Scope, key: &str) -> Result<fn(&str) -> Result<(), String>, SettingsError> {
+fn validate_key(scope: Scope, key: &str) -> Result<Validator, SettingsError> {
     KNOWN
         .iter()
         .find(|(known, _)| *known == key)
@@ -199,11 +220,19 @@ fn validate(scope: Scope, key: &str, value: &str) -> Result<(), SettingsError> {
 
 /// Flattens nested objects into dotted keys; `null` means reset. ES stores every value as a
 /// string, so booleans and numbers are echoed back as strings.
-fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Option<String>)>) -> Result<(), SettingsError> {
+fn flatten(
+    prefix: &str,
+    value: &Value,
+    out: &mut Vec<(String, Option<String>)>,
+) -> Result<(), SettingsError> {
     match value {
         Value::Object(map) => {
             for (key, value) in map {
-                let key = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+                let key = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
                 flatten(&key, value, out)?;
             }
         }
@@ -231,12 +260,23 @@ mod tests {
     #[test]
     fn nested_and_flat_keys_are_the_same_setting() {
         let mut settings = Settings::default();
-        update(&mut settings, json!({"persistent": {"cluster": {"routing": {"allocation": {"enable": "NONE"}}}}}))
-            .unwrap();
+        update(
+            &mut settings,
+            json!({"persistent": {"cluster": {"routing": {"allocation": {"enable": "NONE"}}}}}),
+        )
+        .unwrap();
         assert_eq!(settings.allocation_enable(), Allocation::None);
-        update(&mut settings, json!({"transient": {"cluster.routing.allocation.enable": "primaries"}})).unwrap();
+        update(
+            &mut settings,
+            json!({"transient": {"cluster.routing.allocation.enable": "primaries"}}),
+        )
+        .unwrap();
         assert_eq!(settings.allocation_enable(), Allocation::Primaries);
-        let applied = update(&mut settings, json!({"transient": {"cluster.routing.allocation.enable": null}})).unwrap();
+        let applied = update(
+            &mut settings,
+            json!({"transient": {"cluster.routing.allocation.enable": null}}),
+        )
+        .unwrap();
         assert!(applied.transient.is_empty());
         assert_eq!(settings.allocation_enable(), Allocation::None);
     }
@@ -251,8 +291,15 @@ mod tests {
         .unwrap_err();
         assert_eq!(error.to_string(), "Illegal allocation.enable value [BOGUS]");
         assert!(settings.persistent.is_empty());
-        let error = update(&mut settings, json!({"persistent": {"cluster.routing.allocation.enabled": "all"}})).unwrap_err();
-        assert_eq!(error.to_string(), "persistent setting [cluster.routing.allocation.enabled], not recognized");
+        let error = update(
+            &mut settings,
+            json!({"persistent": {"cluster.routing.allocation.enabled": "all"}}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "persistent setting [cluster.routing.allocation.enabled], not recognized"
+        );
     }
 
     #[test]
@@ -262,8 +309,18 @@ mod tests {
             .unwrap();
         assert!(settings.is_excluded(Ipv4Addr::new(10, 0, 0, 13)));
         assert!(!settings.is_excluded(Ipv4Addr::new(10, 0, 0, 11)));
-        update(&mut settings, json!({"transient": {"cluster.routing.allocation.exclude._ip": ""}})).unwrap();
+        update(
+            &mut settings,
+            json!({"transient": {"cluster.routing.allocation.exclude._ip": ""}}),
+        )
+        .unwrap();
         assert!(!settings.is_excluded(Ipv4Addr::new(10, 0, 0, 13)));
-        assert!(update(&mut settings, json!({"transient": {"cluster.routing.allocation.exclude._ip": "node-1"}})).is_err());
+        assert!(
+            update(
+                &mut settings,
+                json!({"transient": {"cluster.routing.allocation.exclude._ip": "node-1"}})
+            )
+            .is_err()
+        );
     }
 }

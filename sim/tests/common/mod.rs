@@ -39,7 +39,10 @@ pub fn ip(last: u8) -> Ipv4Addr {
 pub async fn start(config: SimConfig) -> Sim {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let handle = spawn(config, listener).await.unwrap();
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
     Sim { handle, client }
 }
 
@@ -56,21 +59,34 @@ impl Sim {
     pub async fn send(&self, method: Method, path: &str, body: Option<&str>) -> reqwest::Response {
         let mut request = self.client.request(method, self.url(path));
         if let Some(body) = body {
-            request = request.header("content-type", "application/json").body(body.to_owned());
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_owned());
         }
         request.send().await.unwrap()
     }
 
     /// Status and body text.
-    pub async fn text(&self, method: Method, path: &str, body: Option<&str>) -> (StatusCode, String) {
+    pub async fn text(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&str>,
+    ) -> (StatusCode, String) {
         let response = self.send(method, path, body).await;
         (response.status(), response.text().await.unwrap())
     }
 
     /// Status and parsed JSON body.
-    pub async fn json(&self, method: Method, path: &str, body: Option<&str>) -> (StatusCode, Value) {
+    pub async fn json(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&str>,
+    ) -> (StatusCode, Value) {
         let (status, text) = self.text(method, path, body).await;
-        let value = serde_json::from_str(&text).unwrap_or_else(|error| panic!("{path}: {error}: {text}"));
+        let value =
+            serde_json::from_str(&text).unwrap_or_else(|error| panic!("{path}: {error}: {text}"));
         (status, value)
     }
 
@@ -91,14 +107,22 @@ impl Sim {
     }
 
     /// Polls the world until `done` holds (or fails the test after 10 real seconds).
-    pub async fn wait_until(&self, what: &str, done: impl Fn(&WorldSnapshot) -> bool) -> WorldSnapshot {
+    pub async fn wait_until(
+        &self,
+        what: &str,
+        done: impl Fn(&WorldSnapshot) -> bool,
+    ) -> WorldSnapshot {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let state = self.handle.state();
             if done(&state) {
                 return state;
             }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}: {:#?}", state.health);
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}: {:#?}",
+                state.health
+            );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
@@ -180,5 +204,10 @@ pub fn keys(text: &str) -> Vec<String> {
 
 /// Column names of a `?v` text table (its first line).
 pub fn header(text: &str) -> Vec<String> {
-    text.lines().next().unwrap_or("").split_whitespace().map(str::to_owned).collect()
+    text.lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
 }

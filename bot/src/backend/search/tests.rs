@@ -5,7 +5,10 @@ use super::*;
 use opsbot_commands::cluster::{CatHealthRow, CatNodeRow, CatRecoveryRow};
 
 fn fixture(name: &str) -> String {
-    let path = format!("{}/../tests/fixtures/search/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../tests/fixtures/search/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -25,19 +28,26 @@ fn health_decodes_from_every_flavour() {
 
 #[test]
 fn cat_rows_decode() {
-    let nodes: Vec<CatNodeRow> = serde_json::from_str(&fixture("cat_nodes.es7.format-json.json")).unwrap();
+    let nodes: Vec<CatNodeRow> =
+        serde_json::from_str(&fixture("cat_nodes.es7.format-json.json")).unwrap();
     assert_eq!(nodes.iter().filter(|n| n.master == "*").count(), 1);
     let health: Vec<CatHealthRow> =
         serde_json::from_str(&fixture("cat_health.os2.relocating.format-json.json")).unwrap();
     assert_eq!(health.len(), 1);
-    let recovery: Vec<CatRecoveryRow> =
-        serde_json::from_str(&fixture("cat_recovery.es7-os2.rolling-restart.format-json.json")).unwrap();
+    let recovery: Vec<CatRecoveryRow> = serde_json::from_str(&fixture(
+        "cat_recovery.es7-os2.rolling-restart.format-json.json",
+    ))
+    .unwrap();
     assert!(recovery.iter().any(|r| r.kind == "peer"));
 }
 
 #[test]
 fn flush_bodies_decode_for_synced_and_plain() {
-    for name in ["flush.es7-os2.200.json", "flush_synced.es5-es7.ok.200.json", "flush_synced.os2.simulated.200.json"] {
+    for name in [
+        "flush.es7-os2.200.json",
+        "flush_synced.es5-es7.ok.200.json",
+        "flush_synced.os2.simulated.200.json",
+    ] {
         let raw: wire::ShardsEnvelope = serde_json::from_str(&fixture(name)).unwrap();
         assert_eq!(raw.shards.failed, 0, "{name}");
     }
@@ -45,24 +55,47 @@ fn flush_bodies_decode_for_synced_and_plain() {
 
 #[test]
 fn settings_read_flat_and_tolerate_missing_scopes() {
-    let raw: wire::Settings = serde_json::from_str(r#"{"persistent":{"cluster.routing.allocation.enable":"none"}}"#).unwrap();
+    let raw: wire::Settings =
+        serde_json::from_str(r#"{"persistent":{"cluster.routing.allocation.enable":"none"}}"#)
+            .unwrap();
     assert_eq!(raw.persistent.len(), 1);
     assert!(raw.transient.is_empty());
 }
 
 #[test]
 fn error_answers_are_classified() {
-    assert_eq!(status_fault(503, &fixture("error.es7.master-not-discovered.503.json")), Fault::NoMaster);
-    assert_eq!(status_fault(503, &fixture("error.os2.cluster-manager-not-discovered.503.json")), Fault::NoMaster);
+    assert_eq!(
+        status_fault(503, &fixture("error.es7.master-not-discovered.503.json")),
+        Fault::NoMaster
+    );
+    assert_eq!(
+        status_fault(
+            503,
+            &fixture("error.os2.cluster-manager-not-discovered.503.json")
+        ),
+        Fault::NoMaster
+    );
     assert_eq!(
         status_fault(400, &fixture("flush_synced.es8.no-handler.400.json")),
-        Fault::Status { status: 400, reason: "no handler found for uri [/_flush/synced] and method [POST]".into() }
+        Fault::Status {
+            status: 400,
+            reason: "no handler found for uri [/_flush/synced] and method [POST]".into()
+        }
     );
     assert_eq!(
         status_fault(404, &fixture("delete_index.es7-os2.not-found.404.json")),
-        Fault::Status { status: 404, reason: "index_not_found_exception".into() }
+        Fault::Status {
+            status: 404,
+            reason: "index_not_found_exception".into()
+        }
     );
     let haproxy = "<html><body><h1>503 Service Unavailable</h1>\nNo server is available to handle this request.\n</body></html>\n";
-    assert_eq!(status_fault(503, haproxy), Fault::Status { status: 503, reason: String::new() });
+    assert_eq!(
+        status_fault(503, haproxy),
+        Fault::Status {
+            status: 503,
+            reason: String::new()
+        }
+    );
     assert!(is_unreachable(&status_fault(503, haproxy)));
 }

@@ -24,7 +24,9 @@ pub(super) struct InfoVersion {
 #[derive(Debug, Deserialize)]
 pub(super) struct NodeIdentity {
     pub ip: String,
-    /// `*` for the elected master, `-` otherwise.
+    /// `*` for the elected master, `-` otherwise. OpenSearch 2 calls the column
+    /// `cluster_manager`.
+    #[serde(alias = "cluster_manager")]
     pub master: String,
 }
 

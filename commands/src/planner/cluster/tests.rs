@@ -35,13 +35,21 @@ fn request(line: &str) -> ProcedureRequest {
 
 #[test]
 fn stop_plan_disables_allocation_flushes_and_stops_the_master_last() {
-    let plan = plan(&request("/cluster stop cluster:logs"), &facts("7.10.2", formed())).unwrap();
+    let plan = plan(
+        &request("/cluster stop cluster:logs"),
+        &facts("7.10.2", formed()),
+    )
+    .unwrap();
     insta::assert_snapshot!(render::plan(&plan));
 }
 
 #[test]
 fn old_elasticsearch_gets_a_synced_flush() {
-    let plan = plan(&request("/cluster stop cluster:logs"), &facts("6.8.23", formed())).unwrap();
+    let plan = plan(
+        &request("/cluster stop cluster:logs"),
+        &facts("6.8.23", formed()),
+    )
+    .unwrap();
     assert!(plan.steps.contains(&Action::Safe(SafeAction::Flush {
         mode: crate::cluster::FlushMode::Synced
     })));
@@ -59,9 +67,21 @@ fn start_plan_works_on_a_cluster_that_is_down() {
 
 #[test]
 fn restart_is_stop_then_start() {
-    let stop = plan(&request("/cluster stop cluster:logs"), &facts("8.11.3", formed())).unwrap();
-    let start = plan(&request("/cluster start cluster:logs"), &facts("8.11.3", formed())).unwrap();
-    let restart = plan(&request("/cluster restart cluster:logs"), &facts("8.11.3", formed())).unwrap();
+    let stop = plan(
+        &request("/cluster stop cluster:logs"),
+        &facts("8.11.3", formed()),
+    )
+    .unwrap();
+    let start = plan(
+        &request("/cluster start cluster:logs"),
+        &facts("8.11.3", formed()),
+    )
+    .unwrap();
+    let restart = plan(
+        &request("/cluster restart cluster:logs"),
+        &facts("8.11.3", formed()),
+    )
+    .unwrap();
     let joined: Vec<Action> = stop.steps.into_iter().chain(start.steps).collect();
     assert_eq!(restart.steps, joined);
 }
@@ -69,9 +89,15 @@ fn restart_is_stop_then_start() {
 #[test]
 fn stop_is_refused_when_the_cluster_cannot_be_flushed() {
     for membership in [Membership::NoMaster, Membership::Unreachable] {
-        let error = plan(&request("/cluster stop cluster:logs"), &facts("7.10.2", membership))
-            .unwrap_err();
-        assert!(error.to_string().contains("/cluster start cluster:logs"), "{error}");
+        let error = plan(
+            &request("/cluster stop cluster:logs"),
+            &facts("7.10.2", membership),
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("/cluster start cluster:logs"),
+            "{error}"
+        );
     }
 }
 
@@ -81,7 +107,13 @@ fn a_node_outside_the_inventory_is_refused() {
     nodes.push(node("10.0.0.16"));
     let error = plan(
         &request("/cluster restart cluster:logs"),
-        &facts("7.10.2", Membership::Formed { nodes, master: None }),
+        &facts(
+            "7.10.2",
+            Membership::Formed {
+                nodes,
+                master: None,
+            },
+        ),
     )
     .unwrap_err();
     assert_eq!(
@@ -93,9 +125,21 @@ fn a_node_outside_the_inventory_is_refused() {
 
 #[test]
 fn the_digest_changes_with_the_plan() {
-    let a = plan(&request("/cluster stop cluster:logs"), &facts("7.10.2", formed())).unwrap();
-    let b = plan(&request("/cluster stop cluster:logs"), &facts("6.8.23", formed())).unwrap();
-    let again = plan(&request("/cluster stop cluster:logs"), &facts("7.10.2", formed())).unwrap();
+    let a = plan(
+        &request("/cluster stop cluster:logs"),
+        &facts("7.10.2", formed()),
+    )
+    .unwrap();
+    let b = plan(
+        &request("/cluster stop cluster:logs"),
+        &facts("6.8.23", formed()),
+    )
+    .unwrap();
+    let again = plan(
+        &request("/cluster stop cluster:logs"),
+        &facts("7.10.2", formed()),
+    )
+    .unwrap();
     assert_ne!(a.digest(), b.digest());
     assert_eq!(a.digest(), again.digest());
 }

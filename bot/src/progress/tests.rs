@@ -1,0 +1,202 @@
+//! Progress against a recording transport: coalescing, fairness, retries and re-attachment.
+
+use std::sync::Mutex as StdMutex;
+
+use opsbot_commands::name::ClusterName;
+use opsbot_commands::plan::Plan;
+use opsbot_commands::request::ProcedureRequest;
+use opsbot_commands::run::{RunState, UserRef};
+
+use super::*;
+
+/// Records every call; fails the first `failures` calls.
+#[derive(Default)]
+struct Recorder {
+    calls: StdMutex<Vec<(String, String, String)>>,
+    failures: StdMutex<u32>,
+}
+
+impl Recorder {
+    fn calls(&self) -> Vec<(String, String, String)> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    fn fail(&self) -> Result<(), ChatError> {
+        let mut failures = self.failures.lock().unwrap();
+        if *failures > 0 {
+            *failures -= 1;
+            return Err(ChatError("503 from chat".into()));
+        }
+        Ok(())
+    }
+}
+
+impl ChatTransport for Arc<Recorder> {
+    async fn post(&self, _channel: &ChannelId, text: &str) -> Result<MessageId, ChatError> {
+        self.fail()?;
+        let mut calls = self.calls.lock().unwrap();
+        let id = format!("m{}", calls.len() + 1);
+        calls.push(("post".into(), id.clone(), text.into()));
+        Ok(MessageId(id))
+    }
+
+    async fn edit(
+        &self,
+        _channel: &ChannelId,
+        message: &MessageId,
+        text: &str,
+    ) -> Result<(), ChatError> {
+        self.fail()?;
+        let mut calls = self.calls.lock().unwrap();
+        calls.push(("edit".into(), message.0.clone(), text.into()));
+        Ok(())
+    }
+}
+
+fn store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    (dir, store)
+}
+
+fn new_run(store: &Store, cluster: &str) -> Run {
+    let request = ProcedureRequest::ClusterStart {
+        cluster: ClusterName::parse(cluster).unwrap(),
+    };
+    let plan = Plan {
+        request,
+        steps: vec![],
+        notes: vec![],
+    };
+    let requester = UserRef {
+        id: "u1".into(),
+        name: "alice".into(),
+    };
+    store
+        .create_run(
+            |id| {
+                Run::new(
+                    id,
+                    plan,
+                    requester,
+                    ChannelId("ops".into()),
+                    OffsetDateTime::now_utc(),
+                    time::Duration::minutes(30),
+                )
+            },
+            None,
+        )
+        .unwrap()
+}
+
+fn finish(store: &Store, id: RunId) -> Run {
+    store
+        .update_run(id, None, |run| {
+            run.finish(RunState::Succeeded, OffsetDateTime::now_utc());
+            Ok::<_, std::convert::Infallible>(vec![])
+        })
+        .unwrap()
+}
+
+/// 3 edits per 300 ms: fast enough for a test, slow enough that bursts must coalesce.
+const QUICK: ProgressConfig = ProgressConfig {
+    edits_per_window: 3,
+    window: Duration::from_millis(300),
+};
+
+#[tokio::test]
+async fn a_burst_of_changes_coalesces_into_few_edits_and_ends_on_the_final_state() {
+    let (_dir, store) = store();
+    let recorder = Arc::new(Recorder::default());
+    let publisher = Publisher::new(Arc::clone(&recorder), store.clone(), QUICK);
+    let run = new_run(&store, "logs");
+    for i in 0..200u64 {
+        publisher.observe(
+            &run,
+            Observation {
+                unassigned_shards: Some(200 - i),
+                ..Observation::default()
+            },
+        );
+    }
+    let done = finish(&store, run.id);
+    publisher.changed(&done);
+    publisher.flushed().await;
+    let calls = recorder.calls();
+    assert!(
+        calls.len() <= 4,
+        "{} chat calls for 201 events",
+        calls.len()
+    );
+    assert_eq!(calls[0].0, "post");
+    assert!(
+        calls
+            .iter()
+            .skip(1)
+            .all(|(kind, id, _)| kind == "edit" && id == "m1")
+    );
+    assert!(calls.last().unwrap().2.starts_with("✅"), "{calls:?}");
+    assert_eq!(publisher.counters().events.load(Ordering::Relaxed), 201);
+}
+
+#[tokio::test]
+async fn a_busy_run_does_not_starve_another_in_the_same_channel() {
+    let (_dir, store) = store();
+    let recorder = Arc::new(Recorder::default());
+    let publisher = Publisher::new(Arc::clone(&recorder), store.clone(), QUICK);
+    let busy = new_run(&store, "logs");
+    let quiet = new_run(&store, "other");
+    publisher.changed(&quiet);
+    for i in 0..50u64 {
+        publisher.observe(
+            &busy,
+            Observation {
+                relocating_shards: Some(i),
+                ..Observation::default()
+            },
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    publisher.flushed().await;
+    let posts: Vec<_> = recorder
+        .calls()
+        .into_iter()
+        .filter(|c| c.0 == "post")
+        .collect();
+    assert_eq!(posts.len(), 2, "both runs got their message");
+}
+
+#[tokio::test]
+async fn a_failed_chat_call_is_retried_until_delivered() {
+    let (_dir, store) = store();
+    let recorder = Arc::new(Recorder::default());
+    *recorder.failures.lock().unwrap() = 2;
+    let publisher = Publisher::new(Arc::clone(&recorder), store.clone(), QUICK);
+    let run = new_run(&store, "logs");
+    publisher.changed(&run);
+    publisher.flushed().await;
+    assert_eq!(recorder.calls().len(), 1);
+}
+
+#[tokio::test]
+async fn after_a_restart_the_same_message_is_edited() {
+    let (_dir, store) = store();
+    let recorder = Arc::new(Recorder::default());
+    let run = new_run(&store, "logs");
+    {
+        let publisher = Publisher::new(Arc::clone(&recorder), store.clone(), QUICK);
+        publisher.changed(&run);
+        publisher.flushed().await;
+    }
+    assert_eq!(
+        store.run(run.id).unwrap().unwrap().progress_message,
+        Some(MessageId("m1".into()))
+    );
+    let restarted = Publisher::new(Arc::clone(&recorder), store.clone(), QUICK);
+    let done = finish(&store, run.id);
+    restarted.changed(&done);
+    restarted.flushed().await;
+    let calls = recorder.calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!((calls[1].0.as_str(), calls[1].1.as_str()), ("edit", "m1"));
+}

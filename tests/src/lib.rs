@@ -1,0 +1,221 @@
+//! The end-to-end harness: starts the simulated cluster and the real engine, service and
+//! progress publisher in-process, with a chat that records every message, so that tests speak to
+//! opsbot as operators do (`harness.slash("alice", "/cluster restart cluster:logs")`).
+//! Every wait is bounded: a test that would hang fails with what it was waiting for instead.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // A harness that cannot set up must stop the test loudly.
+
+mod chat;
+
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use opsbot::config::{
+    ClusterConfig, Config, ConsoleConfig, EngineConfig, NodeControlConfig, ProgressConfig,
+    StoreConfig,
+};
+use opsbot::engine::Engine;
+use opsbot::progress::Publisher;
+use opsbot::service::{Reply, Service};
+use opsbot_commands::name::{ClusterName, NodeAddr, RunId};
+use opsbot_commands::parse::{self, Origin};
+use opsbot_commands::run::{Actor, ChannelId, Roles, Run, UserRef};
+use opsbot_sim::{Call, Flavor, SimConfig, SimHandle};
+use opsbot_state::Store;
+
+pub use chat::{Message, RecordingChat};
+
+/// The longest any test waits for anything.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The operators every harness knows: alice operates, bob also approves, carol only watches.
+pub fn actor(name: &str) -> Actor {
+    let (operator, approver) = match name {
+        "alice" => (true, false),
+        "bob" => (true, true),
+        _ => (false, false),
+    };
+    Actor {
+        user: UserRef {
+            id: format!("id-{name}"),
+            name: name.to_owned(),
+        },
+        roles: Roles { operator, approver },
+    }
+}
+
+/// How a harness is set up.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub flavor: Flavor,
+    /// Node control for the cluster, given the simulator's URL; the simulator's own by default.
+    pub node_control: fn(&str) -> NodeControlConfig,
+    pub engine: EngineConfig,
+    pub sim_speed: f64,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Self {
+            flavor: Flavor::Es7,
+            node_control: |_| NodeControlConfig::Sim { url: None },
+            engine: EngineConfig {
+                poll_interval: Duration::from_millis(20),
+                node_timeout: Duration::from_secs(20),
+                formation_timeout: Duration::from_secs(30),
+                request_timeout: Duration::from_secs(2),
+                retry: opsbot::backend::RetryPolicy {
+                    attempts: 4,
+                    base_delay: Duration::from_millis(20),
+                    max_delay: Duration::from_millis(100),
+                },
+                ..EngineConfig::default()
+            },
+            sim_speed: 500.0,
+        }
+    }
+}
+
+/// A running opsbot against a running simulated cluster.
+#[derive(Debug)]
+pub struct Harness {
+    pub sim: SimHandle,
+    pub engine: Engine,
+    pub service: Service,
+    pub publisher: Arc<Publisher<RecordingChat>>,
+    pub config: Config,
+    channel: ChannelId,
+    _dir: tempfile::TempDir,
+}
+
+impl Harness {
+    pub async fn start(setup: Setup) -> Self {
+        let sim_config = SimConfig {
+            flavor: setup.flavor,
+            speed: setup.sim_speed,
+            ..SimConfig::default()
+        };
+        let nodes = (0..sim_config.node_count)
+            .map(|i| {
+                NodeAddr::from(Ipv4Addr::from(
+                    u32::from(sim_config.first_node_ip) + i as u32,
+                ))
+            })
+            .collect();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let sim = opsbot_sim::spawn(sim_config, listener).await.expect("sim");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = Config {
+            store: StoreConfig {
+                path: dir.path().join("store"),
+            },
+            engine: setup.engine,
+            progress: ProgressConfig {
+                edits_per_window: 5,
+                window: Duration::from_millis(250),
+            },
+            clusters: vec![ClusterConfig {
+                name: ClusterName::parse("logs").expect("name"),
+                url: sim.base_url(),
+                nodes,
+                node_control: (setup.node_control)(&sim.base_url()),
+            }],
+            console: ConsoleConfig::default(),
+        };
+        let store = Store::open(&config.store.path).expect("store");
+        let publisher = Arc::new(Publisher::new(
+            RecordingChat::default(),
+            store.clone(),
+            config.progress,
+        ));
+        let engine = Engine::new(&config, store, publisher.clone()).expect("engine");
+        let service = Service::new(engine.clone(), publisher.clone());
+        Self {
+            sim,
+            engine,
+            service,
+            publisher,
+            config,
+            channel: ChannelId("ops".into()),
+            _dir: dir,
+        }
+    }
+
+    /// Types a command as `user`, the way the console does.
+    pub async fn slash(&self, user: &str, line: &str) -> Reply {
+        match parse::parse_line(line, Origin::Console) {
+            Ok(request) => {
+                self.service
+                    .handle(&actor(user), &self.channel, Origin::Console, request)
+                    .await
+            }
+            Err(error) => Reply {
+                text: error.to_string(),
+                private: true,
+            },
+        }
+    }
+
+    /// Starts a procedure and returns its run id; panics with the reply if it did not start.
+    pub async fn start_run(&self, user: &str, line: &str) -> RunId {
+        let reply = self.slash(user, line).await;
+        let id = reply
+            .text
+            .split_whitespace()
+            .next()
+            .and_then(|word| RunId::parse(word).ok());
+        id.unwrap_or_else(|| panic!("`{line}` did not start a run: {}", reply.text))
+    }
+
+    pub fn run(&self, id: RunId) -> Run {
+        self.engine.run(id).expect("run")
+    }
+
+    /// Waits until the run satisfies `done`, failing the test after [`PATIENCE`].
+    pub async fn wait_for(&self, id: RunId, what: &str, done: impl Fn(&Run) -> bool) -> Run {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            let run = self.run(id);
+            if done(&run) {
+                return run;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "timed out waiting for {id} to be {what}; it is {:?}",
+                run.state
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Waits until the run has finished and every progress edit has been delivered.
+    pub async fn finished(&self, id: RunId) -> Run {
+        let run = self
+            .wait_for(id, "finished", |r| r.state.is_finished())
+            .await;
+        tokio::time::timeout(PATIENCE, self.publisher.flushed())
+            .await
+            .expect("progress was not delivered");
+        run
+    }
+
+    /// The cluster API requests the simulator received.
+    pub fn calls(&self) -> Vec<Call> {
+        self.sim.calls()
+    }
+
+    /// Requests whose method and path match.
+    pub fn calls_to(&self, method: &str, path: &str) -> Vec<Call> {
+        self.calls()
+            .into_iter()
+            .filter(|c| c.method == method && c.path == path)
+            .collect()
+    }
+
+    pub fn chat(&self) -> &RecordingChat {
+        self.publisher.transport()
+    }
+}
