@@ -14,9 +14,10 @@ impl Store {
     /// flushes.
     pub fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
         let bytes = self.encode("an audit event", event)?;
-        settle((&self.meta, &self.audit).transaction(|(meta, audit)| {
-            self.put_audit(meta, audit, &bytes)
-        }))?;
+        settle(
+            (&self.meta, &self.audit)
+                .transaction(|(meta, audit)| self.put_audit(meta, audit, &bytes)),
+        )?;
         self.flush()
     }
 

@@ -34,7 +34,10 @@ pub(crate) enum DecodeError {
 }
 
 pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, serde_json::Error> {
-    serde_json::to_vec(&Out { v: FORMAT, data: value })
+    serde_json::to_vec(&Out {
+        v: FORMAT,
+        data: value,
+    })
 }
 
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
@@ -74,12 +77,20 @@ mod tests {
             decode::<u64>(br#"{"v":2,"data":{"moved":1}}"#),
             Err(DecodeError::Newer(2))
         );
-        assert_eq!(decode::<u64>(br#"{"v":99,"data":7}"#), Err(DecodeError::Newer(99)));
+        assert_eq!(
+            decode::<u64>(br#"{"v":99,"data":7}"#),
+            Err(DecodeError::Newer(99))
+        );
     }
 
     #[test]
     fn garbage_and_wrong_shapes_are_corrupt() {
-        for bad in [&b"\xff\x00garbage"[..], b"", br#"{"v":1}"#, br#"{"v":1,"data":"x"}"#] {
+        for bad in [
+            &b"\xff\x00garbage"[..],
+            b"",
+            br#"{"v":1}"#,
+            br#"{"v":1,"data":"x"}"#,
+        ] {
             assert!(
                 matches!(decode::<u64>(bad), Err(DecodeError::Corrupt(_))),
                 "{bad:?}"

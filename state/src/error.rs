@@ -42,7 +42,9 @@ pub enum StoreError {
         found: u32,
         supported: u32,
     },
-    #[error("cluster `{cluster}` is busy with run {holder}; wait for it or /run cancel id:{holder}")]
+    #[error(
+        "cluster `{cluster}` is busy with run {holder}; wait for it or /run cancel id:{holder}"
+    )]
     Locked { cluster: ClusterName, holder: RunId },
     #[error("there is no run {run}; /run list shows the runs there are")]
     NotFound { run: RunId },

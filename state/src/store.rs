@@ -91,7 +91,13 @@ impl Store {
             }
             return Ok(());
         }
-        let trees = [&self.meta, &self.runs, &self.locks, &self.audit, &self.run_logs];
+        let trees = [
+            &self.meta,
+            &self.runs,
+            &self.locks,
+            &self.audit,
+            &self.run_logs,
+        ];
         if trees.iter().any(|tree| !tree.is_empty()) {
             return Err(self.corrupt(META, SCHEMA, "missing, although the store holds records"));
         }
@@ -199,7 +205,11 @@ impl Store {
         Ok(run)
     }
 
-    pub(crate) fn encode<T: Serialize>(&self, what: &str, value: &T) -> Result<Vec<u8>, StoreError> {
+    pub(crate) fn encode<T: Serialize>(
+        &self,
+        what: &str,
+        value: &T,
+    ) -> Result<Vec<u8>, StoreError> {
         codec::encode(value).map_err(|error| StoreError::Unencodable {
             what: what.to_owned(),
             detail: error.to_string(),

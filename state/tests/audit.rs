@@ -25,8 +25,12 @@ fn the_audit_log_is_append_only_and_ordered() {
     let mut seen: Vec<AuditEvent> = Vec::new();
     for round in 0..3 {
         let store = Store::open(dir.path()).unwrap();
-        let run = store.create_run(new_run(&format!("c{round}")), Some(&alice())).unwrap();
-        store.append_audit(&refusal(&format!("round {round}"))).unwrap();
+        let run = store
+            .create_run(new_run(&format!("c{round}")), Some(&alice()))
+            .unwrap();
+        store
+            .append_audit(&refusal(&format!("round {round}")))
+            .unwrap();
         store
             .update_run(run.id, None, |run| {
                 run.steps[0] = StepState::Started { at: T0 };
@@ -66,7 +70,10 @@ fn run_logs_keep_lines_per_run_in_order() {
                 store.append_run_log(b, &format!("b line {i}")).unwrap();
             }
         }
-        assert_eq!(store.run_log(b).unwrap(), ["b line 0", "b line 3", "b line 6", "b line 9"]);
+        assert_eq!(
+            store.run_log(b).unwrap(),
+            ["b line 0", "b line 3", "b line 6", "b line 9"]
+        );
     }
     let store = Store::open(dir.path()).unwrap();
     let a = RunId::new(1);

@@ -45,14 +45,22 @@ fn garbage_in_a_run_record_makes_open_fail_naming_the_run() {
         dir.path().display()
     );
     assert!(text.starts_with(&expected), "{text}");
-    assert!(text.ends_with("; restore it from backup or move it aside"), "{text}");
+    assert!(
+        text.ends_with("; restore it from backup or move it aside"),
+        "{text}"
+    );
 }
 
 #[test]
 fn a_run_record_of_the_wrong_shape_is_corrupt() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path());
-    poke(dir.path(), "runs", &r(3), br#"{"v":1,"data":{"id":3,"state":"running"}}"#);
+    poke(
+        dir.path(),
+        "runs",
+        &r(3),
+        br#"{"v":1,"data":{"id":3,"state":"running"}}"#,
+    );
     assert!(matches!(
         Store::open(dir.path()),
         Err(StoreError::Corrupt { tree: "runs", key, .. }) if key == "r-3"
@@ -82,7 +90,12 @@ fn a_run_filed_under_another_id_is_corrupt() {
 fn a_record_from_a_newer_opsbot_gives_newer_version() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path());
-    poke(dir.path(), "runs", &r(1), br#"{"v":99,"data":{"whatever":"shape"}}"#);
+    poke(
+        dir.path(),
+        "runs",
+        &r(1),
+        br#"{"v":99,"data":{"whatever":"shape"}}"#,
+    );
 
     let error = Store::open(dir.path()).unwrap_err();
     assert!(
@@ -93,9 +106,9 @@ fn a_record_from_a_newer_opsbot_gives_newer_version() {
         "{error:?}"
     );
     assert!(
-        error
-            .to_string()
-            .contains("run record r-1 written by a newer opsbot (format 99, this one reads up to 1)"),
+        error.to_string().contains(
+            "run record r-1 written by a newer opsbot (format 99, this one reads up to 1)"
+        ),
         "{error}"
     );
 }
@@ -107,7 +120,11 @@ fn a_newer_schema_gives_newer_version() {
     poke(dir.path(), "meta", b"schema", br#"{"v":1,"data":2}"#);
     assert!(matches!(
         Store::open(dir.path()),
-        Err(StoreError::NewerVersion { tree: "meta", found: 2, .. })
+        Err(StoreError::NewerVersion {
+            tree: "meta",
+            found: 2,
+            ..
+        })
     ));
 }
 
@@ -128,7 +145,12 @@ fn a_run_counter_set_back_by_hand_makes_open_fail() {
     store_with_three_runs(dir.path());
     poke(dir.path(), "meta", b"next_run_id", br#"{"v":1,"data":2}"#);
     match Store::open(dir.path()) {
-        Err(StoreError::Corrupt { tree: "meta", key, detail, .. }) => {
+        Err(StoreError::Corrupt {
+            tree: "meta",
+            key,
+            detail,
+            ..
+        }) => {
             assert_eq!(key, "next_run_id");
             assert_eq!(detail, "it is 2, not past the last run record r-3");
         }
@@ -140,7 +162,12 @@ fn a_run_counter_set_back_by_hand_makes_open_fail() {
 fn an_audit_counter_set_back_by_hand_makes_open_fail() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path());
-    poke(dir.path(), "meta", b"next_audit_seq", br#"{"v":1,"data":1}"#);
+    poke(
+        dir.path(),
+        "meta",
+        b"next_audit_seq",
+        br#"{"v":1,"data":1}"#,
+    );
     assert!(matches!(
         Store::open(dir.path()),
         Err(StoreError::Corrupt { tree: "meta", key, .. }) if key == "next_audit_seq"

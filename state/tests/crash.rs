@@ -120,7 +120,12 @@ fn a_returned_update_survives_sigkill() {
             .audit()
             .unwrap()
             .iter()
-            .filter(|e| matches!(e.event, AuditKind::StepStarted { .. } | AuditKind::StepDone { .. }))
+            .filter(|e| {
+                matches!(
+                    e.event,
+                    AuditKind::StepStarted { .. } | AuditKind::StepDone { .. }
+                )
+            })
             .count();
         assert_eq!(steps_audited, written);
         assert_eq!(run.created_at, T0);

@@ -16,11 +16,19 @@ const CLUSTERS: [&str; 3] = ["a", "b", "c"];
 
 #[derive(Debug, Clone)]
 enum Op {
-    Create { cluster: usize },
+    Create {
+        cluster: usize,
+    },
     /// Sets the state of the `run`-th created run (modulo how many there are).
-    SetState { run: usize, state: usize },
+    SetState {
+        run: usize,
+        state: usize,
+    },
     /// Moves a run to another cluster (no engine does this; the store must still keep its locks right).
-    Move { run: usize, cluster: usize },
+    Move {
+        run: usize,
+        cluster: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {

@@ -114,7 +114,13 @@ fn ids_are_dense_and_increase_across_reopen() {
     for _ in 0..3 {
         let store = Store::open(dir.path()).unwrap();
         for _ in 0..4 {
-            ids.push(store.create_run(finished_run("logs"), None).unwrap().id.get());
+            ids.push(
+                store
+                    .create_run(finished_run("logs"), None)
+                    .unwrap()
+                    .id
+                    .get(),
+            );
         }
         // A refused creation must not use up an id.
         store.create_run(new_run("busy"), None).unwrap();
@@ -178,7 +184,10 @@ fn a_finished_run_releases_its_cluster() {
         .unwrap();
     assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), None);
     let second = store.create_run(new_run("logs"), None).unwrap();
-    assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), Some(second.id));
+    assert_eq!(
+        store.lock_holder(&cluster("logs")).unwrap(),
+        Some(second.id)
+    );
     // A finished run cannot come back to life while another run holds its cluster.
     let revived = store.update_run(first.id, None, |run| {
         run.state = RunState::Running;
@@ -197,7 +206,10 @@ fn runs_on_different_clusters_do_not_block_each_other() {
     let logs = store.create_run(new_run("logs"), None).unwrap();
     let metrics = store.create_run(new_run("metrics"), None).unwrap();
     assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), Some(logs.id));
-    assert_eq!(store.lock_holder(&cluster("metrics")).unwrap(), Some(metrics.id));
+    assert_eq!(
+        store.lock_holder(&cluster("metrics")).unwrap(),
+        Some(metrics.id)
+    );
     assert_eq!(store.lock_holder(&cluster("other")).unwrap(), None);
     assert_eq!(store.unfinished_runs().unwrap(), vec![logs, metrics]);
 }
@@ -235,7 +247,10 @@ fn update_run_writes_its_audit_events_with_the_transition() {
     assert_eq!(audit[0].actor, Some(alice()));
     assert_eq!(audit[1].run, Some(run.id));
     assert_eq!(audit[1].actor, Some(bob()));
-    assert!(matches!(audit[1].event, AuditKind::StepStarted { step: 0, .. }));
+    assert!(matches!(
+        audit[1].event,
+        AuditKind::StepStarted { step: 0, .. }
+    ));
 }
 
 #[test]
@@ -265,7 +280,10 @@ fn updating_a_missing_run_says_not_found() {
     let missing = store.update_run(RunId::new(7), None, |_| Ok::<_, ()>(vec![]));
     match missing {
         Err(UpdateError::Store(error @ StoreError::NotFound { .. })) => {
-            assert_eq!(error.to_string(), "there is no run r-7; /run list shows the runs there are");
+            assert_eq!(
+                error.to_string(),
+                "there is no run r-7; /run list shows the runs there are"
+            );
         }
         other => panic!("expected NotFound, got {other:?}"),
     }

@@ -81,7 +81,9 @@ impl SearchClient {
     pub async fn membership(&self) -> Result<Membership, BackendError> {
         // No `h=`: the master column is `master` on Elasticsearch and `cluster_manager` on
         // OpenSearch 2, and asking for a column a server does not know is an error.
-        let path = "/_cat/nodes?format=json";
+        // `master_timeout`: without a master, ES holds the request this long before its 503;
+        // the default (30 s) would race the client timeout while the cluster re-forms.
+        let path = "/_cat/nodes?format=json&master_timeout=5s";
         match self
             .json::<Vec<wire::NodeIdentity>>(Method::GET, path, None)
             .await

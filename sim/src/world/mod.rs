@@ -35,6 +35,9 @@ pub(crate) struct Node {
     pub status: NodeStatus,
     /// When a starting node joins.
     ready_ms: u64,
+    /// Container stops and starts that changed something: tests prove no side effect twice.
+    pub stops: u32,
+    pub starts: u32,
 }
 
 /// The whole simulated cluster.
@@ -83,6 +86,8 @@ impl World {
                     name: ip.to_string(),
                     status: NodeStatus::Up,
                     ready_ms: 0,
+                    stops: 0,
+                    starts: 0,
                 })
                 .collect(),
             indices,
@@ -187,6 +192,7 @@ impl World {
         }
         let was_member = self.nodes[node].status == NodeStatus::Up;
         self.nodes[node].status = NodeStatus::Stopped;
+        self.nodes[node].stops += 1;
         if was_member {
             if self.master == Some(node) {
                 self.master = None;
@@ -207,6 +213,7 @@ impl World {
             return Some(false);
         }
         self.nodes[node].status = NodeStatus::Starting;
+        self.nodes[node].starts += 1;
         self.nodes[node].ready_ms = self.now_ms.saturating_add(BOOT_MS);
         Some(true)
     }

@@ -83,6 +83,10 @@ pub struct NodeSnapshot {
     pub is_master: bool,
     /// Shard copies assigned to it (relocation targets and initializing copies included).
     pub shards: usize,
+    /// Container stops that changed something (a stop of a stopped node does not count).
+    pub stops: u32,
+    /// Container starts that changed something.
+    pub starts: u32,
 }
 
 /// What a shard copy is doing.
@@ -191,6 +195,8 @@ impl World {
                     state: self.nodes[node].status,
                     is_master: self.master == Some(node),
                     shards: self.copies_on(node),
+                    stops: self.nodes[node].stops,
+                    starts: self.nodes[node].starts,
                 })
                 .collect(),
             indices: self
