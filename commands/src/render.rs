@@ -301,7 +301,7 @@ pub fn aftermath(run: &Run) -> String {
 }
 
 /// The summary the start procedure ends with: `_cat/health`, `_cat/recovery`, `_cat/nodes`.
-pub fn report(report: &CatReport) -> String {
+pub fn report(report: &CatReport, cluster: &crate::name::ClusterName) -> String {
     let mut lines = Vec::new();
     for h in &report.health {
         lines.push(format!(
@@ -345,6 +345,15 @@ pub fn report(report: &CatReport) -> String {
         })
         .collect();
     lines.push(format!("_cat/nodes: {}", nodes.join(", ")));
+    let recovering = report
+        .health
+        .iter()
+        .any(|h| h.status != "green" || h.unassign != "0" || h.init != "0");
+    if recovering {
+        lines.push(format!(
+            "shards are still recovering; /cluster status cluster:{cluster} shows how far"
+        ));
+    }
     fit(&lines.join("\n"))
 }
 

@@ -6,7 +6,8 @@ use std::sync::PoisonError;
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::{ClusterName, RunId};
 use opsbot_commands::plan::PlanDigest;
-use opsbot_commands::run::{Run, UserRef};
+use opsbot_commands::run::{Run, RunState, UserRef};
+use serde::Deserialize;
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 use time::OffsetDateTime;
@@ -14,6 +15,12 @@ use time::OffsetDateTime;
 use crate::error::{StoreError, UpdateError};
 use crate::keys::{self, NEXT_RUN};
 use crate::store::{Store, abort, settle};
+
+/// The part of a run record `unfinished_runs` looks at; serde skips the rest without building it.
+#[derive(Deserialize)]
+struct RunHead {
+    state: RunState,
+}
 
 /// Why an `update_run` transaction gave up.
 enum Abort {
@@ -160,14 +167,16 @@ impl Store {
             .collect()
     }
 
-    /// The runs to resume at start-up, oldest first.
+    /// The runs to resume at start-up, oldest first. Only each record's state is read first
+    /// (finished runs are the bulk of the store and are skipped cheaply); unfinished ones are
+    /// then decoded in full, so a record that does not decode is still an error, never skipped.
     pub fn unfinished_runs(&self) -> Result<Vec<Run>, StoreError> {
         let mut unfinished = Vec::new();
         for entry in self.runs.iter() {
             let (key, bytes) = entry?;
-            let run = self.decode_run(&key, &bytes)?;
-            if !run.state.is_finished() {
-                unfinished.push(run);
+            let head: RunHead = self.decode(keys::RUNS, &key, &bytes)?;
+            if !head.state.is_finished() {
+                unfinished.push(self.decode_run(&key, &bytes)?);
             }
         }
         Ok(unfinished)

@@ -23,10 +23,12 @@ const SCHEMA_VERSION: u32 = 1;
 
 /// The durable store: runs, the audit log, one lock per cluster, run logs. Every write is one
 /// sled transaction followed by a flush, so that a write that returned survives a SIGKILL.
+/// A cluster's lock is held exactly while its run is unfinished: it is taken when the run is
+/// created and released by the transition that finishes it, in the same transaction.
 /// Clones share the same database (sled handles are cheap clones).
 #[derive(Clone)]
 pub struct Store {
-    pub(crate) db: sled::Db,
+    db: sled::Db,
     pub(crate) meta: Tree,
     pub(crate) runs: Tree,
     pub(crate) locks: Tree,
@@ -165,7 +167,7 @@ impl Store {
         Ok(())
     }
 
-    pub(crate) fn path(&self) -> &Path {
+    fn path(&self) -> &Path {
         &self.path
     }
 

@@ -10,18 +10,20 @@ use opsbot_commands::run::RunState;
 use opsbot_state::{Store, StoreError};
 
 /// A store with three runs (r-2 finished), closed again.
-fn store_with_three_runs(dir: &Path) {
-    let store = Store::open(dir).unwrap();
-    store.create_run(new_run("a"), None).unwrap();
-    store.create_run(finished_run("b"), None).unwrap();
-    store.create_run(new_run("c"), None).unwrap();
+fn store_with_three_runs(dir: &Path) -> Result<(), StoreError> {
+    let store = Store::open(dir)?;
+    store.create_run(new_run("a"), None)?;
+    store.create_run(finished_run("b"), None)?;
+    store.create_run(new_run("c"), None)?;
+    Ok(())
 }
 
 /// Writes `value` under `key` of `tree` with raw sled, as a disk fault or a bad repair would.
-fn poke(dir: &Path, tree: &str, key: &[u8], value: &[u8]) {
-    let db = sled::open(dir).unwrap();
-    db.open_tree(tree).unwrap().insert(key, value).unwrap();
-    db.flush().unwrap();
+fn poke(dir: &Path, tree: &str, key: &[u8], value: &[u8]) -> sled::Result<()> {
+    let db = sled::open(dir)?;
+    db.open_tree(tree)?.insert(key, value)?;
+    db.flush()?;
+    Ok(())
 }
 
 fn r(n: u64) -> [u8; 8] {
@@ -31,8 +33,8 @@ fn r(n: u64) -> [u8; 8] {
 #[test]
 fn garbage_in_a_run_record_makes_open_fail_naming_the_run() {
     let dir = tempfile::tempdir().unwrap();
-    store_with_three_runs(dir.path());
-    poke(dir.path(), "runs", &r(2), b"\x00\xffnot json at all");
+    store_with_three_runs(dir.path()).unwrap();
+    poke(dir.path(), "runs", &r(2), b"\x00\xffnot json at all").unwrap();
 
     let error = Store::open(dir.path()).unwrap_err();
     match &error {
@@ -54,13 +56,14 @@ fn garbage_in_a_run_record_makes_open_fail_naming_the_run() {
 #[test]
 fn a_run_record_of_the_wrong_shape_is_corrupt() {
     let dir = tempfile::tempdir().unwrap();
-    store_with_three_runs(dir.path());
+    store_with_three_runs(dir.path()).unwrap();
     poke(
         dir.path(),
         "runs",
         &r(3),
         br#"{"v":1,"data":{"id":3,"state":"running"}}"#,
-    );
+    )
+    .unwrap();
     assert!(matches!(
         Store::open(dir.path()),
         Err(StoreError::Corrupt { tree: "runs", key, .. }) if key == "r-3"
@@ -70,7 +73,7 @@ fn a_run_record_of_the_wrong_shape_is_corrupt() {
 #[test]
 fn a_run_filed_under_another_id_is_corrupt() {
     let dir = tempfile::tempdir().unwrap();
-    store_with_three_runs(dir.path());
+    store_with_three_runs(dir.path()).unwrap();
     let db = sled::open(dir.path()).unwrap();
     let runs = db.open_tree("runs").unwrap();
     let r1 = runs.get(r(1)).unwrap().unwrap();
@@ -89,13 +92,14 @@ fn a_run_filed_under_another_id_is_corrupt() {
 #[test]
 fn a_record_from_a_newer_opsbot_gives_newer_version() {
     let dir = tempfile::tempdir().unwrap();
-    store_with_three_runs(dir.path());
+    store_with_three_runs(dir.path()).unwrap();
     poke(
         dir.path(),
         "runs",
         &r(1),
         br#"{"v":99,"data":{"whatever":"shape"}}"#,
-    );
+    )
+    .unwrap();
 
     let error = Store::open(dir.path()).unwrap_err();
     assert!(
@@ -116,8 +120,8 @@ fn a_record_from_a_newer_opsbot_gives_newer_version() {
 #[test]
 fn a_newer_schema_gives_newer_version() {
     let dir = tempfile::tempdir().unwrap();
-    store_with_three_runs(dir.path());
-    poke(dir.path(), "meta", b"schema", br#"{"v":1,"data":2}"#);
+    store_with_three_runs(dir.path()).unwrap();
+    poke(dir.path(), "meta", b"schema", br#"{"v":1,"data":2}"#).unwrap();
     assert!(matches!(
         Store::open(dir.path()),
         Err(StoreError::NewerVersion {
@@ -131,8 +135,8 @@ fn a_newer_schema_gives_newer_version() {
 #[test]
 fn a_corrupt_lock_makes_open_fail() {
     let dir = tempfile::tempdir().unwrap();
-    store_with_three_runs(dir.path());
-    poke(dir.path(), "locks", b"a", b"r-1");
+    store_with_three_runs(dir.path()).unwrap();
+    poke(dir.path(), "locks", b"a", b"r-1").unwrap();
     assert!(matches!(
         Store::open(dir.path()),
         Err(StoreError::Corrupt { tree: "locks", key, .. }) if key == "`a`"
@@ -142,8 +146,8 @@ fn a_corrupt_lock_makes_open_fail() {
 #[test]
 fn a_run_counter_set_back_by_hand_makes_open_fail() {
     let dir = tempfile::tempdir().unwrap();
-    store_with_three_runs(dir.path());
-    poke(dir.path(), "meta", b"next_run_id", br#"{"v":1,"data":2}"#);
+    store_with_three_runs(dir.path()).unwrap();
+    poke(dir.path(), "meta", b"next_run_id", br#"{"v":1,"data":2}"#).unwrap();
     match Store::open(dir.path()) {
         Err(StoreError::Corrupt {
             tree: "meta",
@@ -161,13 +165,14 @@ fn a_run_counter_set_back_by_hand_makes_open_fail() {
 #[test]
 fn an_audit_counter_set_back_by_hand_makes_open_fail() {
     let dir = tempfile::tempdir().unwrap();
-    store_with_three_runs(dir.path());
+    store_with_three_runs(dir.path()).unwrap();
     poke(
         dir.path(),
         "meta",
         b"next_audit_seq",
         br#"{"v":1,"data":1}"#,
-    );
+    )
+    .unwrap();
     assert!(matches!(
         Store::open(dir.path()),
         Err(StoreError::Corrupt { tree: "meta", key, .. }) if key == "next_audit_seq"
@@ -177,8 +182,8 @@ fn an_audit_counter_set_back_by_hand_makes_open_fail() {
 #[test]
 fn a_corrupt_audit_entry_is_an_error_when_read() {
     let dir = tempfile::tempdir().unwrap();
-    store_with_three_runs(dir.path());
-    poke(dir.path(), "audit", &r(2), b"{");
+    store_with_three_runs(dir.path()).unwrap();
+    poke(dir.path(), "audit", &r(2), b"{").unwrap();
     let store = Store::open(dir.path()).unwrap();
     assert!(matches!(
         store.audit(),
@@ -189,7 +194,7 @@ fn a_corrupt_audit_entry_is_an_error_when_read() {
 #[test]
 fn records_without_a_schema_version_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    poke(dir.path(), "runs", &r(1), b"{}");
+    poke(dir.path(), "runs", &r(1), b"{}").unwrap();
     assert!(matches!(
         Store::open(dir.path()),
         Err(StoreError::Corrupt { tree: "meta", key, .. }) if key == "schema"
@@ -199,9 +204,9 @@ fn records_without_a_schema_version_are_refused() {
 #[test]
 fn a_lock_left_on_a_finished_run_counts_as_free() {
     let dir = tempfile::tempdir().unwrap();
-    store_with_three_runs(dir.path());
+    store_with_three_runs(dir.path()).unwrap();
     // A repair by hand pointed `b`'s lock at r-2, which is finished.
-    poke(dir.path(), "locks", b"b", br#"{"v":1,"data":2}"#);
+    poke(dir.path(), "locks", b"b", br#"{"v":1,"data":2}"#).unwrap();
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(store.lock_holder(&cluster("b")).unwrap(), None);
     let run = store.create_run(new_run("b"), None).unwrap();
@@ -211,8 +216,8 @@ fn a_lock_left_on_a_finished_run_counts_as_free() {
 #[test]
 fn a_lock_left_on_a_missing_run_counts_as_free() {
     let dir = tempfile::tempdir().unwrap();
-    store_with_three_runs(dir.path());
-    poke(dir.path(), "locks", b"d", br#"{"v":1,"data":42}"#);
+    store_with_three_runs(dir.path()).unwrap();
+    poke(dir.path(), "locks", b"d", br#"{"v":1,"data":42}"#).unwrap();
     let store = Store::open(dir.path()).unwrap();
     assert_eq!(store.lock_holder(&cluster("d")).unwrap(), None);
     let run = store.create_run(new_run("d"), None).unwrap();

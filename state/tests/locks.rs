@@ -4,6 +4,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 
 use common::{T0, bob, cluster, new_run};
 use opsbot_commands::name::RunId;
@@ -57,19 +58,10 @@ fn state(n: usize) -> RunState {
     }
 }
 
-/// Applies `op`; a refusal must be `Locked` by the live run of that cluster.
-fn apply(store: &Store, created: &[RunId], op: &Op) -> Option<RunId> {
-    let check_refusal = |error: &StoreError| match error {
-        StoreError::Locked { cluster, holder } => {
-            assert_eq!(store.lock_holder(cluster).unwrap(), Some(*holder));
-        }
-        other => panic!("unexpected error {other:?}"),
-    };
+/// Applies `op`: the id of a created run, or the store's refusal.
+fn apply(store: &Store, created: &[RunId], op: &Op) -> Result<Option<RunId>, StoreError> {
     match *op {
-        Op::Create { cluster } => match store.create_run(new_run(CLUSTERS[cluster]), None) {
-            Ok(run) => return Some(run.id),
-            Err(error) => check_refusal(&error),
-        },
+        Op::Create { cluster } => Ok(Some(store.create_run(new_run(CLUSTERS[cluster]), None)?.id)),
         Op::SetState { run, state: n } | Op::Move { run, cluster: n } if !created.is_empty() => {
             let id = created[run % created.len()];
             let result = store.update_run(id, None, |run| {
@@ -81,17 +73,16 @@ fn apply(store: &Store, created: &[RunId], op: &Op) -> Option<RunId> {
                         }
                     }
                 }
-                Ok::<_, ()>(vec![])
+                Ok::<_, Infallible>(vec![])
             });
             match result {
-                Ok(_) => {}
-                Err(UpdateError::Store(error)) => check_refusal(&error),
-                Err(UpdateError::Refused(())) => unreachable!(),
+                Ok(_) => Ok(None),
+                Err(UpdateError::Store(error)) => Err(error),
+                Err(UpdateError::Refused(never)) => match never {},
             }
         }
-        _ => {}
+        _ => Ok(None),
     }
-    None
 }
 
 proptest! {
@@ -104,7 +95,14 @@ proptest! {
             let store = Store::open(dir.path()).unwrap();
             let mut created = Vec::new();
             for op in &ops {
-                created.extend(apply(&store, &created, op));
+                match apply(&store, &created, op) {
+                    Ok(id) => created.extend(id),
+                    // The only refusal: the cluster is busy with the run that holds its lock.
+                    Err(StoreError::Locked { cluster, holder }) => {
+                        prop_assert_eq!(store.lock_holder(&cluster).unwrap(), Some(holder));
+                    }
+                    Err(other) => panic!("unexpected error {other:?}"),
+                }
             }
             store.runs().unwrap()
         };

@@ -46,11 +46,12 @@ impl Screen {
         }
     }
 
+    /// Shows the prompt of `prompt`'s speaker, replacing whatever the current line holds.
     fn set_prompt(&self, prompt: String) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.prompt = prompt;
         if self.tty {
-            print!("{}", state.prompt);
+            print!("\r\x1b[K{}", state.prompt);
             let _ = std::io::stdout().flush();
         }
     }

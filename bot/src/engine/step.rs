@@ -183,7 +183,10 @@ async fn perform(
                 recovery: recovery.map_err(backend)?,
                 nodes: nodes.map_err(backend)?,
             };
-            Ok(StepOutcome::Done(render::report(&report)))
+            Ok(StepOutcome::Done(render::report(
+                &report,
+                run.plan.request.cluster(),
+            )))
         }
     }
 }

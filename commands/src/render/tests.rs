@@ -155,3 +155,42 @@ fn long_texts_are_cut_to_the_chat_limit() {
     assert_eq!(cut.chars().count(), MESSAGE_LIMIT);
     assert!(cut.ends_with("/run status shows the rest)"));
 }
+
+#[test]
+fn the_final_report_summarises_the_three_cat_answers() {
+    use crate::cluster::{CatHealthRow, CatNodeRow, CatRecoveryRow, CatReport};
+    let health = CatHealthRow {
+        cluster: "kolla_logging".into(),
+        status: "yellow".into(),
+        node_total: "5".into(),
+        shards: "120".into(),
+        unassign: "56".into(),
+        init: "4".into(),
+        relo: "0".into(),
+        active_shards_percent: "66.7%".into(),
+    };
+    let recovery = |index: &str, pct: &str| CatRecoveryRow {
+        index: index.into(),
+        shard: "0".into(),
+        kind: "peer".into(),
+        stage: "index".into(),
+        source_node: "10.0.0.11".into(),
+        target_node: "10.0.0.13".into(),
+        bytes_percent: pct.into(),
+    };
+    let node = |ip: &str, master: &str| CatNodeRow {
+        ip: ip.into(),
+        name: ip.into(),
+        master: master.into(),
+        heap_percent: Some("41".into()),
+    };
+    let report = CatReport {
+        health: vec![health],
+        recovery: (1..=4)
+            .map(|d| recovery(&format!("flog-2026.09.0{d}"), "38.7%"))
+            .collect(),
+        nodes: vec![node("10.0.0.11", "*"), node("10.0.0.12", "-")],
+    };
+    let cluster = crate::name::ClusterName::parse("logs").unwrap();
+    insta::assert_snapshot!(super::report(&report, &cluster));
+}

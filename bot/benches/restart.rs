@@ -1,0 +1,586 @@
+//! `cargo bench -p opsbot --bench restart`: what one `/cluster restart cluster:logs` costs on a
+//! 5-node simulated log cluster, and how promptly its waits notice what they wait for.
+//!
+//! Not a timed test: it asserts nothing about speed, it prints figures for docs/PERFORMANCE.md.
+//! The engine, service and progress publisher run in-process (as the e2e harness does) so that
+//! the stored run's step timestamps can be set against the simulator's world; the memory figures
+//! come from the real binary, because the in-process figures would include the simulator.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, anyhow, bail, ensure};
+use opsbot::config::Config;
+use opsbot::engine::Engine;
+use opsbot::progress::{ChatError, ChatTransport, Publisher};
+use opsbot::service::Service;
+use opsbot_commands::name::RunId;
+use opsbot_commands::parse::{self, Origin};
+use opsbot_commands::plan::{Action, Wait};
+use opsbot_commands::run::{Actor, ChannelId, MessageId, Roles, Run, RunState, StepState, UserRef};
+use opsbot_sim::{Call, HealthStatus, NodeStatus, SimConfig, SimHandle};
+use opsbot_state::Store;
+use time::OffsetDateTime;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const COMMAND: &str = "/cluster restart cluster:logs";
+/// The engine's poll interval: the bound the issue sets for noticing a condition.
+const POLL_INTERVAL_MS: u64 = 100;
+/// Simulated seconds per real second: a node boots in 100 ms, a primary reopens in 40 ms.
+const SIM_SPEED: f64 = 50.0;
+const DAILY_INDICES: u32 = 90;
+/// In-process restarts measured; each takes about 2 s.
+const RUNS: usize = 5;
+/// How long the idle bot is left alone before its memory is read.
+const IDLE: Duration = Duration::from_secs(2);
+/// The longest anything here is waited for; keeps the benchmark bounded if something hangs.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    // `cargo test --all-targets` runs this without `--bench`: one restart then shows it still works.
+    let runs = if std::env::args().any(|a| a == "--bench") {
+        RUNS
+    } else {
+        1
+    };
+    let mut measured = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        measured.push(restart_in_process().await?);
+    }
+    let memory = bot_memory().await?;
+    print_report(&measured, &memory);
+    Ok(())
+}
+
+/// A simulated cluster and an opsbot config file pointing at it.
+struct Scene {
+    sim: Arc<SimHandle>,
+    config: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Scene {
+    async fn start() -> anyhow::Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let sim = opsbot_sim::spawn(
+            SimConfig {
+                speed: SIM_SPEED,
+                days_of_indices: DAILY_INDICES,
+                ..SimConfig::default()
+            },
+            listener,
+        )
+        .await?;
+        let dir = tempfile::tempdir()?;
+        let config = dir.path().join("opsbot.toml");
+        let nodes: Vec<String> = sim
+            .state()
+            .nodes
+            .iter()
+            .map(|n| format!("\"{}\"", n.ip))
+            .collect();
+        // One file for the in-process engine and the binary alike, so both measure one setup.
+        // Progress keeps its production default (4 edits per 5 s) to show real coalescing.
+        std::fs::write(
+            &config,
+            format!(
+                r#"
+[store]
+path = "{store}"
+
+[engine]
+poll_interval = "{POLL_INTERVAL_MS}ms"
+node_timeout = "30s"
+formation_timeout = "60s"
+request_timeout = "5s"
+
+[engine.retry]
+attempts = 5
+base_delay = "50ms"
+max_delay = "500ms"
+
+[[clusters]]
+name = "logs"
+url = "{url}"
+nodes = [{nodes}]
+
+[clusters.node_control]
+kind = "sim"
+
+[console]
+operators = [{{ name = "alice" }}]
+"#,
+                store = dir.path().join("store").display(),
+                url = sim.base_url(),
+                nodes = nodes.join(", "),
+            ),
+        )?;
+        Ok(Self {
+            sim: Arc::new(sim),
+            config,
+            _dir: dir,
+        })
+    }
+}
+
+/// The chat, reduced to counting calls: the figure is how many calls a run costs, not how fast
+/// a chat platform answers.
+#[derive(Default)]
+struct CountingChat {
+    calls: AtomicU64,
+}
+
+impl ChatTransport for CountingChat {
+    async fn post(&self, _channel: &ChannelId, _text: &str) -> Result<MessageId, ChatError> {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        Ok(MessageId(format!("m{n}")))
+    }
+
+    async fn edit(
+        &self,
+        _channel: &ChannelId,
+        _message: &MessageId,
+        _text: &str,
+    ) -> Result<(), ChatError> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// When the simulated world first showed each change a wait looks for, as seen by the sampler.
+#[derive(Default)]
+struct Transitions {
+    stopped: HashMap<Ipv4Addr, OffsetDateTime>,
+    /// Up again after having been seen stopped.
+    rejoined: HashMap<Ipv4Addr, OffsetDateTime>,
+    /// Every node back, a master elected, and every primary active (yellow or green).
+    formed: Option<OffsetDateTime>,
+    /// The longest time between two samples: the resolution of the times above.
+    max_gap: Duration,
+}
+
+/// Samples the world about every millisecond until `stop`, stamping each sample with the wall
+/// clock read just before it, as the engine stamps `StepState::Done`.
+fn sample(sim: &SimHandle, stop: &AtomicBool) -> Transitions {
+    let mut seen = Transitions::default();
+    let mut previous: Option<Instant> = None;
+    while !stop.load(Ordering::Relaxed) {
+        let started = Instant::now();
+        if let Some(previous) = previous {
+            seen.max_gap = seen.max_gap.max(started - previous);
+        }
+        previous = Some(started);
+        let at = OffsetDateTime::now_utc();
+        let world = sim.state();
+        for node in &world.nodes {
+            match node.state {
+                NodeStatus::Stopped => {
+                    seen.stopped.entry(node.ip).or_insert(at);
+                }
+                NodeStatus::Up if seen.stopped.contains_key(&node.ip) => {
+                    seen.rejoined.entry(node.ip).or_insert(at);
+                }
+                NodeStatus::Up | NodeStatus::Starting => {}
+            }
+        }
+        let all_back = world
+            .nodes
+            .iter()
+            .all(|n| seen.rejoined.contains_key(&n.ip) && n.state == NodeStatus::Up);
+        if seen.formed.is_none()
+            && all_back
+            && world.master.is_some()
+            && world.health.status != HealthStatus::Red
+        {
+            seen.formed = Some(at);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    seen
+}
+
+/// One wait step: how long after its condition held the run moved on.
+struct WaitLag {
+    step: usize,
+    what: String,
+    /// `Done.at` minus the sampled transition; negative when the engine moved on before it.
+    lag_ms: f64,
+    note: String,
+}
+
+/// The cluster API requests of one run, split as the waits' polls need them.
+struct Requests {
+    total: usize,
+    /// Requests of planning: membership and version, before the run exists.
+    planning: usize,
+    /// One per look: every look starts with exactly one `GET /_cat/nodes?...&master_timeout=5s`.
+    polls: usize,
+    /// Polls whose membership answer was 200 (a formed cluster); the others got 503.
+    polls_formed: usize,
+    /// All GETs the waits sent: the membership calls plus `GET /_cluster/health`.
+    wait_gets: usize,
+    /// Everything else the run sent (settings, flush, the report's three `_cat` GETs).
+    other: usize,
+}
+
+fn requests(calls: &[Call]) -> Requests {
+    // Planning ends with its version probe, `GET /`; nothing else sends `GET /`.
+    let planning = calls
+        .iter()
+        .position(|c| c.method == "GET" && c.path == "/")
+        .map_or(0, |i| i + 1);
+    let run = calls.get(planning..).unwrap_or_default();
+    let is_poll = |c: &&Call| {
+        c.method == "GET" && c.path == "/_cat/nodes" && c.query.contains("master_timeout")
+    };
+    let polls: Vec<&Call> = run.iter().filter(is_poll).collect();
+    let health = run
+        .iter()
+        .filter(|c| c.method == "GET" && c.path == "/_cluster/health")
+        .count();
+    Requests {
+        total: calls.len(),
+        planning,
+        polls: polls.len(),
+        polls_formed: polls.iter().filter(|c| c.status == 200).count(),
+        wait_gets: polls.len() + health,
+        other: run.len() - polls.len() - health,
+    }
+}
+
+/// The figures of one in-process restart.
+struct RunFigures {
+    /// From the command typed to the run's `finished_at`.
+    duration: Duration,
+    requests: Requests,
+    waits: Vec<WaitLag>,
+    events: u64,
+    chat_calls: u64,
+    posts: u64,
+    edits: u64,
+    sample_gap: Duration,
+}
+
+async fn restart_in_process() -> anyhow::Result<RunFigures> {
+    let scene = Scene::start().await?;
+    let config = Config::load(&scene.config)?;
+    let store = Store::open(&config.store.path)?;
+    let publisher = Arc::new(Publisher::new(
+        CountingChat::default(),
+        store.clone(),
+        config.progress,
+    ));
+    let engine = Engine::new(&config, store, publisher.clone())?;
+    let service = Service::new(engine.clone(), publisher.clone());
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (sim, stop) = (Arc::clone(&scene.sim), Arc::clone(&stop));
+        std::thread::spawn(move || sample(&sim, &stop))
+    };
+    let typed = OffsetDateTime::now_utc();
+    let reply = service
+        .handle(
+            &operator(),
+            &ChannelId("bench".into()),
+            Origin::Console,
+            parse::parse_line(COMMAND, Origin::Console)?,
+        )
+        .await;
+    let id = reply
+        .text
+        .split_whitespace()
+        .next()
+        .and_then(|word| RunId::parse(word).ok())
+        .with_context(|| format!("`{COMMAND}` did not start: {}", reply.text))?;
+    let finished = finished(&engine, id).await;
+    let flushed = tokio::time::timeout(PATIENCE, publisher.flushed()).await;
+    stop.store(true, Ordering::Relaxed);
+    let seen = sampler
+        .join()
+        .map_err(|_| anyhow!("the world sampler panicked"))?;
+    let run = finished?;
+    flushed.context("progress was not delivered")?;
+    ensure!(
+        run.state == RunState::Succeeded,
+        "the restart did not succeed: {:?}",
+        run.state
+    );
+
+    let counters = publisher.counters();
+    let chat_calls = publisher.transport().calls.load(Ordering::Relaxed);
+    let (posts, edits) = (
+        counters.posts.load(Ordering::Relaxed),
+        counters.edits.load(Ordering::Relaxed),
+    );
+    // The transport's own count checks the publisher's: every call it made was counted once.
+    ensure!(
+        chat_calls == posts + edits,
+        "chat saw {chat_calls} calls, the publisher counted {posts} posts and {edits} edits"
+    );
+    Ok(RunFigures {
+        duration: (run.finished_at.unwrap_or(typed) - typed).try_into()?,
+        requests: requests(&scene.sim.calls()),
+        waits: wait_lags(&run, &seen)?,
+        events: counters.events.load(Ordering::Relaxed),
+        chat_calls,
+        posts,
+        edits,
+        sample_gap: seen.max_gap,
+    })
+}
+
+fn operator() -> Actor {
+    Actor {
+        user: UserRef {
+            id: "bench:alice".into(),
+            name: "alice".into(),
+        },
+        roles: Roles {
+            operator: true,
+            approver: false,
+        },
+    }
+}
+
+async fn finished(engine: &Engine, id: RunId) -> anyhow::Result<Run> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let run = engine.run(id)?;
+        if run.state.is_finished() {
+            return Ok(run);
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "{id} did not finish in {PATIENCE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Sets each wait step's `Done.at` against the moment the world first showed its condition.
+fn wait_lags(run: &Run, seen: &Transitions) -> anyhow::Result<Vec<WaitLag>> {
+    let mut lags = Vec::new();
+    for (step, action) in run.plan.steps.iter().enumerate() {
+        let Action::Wait(wait) = action else {
+            continue;
+        };
+        let (what, held_since) = match wait {
+            Wait::NodeLeft { node } => (format!("{node} left"), seen.stopped.get(&node.ip())),
+            Wait::NodeJoined { node } => (format!("{node} joined"), seen.rejoined.get(&node.ip())),
+            Wait::ClusterFormed { .. } => ("cluster formed".to_owned(), seen.formed.as_ref()),
+        };
+        let Some(held_since) = held_since else {
+            bail!("step {}: the sampler never saw `{what}`", step + 1);
+        };
+        let StepState::Done { at, note } = &run.steps[step] else {
+            bail!("step {} is not done: {:?}", step + 1, run.steps[step]);
+        };
+        lags.push(WaitLag {
+            step: step + 1,
+            what,
+            lag_ms: (*at - *held_since).as_seconds_f64() * 1000.0,
+            note: note.clone(),
+        });
+    }
+    Ok(lags)
+}
+
+/// Resident memory of the real binary, in KiB.
+struct Memory {
+    idle_rss: u64,
+    after_run_rss: u64,
+    after_run_peak: u64,
+    /// From writing the command to stdin to reading the run's final `✅ r-1` line.
+    run_wall: Duration,
+}
+
+async fn bot_memory() -> anyhow::Result<Memory> {
+    let scene = Scene::start().await?;
+    // `kill_on_drop`: an error on the way out must not leave a bot running.
+    let mut bot = tokio::process::Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .args(["console", "--config"])
+        .arg(&scene.config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let pid = bot.id().context("the bot exited at once")?;
+    // Held open until the end: the console exits at the end of its input.
+    let mut stdin = bot.stdin.take().context("no stdin")?;
+    let mut stdout = BufReader::new(bot.stdout.take().context("no stdout")?).lines();
+
+    tokio::time::sleep(IDLE).await;
+    let idle_rss = proc_status_kib(pid, "VmRSS:")?;
+
+    let sent = Instant::now();
+    stdin.write_all(format!("{COMMAND}\n").as_bytes()).await?;
+    stdin.flush().await?;
+    tokio::time::timeout(PATIENCE, async {
+        while let Some(line) = stdout.next_line().await? {
+            if line.contains("✅ r-1") {
+                return Ok(());
+            }
+        }
+        Err(anyhow!("the bot's output ended before the run finished"))
+    })
+    .await
+    .context("the restart through the binary did not finish")??;
+    let run_wall = sent.elapsed();
+    let memory = Memory {
+        idle_rss,
+        after_run_rss: proc_status_kib(pid, "VmRSS:")?,
+        after_run_peak: proc_status_kib(pid, "VmHWM:")?,
+        run_wall,
+    };
+    bot.kill().await?;
+    Ok(memory)
+}
+
+/// A `kB` field of /proc/<pid>/status.
+fn proc_status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
+    let path = Path::new("/proc").join(pid.to_string()).join("status");
+    let status = std::fs::read_to_string(&path)?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .with_context(|| format!("no {field} in {}", path.display()))
+}
+
+/// Nearest-rank percentile of sorted values.
+fn percentile(sorted: &[f64], p: usize) -> f64 {
+    let rank = (sorted.len() * p).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied().unwrap_or(f64::NAN)
+}
+
+fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    values
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+fn print_report(runs: &[RunFigures], memory: &Memory) {
+    let n = runs.len();
+    println!(
+        "\n{COMMAND}: 5 nodes, {DAILY_INDICES} daily indices, sim speed {SIM_SPEED}, \
+         poll interval {POLL_INTERVAL_MS} ms, {n} run(s), release build\n"
+    );
+    println!(
+        "{:>4} {:>9} {:>9} {:>9} {:>6} {:>8} {:>9} {:>7} {:>8} {:>6} {:>6}",
+        "run",
+        "duration",
+        "requests",
+        "planning",
+        "polls",
+        "formed",
+        "wait GETs",
+        "GET/poll",
+        "progress",
+        "chat",
+        "other"
+    );
+    for (i, run) in runs.iter().enumerate() {
+        let r = &run.requests;
+        println!(
+            "{:>4} {:>7.2} s {:>9} {:>9} {:>6} {:>8} {:>9} {:>7.2} {:>8} {:>6} {:>6}",
+            i + 1,
+            run.duration.as_secs_f64(),
+            r.total,
+            r.planning,
+            r.polls,
+            r.polls_formed,
+            r.wait_gets,
+            r.wait_gets as f64 / r.polls as f64,
+            run.events,
+            format!("{}+{}", run.posts, run.edits),
+            r.other,
+        );
+    }
+    let polls: usize = runs.iter().map(|r| r.requests.polls).sum();
+    let formed: usize = runs.iter().map(|r| r.requests.polls_formed).sum();
+    let gets: usize = runs.iter().map(|r| r.requests.wait_gets).sum();
+    let events: u64 = runs.iter().map(|r| r.events).sum();
+    let chat: u64 = runs.iter().map(|r| r.chat_calls).sum();
+    println!(
+        "\nrequests per poll: {:.2} overall; {formed} polls saw a formed cluster (2 GETs each: \
+         membership + health), {} saw none (1 GET)",
+        gets as f64 / polls as f64,
+        polls - formed
+    );
+    println!(
+        "progress: {events} events -> {chat} chat calls ({:.1} events per call)",
+        events as f64 / chat as f64
+    );
+
+    // Per wait step, over the runs: the plan is the same every run (the master stops last).
+    let mut by_step: BTreeMap<usize, (String, Vec<f64>, String)> = BTreeMap::new();
+    for wait in runs.iter().flat_map(|r| &r.waits) {
+        let entry = by_step
+            .entry(wait.step)
+            .or_insert_with(|| (wait.what.clone(), Vec::new(), wait.note.clone()));
+        entry.1.push(wait.lag_ms);
+    }
+    println!(
+        "\ncondition seen in the world -> step Done (ms; negative: moved on before the node joined)"
+    );
+    println!(
+        "{:>4}  {:<20} {:>7} {:>7} {:>7}  note of run 1",
+        "step", "wait", "min", "p50", "max"
+    );
+    for (step, (what, lags, note)) in &by_step {
+        let lags = sorted(lags.iter().copied());
+        println!(
+            "{step:>4}  {what:<20} {:>7.1} {:>7.1} {:>7.1}  {note}",
+            percentile(&lags, 0),
+            percentile(&lags, 50),
+            percentile(&lags, 100),
+        );
+    }
+    let all = sorted(
+        runs.iter()
+            .flat_map(|r| &r.waits)
+            .map(|w| w.lag_ms)
+            .filter(|lag| *lag >= 0.0),
+    );
+    let late = all
+        .iter()
+        .filter(|lag| **lag > POLL_INTERVAL_MS as f64)
+        .count();
+    println!(
+        "\nall waits that moved on after their condition held: n {}, p50 {:.1} ms, max {:.1} ms; \
+         {late} over one poll interval ({POLL_INTERVAL_MS} ms)",
+        all.len(),
+        percentile(&all, 50),
+        percentile(&all, 100),
+    );
+    let gap = runs.iter().map(|r| r.sample_gap).max().unwrap_or_default();
+    println!(
+        "world sampled every ~1 ms (longest gap {:.1} ms: the resolution of the figures above)",
+        gap.as_secs_f64() * 1000.0
+    );
+
+    println!("\nopsbot console (the real binary, release build):");
+    println!(
+        "  idle {} s after start   VmRSS {:>6.1} MiB",
+        IDLE.as_secs(),
+        mib(memory.idle_rss)
+    );
+    println!(
+        "  after one restart run    VmRSS {:>6.1} MiB  (peak VmHWM {:.1} MiB; run took {:.2} s)",
+        mib(memory.after_run_rss),
+        mib(memory.after_run_peak),
+        memory.run_wall.as_secs_f64()
+    );
+}

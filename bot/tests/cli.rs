@@ -1,0 +1,277 @@
+//! The binary as a user meets it: `opsbot plan`, config errors, `opsbot sim`, and the console's
+//! end of input while a run waits for a person.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use opsbot_sim::{SimConfig, SimHandle};
+
+fn opsbot(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+async fn sim() -> SimHandle {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let config = SimConfig {
+        speed: 200.0,
+        days_of_indices: 10,
+        ..SimConfig::default()
+    };
+    opsbot_sim::spawn(config, listener).await.unwrap()
+}
+
+fn config(dir: &tempfile::TempDir, url: &str, node_control: &str) -> String {
+    let path = dir.path().join("opsbot.toml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"
+[store]
+path = "{store}"
+
+[engine]
+poll_interval = "20ms"
+
+[[clusters]]
+name = "logs"
+url = "{url}"
+nodes = ["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14", "10.0.0.15"]
+
+[clusters.node_control]
+{node_control}
+
+[console]
+operators = [{{ name = "alice" }}, {{ name = "bob", approver = true }}]
+"#,
+            store = dir.path().join("store").display()
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+/// Runs the blocking binary off the async runtime that serves the simulator.
+async fn run(args: Vec<String>, input: &'static str) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        opsbot(&args, input)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_prints_the_steps_without_running_them() {
+    let sim = sim().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(&dir, &sim.base_url(), r#"kind = "sim""#);
+    let text = run(
+        vec![
+            "plan".into(),
+            "--config".into(),
+            config.clone(),
+            "/cluster stop cluster:logs".into(),
+        ],
+        "",
+    )
+    .await;
+    assert!(
+        text.status.success(),
+        "{}",
+        String::from_utf8_lossy(&text.stderr)
+    );
+    insta::assert_snapshot!(String::from_utf8_lossy(&text.stdout));
+
+    let json = run(
+        vec![
+            "plan".into(),
+            "--config".into(),
+            config,
+            "--json".into(),
+            "--now".into(),
+            "2026-11-21T03:00:00Z".into(),
+            "/cluster stop cluster:logs".into(),
+        ],
+        "",
+    )
+    .await;
+    assert!(json.status.success());
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(value["computed_at"], "2026-11-21T03:00:00Z");
+    assert_eq!(value["needs_approval"], false);
+    assert_eq!(value["steps"].as_array().unwrap().len(), 12);
+    assert_eq!(
+        value["steps"][0]["action"],
+        serde_json::json!({"safe": {"kind": "disable_allocation"}})
+    );
+    // Planning only reads.
+    assert!(
+        sim.calls().iter().all(|c| c.method == "GET"),
+        "{:?}",
+        sim.calls()
+    );
+    assert_eq!(sim.state().nodes.iter().map(|n| n.stops).sum::<u32>(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_refuses_what_is_not_a_procedure_and_bad_flags() {
+    let sim = sim().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(&dir, &sim.base_url(), r#"kind = "sim""#);
+    let status = run(
+        vec![
+            "plan".into(),
+            "--config".into(),
+            config.clone(),
+            "/cluster status cluster:logs".into(),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(status.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&status.stderr),
+        "error: `/cluster status cluster:logs` runs no steps, so it has no plan; plans are for procedures such as /cluster restart\n"
+    );
+    let bad_now = run(
+        vec![
+            "plan".into(),
+            "--config".into(),
+            config,
+            "--now".into(),
+            "yesterday".into(),
+            "/cluster stop cluster:logs".into(),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(bad_now.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad_now.stderr).contains("`yesterday` is not an RFC 3339 time")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_config_is_refused_naming_the_file_and_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("opsbot.toml");
+    std::fs::write(&path, "[store]\npath = \"/tmp/x\"\n[[clusters]]\nname = \"logs\"\nurl = \"http://127.0.0.1:9\"\nnodes = [\"10.0.0.300\"]\n[clusters.node_control]\nkind = \"sim\"\n").unwrap();
+    let out = run(
+        vec![
+            "console".into(),
+            "--config".into(),
+            path.display().to_string(),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "error: config file {}: TOML parse error at line 6",
+            path.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`10.0.0.300` is not an IPv4 address"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_exits_at_end_of_input_leaving_a_parked_run_for_later() {
+    let sim = sim().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(
+        &dir,
+        &sim.base_url(),
+        "kind = \"manual\"\ncontainer = \"opensearch\"",
+    );
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        run(
+            vec!["console".into(), "--config".into(), config.clone()],
+            "/cluster stop cluster:logs\n",
+        ),
+    )
+    .await
+    .expect("the console waited for a person at end of input");
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("alice> /cluster stop cluster:logs"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "👉 stop the `opensearch` container on 10.0.0.12, then type /run done id:r-1"
+        ),
+        "{stdout}"
+    );
+    // The next console picks the run up where it waits.
+    let next = run(
+        vec!["console".into(), "--config".into(), config],
+        "/run status id:r-1\n",
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&next.stdout);
+    assert!(stdout.contains("resumed 1 unfinished run(s)"), "{stdout}");
+    assert!(
+        stdout.contains("👉  3. stop the search container on 10.0.0.12 (waiting for /run done)"),
+        "{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sim_serves_the_chosen_flavour_with_its_faults() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .args([
+            "sim",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--flavor",
+            "os2",
+            "--fault",
+            "status=503,count=1",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = reqwest::Client::new();
+    let url = format!("http://127.0.0.1:{port}/");
+    let mut first = None;
+    for _ in 0..200 {
+        if let Ok(response) = client.get(&url).send().await {
+            first = Some(response.status().as_u16());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let second: serde_json::Value = client.get(&url).send().await.unwrap().json().await.unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(first, Some(503));
+    assert_eq!(second["version"]["distribution"], "opensearch");
+}

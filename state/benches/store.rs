@@ -1,0 +1,155 @@
+//! Store figures: the latency of one persisted step transition, and the start-up cost (open
+//! with its validation scan, then `unfinished_runs`) of a store holding 10,000 finished runs.
+//! Run with `cargo bench -p opsbot-state --bench store`.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::convert::Infallible;
+use std::error::Error;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{STEPS, T0, finished_run, new_run};
+use opsbot_commands::audit::AuditKind;
+use opsbot_commands::run::{RunState, StepState};
+use opsbot_state::Store;
+use time::OffsetDateTime;
+
+const TRANSITIONS: usize = 2_000;
+const FINISHED_RUNS: usize = 10_000;
+
+fn main() -> Result<(), Box<dyn Error>> {
+    transitions()?;
+    start_up()
+}
+
+/// Marks steps Started then Done, one `update_run` (one transaction and flush) each.
+fn transitions() -> Result<(), Box<dyn Error>> {
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    let mut each = Vec::with_capacity(TRANSITIONS);
+    let mut pairs = Vec::with_capacity(TRANSITIONS / 2);
+    let mut run = store.create_run(new_run("logs"), None)?;
+    while each.len() < TRANSITIONS {
+        for step in 0..STEPS {
+            if each.len() >= TRANSITIONS {
+                break;
+            }
+            let started = timed(|| {
+                store.update_run(run.id, None, |run| {
+                    run.steps[step] = StepState::Started {
+                        at: OffsetDateTime::now_utc(),
+                    };
+                    Ok::<_, Infallible>(vec![AuditKind::StepStarted {
+                        step,
+                        action: "stop node 10.0.0.3".into(),
+                    }])
+                })
+            })?;
+            let done = timed(|| {
+                store.update_run(run.id, None, |run| {
+                    run.steps[step] = StepState::Done {
+                        at: OffsetDateTime::now_utc(),
+                        note: "node left the cluster".into(),
+                    };
+                    Ok::<_, Infallible>(vec![AuditKind::StepDone {
+                        step,
+                        note: "ok".into(),
+                    }])
+                })
+            })?;
+            each.extend([started, done]);
+            pairs.push(started + done);
+        }
+        store.update_run(run.id, None, |run| {
+            run.finish(RunState::Succeeded, T0);
+            Ok::<_, Infallible>(vec![])
+        })?;
+        run = store.create_run(new_run("logs"), None)?;
+    }
+    println!(
+        "step transitions ({} update_run calls, each one transaction + flush):",
+        each.len()
+    );
+    report("  one transition (Started or Done)", &mut each);
+    report("  one step (Started + Done)", &mut pairs);
+    Ok(())
+}
+
+/// Fills a store with finished 25-step runs (and two unfinished ones), then times a restart.
+fn start_up() -> Result<(), Box<dyn Error>> {
+    let dir = tempfile::tempdir()?;
+    let filled = Instant::now();
+    {
+        let store = Store::open(dir.path())?;
+        for i in 0..FINISHED_RUNS {
+            store.create_run(finished_run(&format!("c{}", i % 7)), None)?;
+        }
+        store.create_run(new_run("logs"), None)?;
+        store.create_run(new_run("metrics"), None)?;
+    }
+    let filled = filled.elapsed();
+    println!(
+        "\nstart-up with {FINISHED_RUNS} finished runs of {STEPS} steps (+2 unfinished), \
+         store {:.1} MiB on disk, filled in {:.1} s ({:.2} ms per create_run):",
+        size(dir.path())? as f64 / (1024.0 * 1024.0),
+        filled.as_secs_f64(),
+        filled.as_secs_f64() * 1000.0 / (FINISHED_RUNS + 2) as f64,
+    );
+    for attempt in 1..=3 {
+        let started = Instant::now();
+        let store = Store::open(dir.path())?;
+        let opened = started.elapsed();
+        let unfinished = store.unfinished_runs()?;
+        let total = started.elapsed();
+        if unfinished.len() != 2 {
+            return Err(format!("expected 2 unfinished runs, found {}", unfinished.len()).into());
+        }
+        println!(
+            "  attempt {attempt}: open (with validation scan) {}, unfinished_runs {}, total {}",
+            ms(opened),
+            ms(total - opened),
+            ms(total)
+        );
+    }
+    Ok(())
+}
+
+fn timed<T, E>(f: impl FnOnce() -> Result<T, E>) -> Result<Duration, E> {
+    let started = Instant::now();
+    f()?;
+    Ok(started.elapsed())
+}
+
+fn report(label: &str, samples: &mut [Duration]) {
+    samples.sort_unstable();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
+    println!(
+        "{label}: p50 {}, p99 {}, max {}, mean {} (n = {})",
+        ms(at(0.5)),
+        ms(at(0.99)),
+        ms(at(1.0)),
+        ms(mean),
+        samples.len()
+    );
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn size(dir: &Path) -> std::io::Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() {
+            size(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
+}
