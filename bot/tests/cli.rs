@@ -1,6 +1,8 @@
 //! The binary as a user meets it: `opsbot plan`, config errors, `opsbot sim`, and the console's
 //! end of input while a run waits for a person.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;

@@ -2,6 +2,8 @@
 //! node stop, poll, settings update), start it again, and check that the run completes with the
 //! cluster in the right state and no step's side effect applied twice.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -1,6 +1,8 @@
 //! Bad input gets a short, clear error that says what to type instead; nothing reaches the
 //! cluster and nothing in the store changes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
 use opsbot_commands::run::RunState;
 use opsbot_tests::{Harness, Setup};
 

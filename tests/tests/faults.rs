@@ -1,6 +1,8 @@
 //! Backend faults: transient ones are retried with bounded backoff and the run recovers; the
 //! rest fail the step with what happened and what to do next.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
 use std::time::Duration;
 
 use opsbot_commands::run::RunState;

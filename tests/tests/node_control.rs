@@ -1,6 +1,8 @@
 //! Cancellation, and the node-control kinds other than the simulator's: an operator's manual
 //! step confirmed with `/run done`, and argv commands whose output lands in the run log.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
 use std::time::Duration;
 
 use opsbot::config::NodeControlConfig;

@@ -1,5 +1,7 @@
 //! Each maintenance procedure end to end against the simulator, on every server flavour.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
 use opsbot_commands::run::RunState;
 use opsbot_sim::Flavor;
 use opsbot_tests::{Harness, Setup};
