@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use opsbot::config::NodeControlConfig;
+use opsbot::node_control::CommandTemplate;
 use opsbot_commands::plan::{Action, SafeAction};
 use opsbot_commands::run::{RunState, StepState};
 use opsbot_tests::{Harness, Setup};
@@ -149,13 +150,7 @@ async fn command_node_control_runs_argv_and_keeps_its_output() {
                     &format!("{url}/_sim/nodes/{{node}}/{verb}"),
                 ])
             };
-            NodeControlConfig::Command {
-                stop: curl("stop"),
-                start: curl("start"),
-                container: "opensearch".into(),
-                hosts: Default::default(),
-                timeout: Duration::from_secs(10),
-            }
+            command(curl("stop"), curl("start"))
         },
         ..Setup::default()
     })
@@ -170,13 +165,7 @@ async fn command_node_control_runs_argv_and_keeps_its_output() {
 #[tokio::test]
 async fn a_failing_command_fails_the_step_with_its_exit_code() {
     let h = Harness::start(Setup {
-        node_control: |_| NodeControlConfig::Command {
-            stop: argv(&["ls", "/nonexistent/{container}"]),
-            start: argv(&["true"]),
-            container: "opensearch".into(),
-            hosts: Default::default(),
-            timeout: Duration::from_secs(10),
-        },
+        node_control: |_| command(argv(&["ls", "/nonexistent/{container}"]), argv(&["true"])),
         ..Setup::default()
     })
     .await;
@@ -195,7 +184,18 @@ async fn a_failing_command_fails_the_step_with_its_exit_code() {
     );
 }
 
-fn argv(argv: &[&str]) -> opsbot::node_control::CommandTemplate {
+/// Command node control for the `opensearch` container with these templates.
+fn command(stop: CommandTemplate, start: CommandTemplate) -> NodeControlConfig {
+    NodeControlConfig::Command {
+        stop,
+        start,
+        container: "opensearch".into(),
+        hosts: Default::default(),
+        timeout: Duration::from_secs(10),
+    }
+}
+
+fn argv(argv: &[&str]) -> CommandTemplate {
     argv.iter()
         .map(|s| s.to_string())
         .collect::<Vec<_>>()

@@ -49,7 +49,11 @@ fn next(run: &Run) -> Next {
 }
 
 pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
-    let span = tracing::info_span!("run", run = %id);
+    let procedure = match inner.store.run(id) {
+        Ok(Some(run)) => run.plan.request.to_string(),
+        _ => String::new(),
+    };
+    let span = tracing::info_span!("run", run = %id, %procedure);
     async move {
         let mut busy = Some(busy);
         if let Err(error) = drive_inner(&inner, id, &mut busy).await {
