@@ -29,6 +29,13 @@ pub enum NameError {
     NotIpv4 { value: String },
     #[error("`{value}` is not a run id such as r-42")]
     NotRunId { value: String },
+    #[error("{what} must be a whole number from {min} to {max}, not `{value}`")]
+    OutOfRange {
+        what: &'static str,
+        value: String,
+        min: u64,
+        max: u64,
+    },
 }
 
 /// Keeps long user input out of error messages: chat errors stay short.

@@ -1,0 +1,135 @@
+//! Index retention with the selection of the spec's Curator action (`delete_indices`, filter `age`,
+//! `source: name`, `timestring: '%Y.%m.%d'`, `unit: days`, `direction: older`): an index is
+//! expired when the first `YYYY.MM.DD` in its name, taken as midnight UTC, is strictly older
+//! than now minus N × 86400 seconds. Where Curator is unsafe opsbot is stricter: dot indices are
+//! never selected, and a name whose date does not exist is skipped and reported, where Curator
+//! aborts the whole action on it.
+
+use std::fmt;
+
+use time::{Date, Month, OffsetDateTime};
+
+use crate::index::IndexName;
+use crate::name::NameError;
+
+/// How old, in whole days, an index must be to expire: 1 to 3650.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RetentionDays(u32);
+
+impl RetentionDays {
+    /// Ten years: anything longer is a typo, not a retention policy.
+    pub const MAX: u32 = 3650;
+
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        let bad = || NameError::OutOfRange {
+            what: "older_than_days",
+            value: value.chars().take(20).collect(),
+            min: 1,
+            max: u64::from(Self::MAX),
+        };
+        let days: u32 = value.parse().map_err(|_| bad())?;
+        if (1..=Self::MAX).contains(&days) {
+            Ok(Self(days))
+        } else {
+            Err(bad())
+        }
+    }
+
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl fmt::Display for RetentionDays {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// What retention decided about one index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Older than the cut-off: to be deleted.
+    Expired { name: IndexName, date: Date },
+    /// Dated, but not old enough.
+    Young { date: Date },
+    /// Not one of ours: the name does not start with the prefix.
+    OtherPrefix,
+    /// A dot (system) index: never selected.
+    System,
+    /// No `YYYY.MM.DD` after the prefix: never selected.
+    NoDate,
+    /// A `YYYY.MM.DD` that is no calendar date (`2026.02.30`): skipped and reported.
+    BadDate { text: String },
+    /// Old enough, but not a name opsbot can delete safely: skipped and reported.
+    Undeletable { reason: String },
+}
+
+/// The rule: indices starting with `prefix`, older than `older_than` days.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retention {
+    pub prefix: IndexName,
+    pub older_than: RetentionDays,
+}
+
+impl Retention {
+    /// The instant before which an index's date must lie to expire.
+    pub fn cutoff(&self, now: OffsetDateTime) -> OffsetDateTime {
+        now - time::Duration::days(i64::from(self.older_than.get()))
+    }
+
+    /// Judges one index name at `now`.
+    pub fn judge(&self, name: &str, now: OffsetDateTime) -> Verdict {
+        if name.starts_with('.') {
+            return Verdict::System;
+        }
+        let Some(rest) = name.strip_prefix(self.prefix.as_str()) else {
+            return Verdict::OtherPrefix;
+        };
+        let Some(text) = first_datestamp(rest) else {
+            return Verdict::NoDate;
+        };
+        let Some(date) = calendar_date(text) else {
+            return Verdict::BadDate {
+                text: text.to_owned(),
+            };
+        };
+        if date.midnight().assume_utc() >= self.cutoff(now) {
+            return Verdict::Young { date };
+        }
+        match IndexName::parse(name) {
+            Ok(name) => Verdict::Expired { name, date },
+            Err(error) => Verdict::Undeletable {
+                reason: error.to_string(),
+            },
+        }
+    }
+}
+
+/// The first `DDDD.DD.DD` in `text`, as Curator's `re.search` of `\d{4}\.\d{2}\.\d{2}` finds it.
+fn first_datestamp(text: &str) -> Option<&str> {
+    const SHAPE: &[u8; 10] = b"dddd.dd.dd";
+    let bytes = text.as_bytes();
+    (0..bytes.len().checked_sub(SHAPE.len() - 1)?)
+        .find(|&start| {
+            SHAPE
+                .iter()
+                .zip(&bytes[start..])
+                .all(|(shape, b)| match shape {
+                    b'd' => b.is_ascii_digit(),
+                    _ => *b == b'.',
+                })
+        })
+        .map(|start| &text[start..start + SHAPE.len()])
+}
+
+/// `2026.02.30` -> `None`; the digits are known to be ASCII.
+fn calendar_date(text: &str) -> Option<Date> {
+    let year: i32 = text.get(0..4)?.parse().ok()?;
+    let month: u8 = text.get(5..7)?.parse().ok()?;
+    let day: u8 = text.get(8..10)?.parse().ok()?;
+    Date::from_calendar_date(year, Month::try_from(month).ok()?, day).ok()
+}
+
+#[cfg(test)]
+mod tests;
