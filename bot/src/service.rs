@@ -109,6 +109,13 @@ impl Service {
                 let status = self.engine.cluster_status(&cluster).await?;
                 Reply::public(render::cluster_status(&status))
             }
+            Request::IndicesList { cluster, pattern } => {
+                let mut rows = self.engine.indices(&cluster).await?;
+                if let Some(pattern) = &pattern {
+                    rows.retain(|row| pattern.matches(&row.index));
+                }
+                Reply::public(render::index_list(&rows, &cluster, pattern.as_ref()))
+            }
             Request::RunStatus { id } => {
                 let run = self.engine.run(id)?;
                 Reply::public(render::run_status(

@@ -1,6 +1,7 @@
 //! The command catalogue: the one table that names every command and option. The console parser,
 //! `/help` and the Discord registration are all derived from it, so no name is written twice.
 
+use crate::index::{IndexPattern, MAX_INDEX_BYTES};
 use crate::name::{ClusterName, NameError, Reason, RunId, UserName};
 use crate::parse::{Args, ParseError};
 use crate::request::{ProcedureRequest, Request};
@@ -23,6 +24,8 @@ pub enum OptionKind {
     Run,
     /// A configured operator's handle.
     User,
+    /// An index name or, where the command lists, a `*` pattern (autocomplete from the cluster).
+    Index,
     /// Free text up to `max_len` characters.
     Text { max_len: usize },
 }
@@ -34,6 +37,7 @@ impl OptionKind {
             Self::Cluster => ClusterName::MAX_LEN,
             Self::Run => 21,
             Self::User => UserName::MAX_LEN,
+            Self::Index => MAX_INDEX_BYTES,
             Self::Text { max_len } => max_len,
         }
     }
@@ -44,6 +48,7 @@ impl OptionKind {
             Self::Cluster => "<cluster>",
             Self::Run => "<run id>",
             Self::User => "<user>",
+            Self::Index => "<index>",
             Self::Text { .. } => "<text>",
         }
     }
@@ -173,6 +178,27 @@ pub static CATALOGUE: &[CommandSpec] = &[
             Ok(Request::Procedure(ProcedureRequest::ClusterRestart {
                 cluster: cluster(a)?,
             }))
+        },
+    },
+    CommandSpec {
+        group: "indices",
+        sub: Some("list"),
+        summary: "the indices of a cluster, sorted by name, with health, documents and size",
+        options: &[
+            CLUSTER,
+            OptionSpec {
+                name: "pattern",
+                kind: OptionKind::Index,
+                required: false,
+                summary: "only names matching this, e.g. flog-2026.10.*",
+            },
+        ],
+        surface: Surface::Everywhere,
+        build: |a| {
+            Ok(Request::IndicesList {
+                cluster: cluster(a)?,
+                pattern: a.optional("pattern", |p| Ok(IndexPattern::parse(p)?))?,
+            })
         },
     },
     CommandSpec {

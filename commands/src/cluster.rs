@@ -247,6 +247,20 @@ pub struct CatRecoveryRow {
     pub bytes_percent: String,
 }
 
+/// A row of `_cat/indices?format=json&bytes=b&h=index,health,status,docs.count,store.size`.
+/// A closed index has no health, document count or size (null).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CatIndexRow {
+    pub index: String,
+    pub health: Option<String>,
+    pub status: Option<String>,
+    #[serde(rename = "docs.count")]
+    pub docs_count: Option<String>,
+    /// Bytes, as asked with `bytes=b`.
+    #[serde(rename = "store.size")]
+    pub store_size: Option<String>,
+}
+
 /// The three `_cat` answers the start procedure reports at its end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatReport {

@@ -29,6 +29,9 @@ pub enum NameError {
     NotIpv4 { value: String },
     #[error("`{value}` is not a run id such as r-42")]
     NotRunId { value: String },
+    /// An index name or pattern was refused; its text says why.
+    #[error(transparent)]
+    Index(#[from] crate::index::IndexNameError),
     #[error("{what} must be a whole number from {min} to {max}, not `{value}`")]
     OutOfRange {
         what: &'static str,

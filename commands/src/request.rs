@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::index::IndexPattern;
 use crate::name::{ClusterName, Reason, RunId, UserName};
 
 /// A parsed command.
@@ -13,6 +14,11 @@ pub enum Request {
     Procedure(ProcedureRequest),
     /// `/cluster status`: read-only look at a cluster.
     ClusterStatus { cluster: ClusterName },
+    /// `/indices list`: the indices of a cluster, optionally those matching a pattern.
+    IndicesList {
+        cluster: ClusterName,
+        pattern: Option<IndexPattern>,
+    },
     /// `/run status`: one run in detail.
     RunStatus { id: RunId },
     /// `/run list`: runs that are active or finished recently.

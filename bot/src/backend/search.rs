@@ -6,8 +6,8 @@ mod wire;
 use std::time::Duration;
 
 use opsbot_commands::cluster::{
-    CatHealthRow, CatNodeRow, CatRecoveryRow, ClusterHealth, Distribution, FlushMode, Membership,
-    ServerVersion,
+    CatHealthRow, CatIndexRow, CatNodeRow, CatRecoveryRow, ClusterHealth, Distribution, FlushMode,
+    Membership, ServerVersion,
 };
 use opsbot_commands::name::{ClusterName, NodeAddr};
 use reqwest::Method;
@@ -171,6 +171,17 @@ impl SearchClient {
     pub async fn cat_nodes(&self) -> Result<Vec<CatNodeRow>, BackendError> {
         self.json(Method::GET, "/_cat/nodes?format=json", None)
             .await
+    }
+
+    /// Every index with the columns `/indices list` shows, sizes in bytes. No index pattern is
+    /// sent, not even to read: filtering happens here, so no wildcard ever reaches the server.
+    pub async fn cat_indices(&self) -> Result<Vec<CatIndexRow>, BackendError> {
+        self.json(
+            Method::GET,
+            "/_cat/indices?format=json&bytes=b&h=index,health,status,docs.count,store.size",
+            None,
+        )
+        .await
     }
 
     /// Only recoveries still running: the finished ones of a large cluster would fill the chat.

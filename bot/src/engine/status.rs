@@ -1,11 +1,23 @@
 //! `/cluster status`: a read-only look, as complete as the cluster allows.
 
-use opsbot_commands::cluster::{ClusterStatus, Membership};
+use opsbot_commands::cluster::{CatIndexRow, ClusterStatus, Membership};
 use opsbot_commands::name::ClusterName;
 
 use super::{Engine, EngineError};
 
 impl Engine {
+    /// Every index of a cluster, read with the retry policy.
+    pub async fn indices(&self, name: &ClusterName) -> Result<Vec<CatIndexRow>, EngineError> {
+        let cluster = self.0.clusters.get(name)?;
+        let rows = self
+            .0
+            .config
+            .retry
+            .run(|| cluster.search.cat_indices(), |_, _| {})
+            .await?;
+        Ok(rows)
+    }
+
     /// Health, nodes, shards, allocation settings and the runs on a cluster. A cluster that is
     /// down is a status too: the parts that did not answer are missing, with the reason.
     pub async fn cluster_status(&self, name: &ClusterName) -> Result<ClusterStatus, EngineError> {

@@ -194,3 +194,56 @@ fn the_final_report_summarises_the_three_cat_answers() {
     let cluster = crate::name::ClusterName::parse("logs").unwrap();
     insta::assert_snapshot!(super::report(&report, &cluster));
 }
+
+fn index_row(name: &str, docs: Option<&str>, size: Option<&str>) -> crate::cluster::CatIndexRow {
+    crate::cluster::CatIndexRow {
+        index: name.into(),
+        health: docs.map(|_| "green".into()),
+        status: Some(if docs.is_some() { "open" } else { "close" }.into()),
+        docs_count: docs.map(Into::into),
+        store_size: size.map(Into::into),
+    }
+}
+
+#[test]
+fn a_short_index_list_is_a_sorted_table_with_totals() {
+    let rows = vec![
+        index_row("flog-2026.10.02", Some("7590211"), Some("4080218931")),
+        index_row(".kibana_1", Some("4"), Some("46489")),
+        index_row("flog-2026.10.01", Some("8283538"), Some("4509715660")),
+        index_row("flog-2026.09.30", None, None),
+    ];
+    let cluster = crate::name::ClusterName::parse("logs").unwrap();
+    insta::assert_snapshot!(index_list(&rows, &cluster, None));
+}
+
+#[test]
+fn a_long_index_list_keeps_the_oldest_and_newest_within_the_chat_limit() {
+    let rows: Vec<_> = (0..400)
+        .map(|i| {
+            index_row(
+                &format!("flog-{:04}.01.01", 1700 + i),
+                Some("1000"),
+                Some("2048"),
+            )
+        })
+        .collect();
+    let cluster = crate::name::ClusterName::parse("logs").unwrap();
+    let pattern = crate::index::IndexPattern::parse("flog-*").unwrap();
+    let text = index_list(&rows, &cluster, Some(&pattern));
+    assert!(text.chars().count() <= MESSAGE_LIMIT);
+    assert!(
+        text.starts_with("indices of logs matching flog-* · 400 indices · 800.0kb · 400.0k docs"),
+        "{text}"
+    );
+    assert!(text.contains("flog-1700.01.01"));
+    assert!(text.contains("flog-2099.01.01"));
+    assert!(text.contains("more; narrow it with pattern:"));
+}
+
+#[test]
+fn sizes_read_like_the_servers_write_them() {
+    assert_eq!(bytes(0), "0b");
+    assert_eq!(bytes(46489), "45.4kb");
+    assert_eq!(bytes(4_509_715_660), "4.2gb");
+}
