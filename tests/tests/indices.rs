@@ -43,7 +43,7 @@ async fn a_pattern_filters_on_opsbot_s_side() {
         )
         .await;
     let rows = reply.text.lines().skip(2).count();
-    assert!(rows >= 1 && rows <= 31, "{}", reply.text);
+    assert!((1..=31).contains(&rows), "{}", reply.text);
     assert!(
         reply.text.lines().skip(2).all(|l| l.starts_with(month)),
         "{}",
