@@ -6,7 +6,7 @@
 //! the stored run's step timestamps can be set against the simulator's world; the memory figures
 //! come from the real binary, because the in-process figures would include the simulator.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -161,8 +161,32 @@ struct Transitions {
     rejoined: HashMap<Ipv4Addr, OffsetDateTime>,
     /// Every node back, a master elected, and every primary active (yellow or green).
     formed: Option<OffsetDateTime>,
+    /// What `_cat/nodes` would answer, from each change on.
+    answers: Vec<(OffsetDateTime, Answer)>,
     /// The longest time between two samples: the resolution of the times above.
     max_gap: Duration,
+}
+
+/// What a wait's membership poll gets back, which decides how long the poll takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Answer {
+    /// A master is elected: the node list, at once.
+    Formed,
+    /// Nodes run but have no quorum: ES holds the request for its `master_timeout` (the bot asks
+    /// for 5 s; simulated seconds here), then answers 503.
+    NoMaster,
+    /// No node runs: haproxy answers 503 at once.
+    NoNodeUp,
+}
+
+impl Answer {
+    fn label(self) -> &'static str {
+        match self {
+            Answer::Formed => "formed",
+            Answer::NoMaster => "no master",
+            Answer::NoNodeUp => "no node up",
+        }
+    }
 }
 
 /// Samples the world about every millisecond until `stop`, stamping each sample with the wall
@@ -193,6 +217,16 @@ fn sample(sim: &SimHandle, stop: &AtomicBool) -> Transitions {
             .nodes
             .iter()
             .all(|n| seen.rejoined.contains_key(&n.ip) && n.state == NodeStatus::Up);
+        let answer = if world.master.is_some() {
+            Answer::Formed
+        } else if world.nodes.iter().any(|n| n.state == NodeStatus::Up) {
+            Answer::NoMaster
+        } else {
+            Answer::NoNodeUp
+        };
+        if seen.answers.last().is_none_or(|(_, last)| *last != answer) {
+            seen.answers.push((at, answer));
+        }
         if seen.formed.is_none()
             && all_back
             && world.master.is_some()
@@ -211,6 +245,8 @@ struct WaitLag {
     what: String,
     /// `Done.at` minus the sampled transition.
     lag_ms: f64,
+    /// What the world answered when the run moved on: what decided the wait.
+    answer: Answer,
     note: String,
 }
 
@@ -388,6 +424,12 @@ fn wait_lags(run: &Run, seen: &Transitions) -> anyhow::Result<Vec<WaitLag>> {
             step: step + 1,
             what,
             lag_ms: (*at - *held_since).as_seconds_f64() * 1000.0,
+            answer: seen
+                .answers
+                .iter()
+                .rev()
+                .find(|(since, _)| since <= at)
+                .map_or(Answer::Formed, |(_, answer)| *answer),
             note: note.clone(),
         });
     }
@@ -528,41 +570,47 @@ fn print_report(runs: &[RunFigures], memory: &Memory) {
     );
 
     // Per wait step, over the runs: the plan is the same every run (the master stops last).
-    let mut by_step: BTreeMap<usize, (String, Vec<f64>, String)> = BTreeMap::new();
+    let mut by_step: BTreeMap<usize, Vec<&WaitLag>> = BTreeMap::new();
     for wait in runs.iter().flat_map(|r| &r.waits) {
-        let entry = by_step
-            .entry(wait.step)
-            .or_insert_with(|| (wait.what.clone(), Vec::new(), wait.note.clone()));
-        entry.1.push(wait.lag_ms);
+        by_step.entry(wait.step).or_default().push(wait);
     }
     println!("\ncondition seen in the world -> step Done, ms over the runs");
     println!(
-        "{:>4}  {:<17} {:>6} {:>6} {:>6}  note of the first run",
-        "step", "wait", "min", "p50", "max"
+        "{:>4}  {:<17} {:>6} {:>6} {:>6}  {:<10}  note of the first run",
+        "step", "wait", "min", "p50", "max", "cluster"
     );
-    for (step, (what, lags, note)) in &by_step {
-        let lags = sorted(lags.iter().copied());
+    for (step, waits) in &by_step {
+        let lags = sorted(waits.iter().map(|w| w.lag_ms));
+        let answers: BTreeSet<&str> = waits.iter().map(|w| w.answer.label()).collect();
         println!(
-            "{step:>4}  {what:<17} {:>6.1} {:>6.1} {:>6.1}  {note}",
+            "{step:>4}  {:<17} {:>6.1} {:>6.1} {:>6.1}  {:<10}  {}",
+            waits[0].what,
             percentile(&lags, 0),
             percentile(&lags, 50),
             percentile(&lags, 100),
+            answers.into_iter().collect::<Vec<_>>().join("/"),
+            waits[0].note,
         );
     }
     let waits = || runs.iter().flat_map(|r| &r.waits);
-    for (kind, pick) in [
-        ("node left", " left"),
-        ("node joined", " joined"),
-        ("cluster formed", "cluster formed"),
-        ("all waits", ""),
-    ] {
-        let lags = sorted(waits().filter(|w| w.what.ends_with(pick)).map(|w| w.lag_ms));
+    let groups = [
+        ("formed", Some(Answer::Formed)),
+        ("no master", Some(Answer::NoMaster)),
+        ("no node up", Some(Answer::NoNodeUp)),
+        ("all waits", None),
+    ];
+    for (label, answer) in groups {
+        let lags = sorted(
+            waits()
+                .filter(|w| answer.is_none_or(|a| a == w.answer))
+                .map(|w| w.lag_ms),
+        );
         let late = lags
             .iter()
             .filter(|lag| **lag > POLL_INTERVAL_MS as f64)
             .count();
         println!(
-            "{kind:>15}: n {:>2}, p50 {:>5.1} ms, max {:>5.1} ms, {late} over one poll interval \
+            "{label:>10}: n {:>2}, p50 {:>5.1} ms, max {:>5.1} ms, {late} over one poll interval \
              ({POLL_INTERVAL_MS} ms)",
             lags.len(),
             percentile(&lags, 50),

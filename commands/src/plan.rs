@@ -46,6 +46,11 @@ impl PlanDigest {
     /// Length of the prefix shown in chat and carried in button ids.
     pub const SHORT: usize = 12;
 
+    /// The whole hex digest, for the audit log.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
     /// The prefix operators see next to a plan.
     pub fn short(&self) -> &str {
         self.0.get(..Self::SHORT).unwrap_or(&self.0)

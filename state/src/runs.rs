@@ -5,7 +5,6 @@ use std::sync::PoisonError;
 
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::{ClusterName, RunId};
-use opsbot_commands::plan::PlanDigest;
 use opsbot_commands::run::{Run, RunState, UserRef};
 use serde::Deserialize;
 use sled::Transactional;
@@ -58,7 +57,7 @@ impl Store {
             actor: actor.cloned(),
             event: AuditKind::RunRequested {
                 command: run.plan.request.to_string(),
-                digest: full_digest(&run.digest),
+                digest: run.digest.as_str().to_owned(),
             },
         };
         let requested = self.encode(&format!("the audit event of {what}"), &requested)?;
@@ -192,15 +191,5 @@ impl Store {
         let holder: RunId = self.decode(keys::LOCKS, key, &bytes)?;
         let record = self.runs.get(keys::run_key(holder))?;
         Ok(self.is_live(holder, record, cluster)?.then_some(holder))
-    }
-}
-
-/// The whole hex digest, for the audit log (its `Display` shows only the short prefix, and the
-/// domain type has no other accessor). It serializes as the bare string; should that ever
-/// change, the short form is still a useful record.
-fn full_digest(digest: &PlanDigest) -> String {
-    match serde_json::to_value(digest) {
-        Ok(serde_json::Value::String(full)) => full,
-        _ => digest.to_string(),
     }
 }
