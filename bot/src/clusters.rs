@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use opsbot_commands::cluster::Membership;
 use opsbot_commands::name::{ClusterName, NodeAddr};
 use opsbot_commands::plan::Plan;
-use opsbot_commands::planner::{self, ClusterFacts, Facts};
+use opsbot_commands::planner::{self, ClusterFacts, Facts, FactsKind, IndexFacts};
 use opsbot_commands::request::ProcedureRequest;
+use time::OffsetDateTime;
 
 use crate::backend::RetryPolicy;
 use crate::backend::search::SearchClient;
@@ -65,8 +66,29 @@ impl Clusters {
         })
     }
 
-    /// What the planners need: who has joined and, when the cluster answers, its version.
-    pub async fn facts(&self, cluster: &Cluster) -> Result<Facts, EngineError> {
+    /// What the request's planner needs, observed now.
+    pub async fn facts(
+        &self,
+        cluster: &Cluster,
+        request: &ProcedureRequest,
+    ) -> Result<Facts, EngineError> {
+        match planner::facts_needed(request) {
+            FactsKind::Cluster => self.cluster_facts(cluster).await,
+            FactsKind::Indices => {
+                let rows = self
+                    .retry
+                    .run(|| cluster.search.cat_indices(), |_, _| {})
+                    .await?;
+                Ok(Facts::Indices(IndexFacts {
+                    rows,
+                    now: OffsetDateTime::now_utc(),
+                }))
+            }
+        }
+    }
+
+    /// Who has joined and, when the cluster answers, its version.
+    async fn cluster_facts(&self, cluster: &Cluster) -> Result<Facts, EngineError> {
         let quiet = |_: &_, _| {};
         let membership = self.settled_membership(cluster).await?;
         let version = match membership {
@@ -102,7 +124,7 @@ impl Clusters {
     /// Observes the cluster and computes the plan a request would run.
     pub async fn plan(&self, request: &ProcedureRequest) -> Result<Plan, EngineError> {
         let cluster = self.get(request.cluster())?;
-        let facts = self.facts(cluster).await?;
+        let facts = self.facts(cluster, request).await?;
         planner::plan(request, &facts).map_err(|e| Refusal::Plan(e).into())
     }
 }

@@ -9,7 +9,7 @@ use opsbot_commands::request::Request;
 use opsbot_commands::run::{Actor, ChannelId, Run};
 use time::OffsetDateTime;
 
-use crate::engine::{Engine, EngineError};
+use crate::engine::{Engine, EngineError, Start};
 use crate::progress::ProgressSink;
 
 /// What to answer the person who typed the command.
@@ -102,8 +102,10 @@ impl Service {
         }
         Ok(match request {
             Request::Procedure(procedure) => {
-                let run = self.engine.start(actor, channel.clone(), procedure).await?;
-                Reply::public(format!("{} started\n{}", run.id, render::plan(&run.plan)))
+                match self.engine.start(actor, channel.clone(), procedure).await? {
+                    Start::Started(run) => Reply::public(render::started(&run)),
+                    Start::NothingToDo(plan) => Reply::public(plan.notes.join("\n")),
+                }
             }
             Request::ClusterStatus { cluster } => {
                 let status = self.engine.cluster_status(&cluster).await?;

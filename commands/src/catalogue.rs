@@ -1,10 +1,11 @@
 //! The command catalogue: the one table that names every command and option. The console parser,
 //! `/help` and the Discord registration are all derived from it, so no name is written twice.
 
-use crate::index::{IndexPattern, MAX_INDEX_BYTES};
+use crate::index::{IndexName, IndexPattern, MAX_INDEX_BYTES};
 use crate::name::{ClusterName, NameError, Reason, RunId, UserName};
 use crate::parse::{Args, ParseError};
 use crate::request::{ProcedureRequest, Request};
+use crate::retention::RetentionDays;
 
 /// Where a command can be typed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +27,8 @@ pub enum OptionKind {
     User,
     /// An index name or, where the command lists, a `*` pattern (autocomplete from the cluster).
     Index,
+    /// A number of days.
+    Days,
     /// Free text up to `max_len` characters.
     Text { max_len: usize },
 }
@@ -38,6 +41,7 @@ impl OptionKind {
             Self::Run => 21,
             Self::User => UserName::MAX_LEN,
             Self::Index => MAX_INDEX_BYTES,
+            Self::Days => 10,
             Self::Text { max_len } => max_len,
         }
     }
@@ -49,6 +53,7 @@ impl OptionKind {
             Self::Run => "<run id>",
             Self::User => "<user>",
             Self::Index => "<index>",
+            Self::Days => "<days>",
             Self::Text { .. } => "<text>",
         }
     }
@@ -103,6 +108,9 @@ impl CommandSpec {
         self.options.iter().find(|o| o.name == name)
     }
 }
+
+/// Kolla's daily log indices: `flog-YYYY.MM.DD`.
+const DEFAULT_PREFIX: &str = "flog-";
 
 const CLUSTER: OptionSpec = OptionSpec {
     name: "cluster",
@@ -199,6 +207,63 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 cluster: cluster(a)?,
                 pattern: a.optional("pattern", |p| Ok(IndexPattern::parse(p)?))?,
             })
+        },
+    },
+    CommandSpec {
+        group: "indices",
+        sub: Some("prune"),
+        summary: "delete indices whose name date is older than N days (needs approval)",
+        options: &[
+            CLUSTER,
+            OptionSpec {
+                name: "older_than_days",
+                kind: OptionKind::Days,
+                required: false,
+                summary: "age in days, 1 to 3650 (default 30)",
+            },
+            OptionSpec {
+                name: "prefix",
+                kind: OptionKind::Index,
+                required: false,
+                summary: "only indices starting with this (default flog-)",
+            },
+        ],
+        surface: Surface::Everywhere,
+        build: |a| {
+            Ok(Request::Procedure(ProcedureRequest::IndicesPrune {
+                cluster: cluster(a)?,
+                older_than: a
+                    .optional("older_than_days", RetentionDays::parse)?
+                    .unwrap_or(RetentionDays::DEFAULT),
+                prefix: match a.optional("prefix", |p| Ok(IndexName::parse(p)?))? {
+                    Some(prefix) => prefix,
+                    None => IndexName::parse(DEFAULT_PREFIX).map_err(|e| ParseError::BadValue {
+                        option: "prefix",
+                        error: e.into(),
+                    })?,
+                },
+            }))
+        },
+    },
+    CommandSpec {
+        group: "indices",
+        sub: Some("delete"),
+        summary: "delete one index (needs approval)",
+        options: &[
+            CLUSTER,
+            OptionSpec {
+                name: "index",
+                kind: OptionKind::Index,
+                required: true,
+                summary: "the exact index name, e.g. flog-2026.09.01",
+            },
+        ],
+        surface: Surface::Everywhere,
+        build: |a| {
+            Ok(Request::Procedure(ProcedureRequest::IndicesDelete {
+                cluster: cluster(a)?,
+                index: a.required("index", |i| Ok(IndexName::parse(i)?))?,
+            }))
         },
     },
     CommandSpec {

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::cluster::{FlushMode, HealthStatus};
+use crate::index::IndexName;
 use crate::name::NodeAddr;
 use crate::request::ProcedureRequest;
 
@@ -97,6 +98,8 @@ pub enum SafeAction {
     StartNode { node: NodeAddr },
     /// Read `_cat/health`, `_cat/recovery` and `_cat/nodes` and post a summary.
     Report,
+    /// List the indices once and check that none of those the plan deletes remains.
+    VerifyDeleted,
 }
 
 /// Conditions a run waits for.
@@ -113,8 +116,24 @@ pub enum Wait {
     ClusterFormed { nodes: usize, status: HealthStatus },
 }
 
-/// Destructive side effects. The search-cluster maintenance procedures have none; deletions
-/// (indices, allocations, nodes) add their variants here, and the approval gate covers them all.
+/// Destructive side effects: each runs only with an `Approved` proof for the run's digest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum DestructiveAction {}
+pub enum DestructiveAction {
+    /// `DELETE /a,b,c` of these exact indices: one chunk, its path under [`MAX_DELETE_PATH`].
+    /// Right before, the indices are listed again and only those still present are deleted.
+    DeleteIndices { indices: Vec<IndexName> },
+}
+
+/// Longest `DELETE` path, in bytes: well under the 4 KB request-line limit of common proxies.
+pub const MAX_DELETE_PATH: usize = 3000;
+
+impl Plan {
+    /// Every index the plan deletes, in plan order.
+    pub fn deleted_indices(&self) -> impl Iterator<Item = &IndexName> {
+        self.steps.iter().flat_map(|step| match step {
+            Action::Destructive(DestructiveAction::DeleteIndices { indices }) => indices.as_slice(),
+            Action::Safe(_) | Action::Wait(_) => &[],
+        })
+    }
+}

@@ -7,8 +7,9 @@ use time::OffsetDateTime;
 
 use crate::catalogue::{self, CATALOGUE, Surface};
 use crate::cluster::{CatIndexRow, CatReport, ClusterStatus, FlushMode, Membership, Observation};
+use crate::index::IndexName;
 use crate::name::NodeAddr;
-use crate::plan::{Action, Plan, SafeAction, Wait};
+use crate::plan::{Action, DestructiveAction, Plan, SafeAction, Wait};
 use crate::request::ProcedureRequest;
 use crate::run::{Run, RunState, StepState};
 
@@ -36,6 +37,9 @@ pub fn step_label(action: &Action) -> String {
             SafeAction::StopNode { node } => format!("stop the search container on {node}"),
             SafeAction::StartNode { node } => format!("start the search container on {node}"),
             SafeAction::Report => "report _cat/health, _cat/recovery and _cat/nodes".to_owned(),
+            SafeAction::VerifyDeleted => {
+                "list the indices and verify that none of the deleted ones remains".to_owned()
+            }
         },
         Action::Wait(wait) => match wait {
             Wait::NodeLeft { node } => format!("wait until {node} has left the cluster"),
@@ -44,7 +48,14 @@ pub fn step_label(action: &Action) -> String {
                 format!("wait until all {nodes} nodes have joined and status is {status} or better")
             }
         },
-        Action::Destructive(destructive) => match *destructive {},
+        Action::Destructive(DestructiveAction::DeleteIndices { indices }) => {
+            let noun = if indices.len() == 1 {
+                "index"
+            } else {
+                "indices"
+            };
+            format!("delete {} {noun}: {}", indices.len(), compact(indices))
+        }
     }
 }
 
@@ -71,6 +82,21 @@ pub fn plan(plan: &Plan) -> String {
         let _ = writeln!(text, "note: {note}");
     }
     fit(text.trim_end())
+}
+
+/// The answer to a procedure request: the run and its plan, and who must act next.
+pub fn started(run: &Run) -> String {
+    let first = match &run.state {
+        RunState::AwaitingApproval { expires_at } => format!(
+            "{} waits for approval by an approver (expires {}): /approve id:{} or /reject id:{} reason:\"...\"",
+            run.id,
+            hhmm(*expires_at),
+            run.id,
+            run.id
+        ),
+        _ => format!("{} started", run.id),
+    };
+    fit(&format!("{first}\n{}", plan(&run.plan)))
 }
 
 /// `4m12s`, `1h02m`, `42s`.
@@ -159,6 +185,12 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
             );
         }
         RunState::Succeeded => {
+            // Each deletion's result, then the final word (a report or the verification).
+            for (action, state) in run.plan.steps.iter().zip(&run.steps) {
+                if let (Action::Destructive(_), StepState::Done { note, .. }) = (action, state) {
+                    let _ = write!(text, "\n{note}");
+                }
+            }
             if let Some(note) = last_note(run) {
                 let _ = write!(text, "\n{note}");
             }
@@ -253,9 +285,19 @@ pub fn run_list(runs: &[Run], now: OffsetDateTime) -> String {
     fit(&lines.join("\n"))
 }
 
-/// What a run that stopped early leaves behind, and the command that undoes it. Shown when a run
-/// fails or is cancelled, so that nobody has to work out the cluster's state at 3 a.m.
+/// What a run that stopped early leaves behind, and the command that undoes or finishes it.
+/// Shown when a run fails or is cancelled, so nobody has to work the state out at 3 a.m.
 pub fn aftermath(run: &Run) -> String {
+    match &run.plan.request {
+        ProcedureRequest::ClusterStop { cluster }
+        | ProcedureRequest::ClusterStart { cluster }
+        | ProcedureRequest::ClusterRestart { cluster } => cluster_aftermath(run, cluster),
+        ProcedureRequest::IndicesPrune { cluster, .. }
+        | ProcedureRequest::IndicesDelete { cluster, .. } => deletion_aftermath(run, cluster),
+    }
+}
+
+fn cluster_aftermath(run: &Run, cluster: &crate::name::ClusterName) -> String {
     let mut allocation_disabled = false;
     let mut stopped: Vec<NodeAddr> = Vec::new();
     let mut uncertain: Vec<String> = Vec::new();
@@ -289,14 +331,88 @@ pub fn aftermath(run: &Run) -> String {
     if left.is_empty() {
         return "nothing was left changed".to_owned();
     }
-    let cluster = match &run.plan.request {
-        ProcedureRequest::ClusterStop { cluster }
-        | ProcedureRequest::ClusterStart { cluster }
-        | ProcedureRequest::ClusterRestart { cluster } => cluster,
-    };
     format!(
         "left in place: {}\nto bring the cluster back: /cluster start cluster:{cluster}",
         left.join("; ")
+    )
+}
+
+/// For deletions: what was deleted, what was not, and what may be half-way.
+fn deletion_aftermath(run: &Run, cluster: &crate::name::ClusterName) -> String {
+    let total = run.plan.deleted_indices().count();
+    let (mut deleted, mut kept, mut partial) = (0, Vec::new(), Vec::new());
+    for (action, state) in run.plan.steps.iter().zip(&run.steps) {
+        let Action::Destructive(DestructiveAction::DeleteIndices { indices }) = action else {
+            continue;
+        };
+        match state {
+            StepState::Done { .. } => deleted += indices.len(),
+            StepState::Pending => kept.extend(indices.iter().cloned()),
+            _ => partial.extend(indices.iter().cloned()),
+        }
+    }
+    let mut text = format!("deleted {deleted} of {total} selected indices");
+    if !kept.is_empty() {
+        let _ = write!(text, "; not deleted: {}", compact(&kept));
+    }
+    if !partial.is_empty() {
+        let _ = write!(
+            text,
+            "; may be partly deleted: {} (/indices list cluster:{cluster} shows what remains)",
+            compact(&partial)
+        );
+    }
+    text
+}
+
+/// `flog-2026.08.{24..31}, flog-2026.09.{01..30}`: many daily index names, readable.
+pub fn compact(names: &[IndexName]) -> String {
+    let mut sorted: Vec<&str> = names.iter().map(IndexName::as_str).collect();
+    sorted.sort_unstable();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let name = sorted[i];
+        let Some((stem, day)) = daily(name) else {
+            parts.push(name.to_owned());
+            i += 1;
+            continue;
+        };
+        let mut last = day;
+        let mut j = i + 1;
+        while j < sorted.len() && daily(sorted[j]) == Some((stem, last + 1)) {
+            last += 1;
+            j += 1;
+        }
+        parts.push(if j - i >= 3 {
+            format!("{stem}{{{day:02}..{last:02}}}")
+        } else {
+            sorted[i..j].join(", ")
+        });
+        i = j;
+    }
+    parts.join(", ")
+}
+
+/// `flog-2026.08.24` -> (`flog-2026.08.`, 24).
+fn daily(name: &str) -> Option<(&str, u32)> {
+    let (stem, day) = name.split_at(name.len().checked_sub(2)?);
+    if !stem.ends_with('.') || !day.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((stem, day.parse().ok()?))
+}
+
+/// `2026-10-22 00:00 UTC`.
+pub fn utc(at: OffsetDateTime) -> String {
+    let at = at.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{}-{:02}-{:02} {:02}:{:02} UTC",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute()
     )
 }
 

@@ -4,8 +4,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::index::IndexPattern;
+use crate::index::{IndexName, IndexPattern};
 use crate::name::{ClusterName, Reason, RunId, UserName};
+use crate::retention::RetentionDays;
 
 /// A parsed command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +48,17 @@ pub enum ProcedureRequest {
     ClusterStart { cluster: ClusterName },
     /// Stop then start, as one run.
     ClusterRestart { cluster: ClusterName },
+    /// Index retention: delete the indices older than `older_than` days, under approval.
+    IndicesPrune {
+        cluster: ClusterName,
+        older_than: RetentionDays,
+        prefix: IndexName,
+    },
+    /// Delete one index, under approval.
+    IndicesDelete {
+        cluster: ClusterName,
+        index: IndexName,
+    },
 }
 
 impl ProcedureRequest {
@@ -55,7 +67,9 @@ impl ProcedureRequest {
         match self {
             Self::ClusterStop { cluster }
             | Self::ClusterStart { cluster }
-            | Self::ClusterRestart { cluster } => cluster,
+            | Self::ClusterRestart { cluster }
+            | Self::IndicesPrune { cluster, .. }
+            | Self::IndicesDelete { cluster, .. } => cluster,
         }
     }
 
@@ -65,6 +79,7 @@ impl ProcedureRequest {
             Self::ClusterStop { .. } | Self::ClusterStart { .. } | Self::ClusterRestart { .. } => {
                 true
             }
+            Self::IndicesPrune { .. } | Self::IndicesDelete { .. } => false,
         }
     }
 }
@@ -76,6 +91,17 @@ impl fmt::Display for ProcedureRequest {
             Self::ClusterStop { cluster } => write!(f, "/cluster stop cluster:{cluster}"),
             Self::ClusterStart { cluster } => write!(f, "/cluster start cluster:{cluster}"),
             Self::ClusterRestart { cluster } => write!(f, "/cluster restart cluster:{cluster}"),
+            Self::IndicesPrune {
+                cluster,
+                older_than,
+                prefix,
+            } => write!(
+                f,
+                "/indices prune cluster:{cluster} older_than_days:{older_than} prefix:{prefix}"
+            ),
+            Self::IndicesDelete { cluster, index } => {
+                write!(f, "/indices delete cluster:{cluster} index:{index}")
+            }
         }
     }
 }

@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use time::{Date, Month, OffsetDateTime};
 
 use crate::index::IndexName;
@@ -19,6 +20,8 @@ pub struct RetentionDays(u32);
 impl RetentionDays {
     /// Ten years: anything longer is a typo, not a retention policy.
     pub const MAX: u32 = 3650;
+    /// The spec's Curator action: `unit_count: 30`.
+    pub const DEFAULT: Self = Self(30);
 
     pub fn parse(value: &str) -> Result<Self, NameError> {
         let bad = || NameError::OutOfRange {
@@ -37,6 +40,20 @@ impl RetentionDays {
 
     pub fn get(self) -> u32 {
         self.0
+    }
+}
+
+impl Serialize for RetentionDays {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u32(self.0)
+    }
+}
+
+/// Deserializing checks the range like parsing does: a stored value is a validated value.
+impl<'de> Deserialize<'de> for RetentionDays {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let days = u32::deserialize(deserializer)?;
+        Self::parse(&days.to_string()).map_err(serde::de::Error::custom)
     }
 }
 

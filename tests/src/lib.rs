@@ -29,11 +29,12 @@ pub use chat::{Message, RecordingChat};
 /// The longest any test waits for anything.
 pub const PATIENCE: Duration = Duration::from_secs(60);
 
-/// The operators every harness knows: alice operates, bob also approves, carol only watches.
+/// The operators every harness knows: alice operates, bob (and dave-approver) also approve,
+/// carol only watches.
 pub fn actor(name: &str) -> Actor {
     let (operator, approver) = match name {
         "alice" => (true, false),
-        "bob" => (true, true),
+        "bob" | "dave-approver" => (true, true),
         _ => (false, false),
     };
     Actor {
@@ -53,6 +54,8 @@ pub struct Setup {
     pub node_control: fn(&str) -> NodeControlConfig,
     pub engine: EngineConfig,
     pub sim_speed: f64,
+    /// Daily `flog-*` indices in the simulated cluster, ending today.
+    pub days_of_indices: u32,
 }
 
 impl Default for Setup {
@@ -73,6 +76,7 @@ impl Default for Setup {
                 ..EngineConfig::default()
             },
             sim_speed: 500.0,
+            days_of_indices: 90,
         }
     }
 }
@@ -94,6 +98,7 @@ impl Harness {
         let sim_config = SimConfig {
             flavor: setup.flavor,
             speed: setup.sim_speed,
+            days_of_indices: setup.days_of_indices,
             ..SimConfig::default()
         };
         let nodes = (0..sim_config.node_count)
@@ -212,6 +217,16 @@ impl Harness {
         self.calls()
             .into_iter()
             .filter(|c| c.method == method && c.path == path)
+            .collect()
+    }
+
+    /// Names of the indices the simulated cluster holds now.
+    pub fn index_names(&self) -> Vec<String> {
+        self.sim
+            .state()
+            .indices
+            .into_iter()
+            .map(|i| i.name)
             .collect()
     }
 

@@ -5,10 +5,12 @@ mod wire;
 
 use std::time::Duration;
 
+use opsbot_commands::approval::Approved;
 use opsbot_commands::cluster::{
     CatHealthRow, CatIndexRow, CatNodeRow, CatRecoveryRow, ClusterHealth, Distribution, FlushMode,
     Membership, ServerVersion,
 };
+use opsbot_commands::index::IndexName;
 use opsbot_commands::name::{ClusterName, NodeAddr};
 use reqwest::Method;
 use serde::de::DeserializeOwned;
@@ -182,6 +184,27 @@ impl SearchClient {
             None,
         )
         .await
+    }
+
+    /// `DELETE /a,b,c` of exact index names. The `Approved` proof is required: no code path can
+    /// delete without the approval check. `IndexName` cannot hold a wildcard, `_all` or a dot
+    /// index; `ignore_unavailable` keeps one index that vanished meanwhile from failing the rest.
+    pub async fn delete_indices(
+        &self,
+        _approved: &Approved,
+        indices: &[IndexName],
+    ) -> Result<(), BackendError> {
+        let names: Vec<&str> = indices.iter().map(IndexName::as_str).collect();
+        let path = format!("/{}?ignore_unavailable=true", names.join(","));
+        let ack: wire::Acknowledged = self.json(Method::DELETE, &path, None).await?;
+        if ack.acknowledged {
+            Ok(())
+        } else {
+            Err(self.error(
+                "DELETE",
+                Fault::Decode("the deletion was not acknowledged".into()),
+            ))
+        }
     }
 
     /// Only recoveries still running: the finished ones of a large cluster would fill the chat.

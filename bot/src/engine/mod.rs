@@ -2,6 +2,7 @@
 //! transition goes through the store (compare-and-swap, flushed) before and after each side
 //! effect, so that a bot killed at any instant resumes where it was.
 
+mod delete;
 mod drive;
 mod refusal;
 mod status;
@@ -27,6 +28,15 @@ use crate::config::{Config, EngineConfig};
 use crate::progress::ProgressSink;
 
 pub use refusal::{EngineError, Refusal};
+
+/// What asking for a procedure led to.
+#[derive(Debug)]
+pub enum Start {
+    /// A run was created (running, or waiting for approval).
+    Started(Run),
+    /// The plan has no steps (e.g. no index is old enough); its notes say why.
+    NothingToDo(Plan),
+}
 
 /// The engine; cheap to clone, shared by every front end.
 #[derive(Clone)]
@@ -115,13 +125,13 @@ impl Engine {
         self.0.clusters.plan(request).await
     }
 
-    /// Plans and starts a run; it reports in `channel`.
+    /// Plans and starts a run; it reports in `channel`. A plan with nothing to do creates no run.
     pub async fn start(
         &self,
         actor: &Actor,
         channel: ChannelId,
         request: ProcedureRequest,
-    ) -> Result<Run, EngineError> {
+    ) -> Result<Start, EngineError> {
         require_operator(actor)?;
         let cluster = self.0.clusters.get(request.cluster())?;
         // Refuse a busy cluster before sending it anything; `create_run` checks again atomically.
@@ -133,6 +143,9 @@ impl Engine {
             .into());
         }
         let plan = self.plan(&request).await?;
+        if plan.steps.is_empty() {
+            return Ok(Start::NothingToDo(plan));
+        }
         let now = OffsetDateTime::now_utc();
         let ttl = time::Duration::try_from(self.0.config.approval_ttl)
             .unwrap_or(time::Duration::minutes(30));
@@ -149,7 +162,7 @@ impl Engine {
             })?;
         tracing::info!(run = %run.id, request = %run.plan.request, requester = %actor.user.name, "run created");
         self.spawn(run.id);
-        Ok(run)
+        Ok(Start::Started(run))
     }
 
     /// Asks a run to stop at its next safe point. Any operator may cancel any unfinished run.

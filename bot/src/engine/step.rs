@@ -3,14 +3,14 @@
 
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::cluster::{CatReport, FlushMode, Membership};
-use opsbot_commands::plan::{Action, SafeAction};
+use opsbot_commands::plan::{Action, DestructiveAction, SafeAction};
 use opsbot_commands::render;
 use opsbot_commands::run::{Run, StepState};
 use opsbot_state::StoreError;
 use time::OffsetDateTime;
 use tokio::sync::Notify;
 
-use super::{Inner, store_only, wait};
+use super::{Inner, delete, store_only, wait};
 use crate::backend::BackendError;
 use crate::clusters::Cluster;
 use crate::node_control::{NodeOp, Outcome};
@@ -57,9 +57,12 @@ pub(super) async fn execute(
             Err(failure) => StepOutcome::Failed(failure),
         },
         Action::Wait(condition) => wait::until(inner, cluster, run, condition, waker).await?,
-        // Each destructive variant's call takes the `Approved` proof from `Approved::verify(run)`;
-        // the search-cluster maintenance procedures have none.
-        Action::Destructive(destructive) => match *destructive {},
+        Action::Destructive(DestructiveAction::DeleteIndices { indices }) => {
+            match delete::chunk(inner, cluster, run, indices).await {
+                Ok(outcome) => outcome,
+                Err(failure) => StepOutcome::Failed(failure),
+            }
+        }
     })
 }
 
@@ -109,7 +112,7 @@ async fn reconcile(cluster: &Cluster, action: &SafeAction) -> Option<String> {
             }
             _ => None,
         },
-        SafeAction::Flush { .. } | SafeAction::Report => None,
+        SafeAction::Flush { .. } | SafeAction::Report | SafeAction::VerifyDeleted => None,
     }
 }
 
@@ -188,6 +191,7 @@ async fn perform(
                 run.plan.request.cluster(),
             )))
         }
+        SafeAction::VerifyDeleted => delete::verify(inner, cluster, run).await,
     }
 }
 

@@ -2,12 +2,16 @@
 //! procedure family; `plan` is the one exhaustive dispatch.
 
 mod cluster;
+mod indices;
 
 pub use cluster::ClusterFacts;
+pub use indices::IndexFacts;
 
+use crate::index::IndexName;
 use crate::name::{ClusterName, NodeAddr};
 use crate::plan::Plan;
 use crate::request::ProcedureRequest;
+use crate::retention::Retention;
 
 /// Why no plan could be made. The `Display` text is what the operator reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,20 +35,77 @@ pub enum PlanError {
     },
     #[error("cluster `{cluster}` has no nodes in its inventory; list them in the config")]
     EmptyInventory { cluster: ClusterName },
+    #[error(
+        "no index `{index}` in cluster `{cluster}`; /indices list cluster:{cluster} shows the indices there are"
+    )]
+    UnknownIndex {
+        cluster: ClusterName,
+        index: IndexName,
+    },
+    /// The caller observed the wrong things for this request: a bug, caught here.
+    #[error("internal error: the {needed:?} facts were not observed for this plan")]
+    FactsMismatch { needed: FactsKind },
 }
 
-/// What the planners know about the world. Only cluster facts exist so far.
+/// What the planners know about the world, observed just before planning.
 #[derive(Debug, Clone)]
 pub enum Facts {
     Cluster(ClusterFacts),
+    Indices(IndexFacts),
+}
+
+/// Which facts a request's planner needs; the caller observes those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FactsKind {
+    /// Version and membership.
+    Cluster,
+    /// One index listing.
+    Indices,
+}
+
+pub fn facts_needed(request: &ProcedureRequest) -> FactsKind {
+    match request {
+        ProcedureRequest::ClusterStop { .. }
+        | ProcedureRequest::ClusterStart { .. }
+        | ProcedureRequest::ClusterRestart { .. } => FactsKind::Cluster,
+        ProcedureRequest::IndicesPrune { .. } | ProcedureRequest::IndicesDelete { .. } => {
+            FactsKind::Indices
+        }
+    }
 }
 
 /// Computes the plan for a request from the facts observed just before.
 pub fn plan(request: &ProcedureRequest, facts: &Facts) -> Result<Plan, PlanError> {
-    let Facts::Cluster(facts) = facts;
-    match request {
-        ProcedureRequest::ClusterStop { cluster } => cluster::stop(request, cluster, facts),
-        ProcedureRequest::ClusterStart { cluster } => cluster::start(request, cluster, facts),
-        ProcedureRequest::ClusterRestart { cluster } => cluster::restart(request, cluster, facts),
+    let mismatch = || PlanError::FactsMismatch {
+        needed: facts_needed(request),
+    };
+    match (request, facts) {
+        (ProcedureRequest::ClusterStop { cluster }, Facts::Cluster(f)) => {
+            cluster::stop(request, cluster, f)
+        }
+        (ProcedureRequest::ClusterStart { cluster }, Facts::Cluster(f)) => {
+            cluster::start(request, cluster, f)
+        }
+        (ProcedureRequest::ClusterRestart { cluster }, Facts::Cluster(f)) => {
+            cluster::restart(request, cluster, f)
+        }
+        (
+            ProcedureRequest::IndicesPrune {
+                cluster,
+                older_than,
+                prefix,
+            },
+            Facts::Indices(f),
+        ) => {
+            let retention = Retention {
+                prefix: prefix.clone(),
+                older_than: *older_than,
+            };
+            indices::prune(request, cluster, &retention, f)
+        }
+        (ProcedureRequest::IndicesDelete { cluster, index }, Facts::Indices(f)) => {
+            indices::delete(request, cluster, index, f)
+        }
+        (_, Facts::Cluster(_) | Facts::Indices(_)) => Err(mismatch()),
     }
 }

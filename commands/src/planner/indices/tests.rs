@@ -1,0 +1,138 @@
+use super::*;
+use crate::planner::{Facts, plan};
+use crate::retention::RetentionDays;
+use time::macros::datetime;
+
+fn row(name: &str) -> CatIndexRow {
+    CatIndexRow {
+        index: name.into(),
+        health: Some("green".into()),
+        status: Some("open".into()),
+        docs_count: Some("1000".into()),
+        store_size: Some("1073741824".into()),
+    }
+}
+
+fn facts(names: &[&str]) -> Facts {
+    Facts::Indices(IndexFacts {
+        rows: names.iter().map(|n| row(n)).collect(),
+        now: datetime!(2026-11-21 03:00:00 UTC),
+    })
+}
+
+fn prune_request(days: &str) -> ProcedureRequest {
+    ProcedureRequest::IndicesPrune {
+        cluster: ClusterName::parse("logs").unwrap(),
+        older_than: RetentionDays::parse(days).unwrap(),
+        prefix: IndexName::parse("flog-").unwrap(),
+    }
+}
+
+fn daily(from: time::Date, days: i64) -> Vec<String> {
+    (0..days)
+        .map(|d| {
+            let date = from + time::Duration::days(d);
+            format!(
+                "flog-{:04}.{:02}.{:02}",
+                date.year(),
+                u8::from(date.month()),
+                date.day()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn prune_selects_shows_and_skips_as_the_operator_needs_to_see() {
+    let mut names = daily(time::macros::date!(2026 - 08 - 24), 90);
+    names.extend([
+        "flog-2026.02.30".into(),
+        ".kibana_1".into(),
+        "flog-current".into(),
+        "audit-2020.01.01".into(),
+    ]);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let plan = plan(&prune_request("30"), &facts(&names)).unwrap();
+    assert!(plan.needs_approval());
+    insta::assert_snapshot!(render::plan(&plan));
+}
+
+#[test]
+fn nothing_to_delete_is_a_plan_without_steps_that_says_so() {
+    let plan = plan(
+        &prune_request("30"),
+        &facts(&["flog-2026.11.20", ".kibana_1"]),
+    )
+    .unwrap();
+    assert!(plan.steps.is_empty());
+    assert!(plan.notes.iter().any(|n| n.starts_with(
+        "nothing to delete: no index of `logs` starting with flog- is older than 30 days"
+    )));
+}
+
+#[test]
+fn chunks_keep_each_delete_path_under_the_limit_and_lose_nothing() {
+    let names: Vec<String> = daily(time::macros::date!(2016 - 01 - 01), 3000);
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let plan = plan(&prune_request("30"), &facts(&refs)).unwrap();
+    let mut seen = 0;
+    for step in &plan.steps {
+        if let Action::Destructive(DestructiveAction::DeleteIndices { indices }) = step {
+            let path: usize = indices.iter().map(|i| i.as_str().len() + 1).sum();
+            assert!(path <= MAX_DELETE_PATH, "{path}");
+            seen += indices.len();
+        }
+    }
+    assert_eq!(seen, plan.deleted_indices().count());
+    assert!(seen > 2900);
+    assert_eq!(
+        plan.steps.last(),
+        Some(&Action::Safe(SafeAction::VerifyDeleted))
+    );
+}
+
+#[test]
+fn deleting_an_index_that_is_not_there_is_refused() {
+    let request = ProcedureRequest::IndicesDelete {
+        cluster: ClusterName::parse("logs").unwrap(),
+        index: IndexName::parse("flog-2026.09.01").unwrap(),
+    };
+    let error = plan(&request, &facts(&["flog-2026.09.02"])).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "no index `flog-2026.09.01` in cluster `logs`; /indices list cluster:logs shows the indices there are"
+    );
+    let plan = plan(&request, &facts(&["flog-2026.09.01"])).unwrap();
+    assert_eq!(plan.deleted_indices().count(), 1);
+}
+
+#[test]
+fn facts_of_the_wrong_kind_are_caught() {
+    let request = prune_request("30");
+    let cluster_facts = Facts::Cluster(crate::planner::ClusterFacts {
+        inventory: vec![],
+        version: None,
+        membership: crate::cluster::Membership::Unreachable,
+    });
+    assert!(matches!(
+        plan(&request, &cluster_facts),
+        Err(PlanError::FactsMismatch { .. })
+    ));
+}
+
+proptest::proptest! {
+    #[test]
+    fn no_generated_listing_puts_a_wildcard_all_or_dot_index_into_a_delete(
+        names in proptest::collection::vec("[a-z._*,?-]{0,6}(flog-)?[0-9]{4}\\.[0-9]{2}\\.[0-9]{2}[a-z*_.-]{0,4}|_all|\\*|\\.kibana", 0..60),
+        days in 1u32..400,
+    ) {
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        if let Ok(plan) = plan(&prune_request(&days.to_string()), &facts(&refs)) {
+            for index in plan.deleted_indices() {
+                let name = index.as_str();
+                proptest::prop_assert!(!name.contains(['*', '?', ',']), "{}", name);
+                proptest::prop_assert!(!name.starts_with('.') && name != "_all", "{}", name);
+            }
+        }
+    }
+}
