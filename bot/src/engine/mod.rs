@@ -33,7 +33,7 @@ pub use refusal::{EngineError, Refusal};
 #[derive(Debug)]
 pub enum Start {
     /// A run was created (running, or waiting for approval).
-    Started(Run),
+    Started(Box<Run>),
     /// The plan has no steps (e.g. no index is old enough); its notes say why.
     NothingToDo(Plan),
 }
@@ -162,7 +162,7 @@ impl Engine {
             })?;
         tracing::info!(run = %run.id, request = %run.plan.request, requester = %actor.user.name, "run created");
         self.spawn(run.id);
-        Ok(Start::Started(run))
+        Ok(Start::Started(Box::new(run)))
     }
 
     /// Asks a run to stop at its next safe point. Any operator may cancel any unfinished run.
