@@ -168,7 +168,7 @@ struct Transitions {
 }
 
 /// What a wait's membership poll gets back, which decides how long the poll takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Answer {
     /// A master is elected: the node list, at once.
     Formed,

@@ -3,84 +3,37 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
-use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use opsbot_sim::{SimConfig, SimHandle};
+use opsbot_sim::SimConfig;
 
-fn opsbot(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
+mod support;
 
-async fn sim() -> SimHandle {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let config = SimConfig {
+use support::{Scene, output, scene, spawn};
+
+fn small() -> SimConfig {
+    SimConfig {
         speed: 200.0,
         days_of_indices: 10,
         ..SimConfig::default()
-    };
-    opsbot_sim::spawn(config, listener).await.unwrap()
+    }
 }
 
-fn config(dir: &tempfile::TempDir, url: &str, node_control: &str) -> String {
-    let path = dir.path().join("opsbot.toml");
-    std::fs::write(
-        &path,
-        format!(
-            r#"
-[store]
-path = "{store}"
-
-[engine]
-poll_interval = "20ms"
-
-[[clusters]]
-name = "logs"
-url = "{url}"
-nodes = ["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14", "10.0.0.15"]
-
-[clusters.node_control]
-{node_control}
-
-[console]
-operators = [{{ name = "alice" }}, {{ name = "bob", approver = true }}]
-"#,
-            store = dir.path().join("store").display()
-        ),
-    )
-    .unwrap();
-    path.display().to_string()
-}
-
-/// Runs the blocking binary off the async runtime that serves the simulator.
+/// Runs `opsbot ARGS` to its end.
 async fn run(args: Vec<String>, input: &'static str) -> Output {
-    tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        opsbot(&args, input)
-    })
-    .await
-    .unwrap()
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    output(spawn(&args, input)).await
+}
+
+fn config_of(scene: &Scene) -> String {
+    scene.config.display().to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_prints_the_steps_without_running_them() {
-    let sim = sim().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = config(&dir, &sim.base_url(), r#"kind = "sim""#);
+    let scene = scene(small(), r#"kind = "sim""#).await;
+    let (sim, config) = (&scene.sim, config_of(&scene));
     let text = run(
         vec![
             "plan".into(),
@@ -131,9 +84,8 @@ async fn plan_prints_the_steps_without_running_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_refuses_what_is_not_a_procedure_and_bad_flags() {
-    let sim = sim().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = config(&dir, &sim.base_url(), r#"kind = "sim""#);
+    let scene = scene(small(), r#"kind = "sim""#).await;
+    let config = config_of(&scene);
     let status = run(
         vec![
             "plan".into(),
@@ -198,13 +150,8 @@ async fn a_bad_config_is_refused_naming_the_file_and_the_problem() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_exits_at_end_of_input_leaving_a_parked_run_for_later() {
-    let sim = sim().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = config(
-        &dir,
-        &sim.base_url(),
-        "kind = \"manual\"\ncontainer = \"opensearch\"",
-    );
+    let scene = scene(small(), "kind = \"manual\"\ncontainer = \"opensearch\"").await;
+    let config = config_of(&scene);
     let out = tokio::time::timeout(
         Duration::from_secs(60),
         run(

@@ -4,99 +4,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
 use opsbot_sim::{Call, FaultRule, SimConfig, SimHandle, WorldSnapshot};
 
-const PATIENCE: Duration = Duration::from_secs(60);
+mod support;
 
-struct Scene {
-    sim: SimHandle,
-    config: PathBuf,
-    _dir: tempfile::TempDir,
-}
+use support::{console, output, scene, until};
 
-async fn scene() -> Scene {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let sim = opsbot_sim::spawn(
-        SimConfig {
-            speed: 20.0,
-            days_of_indices: 30,
-            ..SimConfig::default()
-        },
-        listener,
-    )
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("opsbot.toml");
-    std::fs::write(
-        &config,
-        format!(
-            r#"
-[store]
-path = "{store}"
-
-[engine]
-poll_interval = "50ms"
-node_timeout = "30s"
-formation_timeout = "60s"
-request_timeout = "5s"
-
-[engine.retry]
-attempts = 5
-base_delay = "50ms"
-max_delay = "500ms"
-
-[[clusters]]
-name = "logs"
-url = "{url}"
-nodes = ["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14", "10.0.0.15"]
-
-[clusters.node_control]
-kind = "sim"
-
-[console]
-operators = [{{ name = "alice" }}]
-"#,
-            store = dir.path().join("store").display(),
-            url = sim.base_url(),
-        ),
-    )
-    .unwrap();
-    Scene {
-        sim,
-        config,
-        _dir: dir,
-    }
-}
-
-/// `opsbot console` reading `input`; stdin is closed after it, so the console exits once its
-/// runs are done.
-fn console(config: &Path, input: &str) -> Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
-        .args(["console", "--config"])
-        .arg(config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.as_bytes()).unwrap();
-    drop(stdin);
-    child
-}
-
-async fn until(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+async fn restart_scene() -> support::Scene {
+    let sim = SimConfig {
+        speed: 20.0,
+        days_of_indices: 30,
+        ..SimConfig::default()
+    };
+    scene(sim, r#"kind = "sim""#).await
 }
 
 fn state(sim: &SimHandle, up: &str) -> usize {
@@ -117,7 +37,7 @@ async fn crash_and_resume(
     faults: &[&str],
     kill_when: impl Fn(&SimHandle) -> bool,
 ) {
-    let scene = scene().await;
+    let scene = restart_scene().await;
     scene.sim.set_faults(
         faults
             .iter()
@@ -130,11 +50,7 @@ async fn crash_and_resume(
     first.wait().unwrap();
     scene.sim.set_faults(vec![]);
 
-    let second = console(&scene.config, "");
-    let output = tokio::task::spawn_blocking(move || second.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let output = output(console(&scene.config, "")).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

@@ -6,7 +6,7 @@ use common::{T0, alice, bob, new_run};
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::StepState;
-use opsbot_state::{Store, StoreError};
+use opsbot_state::StoreError;
 
 fn refusal(reason: &str) -> AuditEvent {
     AuditEvent {
@@ -24,7 +24,7 @@ fn the_audit_log_is_append_only_and_ordered() {
     let dir = tempfile::tempdir().unwrap();
     let mut seen: Vec<AuditEvent> = Vec::new();
     for round in 0..3 {
-        let store = Store::open(dir.path()).unwrap();
+        let store = common::open(dir.path()).unwrap();
         let run = store
             .create_run(new_run(&format!("c{round}")), Some(&alice()))
             .unwrap();
@@ -53,7 +53,7 @@ fn the_audit_log_is_append_only_and_ordered() {
         assert!(matches!(new[3], AuditKind::StepStarted { step: 0, .. }));
         seen = audit;
     }
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     assert_eq!(store.audit().unwrap(), seen);
 }
 
@@ -61,7 +61,7 @@ fn the_audit_log_is_append_only_and_ordered() {
 fn run_logs_keep_lines_per_run_in_order() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let store = Store::open(dir.path()).unwrap();
+        let store = common::open(dir.path()).unwrap();
         let a = store.create_run(new_run("a"), None).unwrap().id;
         let b = store.create_run(new_run("b"), None).unwrap().id;
         for i in 0..12 {
@@ -75,7 +75,7 @@ fn run_logs_keep_lines_per_run_in_order() {
             ["b line 0", "b line 3", "b line 6", "b line 9"]
         );
     }
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     let a = RunId::new(1);
     store.append_run_log(a, "after reopen").unwrap();
     let mut expected: Vec<String> = (0..12).map(|i| format!("a line {i}")).collect();
@@ -86,7 +86,7 @@ fn run_logs_keep_lines_per_run_in_order() {
 #[test]
 fn run_logs_of_unknown_runs_are_not_found() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     assert!(matches!(
         store.append_run_log(RunId::new(3), "x"),
         Err(StoreError::NotFound { run }) if run == RunId::new(3)

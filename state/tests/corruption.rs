@@ -7,11 +7,11 @@ use std::path::Path;
 use common::{T0, cluster, finished_run, new_run};
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::RunState;
-use opsbot_state::{Store, StoreError};
+use opsbot_state::StoreError;
 
 /// A store with three runs (r-2 finished), closed again.
 fn store_with_three_runs(dir: &Path) -> Result<(), StoreError> {
-    let store = Store::open(dir)?;
+    let store = common::open(dir)?;
     store.create_run(new_run("a"), None)?;
     store.create_run(finished_run("b"), None)?;
     store.create_run(new_run("c"), None)?;
@@ -20,7 +20,7 @@ fn store_with_three_runs(dir: &Path) -> Result<(), StoreError> {
 
 /// Writes `value` under `key` of `tree` with raw sled, as a disk fault or a bad repair would.
 fn poke(dir: &Path, tree: &str, key: &[u8], value: &[u8]) -> sled::Result<()> {
-    let db = sled::open(dir)?;
+    let db = common::raw_open(dir)?;
     db.open_tree(tree)?.insert(key, value)?;
     db.flush()?;
     Ok(())
@@ -36,7 +36,7 @@ fn garbage_in_a_run_record_makes_open_fail_naming_the_run() {
     store_with_three_runs(dir.path()).unwrap();
     poke(dir.path(), "runs", &r(2), b"\x00\xffnot json at all").unwrap();
 
-    let error = Store::open(dir.path()).unwrap_err();
+    let error = common::open(dir.path()).unwrap_err();
     match &error {
         StoreError::Corrupt { tree, key, .. } => assert_eq!((*tree, key.as_str()), ("runs", "r-2")),
         other => panic!("expected Corrupt, got {other:?}"),
@@ -65,7 +65,7 @@ fn a_run_record_of_the_wrong_shape_is_corrupt() {
     )
     .unwrap();
     assert!(matches!(
-        Store::open(dir.path()),
+        common::open(dir.path()),
         Err(StoreError::Corrupt { tree: "runs", key, .. }) if key == "r-3"
     ));
 }
@@ -74,13 +74,13 @@ fn a_run_record_of_the_wrong_shape_is_corrupt() {
 fn a_run_filed_under_another_id_is_corrupt() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
-    let db = sled::open(dir.path()).unwrap();
+    let db = common::raw_open(dir.path()).unwrap();
     let runs = db.open_tree("runs").unwrap();
     let r1 = runs.get(r(1)).unwrap().unwrap();
     runs.insert(r(3), r1).unwrap();
     db.flush().unwrap();
     drop((runs, db));
-    match Store::open(dir.path()) {
+    match common::open(dir.path()) {
         Err(StoreError::Corrupt { key, detail, .. }) => {
             assert_eq!(key, "r-3");
             assert_eq!(detail, "it holds run r-1");
@@ -101,7 +101,7 @@ fn a_record_from_a_newer_opsbot_gives_newer_version() {
     )
     .unwrap();
 
-    let error = Store::open(dir.path()).unwrap_err();
+    let error = common::open(dir.path()).unwrap_err();
     assert!(
         matches!(
             &error,
@@ -123,7 +123,7 @@ fn a_newer_schema_gives_newer_version() {
     store_with_three_runs(dir.path()).unwrap();
     poke(dir.path(), "meta", b"schema", br#"{"v":1,"data":2}"#).unwrap();
     assert!(matches!(
-        Store::open(dir.path()),
+        common::open(dir.path()),
         Err(StoreError::NewerVersion {
             tree: "meta",
             found: 2,
@@ -138,7 +138,7 @@ fn a_corrupt_lock_makes_open_fail() {
     store_with_three_runs(dir.path()).unwrap();
     poke(dir.path(), "locks", b"a", b"r-1").unwrap();
     assert!(matches!(
-        Store::open(dir.path()),
+        common::open(dir.path()),
         Err(StoreError::Corrupt { tree: "locks", key, .. }) if key == "`a`"
     ));
 }
@@ -148,7 +148,7 @@ fn a_run_counter_set_back_by_hand_makes_open_fail() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
     poke(dir.path(), "meta", b"next_run_id", br#"{"v":1,"data":2}"#).unwrap();
-    match Store::open(dir.path()) {
+    match common::open(dir.path()) {
         Err(StoreError::Corrupt {
             tree: "meta",
             key,
@@ -174,7 +174,7 @@ fn an_audit_counter_set_back_by_hand_makes_open_fail() {
     )
     .unwrap();
     assert!(matches!(
-        Store::open(dir.path()),
+        common::open(dir.path()),
         Err(StoreError::Corrupt { tree: "meta", key, .. }) if key == "next_audit_seq"
     ));
 }
@@ -184,7 +184,7 @@ fn a_corrupt_audit_entry_is_an_error_when_read() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
     poke(dir.path(), "audit", &r(2), b"{").unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     assert!(matches!(
         store.audit(),
         Err(StoreError::Corrupt { tree: "audit", key, .. }) if key == "#2"
@@ -196,7 +196,7 @@ fn records_without_a_schema_version_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     poke(dir.path(), "runs", &r(1), b"{}").unwrap();
     assert!(matches!(
-        Store::open(dir.path()),
+        common::open(dir.path()),
         Err(StoreError::Corrupt { tree: "meta", key, .. }) if key == "schema"
     ));
 }
@@ -207,7 +207,7 @@ fn a_lock_left_on_a_finished_run_counts_as_free() {
     store_with_three_runs(dir.path()).unwrap();
     // A repair by hand pointed `b`'s lock at r-2, which is finished.
     poke(dir.path(), "locks", b"b", br#"{"v":1,"data":2}"#).unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     assert_eq!(store.lock_holder(&cluster("b")).unwrap(), None);
     let run = store.create_run(new_run("b"), None).unwrap();
     assert_eq!(store.lock_holder(&cluster("b")).unwrap(), Some(run.id));
@@ -218,7 +218,7 @@ fn a_lock_left_on_a_missing_run_counts_as_free() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
     poke(dir.path(), "locks", b"d", br#"{"v":1,"data":42}"#).unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     assert_eq!(store.lock_holder(&cluster("d")).unwrap(), None);
     let run = store.create_run(new_run("d"), None).unwrap();
     store

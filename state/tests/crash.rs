@@ -13,7 +13,6 @@ use common::{STEPS, T0, new_run};
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::StepState;
-use opsbot_state::Store;
 use time::OffsetDateTime;
 
 const TEST_NAME: &str = "a_returned_update_survives_sigkill";
@@ -46,7 +45,7 @@ fn transition(n: usize, run: &mut opsbot_commands::run::Run) -> AuditKind {
 /// Writes transitions as fast as it can, reporting each one after `update_run` returned, then
 /// waits to be killed.
 fn act_as_child(dir: &Path) -> Result<(), Box<dyn Error>> {
-    let store = Store::open(dir)?;
+    let store = common::open(dir)?;
     let id = store.create_run(new_run("logs"), None)?.id;
     let mut out = std::io::stdout().lock();
     for n in 1..=2 * STEPS {
@@ -105,7 +104,7 @@ fn a_returned_update_survives_sigkill() {
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
 
-        let store = Store::open(dir.path()).unwrap();
+        let store = common::open(dir.path()).unwrap();
         let run = store.run(RunId::new(1)).unwrap().unwrap();
         let written = transitions(&run.steps);
         assert!(written >= confirmed, "{written} < {confirmed} after kill");

@@ -92,7 +92,7 @@ proptest! {
     fn every_unfinished_run_holds_exactly_its_clusters_lock(ops in proptest::collection::vec(op(), 1..24)) {
         let dir = tempfile::tempdir().unwrap();
         let runs = {
-            let store = Store::open(dir.path()).unwrap();
+            let store = common::open(dir.path()).unwrap();
             let mut created = Vec::new();
             for op in &ops {
                 match apply(&store, &created, op) {
@@ -106,7 +106,7 @@ proptest! {
             }
             store.runs().unwrap()
         };
-        let db = sled::open(dir.path()).unwrap();
+        let db = common::raw_open(dir.path()).unwrap();
         let locks: BTreeMap<String, u64> = db
             .open_tree("locks")
             .unwrap()

@@ -10,7 +10,7 @@ use opsbot_commands::approval::ApprovalGrant;
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::{CancelRequest, MessageId, RunState, StepState};
-use opsbot_state::{Store, StoreError, UpdateError};
+use opsbot_state::{StoreError, UpdateError};
 use time::macros::datetime;
 
 fn every_step_state() -> Vec<StepState> {
@@ -60,7 +60,7 @@ fn a_run_survives_close_and_reopen_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let mut created = Vec::new();
     {
-        let store = Store::open(dir.path()).unwrap();
+        let store = common::open(dir.path()).unwrap();
         for (i, state) in every_run_state().into_iter().enumerate() {
             let build = new_run(&format!("c{i}"));
             let run = store
@@ -90,7 +90,7 @@ fn a_run_survives_close_and_reopen_exactly() {
             created.push(run);
         }
     }
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     for run in &created {
         assert_eq!(store.run(run.id).unwrap().as_ref(), Some(run));
     }
@@ -112,7 +112,7 @@ fn ids_are_dense_and_increase_across_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let mut ids = Vec::new();
     for _ in 0..3 {
-        let store = Store::open(dir.path()).unwrap();
+        let store = common::open(dir.path()).unwrap();
         for _ in 0..4 {
             ids.push(
                 store
@@ -142,7 +142,7 @@ fn ids_are_dense_and_increase_across_reopen() {
 #[test]
 fn a_second_unfinished_run_on_a_cluster_is_refused_naming_the_holder() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     let first = store.create_run(new_run("logs"), Some(&alice())).unwrap();
     let audit_before = store.audit().unwrap();
 
@@ -166,7 +166,7 @@ fn a_second_unfinished_run_on_a_cluster_is_refused_naming_the_holder() {
 #[test]
 fn a_finished_run_releases_its_cluster() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     let first = store.create_run(new_run("logs"), None).unwrap();
     store
         .update_run(first.id, Some(&bob()), |run| {
@@ -202,7 +202,7 @@ fn a_finished_run_releases_its_cluster() {
 #[test]
 fn runs_on_different_clusters_do_not_block_each_other() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     let logs = store.create_run(new_run("logs"), None).unwrap();
     let metrics = store.create_run(new_run("metrics"), None).unwrap();
     assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), Some(logs.id));
@@ -217,7 +217,7 @@ fn runs_on_different_clusters_do_not_block_each_other() {
 #[test]
 fn update_run_writes_its_audit_events_with_the_transition() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     let run = store.create_run(new_run("logs"), Some(&alice())).unwrap();
     let updated = store
         .update_run(run.id, Some(&bob()), |run| {
@@ -256,7 +256,7 @@ fn update_run_writes_its_audit_events_with_the_transition() {
 #[test]
 fn a_refused_change_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     let run = store.create_run(new_run("logs"), None).unwrap();
     let audit = store.audit().unwrap();
     let refused = store.update_run(run.id, None, |run| {
@@ -276,7 +276,7 @@ fn a_refused_change_writes_nothing() {
 #[test]
 fn updating_a_missing_run_says_not_found() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
+    let store = common::open(dir.path()).unwrap();
     let missing = store.update_run(RunId::new(7), None, |_| Ok::<_, ()>(vec![]));
     match missing {
         Err(UpdateError::Store(error @ StoreError::NotFound { .. })) => {
@@ -294,7 +294,7 @@ fn concurrent_updates_of_one_run_lose_no_change() {
     const THREADS: usize = 8;
     const EACH: usize = 12;
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path()).unwrap());
+    let store = Arc::new(common::open(dir.path()).unwrap());
     let id = store.create_run(new_run("logs"), None).unwrap().id;
     let workers: Vec<_> = (0..THREADS)
         .map(|t| {

@@ -48,6 +48,9 @@ pub(crate) struct World {
     now_ms: u64,
     nodes: Vec<Node>,
     indices: Vec<Index>,
+    /// Names of deleted indices in deletion order (a name recreated and deleted again appears
+    /// twice): tests prove each selected index is deleted exactly once.
+    deleted: Vec<String>,
     settings: Settings,
     master: Option<NodeId>,
 }
@@ -91,6 +94,7 @@ impl World {
                 })
                 .collect(),
             indices,
+            deleted: Vec::new(),
             settings: Settings::default(),
             master: None,
         };
@@ -286,9 +290,13 @@ impl World {
     /// Deletes indices by position (as returned by [`World::resolve`]).
     pub(crate) fn delete_indices(&mut self, positions: &[usize]) {
         let mut position = 0;
-        self.indices.retain(|_| {
+        let deleted = &mut self.deleted;
+        self.indices.retain(|index| {
             let keep = !positions.contains(&position);
             position += 1;
+            if !keep {
+                deleted.push(index.name.clone());
+            }
             keep
         });
         self.settle();

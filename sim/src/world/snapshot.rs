@@ -159,6 +159,8 @@ pub struct WorldSnapshot {
     pub nodes: Vec<NodeSnapshot>,
     /// Indices in creation order.
     pub indices: Vec<IndexSnapshot>,
+    /// Names of deleted indices, in deletion order.
+    pub deleted: Vec<String>,
 }
 
 impl World {
@@ -210,6 +212,7 @@ impl World {
                     data_on: index.disk.iter().map(|disk| ip(disk.node)).collect(),
                 })
                 .collect(),
+            deleted: self.deleted.clone(),
         }
     }
 }

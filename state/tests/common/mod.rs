@@ -103,3 +103,39 @@ pub fn finished_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<> {
         run
     }
 }
+
+/// sled releases its file lock from a background thread shortly after the last handle drops, so
+/// reopening at once in the same process can lose that race on a loaded machine. The bot never
+/// reopens a store in-process (a restart is a new process); these tests do, so they wait for the
+/// lock, for at most two seconds.
+pub fn open(dir: &std::path::Path) -> Result<opsbot_state::Store, opsbot_state::StoreError> {
+    retry_while_locked(
+        || opsbot_state::Store::open(dir),
+        |e| matches!(e, opsbot_state::StoreError::Sled(error) if is_lock(error)),
+    )
+}
+
+/// The raw sled database, for tests that write what opsbot never would.
+pub fn raw_open(dir: &std::path::Path) -> sled::Result<sled::Db> {
+    retry_while_locked(|| sled::open(dir), is_lock)
+}
+
+/// sled reports the lock as `Other`, with `WouldBlock` only in its message.
+fn is_lock(error: &sled::Error) -> bool {
+    matches!(error, sled::Error::Io(io) if io.to_string().contains("could not acquire lock"))
+}
+
+fn retry_while_locked<T, E>(
+    mut open: impl FnMut() -> Result<T, E>,
+    locked: impl Fn(&E) -> bool,
+) -> Result<T, E> {
+    for _ in 0..200 {
+        match open() {
+            Err(error) if locked(&error) => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            other => return other,
+        }
+    }
+    open()
+}

@@ -1,0 +1,102 @@
+//! What the tests of the real binary share: a simulated cluster, a config file pointing at it,
+//! and `opsbot console` children fed from stdin.
+
+#![allow(dead_code)] // Each test binary uses its own part of this module.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use opsbot_sim::{SimConfig, SimHandle};
+
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A simulated cluster and a config file for it, in a temporary directory.
+pub struct Scene {
+    pub sim: SimHandle,
+    pub config: PathBuf,
+    pub dir: tempfile::TempDir,
+}
+
+/// Starts `sim` and writes a config with `node_control` (TOML lines of its table) and a fast
+/// poll, with alice (operator) and bob (operator and approver) at the console.
+pub async fn scene(sim: SimConfig, node_control: &str) -> Scene {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = opsbot_sim::spawn(sim, listener).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("opsbot.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[store]
+path = "{store}"
+
+[engine]
+poll_interval = "50ms"
+node_timeout = "30s"
+formation_timeout = "60s"
+request_timeout = "5s"
+
+[engine.retry]
+attempts = 5
+base_delay = "50ms"
+max_delay = "500ms"
+
+[[clusters]]
+name = "logs"
+url = "{url}"
+nodes = ["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14", "10.0.0.15"]
+
+[clusters.node_control]
+{node_control}
+
+[console]
+operators = [{{ name = "alice" }}, {{ name = "bob", approver = true }}]
+"#,
+            store = dir.path().join("store").display(),
+            url = sim.base_url(),
+        ),
+    )
+    .unwrap();
+    Scene { sim, config, dir }
+}
+
+/// `opsbot ARGS`, reading `input`; stdin is closed after it, so a console exits once its runs
+/// are done (or parked on a person).
+pub fn spawn(args: &[&str], input: &str) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    child
+}
+
+/// `opsbot console --config CONFIG` reading `input`.
+pub fn console(config: &Path, input: &str) -> Child {
+    let config = config.display().to_string();
+    spawn(&["console", "--config", &config], input)
+}
+
+/// Waits for a child off the async runtime that serves the simulator.
+pub async fn output(child: Child) -> Output {
+    tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+pub async fn until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
