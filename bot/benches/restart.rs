@@ -6,6 +6,9 @@
 //! the stored run's step timestamps can be set against the simulator's world; the memory figures
 //! come from the real binary, because the in-process figures would include the simulator.
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -78,49 +81,13 @@ impl Scene {
         )
         .await?;
         let dir = tempfile::tempdir()?;
-        let config = dir.path().join("opsbot.toml");
-        let nodes: Vec<String> = sim
-            .state()
-            .nodes
-            .iter()
-            .map(|n| format!("\"{}\"", n.ip))
-            .collect();
         // One file for the in-process engine and the binary alike, so both measure one setup.
-        // Progress keeps its production default (4 edits per 5 s) to show real coalescing.
-        std::fs::write(
-            &config,
-            format!(
-                r#"
-[store]
-path = "{store}"
-
-[engine]
-poll_interval = "{POLL_INTERVAL_MS}ms"
-node_timeout = "30s"
-formation_timeout = "60s"
-request_timeout = "5s"
-
-[engine.retry]
-attempts = 5
-base_delay = "50ms"
-max_delay = "500ms"
-
-[[clusters]]
-name = "logs"
-url = "{url}"
-nodes = [{nodes}]
-
-[clusters.node_control]
-kind = "sim"
-
-[console]
-operators = [{{ name = "alice" }}]
-"#,
-                store = dir.path().join("store").display(),
-                url = sim.base_url(),
-                nodes = nodes.join(", "),
-            ),
-        )?;
+        let config = support::write_config(
+            dir.path(),
+            &sim.base_url(),
+            r#"kind = "sim""#,
+            Duration::from_millis(POLL_INTERVAL_MS),
+        );
         Ok(Self {
             sim: Arc::new(sim),
             config,

@@ -3,10 +3,6 @@
 //! delete whatever such a name expands to (`action.destructive_requires_name` is false there).
 //! An [`IndexPattern`] may hold `*`, and is only ever used to list.
 
-use std::fmt;
-
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 /// Why an index name or pattern was refused; the text is shown in chat as it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IndexNameError {
@@ -89,10 +85,6 @@ impl IndexName {
         }
         Ok(Self(name.to_owned()))
     }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
 /// A name or a `*` pattern, for listing only.
@@ -103,10 +95,6 @@ impl IndexPattern {
     pub fn parse(pattern: &str) -> Result<Self, IndexNameError> {
         check(pattern, true)?;
         Ok(Self(pattern.to_owned()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
     }
 
     /// Glob match with `*` as any run of characters.
@@ -130,28 +118,8 @@ impl IndexPattern {
     }
 }
 
-macro_rules! string_serde {
-    ($ty:ident) => {
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-        impl Serialize for $ty {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(&self.0)
-            }
-        }
-        impl<'de> Deserialize<'de> for $ty {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let raw = String::deserialize(deserializer)?;
-                Self::parse(&raw).map_err(serde::de::Error::custom)
-            }
-        }
-    };
-}
-string_serde!(IndexName);
-string_serde!(IndexPattern);
+validated_string!(IndexName, IndexNameError);
+validated_string!(IndexPattern, IndexNameError);
 
 #[cfg(test)]
 mod tests;

@@ -2,6 +2,9 @@
 //! digests, the planners, the run record and its approval rules, and all chat text.
 //! No I/O lives here: the bot crate observes the world and executes plans.
 
+#[macro_use]
+mod macros;
+
 pub mod approval;
 pub mod audit;
 pub mod catalogue;

@@ -85,41 +85,6 @@ fn check(
     Ok(())
 }
 
-/// Implements `Display`, `FromStr` and serde through the type's `parse`, so that a stored or
-/// deserialized value is validated exactly like one typed in chat.
-macro_rules! validated_string {
-    ($ty:ident) => {
-        impl $ty {
-            /// The validated text.
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-        impl FromStr for $ty {
-            type Err = NameError;
-            fn from_str(s: &str) -> Result<Self, Self::Err> {
-                Self::parse(s)
-            }
-        }
-        impl Serialize for $ty {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(&self.0)
-            }
-        }
-        impl<'de> Deserialize<'de> for $ty {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let raw = String::deserialize(deserializer)?;
-                Self::parse(&raw).map_err(serde::de::Error::custom)
-            }
-        }
-    };
-}
-
 /// The name of a configured cluster, as operators type it (`logs`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ClusterName(String);
@@ -140,7 +105,7 @@ impl ClusterName {
         Ok(Self(value.to_owned()))
     }
 }
-validated_string!(ClusterName);
+validated_string!(ClusterName, NameError);
 
 /// An operator's handle in the console and in the config (`alice`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -162,7 +127,7 @@ impl UserName {
         Ok(Self(value.to_owned()))
     }
 }
-validated_string!(UserName);
+validated_string!(UserName, NameError);
 
 /// Free text an operator gives as a reason (`/reject id:r-4 reason:"not tonight"`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -184,7 +149,7 @@ impl Reason {
         Ok(Self(value.trim().to_owned()))
     }
 }
-validated_string!(Reason);
+validated_string!(Reason, NameError);
 
 /// A search node, addressed by its IPv4 address: Kolla names each node after its IP, and the
 /// allocation exclusion setting takes an IP. IPv6 is refused because no supported deployment uses it

@@ -1,7 +1,8 @@
 //! What the tests of the real binary share: a simulated cluster, a config file pointing at it,
 //! and `opsbot console` children fed from stdin.
 
-#![allow(dead_code)] // Each test binary uses its own part of this module.
+#![allow(dead_code)] // Each test binary (and the restart bench) uses its own part of this module.
+#![allow(clippy::unwrap_used)] // Scaffolding: a set-up that fails must stop the test loudly.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,7 +26,18 @@ pub async fn scene(sim: SimConfig, node_control: &str) -> Scene {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let sim = opsbot_sim::spawn(sim, listener).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("opsbot.toml");
+    let config = write_config(
+        dir.path(),
+        &sim.base_url(),
+        node_control,
+        Duration::from_millis(50),
+    );
+    Scene { sim, config, dir }
+}
+
+/// Writes `opsbot.toml` in `dir` for the 5-node simulated cluster at `url`; returns its path.
+pub fn write_config(dir: &Path, url: &str, node_control: &str, poll: Duration) -> PathBuf {
+    let config = dir.join("opsbot.toml");
     std::fs::write(
         &config,
         format!(
@@ -34,7 +46,7 @@ pub async fn scene(sim: SimConfig, node_control: &str) -> Scene {
 path = "{store}"
 
 [engine]
-poll_interval = "50ms"
+poll_interval = "{poll}ms"
 node_timeout = "30s"
 formation_timeout = "60s"
 request_timeout = "5s"
@@ -55,12 +67,12 @@ nodes = ["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14", "10.0.0.15"]
 [console]
 operators = [{{ name = "alice" }}, {{ name = "bob", approver = true }}]
 "#,
-            store = dir.path().join("store").display(),
-            url = sim.base_url(),
+            store = dir.join("store").display(),
+            poll = poll.as_millis(),
         ),
     )
     .unwrap();
-    Scene { sim, config, dir }
+    config
 }
 
 /// `opsbot ARGS`, reading `input`; stdin is closed after it, so a console exits once its runs
