@@ -1,12 +1,15 @@
 //! The command line: `opsbot demo | sim | console | plan`. Errors end here, printed with their
 //! whole cause chain and a non-zero exit code.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
+use opsbot_commands::audit::Since;
+use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::render;
 use opsbot_commands::request::Request;
@@ -40,6 +43,11 @@ enum Command {
         #[arg(long)]
         config: PathBuf,
     },
+    /// The audit log.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
     /// Print the plan a command would run, without running it.
     Plan {
         #[arg(long)]
@@ -52,6 +60,22 @@ enum Command {
         now: Option<OffsetDateTime>,
         /// The command, e.g. '/cluster restart cluster:logs'.
         command: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AuditCommand {
+    /// Write the audit log as JSON lines (one event per line, oldest first) to stdout, for the
+    /// team's log system. The store admits one process: stop the bot first, or use /audit.
+    Export {
+        #[arg(long)]
+        config: PathBuf,
+        /// Only events since then: 30m, 2h, 3d or an RFC 3339 time.
+        #[arg(long, value_parser = |s: &str| Since::parse(s).map_err(|e| e.to_string()))]
+        since: Option<Since>,
+        /// Only the events of this run, e.g. r-42.
+        #[arg(long, value_parser = |s: &str| RunId::parse(s).map_err(|e| e.to_string()))]
+        run: Option<RunId>,
     },
 }
 
@@ -128,6 +152,9 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Console { config } => {
             crate::chat::console::run(Config::load(&config)?, None).await
         }
+        Command::Audit {
+            command: AuditCommand::Export { config, since, run },
+        } => export_audit(&Config::load(&config)?, since, run),
         Command::Plan {
             config,
             json,
@@ -155,6 +182,22 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
         .await
         .context("waiting for Ctrl-C")?;
     handle.shutdown().await;
+    Ok(())
+}
+
+fn export_audit(config: &Config, since: Option<Since>, run: Option<RunId>) -> anyhow::Result<()> {
+    let store = opsbot_state::Store::open(&config.store.path)?;
+    let start = since.map(|s| s.start(OffsetDateTime::now_utc()));
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for event in store.audit()? {
+        if start.is_some_and(|start| event.at < start) || run.is_some_and(|r| event.run != Some(r))
+        {
+            continue;
+        }
+        serde_json::to_writer(&mut out, &event)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
     Ok(())
 }
 

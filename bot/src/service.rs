@@ -164,6 +164,17 @@ impl Service {
                     run.id, actor.user.name
                 ))
             }
+            Request::Audit { run, since } => {
+                let start = since.map_or(now - time::Duration::days(1), |s| s.start(now));
+                let events: Vec<_> = self
+                    .engine
+                    .store()
+                    .audit()?
+                    .into_iter()
+                    .filter(|e| e.at >= start && (run.is_none() || e.run == run))
+                    .collect();
+                Reply::public(render::audit(&events))
+            }
             Request::Help { topic } => {
                 Reply::private(render::help(topic.as_deref(), origin == Origin::Console))
             }

@@ -224,3 +224,79 @@ async fn sim_serves_the_chosen_flavour_with_its_faults() {
     assert_eq!(first, Some(503));
     assert_eq!(second["version"]["distribution"], "opensearch");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_export_writes_json_lines_and_refuses_a_store_in_use() {
+    let scene = scene(small(), r#"kind = "sim""#).await;
+    let config = config_of(&scene);
+    let console_run = run(
+        vec!["console".into(), "--config".into(), config.clone()],
+        "/cluster stop cluster:logs\n",
+    )
+    .await;
+    assert!(console_run.status.success());
+    let export = run(
+        vec![
+            "audit".into(),
+            "export".into(),
+            "--config".into(),
+            config.clone(),
+            "--run".into(),
+            "r-1".into(),
+        ],
+        "",
+    )
+    .await;
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&export.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(events[0]["event"]["kind"], "run_requested");
+    assert_eq!(events[0]["actor"]["name"], "alice");
+    assert_eq!(
+        events.last().unwrap()["event"],
+        serde_json::json!({"kind": "run_finished", "state": "succeeded"})
+    );
+
+    // While a console holds the store, the export says so instead of failing obscurely.
+    // A console whose input stays open holds the store until it is killed.
+    let mut holder = Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .args(["console", "--config", &config])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut met = false;
+    for _ in 0..100 {
+        let busy = run(
+            vec![
+                "audit".into(),
+                "export".into(),
+                "--config".into(),
+                config.clone(),
+            ],
+            "",
+        )
+        .await;
+        if busy.status.success() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        }
+        let stderr = String::from_utf8_lossy(&busy.stderr);
+        assert!(
+            stderr.contains("is in use by another opsbot process"),
+            "{stderr}"
+        );
+        met = true;
+        break;
+    }
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(met, "the export never met the running console");
+}

@@ -66,3 +66,110 @@ pub enum AuditKind {
         state: String,
     },
 }
+
+/// Where an audit listing starts: `2h` ago, or at an RFC 3339 instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since {
+    Ago(time::Duration),
+    At(OffsetDateTime),
+}
+
+impl Since {
+    /// A year: older history is for the exported log, not for chat.
+    const MAX_AGO: time::Duration = time::Duration::days(366);
+
+    /// `30m`, `2h`, `3d`, or `2026-11-21T03:00:00Z`.
+    pub fn parse(value: &str) -> Result<Self, crate::name::NameError> {
+        let bad = || crate::name::NameError::BadSince {
+            value: value.chars().take(40).collect(),
+        };
+        if let Ok(at) = OffsetDateTime::parse(value, &time::format_description::well_known::Rfc3339)
+        {
+            return Ok(Self::At(at));
+        }
+        let split = value.len().checked_sub(1).ok_or_else(bad)?;
+        let (number, unit) = value.split_at(split);
+        let n: i64 = number.parse().map_err(|_| bad())?;
+        let ago = match unit {
+            "m" => time::Duration::minutes(n),
+            "h" => time::Duration::hours(n),
+            "d" => time::Duration::days(n),
+            _ => return Err(bad()),
+        };
+        if ago <= time::Duration::ZERO || ago > Self::MAX_AGO {
+            return Err(bad());
+        }
+        Ok(Self::Ago(ago))
+    }
+
+    pub fn start(self, now: OffsetDateTime) -> OffsetDateTime {
+        match self {
+            Self::Ago(ago) => now - ago,
+            Self::At(at) => at,
+        }
+    }
+}
+
+impl AuditKind {
+    /// What happened, in a few words for chat.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::RunRequested { command, digest } => {
+                format!("requested {command} (digest {})", short(digest))
+            }
+            Self::ApprovalGranted { digest } => format!("approved (digest {})", short(digest)),
+            Self::ApprovalRefused { reason } => format!("approval refused: {reason}"),
+            Self::Rejected { reason } => format!("rejected: {reason}"),
+            Self::CancelRequested => "asked to cancel".to_owned(),
+            Self::OperatorConfirmed { step } => format!("confirmed manual step {}", step + 1),
+            Self::StepStarted { step, action } => format!("step {} started: {action}", step + 1),
+            Self::StepDone { step, note } if note.is_empty() => format!("step {} done", step + 1),
+            Self::StepDone { step, note } => format!("step {} done: {note}", step + 1),
+            Self::StepFailed { step, error } => format!("step {} failed: {error}", step + 1),
+            Self::Resumed { step: Some(step) } => format!("resumed at step {}", step + 1),
+            Self::Resumed { step: None } => "resumed".to_owned(),
+            Self::RunFinished { state } => format!("finished: {state}"),
+        }
+    }
+}
+
+fn short(digest: &str) -> &str {
+    digest
+        .get(..crate::plan::PlanDigest::SHORT)
+        .unwrap_or(digest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    #[test]
+    fn since_reads_durations_and_instants() {
+        let now = datetime!(2026-11-21 03:00:00 UTC);
+        assert_eq!(
+            Since::parse("2h").unwrap().start(now),
+            datetime!(2026-11-21 01:00:00 UTC)
+        );
+        assert_eq!(
+            Since::parse("3d").unwrap().start(now),
+            datetime!(2026-11-18 03:00:00 UTC)
+        );
+        assert_eq!(
+            Since::parse("2026-11-20T00:00:00Z").unwrap().start(now),
+            datetime!(2026-11-20 00:00:00 UTC)
+        );
+        for bad in [
+            "",
+            "h",
+            "0h",
+            "-2h",
+            "2w",
+            "367d",
+            "yesterday",
+            "2026-11-20",
+        ] {
+            assert!(Since::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

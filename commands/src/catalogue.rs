@@ -1,6 +1,7 @@
 //! The command catalogue: the one table that names every command and option. The console parser,
 //! `/help` and the Discord registration are all derived from it, so no name is written twice.
 
+use crate::audit::Since;
 use crate::index::{IndexName, IndexPattern, MAX_INDEX_BYTES};
 use crate::name::{ClusterName, NameError, Reason, RunId, UserName};
 use crate::parse::{Args, ParseError};
@@ -326,6 +327,32 @@ pub static CATALOGUE: &[CommandSpec] = &[
             Ok(Request::Reject {
                 id: run_id(a)?,
                 reason: a.required("reason", Reason::parse)?,
+            })
+        },
+    },
+    CommandSpec {
+        group: "audit",
+        sub: None,
+        summary: "the audit trail: who asked, approved, cancelled, and what each step did",
+        options: &[
+            OptionSpec {
+                name: "run",
+                kind: OptionKind::Run,
+                required: false,
+                summary: "only this run, e.g. r-42",
+            },
+            OptionSpec {
+                name: "since",
+                kind: OptionKind::Text { max_len: 40 },
+                required: false,
+                summary: "30m, 2h, 3d or an RFC 3339 time (default 24h)",
+            },
+        ],
+        surface: Surface::Everywhere,
+        build: |a| {
+            Ok(Request::Audit {
+                run: a.optional("run", RunId::parse)?,
+                since: a.optional("since", Since::parse)?,
             })
         },
     },

@@ -32,6 +32,8 @@ pub enum NameError {
     /// An index name or pattern was refused; its text says why.
     #[error(transparent)]
     Index(#[from] crate::index::IndexNameError),
+    #[error("`{value}` is no time; write since: as 30m, 2h, 3d or 2026-11-21T03:00:00Z")]
+    BadSince { value: String },
     #[error("{what} must be a whole number from {min} to {max}, not `{value}`")]
     OutOfRange {
         what: &'static str,

@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::audit::Since;
 use crate::index::{IndexName, IndexPattern};
 use crate::name::{ClusterName, Reason, RunId, UserName};
 use crate::retention::RetentionDays;
@@ -32,6 +33,11 @@ pub enum Request {
     Approve { id: RunId },
     /// `/reject`: a second operator refuses a destructive plan.
     Reject { id: RunId, reason: Reason },
+    /// `/audit`: the audit trail, of one run or since a time (default: the last 24 hours).
+    Audit {
+        run: Option<RunId>,
+        since: Option<Since>,
+    },
     /// `/help`: the catalogue, or one group of it.
     Help { topic: Option<String> },
     /// `/as`: the console speaks as another configured operator.

@@ -15,6 +15,13 @@ pub enum StoreError {
          and its permissions, and that no other opsbot uses the same store"
     )]
     Sled(#[from] sled::Error),
+    /// sled admits one process per store: another opsbot (or an export) has it open.
+    #[error(
+        "the store at {} is in use by another opsbot process (a store admits one at a time); \
+         stop that process, or ask the running bot (e.g. /audit in chat)",
+        path.display()
+    )]
+    InUse { path: PathBuf },
     /// A record that does not decode. Never skipped: a run the bot cannot read is a run it
     /// cannot resume, so it refuses to start rather than forget it.
     #[error(

@@ -54,7 +54,18 @@ impl Store {
     /// and run logs are not scanned (they only grow); they are checked when read.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let started = Instant::now();
-        let db = sled::Config::new().path(path).open()?;
+        let db = sled::Config::new()
+            .path(path)
+            .open()
+            .map_err(|error| match error {
+                // sled reports its file lock as `Other`, naming it only in the message.
+                sled::Error::Io(io) if io.to_string().contains("could not acquire lock") => {
+                    StoreError::InUse {
+                        path: path.to_owned(),
+                    }
+                }
+                other => StoreError::Sled(other),
+            })?;
         let store = Store {
             meta: db.open_tree(META)?,
             runs: db.open_tree(RUNS)?,

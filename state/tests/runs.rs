@@ -336,3 +336,17 @@ fn concurrent_updates_of_one_run_lose_no_change() {
     confirmed.dedup();
     assert_eq!(confirmed.len(), THREADS * EACH);
 }
+
+#[test]
+fn a_store_in_use_is_refused_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let _first = opsbot_state::Store::open(dir.path()).unwrap();
+    let second = opsbot_state::Store::open(dir.path()).unwrap_err();
+    assert!(
+        second.to_string().starts_with(&format!(
+            "the store at {} is in use by another opsbot process",
+            dir.path().display()
+        )),
+        "{second}"
+    );
+}

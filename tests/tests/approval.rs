@@ -357,3 +357,41 @@ async fn nothing_to_delete_is_a_success_that_says_so() {
     );
     assert!(h.engine.store().runs().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn the_audit_trail_shows_who_asked_approved_and_what_each_step_did() {
+    let h = Harness::start(Setup::default()).await;
+    h.slash("alice", PRUNE).await;
+    h.slash("alice", "/approve id:r-1").await;
+    h.slash("bob", "/approve id:r-1").await;
+    h.finished(opsbot_commands::name::RunId::new(1)).await;
+    let trail = h.slash("carol", "/audit run:r-1").await;
+    assert!(trail.private, "only operators read the audit trail");
+    let trail = h.slash("bob", "/audit run:r-1").await.text;
+    let events: Vec<&str> = trail
+        .lines()
+        .map(|l| l.split_once(" · ").map_or(l, |(_, e)| e))
+        .collect();
+    assert!(
+        events[0].starts_with(
+            "requested /indices prune cluster:logs older_than_days:30 prefix:flog- (digest "
+        ),
+        "{trail}"
+    );
+    assert_eq!(
+        events[1],
+        "approval refused: you requested run r-1; another approver must approve it"
+    );
+    assert!(events[2].starts_with("approved (digest "), "{trail}");
+    assert!(events.contains(&"step 1 done: deleted 60"), "{trail}");
+    assert_eq!(events.last(), Some(&"finished: succeeded"));
+    assert!(
+        trail.lines().nth(1).unwrap().contains(" r-1 alice · "),
+        "{trail}"
+    );
+    let bad = h.slash("bob", "/audit since:yesterday").await;
+    assert_eq!(
+        bad.text,
+        "since: `yesterday` is no time; write since: as 30m, 2h, 3d or 2026-11-21T03:00:00Z"
+    );
+}

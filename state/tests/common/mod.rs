@@ -111,7 +111,7 @@ pub fn finished_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<> {
 pub fn open(dir: &std::path::Path) -> Result<opsbot_state::Store, opsbot_state::StoreError> {
     retry_while_locked(
         || opsbot_state::Store::open(dir),
-        |e| matches!(e, opsbot_state::StoreError::Sled(error) if is_lock(error)),
+        |e| matches!(e, opsbot_state::StoreError::InUse { .. }),
     )
 }
 
