@@ -76,10 +76,16 @@ pub(super) fn prune(
     if !undeletable.is_empty() {
         notes.push(format!("skipped: {}", undeletable.join("; ")));
     }
-    if system + undated > 0 {
-        notes.push(format!(
-            "never selected: {system} system (dot) indices, {undated} without a date"
-        ));
+    let never: Vec<String> = [
+        (system, "system (dot) index", "system (dot) indices"),
+        (undated, "index without a date", "indices without a date"),
+    ]
+    .into_iter()
+    .filter(|(n, _, _)| *n > 0)
+    .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+    .collect();
+    if !never.is_empty() {
+        notes.push(format!("never selected: {}", never.join(", ")));
     }
     let names = expired.into_iter().map(|(name, _, _)| name).collect();
     Ok(Plan {
