@@ -1,9 +1,11 @@
 use super::*;
+use crate::cluster::Observation;
 use crate::cluster::{Distribution, HealthStatus, Membership, ServerVersion};
 use crate::name::{NodeAddr, RunId};
 use crate::planner::{ClusterFacts, Facts, plan as make_plan};
 use crate::request::ProcedureRequest;
 use crate::run::{ChannelId, UserRef};
+use crate::run::{Run, RunState, StepState};
 use time::macros::datetime;
 
 const T0: OffsetDateTime = datetime!(2026-11-21 03:00:00 UTC);

@@ -1,0 +1,34 @@
+//! `/audit`.
+
+use std::fmt::Write as _;
+
+use super::{MESSAGE_LIMIT, fit, utc};
+use crate::audit::AuditEvent;
+
+/// `/audit`: one line per event, oldest first; the oldest are cut when it would not fit.
+pub fn audit(events: &[AuditEvent]) -> String {
+    if events.is_empty() {
+        return "no audit events in that range".to_owned();
+    }
+    let lines: Vec<String> = events
+        .iter()
+        .map(|e| {
+            let run = e.run.map(|r| format!(" {r}")).unwrap_or_default();
+            let who = e.actor.as_ref().map_or("opsbot", |a| a.name.as_str());
+            format!("{}{run} {who} · {}", utc(e.at), e.event.describe())
+        })
+        .collect();
+    let mut shown = lines.len();
+    loop {
+        let hidden = lines.len() - shown;
+        let mut text = String::new();
+        if hidden > 0 {
+            let _ = writeln!(text, "… {hidden} earlier; narrow with since: or run:");
+        }
+        text.push_str(&lines[hidden..].join("\n"));
+        if text.chars().count() <= MESSAGE_LIMIT || shown <= 1 {
+            return fit(&text);
+        }
+        shown -= 1;
+    }
+}

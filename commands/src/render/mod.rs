@@ -1,0 +1,89 @@
+//! Every text an operator reads about plans and runs, decided in one place. Pure functions of
+//! their inputs (time included), so that each is snapshot-tested. One module per subject; the
+//! functions are used as `render::progress`, `render::plan`, ...
+
+mod audit;
+mod cluster;
+mod indices;
+mod plan;
+mod run;
+
+pub use audit::audit;
+pub use cluster::{cluster_status, report};
+pub use indices::{bytes, compact, index_list};
+pub use plan::{plan, started, step_label};
+pub use run::{aftermath, progress, run_list, run_status};
+
+use time::OffsetDateTime;
+
+use crate::catalogue::{self, CATALOGUE, Surface};
+
+/// Discord's limit for one message; every text here is cut to fit it.
+pub const MESSAGE_LIMIT: usize = 2000;
+
+/// `4m12s`, `1h02m`, `42s`.
+pub fn duration(d: time::Duration) -> String {
+    let secs = d.whole_seconds().max(0);
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    match (h, m) {
+        (0, 0) => format!("{s}s"),
+        (0, _) => format!("{m}m{s:02}s"),
+        _ => format!("{h}h{m:02}m"),
+    }
+}
+
+pub(crate) fn hhmm(at: OffsetDateTime) -> String {
+    format!("{:02}:{:02} UTC", at.hour(), at.minute())
+}
+
+/// `2026-10-22 00:00 UTC`.
+pub fn utc(at: OffsetDateTime) -> String {
+    let at = at.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{}-{:02}-{:02} {:02}:{:02} UTC",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute()
+    )
+}
+
+/// `/help` and `/help topic:cluster`.
+pub fn help(topic: Option<&str>, console: bool) -> String {
+    let shown = |c: &&catalogue::CommandSpec| console || c.surface == Surface::Everywhere;
+    let commands: Vec<_> = match topic {
+        Some(topic) => catalogue::group(topic).filter(shown).collect(),
+        None => CATALOGUE.iter().filter(shown).collect(),
+    };
+    if commands.is_empty() {
+        let groups: Vec<&str> = CATALOGUE.iter().map(|c| c.group).collect();
+        let mut groups = groups;
+        groups.dedup();
+        return format!(
+            "no commands about `{}`; groups: {}",
+            topic.unwrap_or_default(),
+            groups.join(", ")
+        );
+    }
+    let lines: Vec<String> = commands
+        .iter()
+        .map(|c| format!("{}\n    {}", c.usage(), c.summary))
+        .collect();
+    fit(&lines.join("\n"))
+}
+
+/// Cuts a text to the chat limit, saying so, on a character boundary.
+pub fn fit(text: &str) -> String {
+    const MORE: &str = "\n… (cut to fit; /run status shows the rest)";
+    if text.chars().count() <= MESSAGE_LIMIT {
+        return text.to_owned();
+    }
+    let keep = MESSAGE_LIMIT - MORE.chars().count();
+    let mut cut: String = text.chars().take(keep).collect();
+    cut.push_str(MORE);
+    cut
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,91 @@
+//! Plans: what each step does, in a few words, and the plan as shown before a run.
+
+use std::fmt::Write as _;
+
+use super::{compact, fit, hhmm};
+use crate::cluster::FlushMode;
+use crate::plan::{Action, DestructiveAction, Plan, SafeAction, Wait};
+use crate::run::{Run, RunState};
+
+/// What a step does, in a few words.
+pub fn step_label(action: &Action) -> String {
+    match action {
+        Action::Safe(safe) => match safe {
+            SafeAction::DisableAllocation => {
+                "disable shard allocation (persistent cluster.routing.allocation.enable: none)"
+                    .to_owned()
+            }
+            SafeAction::EnableAllocation => {
+                "re-enable shard allocation (persistent cluster.routing.allocation.enable: null)"
+                    .to_owned()
+            }
+            SafeAction::Flush {
+                mode: FlushMode::Synced,
+            } => "synced flush (POST /_flush/synced)".to_owned(),
+            SafeAction::Flush {
+                mode: FlushMode::Plain,
+            } => "flush (POST /_flush)".to_owned(),
+            SafeAction::StopNode { node } => format!("stop the search container on {node}"),
+            SafeAction::StartNode { node } => format!("start the search container on {node}"),
+            SafeAction::Report => "report _cat/health, _cat/recovery and _cat/nodes".to_owned(),
+            SafeAction::VerifyDeleted => {
+                "list the indices and verify that none of the deleted ones remains".to_owned()
+            }
+        },
+        Action::Wait(wait) => match wait {
+            Wait::NodeLeft { node } => format!("wait until {node} has left the cluster"),
+            Wait::NodeJoined { node } => format!("wait until {node} has joined"),
+            Wait::ClusterFormed { nodes, status } => {
+                format!("wait until all {nodes} nodes have joined and status is {status} or better")
+            }
+        },
+        Action::Destructive(DestructiveAction::DeleteIndices { indices }) => {
+            let noun = if indices.len() == 1 {
+                "index"
+            } else {
+                "indices"
+            };
+            format!("delete {} {noun}: {}", indices.len(), compact(indices))
+        }
+    }
+}
+
+fn destructive_marker(action: &Action) -> &'static str {
+    match action {
+        Action::Destructive(_) => " (needs approval)",
+        Action::Safe(_) | Action::Wait(_) => "",
+    }
+}
+
+/// The plan as shown before a run starts and by `opsbot plan`.
+pub fn plan(plan: &Plan) -> String {
+    let mut text = format!("Plan for {} (digest {})\n", plan.request, plan.digest());
+    for (i, action) in plan.steps.iter().enumerate() {
+        let _ = writeln!(
+            text,
+            "{:>3}. {}{}",
+            i + 1,
+            step_label(action),
+            destructive_marker(action)
+        );
+    }
+    for note in &plan.notes {
+        let _ = writeln!(text, "note: {note}");
+    }
+    fit(text.trim_end())
+}
+
+/// The answer to a procedure request: the run and its plan, and who must act next.
+pub fn started(run: &Run) -> String {
+    let first = match &run.state {
+        RunState::AwaitingApproval { expires_at } => format!(
+            "{} waits for approval by an approver (expires {}): /approve id:{} or /reject id:{} reason:\"...\"",
+            run.id,
+            hhmm(*expires_at),
+            run.id,
+            run.id
+        ),
+        _ => format!("{} started", run.id),
+    };
+    fit(&format!("{first}\n{}", plan(&run.plan)))
+}

@@ -1,0 +1,263 @@
+//! Runs: the progress message, `/run status`, `/run list`, and what a run left behind.
+
+use std::fmt::Write as _;
+
+use time::OffsetDateTime;
+
+use super::{MESSAGE_LIMIT, compact, duration, fit, hhmm, step_label};
+use crate::cluster::Observation;
+use crate::name::{ClusterName, NodeAddr};
+use crate::plan::{Action, DestructiveAction, SafeAction};
+use crate::request::ProcedureRequest;
+use crate::run::{Run, RunState, StepState};
+
+fn icon(state: &RunState) -> &'static str {
+    match state {
+        RunState::AwaitingApproval { .. } => "⏸",
+        RunState::Running => "⏳",
+        RunState::Succeeded => "✅",
+        RunState::Failed { .. } => "❌",
+        RunState::Cancelled { .. } => "⏹",
+        RunState::Rejected { .. } => "🚫",
+        RunState::Expired => "⌛",
+    }
+}
+
+/// `⏳ r-3 · /cluster restart cluster:logs · by alice · running 1m12s`.
+fn headline(run: &Run, now: OffsetDateTime) -> String {
+    let end = run.finished_at.unwrap_or(now);
+    let took = duration(end - run.created_at);
+    let when = match &run.state {
+        RunState::AwaitingApproval { expires_at } => {
+            format!(
+                "waiting for approval by an approver (expires {})",
+                hhmm(*expires_at)
+            )
+        }
+        RunState::Running if run.awaiting_operator().is_some() => {
+            format!("waiting for an operator · {took}")
+        }
+        RunState::Running => format!("running {took}"),
+        RunState::Succeeded => format!("succeeded in {took}"),
+        RunState::Failed { .. } => format!("failed after {took}"),
+        RunState::Cancelled { by, .. } => format!("cancelled by {} after {took}", by.name),
+        RunState::Rejected { by, .. } => format!("rejected by {}", by.name),
+        RunState::Expired => "expired: nobody approved in time".to_owned(),
+    };
+    format!(
+        "{} {} · {} · by {} · {when}",
+        icon(&run.state),
+        run.id,
+        run.plan.request,
+        run.requester.name
+    )
+}
+
+/// The one progress message of a run, edited in place while it runs.
+pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) -> String {
+    let mut text = headline(run, now);
+    let total = run.plan.steps.len();
+    match &run.state {
+        RunState::Running => {
+            if let Some(i) = run.cursor() {
+                let _ = write!(
+                    text,
+                    "\nstep {}/{total}: {}",
+                    i + 1,
+                    step_label(&run.plan.steps[i])
+                );
+                if let Some(StepState::AwaitingOperator { prompt, .. }) = run.steps.get(i) {
+                    let _ = write!(text, "\n👉 {prompt}");
+                }
+            }
+            if let Some(observed) = observed.filter(|o| **o != Observation::default()) {
+                let _ = write!(text, "\n{observed}");
+            }
+        }
+        RunState::AwaitingApproval { .. } => {
+            let _ = write!(
+                text,
+                "\napprove with /approve id:{} or reject with /reject id:{} reason:\"...\"",
+                run.id, run.id
+            );
+        }
+        RunState::Succeeded => {
+            // Each deletion's result, then the final word (a report or the verification).
+            for (action, state) in run.plan.steps.iter().zip(&run.steps) {
+                if let (Action::Destructive(_), StepState::Done { note, .. }) = (action, state) {
+                    let _ = write!(text, "\n{note}");
+                }
+            }
+            if let Some(note) = last_note(run) {
+                let _ = write!(text, "\n{note}");
+            }
+        }
+        RunState::Failed { error } => {
+            if let Some(i) = run.cursor() {
+                let _ = write!(
+                    text,
+                    "\nat step {}/{total}: {}",
+                    i + 1,
+                    step_label(&run.plan.steps[i])
+                );
+            }
+            let _ = write!(text, "\n{error}");
+        }
+        RunState::Cancelled { note, .. } => {
+            let _ = write!(text, "\n{note}");
+        }
+        RunState::Rejected { reason, .. } => {
+            let _ = write!(text, "\nreason: {reason}");
+        }
+        RunState::Expired => {}
+    }
+    fit(&text)
+}
+
+/// The note of the last step done; for maintenance runs, the final report.
+fn last_note(run: &Run) -> Option<&str> {
+    run.steps.iter().rev().find_map(|s| match s {
+        StepState::Done { note, .. } if !note.is_empty() => Some(note.as_str()),
+        _ => None,
+    })
+}
+
+/// `/run status`: the progress message, then every step. A long run that would not fit in one
+/// chat message shows its leading completed steps as one line.
+pub fn run_status(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) -> String {
+    let head = progress(run, observed, now);
+    let lines: Vec<String> = run
+        .plan
+        .steps
+        .iter()
+        .zip(&run.steps)
+        .enumerate()
+        .map(|(i, (action, state))| {
+            let (mark, detail) = match state {
+                StepState::Pending => ("·", String::new()),
+                StepState::Started { .. } => ("▶", String::new()),
+                StepState::AwaitingOperator { .. } => ("👉", " (waiting for /run done)".to_owned()),
+                StepState::Done { note, .. } if note.is_empty() || note.contains('\n') => {
+                    ("✔", String::new())
+                }
+                StepState::Done { note, .. } => ("✔", format!(" ({note})")),
+                StepState::Failed { .. } => ("✖", String::new()),
+            };
+            format!("{mark} {:>2}. {}{detail}", i + 1, step_label(action))
+        })
+        .collect();
+    let footer = format!("plan digest {}", run.digest);
+    let assemble = |steps: &[String]| format!("{head}\n\n{}\n{footer}", steps.join("\n"));
+    let full = assemble(&lines);
+    if full.chars().count() <= MESSAGE_LIMIT {
+        return full;
+    }
+    // Collapse done steps from the start, keeping the last three done ones in view.
+    let done = run
+        .steps
+        .iter()
+        .take_while(|s| matches!(s, StepState::Done { .. }))
+        .count();
+    let mut collapsed = done.saturating_sub(3);
+    loop {
+        let mut steps = Vec::with_capacity(lines.len());
+        if collapsed > 0 {
+            steps.push(format!("✔  1–{collapsed}. done"));
+        }
+        steps.extend(lines[collapsed..].iter().cloned());
+        let text = assemble(&steps);
+        if text.chars().count() <= MESSAGE_LIMIT || collapsed >= done {
+            return fit(&text);
+        }
+        collapsed += 1;
+    }
+}
+
+/// `/run list`: one line per run, newest first.
+pub fn run_list(runs: &[Run], now: OffsetDateTime) -> String {
+    if runs.is_empty() {
+        return "no runs in the last 24 hours".to_owned();
+    }
+    let lines: Vec<String> = runs.iter().map(|run| headline(run, now)).collect();
+    fit(&lines.join("\n"))
+}
+
+/// What a run that stopped early leaves behind, and the command that undoes or finishes it.
+/// Shown when a run fails or is cancelled, so nobody has to work the state out at 3 a.m.
+pub fn aftermath(run: &Run) -> String {
+    match &run.plan.request {
+        ProcedureRequest::ClusterStop { cluster }
+        | ProcedureRequest::ClusterStart { cluster }
+        | ProcedureRequest::ClusterRestart { cluster } => cluster_aftermath(run, cluster),
+        ProcedureRequest::IndicesPrune { cluster, .. }
+        | ProcedureRequest::IndicesDelete { cluster, .. } => deletion_aftermath(run, cluster),
+    }
+}
+
+fn cluster_aftermath(run: &Run, cluster: &ClusterName) -> String {
+    let mut allocation_disabled = false;
+    let mut stopped: Vec<NodeAddr> = Vec::new();
+    let mut uncertain: Vec<String> = Vec::new();
+    for (action, state) in run.plan.steps.iter().zip(&run.steps) {
+        let done = matches!(state, StepState::Done { .. });
+        let touched = !matches!(state, StepState::Pending);
+        let Action::Safe(safe) = action else { continue };
+        match safe {
+            SafeAction::DisableAllocation if done => allocation_disabled = true,
+            SafeAction::EnableAllocation if done => allocation_disabled = false,
+            SafeAction::StopNode { node } if done => stopped.push(*node),
+            SafeAction::StartNode { node } if done => stopped.retain(|n| n != node),
+            SafeAction::StopNode { node } | SafeAction::StartNode { node } if touched => {
+                uncertain.push(format!("{node} may be half-way ({})", step_label(action)));
+            }
+            _ => {}
+        }
+    }
+    let mut left = Vec::new();
+    if allocation_disabled {
+        left.push(
+            "shard allocation is disabled (persistent cluster.routing.allocation.enable: none)"
+                .to_owned(),
+        );
+    }
+    if !stopped.is_empty() {
+        let nodes: Vec<String> = stopped.iter().map(ToString::to_string).collect();
+        left.push(format!("stopped: {}", nodes.join(", ")));
+    }
+    left.extend(uncertain);
+    if left.is_empty() {
+        return "nothing was left changed".to_owned();
+    }
+    format!(
+        "left in place: {}\nto bring the cluster back: /cluster start cluster:{cluster}",
+        left.join("; ")
+    )
+}
+
+/// For deletions: what was deleted, what was not, and what may be half-way.
+fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
+    let total = run.plan.deleted_indices().count();
+    let (mut deleted, mut kept, mut partial) = (0, Vec::new(), Vec::new());
+    for (action, state) in run.plan.steps.iter().zip(&run.steps) {
+        let Action::Destructive(DestructiveAction::DeleteIndices { indices }) = action else {
+            continue;
+        };
+        match state {
+            StepState::Done { .. } => deleted += indices.len(),
+            StepState::Pending => kept.extend(indices.iter().cloned()),
+            _ => partial.extend(indices.iter().cloned()),
+        }
+    }
+    let mut text = format!("deleted {deleted} of {total} selected indices");
+    if !kept.is_empty() {
+        let _ = write!(text, "; not deleted: {}", compact(&kept));
+    }
+    if !partial.is_empty() {
+        let _ = write!(
+            text,
+            "; may be partly deleted: {} (/indices list cluster:{cluster} shows what remains)",
+            compact(&partial)
+        );
+    }
+    text
+}
