@@ -40,6 +40,7 @@ enum Command {
     Sim(SimArgs),
     /// The local console against the clusters of a config file.
     Console {
+        /// The TOML config (documented in deploy/opsbot.example.toml).
         #[arg(long)]
         config: PathBuf,
     },
@@ -50,6 +51,7 @@ enum Command {
     },
     /// Print the plan a command would run, without running it.
     Plan {
+        /// The TOML config (documented in deploy/opsbot.example.toml).
         #[arg(long)]
         config: PathBuf,
         /// Machine-readable output.
@@ -68,6 +70,7 @@ enum AuditCommand {
     /// Write the audit log as JSON lines (one event per line, oldest first) to stdout, for the
     /// team's log system. The store admits one process: stop the bot first, or use /audit.
     Export {
+        /// The TOML config (documented in deploy/opsbot.example.toml).
         #[arg(long)]
         config: PathBuf,
         /// Only events since then: 30m, 2h, 3d or an RFC 3339 time.
