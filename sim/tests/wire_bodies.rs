@@ -60,34 +60,24 @@ async fn cluster_settings_bodies_match_the_fixtures() {
             "{body}"
         );
     }
-    let (status, response) = put(
-        r#"{"persistent":{"cluster.routing.allocation.enable":"BOGUS"}}"#,
-        false,
-    )
-    .await;
-    assert_eq!(
-        (status, response),
+    let refused = [
         (
-            StatusCode::BAD_REQUEST,
-            parse(fixture!(
-                "cluster_settings_put.es7.invalid-enable-value.400.json"
-            ))
-        )
-    );
-    let (status, response) = put(
-        r#"{"persistent":{"cluster.routing.allocation.enabled":"all"}}"#,
-        false,
-    )
-    .await;
-    assert_eq!(
-        (status, response),
+            r#"{"persistent":{"cluster.routing.allocation.enable":"BOGUS"}}"#,
+            fixture!("cluster_settings_put.es7.invalid-enable-value.400.json"),
+        ),
         (
-            StatusCode::BAD_REQUEST,
-            parse(fixture!(
-                "cluster_settings_put.es7.unknown-setting.400.json"
-            ))
-        )
-    );
+            r#"{"persistent":{"cluster.routing.allocation.enabled":"all"}}"#,
+            fixture!("cluster_settings_put.es7.unknown-setting.400.json"),
+        ),
+    ];
+    for (body, expected) in refused {
+        let (status, response) = put(body, false).await;
+        assert_eq!(
+            (status, response),
+            (StatusCode::BAD_REQUEST, parse(expected)),
+            "{body}"
+        );
+    }
 
     put(r#"{"persistent":{"cluster.routing.allocation.enable":"none"},"transient":{"cluster.routing.allocation.exclude._ip":"192.0.2.12"}}"#, false).await;
     let (_, body) = sim.get("/_cluster/settings").await;
