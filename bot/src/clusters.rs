@@ -3,15 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use opsbot_commands::cluster::Membership;
+use opsbot_commands::cluster::{CatIndexRow, Membership};
 use opsbot_commands::name::{ClusterName, NodeAddr};
 use opsbot_commands::plan::Plan;
 use opsbot_commands::planner::{self, ClusterFacts, Facts, FactsKind, IndexFacts};
 use opsbot_commands::request::ProcedureRequest;
 use time::OffsetDateTime;
 
-use crate::backend::RetryPolicy;
 use crate::backend::search::SearchClient;
+use crate::backend::{BackendError, RetryPolicy};
 use crate::config::Config;
 use crate::engine::{EngineError, Refusal};
 use crate::node_control::NodeControl;
@@ -74,17 +74,19 @@ impl Clusters {
     ) -> Result<Facts, EngineError> {
         match planner::facts_needed(request) {
             FactsKind::Cluster => self.cluster_facts(cluster).await,
-            FactsKind::Indices => {
-                let rows = self
-                    .retry
-                    .run(|| cluster.search.cat_indices(), |_, _| {})
-                    .await?;
-                Ok(Facts::Indices(IndexFacts {
-                    rows,
-                    now: OffsetDateTime::now_utc(),
-                }))
-            }
+            FactsKind::Indices => Ok(Facts::Indices(IndexFacts {
+                rows: self.indices(cluster).await?,
+                now: OffsetDateTime::now_utc(),
+            })),
         }
+    }
+
+    /// Every index of a cluster, read with the retry policy: for planning, for `/indices list`,
+    /// and right before each chunk of a deletion.
+    pub async fn indices(&self, cluster: &Cluster) -> Result<Vec<CatIndexRow>, BackendError> {
+        self.retry
+            .run(|| cluster.search.cat_indices(), |_, _| {})
+            .await
     }
 
     /// Who has joined and, when the cluster answers, its version.

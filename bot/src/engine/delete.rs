@@ -17,9 +17,8 @@ use crate::clusters::Cluster;
 /// The names present in the cluster now.
 async fn present(inner: &Inner, cluster: &Cluster) -> Result<HashSet<String>, String> {
     let rows = inner
-        .config
-        .retry
-        .run(|| cluster.search.cat_indices(), |_, _| {})
+        .clusters
+        .indices(cluster)
         .await
         .map_err(|e| e.to_string())?;
     Ok(rows.into_iter().map(|row| row.index).collect())

@@ -6,16 +6,10 @@ use opsbot_commands::name::ClusterName;
 use super::{Engine, EngineError};
 
 impl Engine {
-    /// Every index of a cluster, read with the retry policy.
+    /// Every index of a cluster, for `/indices list`.
     pub async fn indices(&self, name: &ClusterName) -> Result<Vec<CatIndexRow>, EngineError> {
-        let cluster = self.0.clusters.get(name)?;
-        let rows = self
-            .0
-            .config
-            .retry
-            .run(|| cluster.search.cat_indices(), |_, _| {})
-            .await?;
-        Ok(rows)
+        let clusters = &self.0.clusters;
+        Ok(clusters.indices(clusters.get(name)?).await?)
     }
 
     /// Health, nodes, shards, allocation settings and the runs on a cluster. A cluster that is
