@@ -81,7 +81,7 @@ impl Since {
     /// `30m`, `2h`, `3d`, or `2026-11-21T03:00:00Z`.
     pub fn parse(value: &str) -> Result<Self, crate::name::NameError> {
         let bad = || crate::name::NameError::BadSince {
-            value: value.chars().take(40).collect(),
+            value: crate::name::shorten(value, 40),
         };
         if let Ok(at) = OffsetDateTime::parse(value, &time::format_description::well_known::Rfc3339)
         {

@@ -25,11 +25,11 @@ pub enum IndexNameError {
 /// Longest index name Elasticsearch accepts, in bytes.
 pub const MAX_INDEX_BYTES: usize = 255;
 
+/// How much of a refused name an error shows: enough for a daily name and its suffix.
+const SHOWN: usize = 60;
+
 fn shorten(name: &str) -> String {
-    match name.char_indices().nth(60) {
-        Some((cut, _)) => format!("{}…", &name[..cut]),
-        None => name.to_owned(),
-    }
+    crate::name::shorten(name, SHOWN)
 }
 
 /// Checks what names and patterns share; `wildcards` allows `*` (patterns only).

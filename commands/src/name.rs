@@ -43,10 +43,13 @@ pub enum NameError {
     },
 }
 
-/// Keeps long user input out of error messages: chat errors stay short.
-fn shorten(value: &str) -> String {
-    const SHOWN: usize = 40;
-    match value.char_indices().nth(SHOWN) {
+/// How much of a refused value an error shows.
+const SHOWN: usize = 40;
+
+/// Keeps long user input out of error messages, so chat errors stay short: the first `max`
+/// characters, and `…` when something was cut.
+pub(crate) fn shorten(value: &str, max: usize) -> String {
+    match value.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &value[..cut]),
         None => value.to_owned(),
     }
@@ -68,7 +71,7 @@ fn check(
     if len > max {
         return Err(NameError::TooLong {
             what,
-            value: shorten(value),
+            value: shorten(value, SHOWN),
             len,
             max,
         });
@@ -78,7 +81,7 @@ fn check(
         if !ok {
             return Err(NameError::BadChar {
                 what,
-                value: shorten(value),
+                value: shorten(value, SHOWN),
                 ch,
                 allowed,
             });
@@ -166,7 +169,7 @@ impl NodeAddr {
             .parse::<Ipv4Addr>()
             .map(Self)
             .map_err(|_| NameError::NotIpv4 {
-                value: shorten(value),
+                value: shorten(value, SHOWN),
             })
     }
 
@@ -224,7 +227,7 @@ impl RunId {
     pub fn parse(value: &str) -> Result<Self, NameError> {
         let digits = value.strip_prefix("r-").unwrap_or(value);
         let bad = || NameError::NotRunId {
-            value: shorten(value),
+            value: shorten(value, SHOWN),
         };
         if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());

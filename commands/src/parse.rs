@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::catalogue::{self, CATALOGUE, CommandSpec, Surface};
-use crate::name::NameError;
+use crate::name::{NameError, shorten};
 use crate::request::Request;
 
 /// Longest line accepted; Discord's message limit, so nothing longer could come from chat either.
@@ -65,7 +65,7 @@ impl<'a> Args<'a> {
             let Some(spec) = command.option(name) else {
                 return Err(ParseError::UnknownOption {
                     command: command.path(),
-                    option: name.chars().take(32).collect(),
+                    option: shorten(name, 32),
                     usage: command.usage(),
                 });
             };
@@ -75,7 +75,7 @@ impl<'a> Args<'a> {
                     option: spec.name,
                     error: NameError::TooLong {
                         what: "value",
-                        value: value.chars().take(40).chain(['…']).collect(),
+                        value: shorten(value, 40),
                         len,
                         max: spec.kind.max_len(),
                     },
@@ -162,7 +162,7 @@ pub fn parse_line(line: &str, origin: Origin) -> Result<Request, ParseError> {
     for token in rest {
         let Some((name, value)) = token.split_once(':') else {
             return Err(ParseError::NotAnOption {
-                token: token.chars().take(40).collect(),
+                token: shorten(token, 40),
                 usage: command.usage(),
             });
         };
@@ -180,7 +180,7 @@ fn find_command<'t>(
     let mut in_group = catalogue::group(group).peekable();
     if in_group.peek().is_none() {
         return Err(ParseError::UnknownCommand {
-            typed: format!("/{}", group.chars().take(32).collect::<String>()),
+            typed: format!("/{}", shorten(group, 32)),
             hint: "type /help for the list".into(),
         });
     }
@@ -196,7 +196,7 @@ fn find_command<'t>(
         None => {
             let subs: Vec<String> = candidates.iter().map(|c| c.path()).collect();
             Err(ParseError::UnknownCommand {
-                typed: format!("/{group} {}", sub.chars().take(32).collect::<String>())
+                typed: format!("/{group} {}", shorten(sub, 32))
                     .trim_end()
                     .to_owned(),
                 hint: format!("try one of: {}", subs.join(", ")),
