@@ -32,9 +32,16 @@ impl Store {
             .collect()
     }
 
-    /// Appends one line of command output to a run's log, then flushes.
-    pub fn append_run_log(&self, run: RunId, text: &str) -> Result<(), StoreError> {
-        let bytes = self.encode(&format!("a log line of run {run}"), &text)?;
+    /// Appends the output lines of one command to a run's log, in one transaction and one
+    /// flush: a command's output is kept whole or not at all, and costs one disk sync.
+    pub fn append_run_log<S: AsRef<str>>(&self, run: RunId, lines: &[S]) -> Result<(), StoreError> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let encoded = lines
+            .iter()
+            .map(|line| self.encode(&format!("a log line of run {run}"), &line.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
         let run_key = keys::run_key(run);
         let line_counter = keys::next_log_line_key(run);
         let trees = (&self.meta, &self.runs, &self.run_logs);
@@ -42,8 +49,10 @@ impl Store {
             if runs.get(run_key)?.is_none() {
                 return Err(abort(StoreError::NotFound { run }));
             }
-            let line = self.take_next(meta, &line_counter)?;
-            run_logs.insert(&keys::log_key(run, line), bytes.as_slice())?;
+            for bytes in &encoded {
+                let line = self.take_next(meta, &line_counter)?;
+                run_logs.insert(&keys::log_key(run, line), bytes.as_slice())?;
+            }
             Ok(())
         }))?;
         self.flush()

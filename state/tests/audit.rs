@@ -65,9 +65,9 @@ fn run_logs_keep_lines_per_run_in_order() {
         let a = store.create_run(new_run("a"), None).unwrap().id;
         let b = store.create_run(new_run("b"), None).unwrap().id;
         for i in 0..12 {
-            store.append_run_log(a, &format!("a line {i}")).unwrap();
+            store.append_run_log(a, &[format!("a line {i}")]).unwrap();
             if i % 3 == 0 {
-                store.append_run_log(b, &format!("b line {i}")).unwrap();
+                store.append_run_log(b, &[format!("b line {i}")]).unwrap();
             }
         }
         assert_eq!(
@@ -77,7 +77,7 @@ fn run_logs_keep_lines_per_run_in_order() {
     }
     let store = common::open(dir.path()).unwrap();
     let a = RunId::new(1);
-    store.append_run_log(a, "after reopen").unwrap();
+    store.append_run_log(a, &["after reopen"]).unwrap();
     let mut expected: Vec<String> = (0..12).map(|i| format!("a line {i}")).collect();
     expected.push("after reopen".into());
     assert_eq!(store.run_log(a).unwrap(), expected);
@@ -88,7 +88,7 @@ fn run_logs_of_unknown_runs_are_not_found() {
     let dir = tempfile::tempdir().unwrap();
     let store = common::open(dir.path()).unwrap();
     assert!(matches!(
-        store.append_run_log(RunId::new(3), "x"),
+        store.append_run_log(RunId::new(3), &["x"]),
         Err(StoreError::NotFound { run }) if run == RunId::new(3)
     ));
     assert!(matches!(

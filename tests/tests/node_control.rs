@@ -182,6 +182,9 @@ async fn a_failing_command_fails_the_step_with_its_exit_code() {
         error.contains("10.0.0.12 may be half-way (stop the search container on 10.0.0.12)"),
         "{error}"
     );
+    // A failed command's output is kept for the post-mortem too.
+    let log = h.engine.store().run_log(id).unwrap();
+    assert!(log.iter().any(|l| l.contains("/nonexistent/opensearch")), "{log:?}");
 }
 
 /// Command node control for the `opensearch` container with these templates.

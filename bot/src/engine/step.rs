@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 use super::{Inner, delete, store_only, wait};
 use crate::backend::BackendError;
 use crate::clusters::Cluster;
-use crate::node_control::{NodeOp, Outcome};
+use crate::node_control::{NodeControlError, NodeOp, Outcome};
 
 /// How a step ended.
 #[derive(Debug)]
@@ -202,23 +202,18 @@ async fn control(
     op: NodeOp,
     node: opsbot_commands::name::NodeAddr,
 ) -> Result<StepOutcome, String> {
-    match cluster.nodes.apply(op, node).await {
-        Ok(Outcome::Done { note, output }) => {
-            for line in &output {
-                if let Err(error) = inner.store.append_run_log(run.id, line) {
-                    tracing::error!(%error, "cannot keep command output in the run log");
-                }
-            }
-            Ok(StepOutcome::Done(note))
-        }
+    let outcome = cluster.nodes.apply(op, node).await;
+    let output: &[String] = match &outcome {
+        Ok(Outcome::Done { output, .. }) | Err(NodeControlError::Failed { output, .. }) => output,
+        Ok(Outcome::AskOperator { .. }) | Err(_) => &[],
+    };
+    // The output is evidence, not the outcome: a run does not fail because it could not be kept.
+    if let Err(error) = inner.store.append_run_log(run.id, output) {
+        tracing::error!(%error, "cannot keep command output in the run log");
+    }
+    match outcome {
+        Ok(Outcome::Done { note, .. }) => Ok(StepOutcome::Done(note)),
         Ok(Outcome::AskOperator { prompt }) => Ok(StepOutcome::AskOperator(prompt)),
-        Err(error) => {
-            if let crate::node_control::NodeControlError::Failed { output, .. } = &error {
-                for line in output {
-                    let _ = inner.store.append_run_log(run.id, line);
-                }
-            }
-            Err(format!("node control on {node}: {error}"))
-        }
+        Err(error) => Err(format!("node control on {node}: {error}")),
     }
 }
