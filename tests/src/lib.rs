@@ -212,11 +212,19 @@ impl Harness {
         self.sim.calls()
     }
 
-    /// Requests whose method and path match.
-    pub fn calls_to(&self, method: &str, path: &str) -> Vec<Call> {
+    /// Requests with this method.
+    pub fn calls_by(&self, method: &str) -> Vec<Call> {
         self.calls()
             .into_iter()
-            .filter(|c| c.method == method && c.path == path)
+            .filter(|c| c.method == method)
+            .collect()
+    }
+
+    /// Requests whose method and path match.
+    pub fn calls_to(&self, method: &str, path: &str) -> Vec<Call> {
+        self.calls_by(method)
+            .into_iter()
+            .filter(|c| c.path == path)
             .collect()
     }
 

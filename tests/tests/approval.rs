@@ -14,7 +14,7 @@ const PRUNE: &str = "/indices prune cluster:logs older_than_days:30";
 
 /// Every index name that reached a DELETE.
 fn deleted_names(h: &Harness) -> Vec<String> {
-    h.calls_to_method("DELETE")
+    h.calls_by("DELETE")
         .iter()
         .flat_map(|c| {
             c.path
@@ -24,19 +24,6 @@ fn deleted_names(h: &Harness) -> Vec<String> {
                 .collect::<Vec<_>>()
         })
         .collect()
-}
-
-trait Calls {
-    fn calls_to_method(&self, method: &str) -> Vec<opsbot_sim::Call>;
-}
-
-impl Calls for Harness {
-    fn calls_to_method(&self, method: &str) -> Vec<opsbot_sim::Call> {
-        self.calls()
-            .into_iter()
-            .filter(|c| c.method == method)
-            .collect()
-    }
 }
 
 #[tokio::test]
@@ -54,7 +41,7 @@ async fn a_prune_approved_by_a_second_operator_deletes_exactly_the_selection() {
     let id = opsbot_commands::name::RunId::new(1);
     assert!(matches!(h.run(id).state, RunState::AwaitingApproval { .. }));
     assert!(
-        h.calls_to_method("DELETE").is_empty(),
+        h.calls_by("DELETE").is_empty(),
         "nothing is deleted before the approval"
     );
 
@@ -73,7 +60,7 @@ async fn a_prune_approved_by_a_second_operator_deletes_exactly_the_selection() {
         planned
     );
     assert!(after.contains(".kibana_1"));
-    for call in h.calls_to_method("DELETE") {
+    for call in h.calls_by("DELETE") {
         assert!(
             !call.path.contains('*') && !call.path.contains("_all") && !call.path.contains("/."),
             "{call:?}"
@@ -140,7 +127,7 @@ async fn the_requester_and_non_approvers_cannot_approve_and_are_audited() {
             "dave-approver: the plan of run r-1 changed since it was shown (digest {digest}, you saw 000000000000); look at it again with /run status id:r-1".replace("{digest}", h.run(opsbot_commands::name::RunId::new(1)).digest.short()),
         ]
     );
-    assert!(h.calls_to_method("DELETE").is_empty());
+    assert!(h.calls_by("DELETE").is_empty());
 }
 
 #[tokio::test]
@@ -181,7 +168,7 @@ async fn an_unanswered_request_expires_and_cannot_be_approved_after() {
         late.text,
         "run r-1 is not waiting for approval (it is expired)"
     );
-    assert!(h.calls_to_method("DELETE").is_empty());
+    assert!(h.calls_by("DELETE").is_empty());
     // The cluster is free again.
     assert!(
         h.slash("alice", PRUNE)
@@ -244,7 +231,7 @@ async fn a_rejected_plan_deletes_nothing() {
     assert_eq!(rejected.text, "r-1 rejected by bob: not during the audit");
     let run = h.finished(opsbot_commands::name::RunId::new(1)).await;
     assert!(matches!(run.state, RunState::Rejected { .. }));
-    assert!(h.calls_to_method("DELETE").is_empty());
+    assert!(h.calls_by("DELETE").is_empty());
     assert!(
         h.chat().messages()[0]
             .text()

@@ -184,7 +184,10 @@ async fn a_failing_command_fails_the_step_with_its_exit_code() {
     );
     // A failed command's output is kept for the post-mortem too.
     let log = h.engine.store().run_log(id).unwrap();
-    assert!(log.iter().any(|l| l.contains("/nonexistent/opensearch")), "{log:?}");
+    assert!(
+        log.iter().any(|l| l.contains("/nonexistent/opensearch")),
+        "{log:?}"
+    );
 }
 
 /// Command node control for the `opensearch` container with these templates.
