@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{MESSAGE_LIMIT, fit, utc};
+use super::{first_that_fits, utc};
 use crate::audit::AuditEvent;
 
 /// `/audit`: one line per event, oldest first; the oldest are cut when it would not fit.
@@ -18,17 +18,14 @@ pub fn audit(events: &[AuditEvent]) -> String {
             format!("{}{run} {who} · {}", utc(e.at), e.event.describe())
         })
         .collect();
-    let mut shown = lines.len();
-    loop {
-        let hidden = lines.len() - shown;
+    // Too long: the newest events stay, the oldest are counted.
+    let newest = |hidden: usize| {
         let mut text = String::new();
         if hidden > 0 {
             let _ = writeln!(text, "… {hidden} earlier; narrow with since: or run:");
         }
         text.push_str(&lines[hidden..].join("\n"));
-        if text.chars().count() <= MESSAGE_LIMIT || shown <= 1 {
-            return fit(&text);
-        }
-        shown -= 1;
-    }
+        text
+    };
+    first_that_fits((0..lines.len()).map(newest))
 }

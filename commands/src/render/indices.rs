@@ -1,6 +1,6 @@
 //! Indices: the `/indices list` table, sizes and counts, and compact lists of daily names.
 
-use super::{MESSAGE_LIMIT, fit};
+use super::first_that_fits;
 use crate::cluster::CatIndexRow;
 use crate::index::{IndexName, IndexPattern};
 use crate::name::ClusterName;
@@ -77,25 +77,17 @@ pub fn index_list(
     );
     let all: Vec<String> = rows.iter().map(|r| line(r)).collect();
     let assemble = |body: &[String]| format!("{head}\n{title}\n{}", body.join("\n"));
-    let full = assemble(&all);
-    if full.chars().count() <= MESSAGE_LIMIT {
-        return full;
-    }
-    // Keep the oldest and the newest, which are what retention decisions look at.
-    let mut keep = all.len() / 2;
-    loop {
+    // Too long: keep the oldest and the newest, which are what retention decisions look at.
+    let ends = |keep: usize| {
         let hidden = all.len() - 2 * keep;
         let mut body: Vec<String> = all[..keep].to_vec();
         body.push(format!(
             "… {hidden} more; narrow it with pattern:, e.g. pattern:flog-2026.10.*"
         ));
         body.extend_from_slice(&all[all.len() - keep..]);
-        let text = assemble(&body);
-        if text.chars().count() <= MESSAGE_LIMIT || keep == 0 {
-            return fit(&text);
-        }
-        keep -= 1;
-    }
+        assemble(&body)
+    };
+    first_that_fits(std::iter::once(assemble(&all)).chain((0..=all.len() / 2).rev().map(ends)))
 }
 
 /// `flog-2026.08.{24..31}, flog-2026.09.{01..30}`: many daily index names, readable.

@@ -73,6 +73,19 @@ pub fn help(topic: Option<&str>, console: bool) -> String {
     fit(&lines.join("\n"))
 }
 
+/// The first of `candidates`, from the fullest to the shortest, that fits in one message; the
+/// last one, cut, when none does. Callers build the candidates lazily.
+fn first_that_fits(candidates: impl IntoIterator<Item = String>) -> String {
+    let mut last = String::new();
+    for text in candidates {
+        if text.chars().count() <= MESSAGE_LIMIT {
+            return text;
+        }
+        last = text;
+    }
+    fit(&last)
+}
+
 /// Cuts a text to the chat limit, saying so, on a character boundary.
 pub fn fit(text: &str) -> String {
     const MORE: &str = "\n… (cut to fit; /run status shows the rest)";

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use time::OffsetDateTime;
 
-use super::{MESSAGE_LIMIT, compact, duration, fit, hhmm, step_label};
+use super::{compact, duration, first_that_fits, fit, hhmm, step_label};
 use crate::cluster::Observation;
 use crate::name::{ClusterName, NodeAddr};
 use crate::plan::{Action, DestructiveAction, SafeAction};
@@ -148,29 +148,23 @@ pub fn run_status(run: &Run, observed: Option<&Observation>, now: OffsetDateTime
         .collect();
     let footer = format!("plan digest {}", run.digest);
     let assemble = |steps: &[String]| format!("{head}\n\n{}\n{footer}", steps.join("\n"));
-    let full = assemble(&lines);
-    if full.chars().count() <= MESSAGE_LIMIT {
-        return full;
-    }
-    // Collapse done steps from the start, keeping the last three done ones in view.
+    // Too long: collapse done steps from the start, keeping the last three done ones in view.
     let done = run
         .steps
         .iter()
         .take_while(|s| matches!(s, StepState::Done { .. }))
         .count();
-    let mut collapsed = done.saturating_sub(3);
-    loop {
-        let mut steps = Vec::with_capacity(lines.len());
-        if collapsed > 0 {
-            steps.push(format!("✔  1–{collapsed}. done"));
-        }
-        steps.extend(lines[collapsed..].iter().cloned());
-        let text = assemble(&steps);
-        if text.chars().count() <= MESSAGE_LIMIT || collapsed >= done {
-            return fit(&text);
-        }
-        collapsed += 1;
-    }
+    let collapsed = |collapsed: usize| {
+        let summary = (collapsed > 0).then(|| format!("✔  1–{collapsed}. done"));
+        let steps: Vec<String> = summary
+            .into_iter()
+            .chain(lines[collapsed..].iter().cloned())
+            .collect();
+        assemble(&steps)
+    };
+    first_that_fits(
+        std::iter::once(assemble(&lines)).chain((done.saturating_sub(3)..=done).map(collapsed)),
+    )
 }
 
 /// `/run list`: one line per run, newest first.

@@ -249,3 +249,24 @@ fn sizes_read_like_the_servers_write_them() {
     assert_eq!(bytes(46489), "45.4kb");
     assert_eq!(bytes(4_509_715_660), "4.2gb");
 }
+
+#[test]
+fn a_long_audit_trail_keeps_the_newest_events_within_the_chat_limit() {
+    use crate::audit::{AuditEvent, AuditKind};
+    let events: Vec<AuditEvent> = (0..200)
+        .map(|i| AuditEvent {
+            at: T0 + time::Duration::minutes(i),
+            run: Some(RunId::new(7)),
+            actor: None,
+            event: AuditKind::StepDone {
+                step: i as usize,
+                note: "stopped 10.0.0.12".into(),
+            },
+        })
+        .collect();
+    let text = audit(&events);
+    assert!(text.chars().count() <= MESSAGE_LIMIT);
+    assert!(text.starts_with("… "), "{text}");
+    assert!(text.contains(" earlier; narrow with since: or run:"));
+    assert!(text.ends_with("r-7 opsbot · step 200 done: stopped 10.0.0.12"), "{text}");
+}
