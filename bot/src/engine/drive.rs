@@ -82,11 +82,12 @@ async fn drive_inner(
         match next(&run) {
             Next::Finished => return Ok(()),
             Next::Cancel => {
-                let by = run.cancel.as_ref().map(|c| c.by.clone());
-                finish(inner, id, move |run| {
-                    let note = render::aftermath(run);
-                    let by = by.clone().unwrap_or_else(|| run.requester.clone());
-                    RunState::Cancelled { by, note }
+                finish(inner, id, |run| RunState::Cancelled {
+                    by: run
+                        .cancel
+                        .as_ref()
+                        .map_or_else(|| run.requester.clone(), |c| c.by.clone()),
+                    note: render::aftermath(run),
                 })?;
             }
             Next::AwaitApproval { expires_at } => {
@@ -96,15 +97,12 @@ async fn drive_inner(
                     continue;
                 }
                 let left = std::time::Duration::try_from(expires_at - now).unwrap_or_default();
-                busy.take();
-                let _ = tokio::time::timeout(left, waker.notified()).await;
-                *busy = Some(Busy::new(&inner.busy));
+                park(inner, busy, async {
+                    let _ = tokio::time::timeout(left, waker.notified()).await;
+                })
+                .await;
             }
-            Next::AwaitOperator => {
-                busy.take();
-                waker.notified().await;
-                *busy = Some(Busy::new(&inner.busy));
-            }
+            Next::AwaitOperator => park(inner, busy, waker.notified()).await,
             Next::Succeed => {
                 finish(inner, id, |_| RunState::Succeeded)?;
             }
@@ -118,6 +116,14 @@ async fn drive_inner(
             }
         }
     }
+}
+
+/// Waits for a person (an approver, an operator's manual step) without counting as busy, so
+/// that the console's end of input does not wait for them.
+async fn park(inner: &Inner, busy: &mut Option<Busy>, until: impl Future<Output = ()>) {
+    busy.take();
+    until.await;
+    *busy = Some(Busy::new(&inner.busy));
 }
 
 /// Writes a step's outcome; a failure also ends the run, saying what is left in place.

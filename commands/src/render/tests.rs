@@ -268,5 +268,8 @@ fn a_long_audit_trail_keeps_the_newest_events_within_the_chat_limit() {
     assert!(text.chars().count() <= MESSAGE_LIMIT);
     assert!(text.starts_with("… "), "{text}");
     assert!(text.contains(" earlier; narrow with since: or run:"));
-    assert!(text.ends_with("r-7 opsbot · step 200 done: stopped 10.0.0.12"), "{text}");
+    assert!(
+        text.ends_with("r-7 opsbot · step 200 done: stopped 10.0.0.12"),
+        "{text}"
+    );
 }
