@@ -159,7 +159,7 @@ pub struct Observation {
     pub relocating_shards: Option<u64>,
     pub initializing_shards: Option<u64>,
     pub unassigned_shards: Option<u64>,
-    /// Anything else worth a word: `no elected master yet`, `retrying after 503 (2/5)`.
+    /// Anything else worth a word: `no elected master yet`, `retrying (2/5): ... answered 503`.
     pub note: Option<String>,
 }
 
@@ -178,6 +178,16 @@ impl Observation {
             initializing_shards: health.map(|h| h.initializing_shards),
             unassigned_shards: health.map(|h| h.unassigned_shards),
             note,
+        }
+    }
+}
+
+impl Observation {
+    /// `last`, noting that a transient fault is being retried: `retrying (2/5): <what happened>`.
+    pub fn retrying(last: &Self, tries: u32, attempts: u32, fault: &impl fmt::Display) -> Self {
+        Self {
+            note: Some(format!("retrying ({tries}/{attempts}): {fault}")),
+            ..last.clone()
         }
     }
 }

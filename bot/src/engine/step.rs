@@ -2,7 +2,7 @@
 //! a restart is first settled by looking at the world (`reconcile`), never replayed blindly.
 
 use opsbot_commands::audit::AuditKind;
-use opsbot_commands::cluster::{CatReport, FlushMode, Membership};
+use opsbot_commands::cluster::{CatReport, FlushMode, Membership, Observation};
 use opsbot_commands::plan::{Action, DestructiveAction, SafeAction};
 use opsbot_commands::render;
 use opsbot_commands::run::{Run, StepState};
@@ -124,12 +124,10 @@ async fn perform(
 ) -> Result<StepOutcome, String> {
     let retry = inner.config.retry;
     let observe_retry = |error: &BackendError, tries: u32| {
+        let last = Observation::default();
         inner.progress.observe(
             run,
-            opsbot_commands::cluster::Observation {
-                note: Some(format!("retrying ({tries}/{}): {error}", retry.attempts)),
-                ..Default::default()
-            },
+            Observation::retrying(&last, tries, retry.attempts, error),
         );
     };
     let backend = |e: BackendError| e.to_string();

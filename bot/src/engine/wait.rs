@@ -51,14 +51,8 @@ pub(super) async fn until(
             }
             Err(error) if error.fault.is_transient() && faults + 1 < config.retry.attempts => {
                 faults += 1;
-                let note = format!("retrying ({faults}/{}): {error}", config.retry.attempts);
-                inner.progress.observe(
-                    run,
-                    Observation {
-                        note: Some(note),
-                        ..last.clone()
-                    },
-                );
+                let note = Observation::retrying(&last, faults, config.retry.attempts, &error);
+                inner.progress.observe(run, note);
             }
             Err(error) => {
                 return Ok(StepOutcome::Failed(format!(
