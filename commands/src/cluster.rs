@@ -319,6 +319,19 @@ mod tests {
     }
 
     #[test]
+    fn a_retry_keeps_what_was_last_seen_and_says_why() {
+        let last = Observation {
+            nodes_joined: Some((4, 5)),
+            ..Observation::default()
+        };
+        let retrying = Observation::retrying(&last, 2, 5, &"GET /_cat/nodes answered 503");
+        assert_eq!(
+            retrying.to_string(),
+            "nodes 4/5 joined · retrying (2/5): GET /_cat/nodes answered 503"
+        );
+    }
+
+    #[test]
     fn observations_show_only_what_matters() {
         let o = Observation {
             nodes_joined: Some((3, 5)),
