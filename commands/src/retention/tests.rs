@@ -179,7 +179,7 @@ fn retention_days_are_bounded() {
     }
     assert_eq!(
         RetentionDays::parse("0").unwrap_err().to_string(),
-        "older_than_days must be a whole number from 1 to 3650, not `0`"
+        "the age in days must be a whole number from 1 to 3650, not `0`"
     );
 }
 
