@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -264,39 +265,40 @@ async fn audit_export_writes_json_lines_and_refuses_a_store_in_use() {
     );
 
     // While a console holds the store, the export says so instead of failing obscurely.
-    // A console whose input stays open holds the store until it is killed.
+    // The console has opened the store once it has answered a command; its input stays open, so it
+    // holds the store until it is killed.
     let mut holder = Command::new(env!("CARGO_BIN_EXE_opsbot"))
         .args(["console", "--config", &config])
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut met = false;
-    for _ in 0..100 {
-        let busy = run(
-            vec![
-                "audit".into(),
-                "export".into(),
-                "--config".into(),
-                config.clone(),
-            ],
-            "",
-        )
-        .await;
-        if busy.status.success() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            continue;
-        }
-        let stderr = String::from_utf8_lossy(&busy.stderr);
-        assert!(
-            stderr.contains("is in use by another opsbot process"),
-            "{stderr}"
-        );
-        met = true;
-        break;
+    let mut input = holder.stdin.take().unwrap();
+    writeln!(input, "/run list").unwrap();
+    let mut answer = BufReader::new(holder.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("r-1") {
+        line.clear();
+        assert_ne!(answer.read_line(&mut line).unwrap(), 0, "the console ended");
     }
+    let busy = run(
+        vec![
+            "audit".into(),
+            "export".into(),
+            "--config".into(),
+            config.clone(),
+        ],
+        "",
+    )
+    .await;
+    drop(input);
     holder.kill().unwrap();
     holder.wait().unwrap();
-    assert!(met, "the export never met the running console");
+    assert!(!busy.status.success());
+    let stderr = String::from_utf8_lossy(&busy.stderr);
+    assert!(
+        stderr.contains("is in use by another opsbot process"),
+        "{stderr}"
+    );
 }
