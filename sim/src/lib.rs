@@ -21,10 +21,12 @@
 //!
 //! # Endpoints
 //!
-//! Cluster API: `GET /`, `GET /_cat/{health,nodes,indices[/{pattern}],recovery[/{pattern}]}`,
-//! `GET /_cluster/health`, `GET|PUT /_cluster/settings`, `POST /_flush`, `POST /_flush/synced`,
-//! `PUT /{index}`, `DELETE /{names}`. Unknown paths, wrong methods, bodies without a JSON
-//! content type and unknown query parameters get ES's errors.
+//! Cluster API: `GET /`, `GET /_cat/{health,nodes,allocation}`,
+//! `GET /_cat/{indices,recovery}[/{pattern}]`, `GET /_cluster/health`,
+//! `GET|PUT /_cluster/settings`, `POST /_flush`, `POST /_flush/synced`, `PUT /{index}`,
+//! `DELETE /{names}`. Unknown paths, wrong methods, bodies without a JSON content type and
+//! unknown query parameters get ES's errors. `_cat/allocation` counts a relocating copy on its
+//! source node only, as ES does, and reports every node's disk as a 1 TB volume.
 //!
 //! Admin API (not ES; never logged, never faulted): `POST /_sim/nodes/{ip}/{stop,start}`,
 //! `GET /_sim/state`, `GET|DELETE /_sim/calls`, `GET|PUT|DELETE /_sim/faults`.

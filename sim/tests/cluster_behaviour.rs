@@ -331,3 +331,156 @@ async fn a_stale_copy_cannot_become_primary() {
         (Some(ip(11)), CopyStatus::Started)
     );
 }
+
+/// `_cat/allocation?format=json` rows; every cell is a string or null, as in ES.
+async fn allocation_rows(sim: &common::Sim) -> Vec<serde_json::Value> {
+    let (status, body) = sim.get("/_cat/allocation?format=json").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body.as_array().unwrap().clone()
+}
+
+fn shards_of(row: &serde_json::Value) -> u64 {
+    row["shards"].as_str().unwrap().parse().unwrap()
+}
+
+fn shards_on(rows: &[serde_json::Value], node: &str) -> Option<u64> {
+    rows.iter().find(|row| row["ip"] == node).map(shards_of)
+}
+
+#[tokio::test]
+async fn cat_allocation_rows_add_up_to_the_assigned_copies() {
+    let sim = start_flavor(Flavor::Es7).await;
+    let rows = allocation_rows(&sim).await;
+    assert_eq!(
+        rows.len(),
+        5,
+        "one row per node, no UNASSIGNED row: {rows:?}"
+    );
+    let (_, health) = sim.get("/_cluster/health").await;
+    let assigned =
+        health["active_shards"].as_u64().unwrap() + health["initializing_shards"].as_u64().unwrap();
+    assert_eq!(assigned, 22);
+    assert_eq!(rows.iter().map(shards_of).sum::<u64>(), assigned);
+    let state = sim.handle.state();
+    for (row, node) in rows.iter().zip(&state.nodes) {
+        let ip = node.ip.to_string();
+        for column in ["host", "ip", "node"] {
+            assert_eq!(row[column].as_str(), Some(ip.as_str()), "{column}");
+        }
+        assert_eq!(shards_of(row), node.shards as u64, "nothing is relocating");
+        let percent: u64 = row["disk.percent"].as_str().unwrap().parse().unwrap();
+        assert!(percent <= 100, "{row}");
+    }
+    let (_, sizes) = sim
+        .text(Method::GET, "/_cat/allocation?h=di,du,da,dt&bytes=b", None)
+        .await;
+    for line in sizes.lines() {
+        let [indices, used, avail, total] = line
+            .split_whitespace()
+            .map(|cell| cell.parse::<u64>().unwrap())
+            .collect::<Vec<_>>()[..]
+        else {
+            panic!("{sizes}")
+        };
+        assert!(
+            indices > 0 && used > indices && used + avail == total,
+            "{line}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn excluding_a_node_empties_its_cat_allocation_row() {
+    // Slow enough to see the drain in progress, fast enough to finish within the test.
+    let sim = start(opsbot_sim::SimConfig {
+        speed: 100.0,
+        ..common::config(Flavor::Es7)
+    })
+    .await;
+    let before = shards_on(&allocation_rows(&sim).await, "10.0.0.13").unwrap();
+    assert!(before > 0);
+    let exclude = r#"{"transient":{"cluster.routing.allocation.exclude._ip":"10.0.0.13"}}"#;
+    assert_eq!(
+        sim.json(Method::PUT, "/_cluster/settings", Some(exclude))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    let (_, health) = sim.get("/_cluster/health").await;
+    assert_eq!(health["relocating_shards"], 2);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let rows = allocation_rows(&sim).await;
+        // A relocating copy counts on its source only: the rows always add up to all copies.
+        assert_eq!(rows.iter().map(shards_of).sum::<u64>(), 22, "{rows:?}");
+        let left = shards_on(&rows, "10.0.0.13").unwrap();
+        assert!(left <= before);
+        if left == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still {left}: {rows:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (_, health) = sim.get("/_cluster/health").await;
+    assert_eq!(
+        (
+            health["relocating_shards"].as_u64(),
+            health["status"].as_str()
+        ),
+        (Some(0), Some("green"))
+    );
+}
+
+#[tokio::test]
+async fn a_stopped_node_shows_up_as_the_unassigned_row() {
+    let sim = start_flavor(Flavor::Es7).await;
+    sim.stop(12);
+    let rows = allocation_rows(&sim).await;
+    assert_eq!(rows.len(), 5, "4 nodes and UNASSIGNED: {rows:?}");
+    assert_eq!(shards_on(&rows, "10.0.0.12"), None);
+    let (_, health) = sim.get("/_cluster/health").await;
+    let unassigned = health["unassigned_shards"].as_u64().unwrap();
+    assert!(unassigned > 0);
+    let last = rows.last().unwrap().as_object().unwrap();
+    for (column, value) in last {
+        match column.as_str() {
+            "shards" => assert_eq!(value.as_str(), Some(unassigned.to_string().as_str())),
+            "node" => assert_eq!(value, "UNASSIGNED"),
+            _ => assert!(value.is_null(), "{column}: {value}"),
+        }
+    }
+    assert_eq!(
+        rows.iter().map(shards_of).sum::<u64>(),
+        22,
+        "assigned and unassigned copies"
+    );
+    let (_, text) = sim.text(Method::GET, "/_cat/allocation", None).await;
+    let last_line = text.lines().last().unwrap();
+    assert_eq!(
+        last_line.split_whitespace().collect::<Vec<_>>(),
+        [unassigned.to_string().as_str(), "UNASSIGNED"]
+    );
+}
+
+#[tokio::test]
+async fn cat_allocation_waits_for_a_master_then_haproxy_answers() {
+    let sim = start_flavor(Flavor::Os2).await;
+    for node in [11, 12, 13] {
+        sim.stop(node);
+    }
+    let (status, body) = sim.get("/_cat/allocation?master_timeout=1s").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        body["error"]["type"],
+        "cluster_manager_not_discovered_exception"
+    );
+    for node in [14, 15] {
+        sim.stop(node);
+    }
+    let response = sim.send(Method::GET, "/_cat/allocation", None).await;
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(response.text().await.unwrap(), HAPROXY_503);
+}

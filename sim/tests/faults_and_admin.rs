@@ -309,3 +309,31 @@ async fn bad_configurations_are_refused() {
     assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
     assert!(error.to_string().contains("speed"), "{error}");
 }
+
+#[tokio::test]
+async fn cat_allocation_is_faulted_and_logged_like_any_endpoint() {
+    let sim = start_flavor(Flavor::Es7).await;
+    sim.handle
+        .set_faults(vec![rule("status=429,count=1,path=/_cat/allocation")]);
+    assert_eq!(
+        sim.get("/_cat/allocation?format=json").await.0,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    assert_eq!(
+        sim.get("/_cat/allocation?format=json").await.0,
+        StatusCode::OK
+    );
+    let logged: Vec<(String, String, u16)> = sim
+        .handle
+        .calls()
+        .into_iter()
+        .map(|call| (call.path, call.query, call.status))
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            ("/_cat/allocation".into(), "format=json".into(), 429),
+            ("/_cat/allocation".into(), "format=json".into(), 200),
+        ]
+    );
+}

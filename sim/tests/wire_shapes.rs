@@ -241,3 +241,92 @@ async fn root_banner_per_flavor() {
         }
     }
 }
+
+#[tokio::test]
+async fn cat_allocation_has_each_flavors_columns() {
+    // No recorded fixture: the columns of ES's and OpenSearch's `RestAllocationAction`.
+    const BASE: [&str; 9] = [
+        "shards",
+        "disk.indices",
+        "disk.used",
+        "disk.avail",
+        "disk.total",
+        "disk.percent",
+        "host",
+        "ip",
+        "node",
+    ];
+    const ES8: [&str; 13] = [
+        "shards",
+        "shards.undesired",
+        "write_load.forecast",
+        "disk.indices.forecast",
+        "disk.indices",
+        "disk.used",
+        "disk.avail",
+        "disk.total",
+        "disk.percent",
+        "host",
+        "ip",
+        "node",
+        "node.role",
+    ];
+    for (flavor, columns) in [
+        (Flavor::Es6, &BASE[..]),
+        (Flavor::Es7, &BASE[..]),
+        (Flavor::Es8, &ES8[..]),
+        (Flavor::Os2, &BASE[..]),
+    ] {
+        let sim = start_flavor(flavor).await;
+        let (status, json) = sim
+            .text(Method::GET, "/_cat/allocation?format=json", None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{flavor}");
+        assert_eq!(keys(&json), columns, "{flavor}");
+        let Shape::Array(Some(row)) = shape(&json) else {
+            panic!("{flavor}: no rows")
+        };
+        assert_eq!(
+            *row,
+            Shape::Object(
+                columns
+                    .iter()
+                    .map(|column| ((*column).to_owned(), Shape::String))
+                    .collect()
+            ),
+            "{flavor}: every cell of a node row is a string"
+        );
+        let response = sim.send(Method::GET, "/_cat/allocation?v", None).await;
+        assert_eq!(
+            response.headers()["content-type"],
+            "text/plain; charset=UTF-8"
+        );
+        let verbose = response.text().await.unwrap();
+        assert_eq!(header(&verbose), columns, "{flavor}");
+        // Numbers are right-aligned under their header, text left-aligned.
+        let first_row = verbose.lines().nth(1).unwrap();
+        let shards_width = "shards".len();
+        assert!(
+            first_row[..shards_width].starts_with(' ') && !first_row[..shards_width].ends_with(' '),
+            "{flavor}: {verbose}"
+        );
+        let (status, _) = sim
+            .text(
+                Method::GET,
+                "/_cat/allocation?h=s,di,n&s=s:desc&bytes=kb&local=true",
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let sim = start_flavor(Flavor::Es7).await;
+    let (status, body) = sim.get("/_cat/allocation/10.0.0.11").await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (
+            StatusCode::BAD_REQUEST,
+            Some("no handler found for uri [/_cat/allocation/10.0.0.11] and method [GET]")
+        ),
+        "the per-node route is not simulated"
+    );
+}

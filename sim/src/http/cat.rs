@@ -1,4 +1,5 @@
-//! The `_cat` endpoints: health, nodes, indices and recovery, with each flavor's columns.
+//! The `_cat` endpoints: health, nodes, allocation, indices and recovery, with each flavor's
+//! columns.
 
 use super::table::{Cell, Column, Table, concat, number, text};
 use crate::config::Flavor;
@@ -48,6 +49,36 @@ const NODES_OS: [Column; 11] = concat(&[
         text("name", &["n"]),
     ],
 ]);
+
+const ALLOCATION_SHARDS: Column = number("shards", &["s"]);
+/// ES 8 reports the desired-balance allocator's view of each node after `shards`.
+const ALLOCATION_FORECASTS: [Column; 3] = [
+    number("shards.undesired", &[]),
+    number("write_load.forecast", &["wlf", "writeLoadForecast"]),
+    number("disk.indices.forecast", &["dif", "diskIndicesForecast"]),
+];
+const ALLOCATION_TAIL: [Column; 8] = [
+    number("disk.indices", &["di", "diskIndices"]),
+    number("disk.used", &["du", "diskUsed"]),
+    number("disk.avail", &["da", "diskAvail"]),
+    number("disk.total", &["dt", "diskTotal"]),
+    number("disk.percent", &["dp", "diskPercent"]),
+    text("host", &["h"]),
+    text("ip", &[]),
+    text("node", &["n"]),
+];
+const ALLOCATION: [Column; 9] = concat(&[&[ALLOCATION_SHARDS], &ALLOCATION_TAIL]);
+const ALLOCATION_ES8: [Column; 13] = concat(&[
+    &[ALLOCATION_SHARDS],
+    &ALLOCATION_FORECASTS,
+    &ALLOCATION_TAIL,
+    &[text("node.role", &["r", "role", "nodeRole"])],
+]);
+
+/// Every node's data volume: a 1 TB disk, as ext4 reports its size (4 KiB blocks).
+const DISK_TOTAL_BYTES: u64 = 240_325_458 * 4096;
+/// Space used on every data volume besides the indices (logs, heap dumps, the OS), per node.
+const DISK_BASE_BYTES: (u64, u64) = (3 << 30, 12 << 30);
 
 const INDICES_BASE: [Column; 10] = [
     text("health", &["h"]),
@@ -138,14 +169,19 @@ pub(crate) fn health(world: &World, wall: time::OffsetDateTime) -> Table {
     }
 }
 
-/// `_cat/nodes`: joined nodes only; load figures are stable per node.
-pub(crate) fn nodes(world: &World) -> Table {
-    let flavor = world.flavor();
-    let role = match flavor {
+/// The `node.role` abbreviation of every node (all are master-eligible data nodes).
+fn node_role(flavor: Flavor) -> &'static str {
+    match flavor {
         Flavor::Es6 => "mdi",
         Flavor::Es7 | Flavor::Os2 => "dimr",
         Flavor::Es8 => "cdfhilmrstw",
-    };
+    }
+}
+
+/// `_cat/nodes`: joined nodes only; load figures are stable per node.
+pub(crate) fn nodes(world: &World) -> Table {
+    let flavor = world.flavor();
+    let role = node_role(flavor);
     let rows = world
         .joined_nodes()
         .map(|(id, node)| {
@@ -178,6 +214,66 @@ pub(crate) fn nodes(world: &World) -> Table {
         },
         rows,
     }
+}
+
+/// `_cat/allocation`: one row per joined node, then an `UNASSIGNED` row if any copy is
+/// unassigned. Like ES, which counts the routing table's shards by current node, a relocating
+/// copy counts on its source only and an initializing one on its target, so the node rows add
+/// up to every assigned copy. `disk.indices` is the size of the copies counted; the rest of the
+/// disk figures are a fixed volume with a stable per-node amount of other data on it.
+pub(crate) fn allocation(world: &World) -> Table {
+    let flavor = world.flavor();
+    let es8 = flavor == Flavor::Es8;
+    let mut held = vec![(0_usize, 0_u64); world.nodes().len()];
+    let mut unassigned = 0;
+    for index in world.indices() {
+        for copy in &index.copies {
+            match copy.node().and_then(|node| held.get_mut(node)) {
+                Some((shards, bytes)) => {
+                    *shards += 1;
+                    *bytes += index.primary_bytes;
+                }
+                None => unassigned += 1,
+            }
+        }
+    }
+    let mut rows: Vec<Vec<Cell>> = world
+        .joined_nodes()
+        .map(|(id, node)| {
+            let (shards, indices_bytes) = held.get(id).copied().unwrap_or_default();
+            let ip = node.ip.to_string();
+            let base = in_range("disk-base", &ip, DISK_BASE_BYTES.0, DISK_BASE_BYTES.1);
+            let used = indices_bytes.saturating_add(base).min(DISK_TOTAL_BYTES);
+            let mut row = vec![count(shards)];
+            if es8 {
+                row.extend([count(0), string("0.0"), Cell::Bytes(indices_bytes)]);
+            }
+            row.extend([
+                Cell::Bytes(indices_bytes),
+                Cell::Bytes(used),
+                Cell::Bytes(DISK_TOTAL_BYTES - used),
+                Cell::Bytes(DISK_TOTAL_BYTES),
+                Cell::Number(used * 100 / DISK_TOTAL_BYTES),
+                string(ip.as_str()),
+                string(ip),
+                string(node.name.as_str()),
+            ]);
+            if es8 {
+                row.push(string(node_role(flavor)));
+            }
+            row
+        })
+        .collect();
+    let columns: &'static [Column] = if es8 { &ALLOCATION_ES8 } else { &ALLOCATION };
+    if unassigned > 0 {
+        let mut row = vec![Cell::Null; columns.len()];
+        row[0] = count(unassigned);
+        if let Some(node) = columns.iter().position(|column| column.name == "node") {
+            row[node] = string("UNASSIGNED");
+        }
+        rows.push(row);
+    }
+    Table { columns, rows }
 }
 
 /// `_cat/indices` for the given positions. Stats come from active copies only, so a red
@@ -371,6 +467,106 @@ mod tests {
                 fixture!($name, ".v.txt"),
             )
         };
+    }
+
+    fn rendered(table: Table, query: &str) -> String {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let response = render(table, &Params::parse(query)).unwrap();
+        let body = runtime
+            .block_on(axum::body::to_bytes(response.into_body(), 1 << 20))
+            .unwrap();
+        String::from_utf8(body.to_vec()).unwrap()
+    }
+
+    fn three_nodes(flavor: Flavor) -> World {
+        let ips: Vec<std::net::Ipv4Addr> = (11..14)
+            .map(|last| std::net::Ipv4Addr::new(10, 0, 0, last))
+            .collect();
+        let names: Vec<String> = (1..=4)
+            .map(|day| format!("flog-2026.01.{day:02}"))
+            .collect();
+        World::new(flavor, "kolla_logging", &ips, &names, "flog-2026.01.04")
+    }
+
+    #[test]
+    fn allocation_counts_copies_per_node_and_the_unassigned_ones() {
+        let mut world = three_nodes(Flavor::Es7);
+        let table = allocation(&world);
+        assert_eq!(table.columns.len(), 9);
+        assert_eq!(table.rows.len(), 3);
+        let shards: Vec<&Cell> = table.rows.iter().map(|row| &row[0]).collect();
+        assert_eq!(
+            shards,
+            [&Cell::Number(3), &Cell::Number(3), &Cell::Number(2)]
+        );
+        for row in &table.rows {
+            let [
+                Cell::Bytes(indices),
+                Cell::Bytes(used),
+                Cell::Bytes(avail),
+                Cell::Bytes(total),
+            ] = &row[1..5]
+            else {
+                panic!("{row:?}")
+            };
+            assert!(used > indices && used + avail == *total, "{row:?}");
+            assert_eq!(row[5], Cell::Number(used * 100 / total));
+            assert_eq!((&row[6], &row[7]), (&row[8], &row[8]));
+        }
+
+        world.stop_node(std::net::Ipv4Addr::new(10, 0, 0, 13));
+        let table = allocation(&world);
+        assert_eq!(table.rows.len(), 3, "two nodes and the unassigned copies");
+        let mut expected = vec![Cell::Null; 9];
+        expected[0] = Cell::Number(2);
+        expected[8] = Cell::Text("UNASSIGNED".into());
+        assert_eq!(table.rows[2], expected);
+
+        // RestTable: numbers padded on the left, empty cells padded, the last column not.
+        let text = rendered(table, "v&h=s,dp,host,n");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "s dp host      n");
+        assert_eq!(lines[3], "2              UNASSIGNED");
+    }
+
+    #[test]
+    fn allocation_on_es8_adds_forecasts_and_roles() {
+        let mut world = three_nodes(Flavor::Es8);
+        world.stop_node(std::net::Ipv4Addr::new(10, 0, 0, 12));
+        let table = allocation(&world);
+        let names: Vec<&str> = table.columns.iter().map(|column| column.name).collect();
+        assert_eq!(
+            names,
+            [
+                "shards",
+                "shards.undesired",
+                "write_load.forecast",
+                "disk.indices.forecast",
+                "disk.indices",
+                "disk.used",
+                "disk.avail",
+                "disk.total",
+                "disk.percent",
+                "host",
+                "ip",
+                "node",
+                "node.role"
+            ]
+        );
+        let first = &table.rows[0];
+        assert_eq!((&first[1], &first[2]), (&Cell::Number(0), &string("0.0")));
+        assert_eq!(first[3], first[4]);
+        assert_eq!(first[12], string("cdfhilmrstw"));
+        let last = table.rows.last().unwrap();
+        assert_eq!((&last[11], &last[12]), (&string("UNASSIGNED"), &Cell::Null));
+        let json: serde_json::Value =
+            serde_json::from_str(&rendered(table, "format=json&h=node,node.role,wlf")).unwrap();
+        assert_eq!(
+            json[2],
+            serde_json::json!({"node": "UNASSIGNED", "node.role": null, "wlf": null})
+        );
     }
 
     #[test]

@@ -186,6 +186,7 @@ async fn handle(
             app.with_world(|world| cat::health(world, app.clock.wall_time(world.now_ms())))
         }
         Endpoint::CatNodes => app.with_world(|world| cat::nodes(world)),
+        Endpoint::CatAllocation => app.with_world(|world| cat::allocation(world)),
         Endpoint::CatIndices(pattern) => app.with_world(|world| {
             resolve(world, pattern.as_deref()).map(|positions| cat::indices(world, &positions))
         })?,

@@ -13,6 +13,7 @@ pub(crate) enum Endpoint {
     CatNodes,
     CatIndices(Option<String>),
     CatRecovery(Option<String>),
+    CatAllocation,
     ClusterHealth,
     ClusterSettings,
     Flush,
@@ -52,7 +53,9 @@ impl Route {
         match (&self.endpoint, method) {
             (Endpoint::Root, _) => &[],
             (Endpoint::CatHealth, _) => CAT,
-            (Endpoint::CatNodes | Endpoint::CatIndices(_), _) => CAT_BYTES,
+            (Endpoint::CatNodes | Endpoint::CatIndices(_) | Endpoint::CatAllocation, _) => {
+                CAT_BYTES
+            }
             (Endpoint::CatRecovery(_), _) => CAT_RECOVERY,
             (Endpoint::ClusterHealth, _) => &[
                 "wait_for_status",
@@ -96,6 +99,8 @@ pub(crate) fn route(path: &str, flavor: Flavor) -> Option<Route> {
         ["_cat", "indices", index] => (Endpoint::CatIndices(Some((*index).to_owned())), GET),
         ["_cat", "recovery"] => (Endpoint::CatRecovery(None), GET),
         ["_cat", "recovery", index] => (Endpoint::CatRecovery(Some((*index).to_owned())), GET),
+        // `/_cat/allocation/{nodes}` (a node filter) is not simulated: it answers 400 no handler.
+        ["_cat", "allocation"] => (Endpoint::CatAllocation, GET),
         ["_cluster", "health"] => (Endpoint::ClusterHealth, GET),
         ["_cluster", "settings"] => (Endpoint::ClusterSettings, GET_PUT),
         ["_flush"] => (Endpoint::Flush, GET_POST),
