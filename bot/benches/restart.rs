@@ -380,6 +380,7 @@ fn wait_lags(run: &Run, seen: &Transitions) -> anyhow::Result<Vec<WaitLag>> {
             Wait::NodeLeft { node } => (format!("{node} left"), seen.stopped.get(&node.ip())),
             Wait::NodeJoined { node } => (format!("{node} joined"), seen.rejoined.get(&node.ip())),
             Wait::ClusterFormed { .. } => ("cluster formed".to_owned(), seen.formed.as_ref()),
+            Wait::NodeDrained { node } => bail!("step {}: a restart never drains {node}", step + 1),
         };
         let Some(held_since) = held_since else {
             bail!("step {}: the sampler never saw `{what}`", step + 1);

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use opsbot_commands::cluster::{CatIndexRow, Membership};
+use opsbot_commands::cluster::{AllocationSettings, CatIndexRow, Membership};
 use opsbot_commands::name::{ClusterName, NodeAddr};
 use opsbot_commands::plan::Plan;
-use opsbot_commands::planner::{self, ClusterFacts, Facts, FactsKind, IndexFacts};
+use opsbot_commands::planner::{self, ClusterFacts, Facts, FactsKind, IndexFacts, RemovalFacts};
 use opsbot_commands::request::ProcedureRequest;
 use time::OffsetDateTime;
 
@@ -78,6 +78,7 @@ impl Clusters {
                 rows: self.indices(cluster).await?,
                 now: OffsetDateTime::now_utc(),
             })),
+            FactsKind::Removal => self.removal_facts(cluster, request).await,
         }
     }
 
@@ -103,6 +104,36 @@ impl Clusters {
             inventory: cluster.inventory.clone(),
             version,
             membership,
+        }))
+    }
+
+    /// Membership, allocation settings and the shards on the node to remove. The last two
+    /// need a master, so they are read only when the cluster has one.
+    async fn removal_facts(
+        &self,
+        cluster: &Cluster,
+        request: &ProcedureRequest,
+    ) -> Result<Facts, EngineError> {
+        let quiet = |_: &_, _| {};
+        let membership = self.settled_membership(cluster).await?;
+        let (mut allocation, mut node_shards) = (AllocationSettings::default(), None);
+        if let (Membership::Formed { .. }, ProcedureRequest::ClusterRemoveNode { node, .. }) =
+            (&membership, request)
+        {
+            allocation = self
+                .retry
+                .run(|| cluster.search.allocation(), quiet)
+                .await?;
+            node_shards = self
+                .retry
+                .run(|| cluster.search.shards_on(*node), quiet)
+                .await?;
+        }
+        Ok(Facts::Removal(RemovalFacts {
+            inventory: cluster.inventory.clone(),
+            membership,
+            allocation,
+            node_shards,
         }))
     }
 

@@ -45,6 +45,9 @@ pub struct EngineConfig {
     /// How long the whole cluster may take to form and reach yellow after the last start.
     #[serde(with = "humantime_serde")]
     pub formation_timeout: Duration,
+    /// How long a node being removed may take to hand all its shards to the others.
+    #[serde(with = "humantime_serde")]
+    pub drain_timeout: Duration,
     /// Client timeout of one HTTP request (the spec's index-maintenance client uses 30).
     #[serde(with = "humantime_serde")]
     pub request_timeout: Duration,
@@ -60,6 +63,8 @@ impl Default for EngineConfig {
             poll_interval: Duration::from_secs(5),
             node_timeout: Duration::from_secs(5 * 60),
             formation_timeout: Duration::from_secs(15 * 60),
+            // Relocation is throttled (40 MB/s per node by default): a node of 500 GB takes hours.
+            drain_timeout: Duration::from_secs(6 * 60 * 60),
             request_timeout: Duration::from_secs(30),
             approval_ttl: Duration::from_secs(30 * 60),
             retry: RetryPolicy::default(),
@@ -111,6 +116,15 @@ pub enum NodeControlConfig {
         hosts: BTreeMap<NodeAddr, String>,
         #[serde(with = "humantime_serde", default = "default_command_timeout")]
         timeout: Duration,
+        /// Removes a node from the search group of the deployment inventory; without it, an
+        /// operator is asked to.
+        #[serde(default)]
+        unlist: Option<CommandTemplate>,
+        /// Redeploys the search service with serial 1; without it, an operator is asked to.
+        #[serde(default)]
+        redeploy: Option<CommandTemplate>,
+        #[serde(with = "humantime_serde", default = "default_redeploy_timeout")]
+        redeploy_timeout: Duration,
     },
     /// Ask an operator to do it and confirm with `/run done`.
     Manual { container: String },
@@ -120,6 +134,10 @@ pub enum NodeControlConfig {
 
 fn default_command_timeout() -> Duration {
     Duration::from_secs(120)
+}
+
+fn default_redeploy_timeout() -> Duration {
+    Duration::from_secs(60 * 60)
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

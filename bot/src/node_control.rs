@@ -10,11 +10,15 @@ use serde::Deserialize;
 
 use crate::config::NodeControlConfig;
 
-/// What to do to a node's container.
+/// What node control does: a node's container, or the deployment around it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeOp {
     Stop,
     Start,
+    /// Take the node out of the search group of the deployment inventory.
+    Unlist,
+    /// Redeploy the search service with serial 1, after the node was unlisted.
+    Redeploy,
 }
 
 impl NodeOp {
@@ -22,6 +26,8 @@ impl NodeOp {
         match self {
             Self::Stop => "stop",
             Self::Start => "start",
+            Self::Unlist => "unlist",
+            Self::Redeploy => "redeploy",
         }
     }
 
@@ -29,6 +35,25 @@ impl NodeOp {
         match self {
             Self::Stop => "stopped",
             Self::Start => "started",
+            Self::Unlist => "unlisted",
+            Self::Redeploy => "redeployed",
+        }
+    }
+
+    /// What an operator is asked to do when no command does it.
+    fn request(self, node: NodeAddr, container: &str) -> String {
+        match self {
+            Self::Stop | Self::Start => {
+                format!("{} the `{container}` container on {node}", self.verb())
+            }
+            Self::Unlist => format!(
+                "remove {node} from the `{container}` group of the deployment inventory \
+                 (Kolla: the multinode inventory file)"
+            ),
+            Self::Redeploy => format!(
+                "redeploy the search service with serial 1 \
+                 (Kolla: kolla-ansible deploy --tags {container} -e kolla_serial=1)"
+            ),
         }
     }
 }
@@ -162,7 +187,7 @@ impl NodeControl {
         }
     }
 
-    /// Stops or starts the container on `node`.
+    /// Does `op` for `node`, or says what an operator must do.
     pub async fn apply(&self, op: NodeOp, node: NodeAddr) -> Result<Outcome, NodeControlError> {
         match &self.config {
             NodeControlConfig::Command {
@@ -171,22 +196,52 @@ impl NodeControl {
                 container,
                 hosts,
                 timeout,
+                unlist,
+                redeploy,
+                redeploy_timeout,
             } => {
-                let template = match op {
-                    NodeOp::Stop => stop,
-                    NodeOp::Start => start,
+                let (template, timeout) = match op {
+                    NodeOp::Stop => (Some(stop), *timeout),
+                    NodeOp::Start => (Some(start), *timeout),
+                    NodeOp::Unlist => (unlist.as_ref(), *timeout),
+                    NodeOp::Redeploy => (redeploy.as_ref(), *redeploy_timeout),
+                };
+                let Some(template) = template else {
+                    return Ok(Outcome::AskOperator {
+                        prompt: op.request(node, container),
+                    });
                 };
                 let host = hosts
                     .get(&node)
                     .cloned()
                     .unwrap_or_else(|| node.to_string());
                 let argv = template.render(&host, node, container);
-                run_command(&argv, *timeout).await
+                run_command(&argv, timeout).await
             }
             NodeControlConfig::Manual { container } => Ok(Outcome::AskOperator {
-                prompt: format!("{} the `{container}` container on {node}", op.verb()),
+                prompt: op.request(node, container),
             }),
-            NodeControlConfig::Sim { .. } => self.sim(op, node).await,
+            NodeControlConfig::Sim { .. } => match op {
+                NodeOp::Stop | NodeOp::Start => self.sim(op, node).await,
+                // The simulator has no deployment around it: nothing to change, and it says so.
+                NodeOp::Unlist | NodeOp::Redeploy => Ok(Outcome::Done {
+                    note: format!(
+                        "simulated cluster: no deployment to change, {node} counts as {}",
+                        op.past()
+                    ),
+                    output: Vec::new(),
+                }),
+            },
+        }
+    }
+
+    /// False when doing `op` again after a crash could do harm: a command changing the
+    /// deployment inventory is not known to be idempotent. Stops and starts are; asking a
+    /// person again is too.
+    pub fn repeatable(&self, op: NodeOp) -> bool {
+        match (&self.config, op) {
+            (NodeControlConfig::Command { unlist, .. }, NodeOp::Unlist) => unlist.is_none(),
+            _ => true,
         }
     }
 

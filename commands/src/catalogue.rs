@@ -3,7 +3,7 @@
 
 use crate::audit::Since;
 use crate::index::{IndexName, IndexPattern, MAX_INDEX_BYTES};
-use crate::name::{ClusterName, NameError, Reason, RunId, UserName};
+use crate::name::{ClusterName, NameError, NodeAddr, Reason, RunId, UserName};
 use crate::parse::{Args, ParseError};
 use crate::request::{ProcedureRequest, Request};
 use crate::retention::RetentionDays;
@@ -26,6 +26,8 @@ pub enum OptionKind {
     Run,
     /// A configured operator's handle.
     User,
+    /// A node's IPv4 address (autocomplete from the cluster's inventory).
+    Node,
     /// An index name or, where the command lists, a `*` pattern (autocomplete from the cluster).
     Index,
     /// A number of days.
@@ -41,6 +43,8 @@ impl OptionKind {
             Self::Cluster => ClusterName::MAX_LEN,
             Self::Run => 21,
             Self::User => UserName::MAX_LEN,
+            // The longest IPv4 text is 15 bytes; an IPv6 address is let through to be named.
+            Self::Node => 45,
             Self::Index => MAX_INDEX_BYTES,
             Self::Days => 10,
             Self::Text { max_len } => max_len,
@@ -53,6 +57,7 @@ impl OptionKind {
             Self::Cluster => "<cluster>",
             Self::Run => "<run id>",
             Self::User => "<user>",
+            Self::Node => "<node ip>",
             Self::Index => "<index>",
             Self::Days => "<days>",
             Self::Text { .. } => "<text>",
@@ -186,6 +191,27 @@ pub static CATALOGUE: &[CommandSpec] = &[
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ClusterRestart {
                 cluster: cluster(a)?,
+            }))
+        },
+    },
+    CommandSpec {
+        group: "cluster",
+        sub: Some("remove-node"),
+        summary: "drain a node, stop it, take it out of the deployment (needs approval)",
+        options: &[
+            CLUSTER,
+            OptionSpec {
+                name: "node",
+                kind: OptionKind::Node,
+                required: true,
+                summary: "the node's IPv4 address, e.g. 10.0.0.14",
+            },
+        ],
+        surface: Surface::Everywhere,
+        build: |a| {
+            Ok(Request::Procedure(ProcedureRequest::ClusterRemoveNode {
+                cluster: cluster(a)?,
+                node: a.required("node", NodeAddr::parse)?,
             }))
         },
     },

@@ -154,6 +154,8 @@ impl Membership {
 /// What a running step last observed; rendered as `nodes 3/5 joined · status yellow · ...`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Observation {
+    /// While a node is drained: the shard copies it still holds.
+    pub node_shards: Option<(NodeAddr, u64)>,
     pub nodes_joined: Option<(usize, usize)>,
     pub status: Option<HealthStatus>,
     pub relocating_shards: Option<u64>,
@@ -172,6 +174,7 @@ impl Observation {
             Membership::Unreachable => Some("cluster unreachable".to_owned()),
         };
         Self {
+            node_shards: None,
             nodes_joined: Some((membership.joined(), expected)),
             status: health.map(|h| h.status),
             relocating_shards: health.map(|h| h.relocating_shards),
@@ -195,6 +198,9 @@ impl Observation {
 impl fmt::Display for Observation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts = Vec::new();
+        if let Some((node, shards)) = self.node_shards {
+            parts.push(format!("{node} holds {shards} shards"));
+        }
         if let Some((joined, expected)) = self.nodes_joined {
             parts.push(format!("nodes {joined}/{expected} joined"));
         }
@@ -216,6 +222,94 @@ impl fmt::Display for Observation {
         }
         f.write_str(&parts.join(" · "))
     }
+}
+
+/// Where a cluster setting is set. A transient setting is lost when the whole cluster restarts;
+/// opsbot sets its exclusions transient, as the spec does, so that none outlives a full restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SettingScope {
+    Transient,
+    Persistent,
+}
+
+impl SettingScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Transient => "transient",
+            Self::Persistent => "persistent",
+        }
+    }
+}
+
+/// `cluster.routing.allocation.exclude._ip`: the nodes shards must leave.
+pub const EXCLUDE_IP: &str = "cluster.routing.allocation.exclude._ip";
+
+/// A non-empty `cluster.routing.allocation.exclude._ip` and where it is set (transient wins).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exclusion {
+    pub scope: SettingScope,
+    /// As the server holds it: comma-separated addresses, possibly with wildcards.
+    pub value: String,
+}
+
+impl Exclusion {
+    /// True when the setting excludes exactly this node and nothing else.
+    pub fn is_only(&self, node: NodeAddr) -> bool {
+        self.names(node) && self.without(node).is_empty()
+    }
+
+    /// The value without `node`: what is left once a removal clears its own exclusion.
+    pub fn without(&self, node: NodeAddr) -> String {
+        let node = node.to_string();
+        let rest: Vec<&str> = self
+            .value
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty() && *e != node)
+            .collect();
+        rest.join(",")
+    }
+
+    /// True when `node` is one of the excluded addresses, written out.
+    pub fn names(&self, node: NodeAddr) -> bool {
+        let node = node.to_string();
+        self.value.split(',').any(|e| e.trim() == node)
+    }
+
+    /// The settings body that clears this exclusion where it is set.
+    pub fn clearing_body(&self) -> String {
+        let value = match self.scope {
+            SettingScope::Transient => "\"\"",
+            SettingScope::Persistent => "null",
+        };
+        format!(
+            "{{\"{}\":{{\"{EXCLUDE_IP}\":{value}}}}}",
+            self.scope.as_str()
+        )
+    }
+}
+
+impl fmt::Display for Exclusion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {EXCLUDE_IP}: {}", self.scope.as_str(), self.value)
+    }
+}
+
+/// The allocation settings the procedures read: `None` means not set (the default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllocationSettings {
+    /// Effective `cluster.routing.allocation.enable`.
+    pub enable: Option<String>,
+    pub exclusion: Option<Exclusion>,
+}
+
+/// A row of `_cat/allocation?format=json&h=shards,ip`: shard copies per node. Unassigned copies
+/// come as a row with no address.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CatAllocationRow {
+    pub shards: String,
+    pub ip: Option<String>,
 }
 
 /// A row of `_cat/health?format=json` (every value is a string, as the servers send it).
@@ -287,8 +381,7 @@ pub struct ClusterStatus {
     pub version: Option<ServerVersion>,
     pub membership: Membership,
     pub health: Option<ClusterHealth>,
-    pub allocation_enable: Option<String>,
-    pub exclude_ip: Option<String>,
+    pub allocation: Option<AllocationSettings>,
     /// Why some part is missing, e.g. the cluster's error answer.
     pub problem: Option<String>,
     /// Unfinished runs on this cluster: `r-4 running /cluster restart cluster:logs`.
@@ -332,6 +425,38 @@ mod tests {
     }
 
     #[test]
+    fn an_exclusion_names_its_nodes_and_how_to_clear_it() {
+        let node = NodeAddr::parse("10.0.0.14").unwrap();
+        let transient = |value: &str| Exclusion {
+            scope: SettingScope::Transient,
+            value: value.to_owned(),
+        };
+        assert!(transient("10.0.0.14").is_only(node));
+        assert!(transient(" 10.0.0.14 ,").is_only(node));
+        assert!(!transient("10.0.0.14,10.0.0.15").is_only(node));
+        assert!(!transient("10.0.0.1*").is_only(node));
+        assert_eq!(transient("10.0.0.12, 10.0.0.14").without(node), "10.0.0.12");
+        assert!(transient("10.0.0.12, 10.0.0.14").names(node));
+        assert!(!transient("10.0.0.141").names(node));
+        assert_eq!(
+            transient("10.0.0.14").clearing_body(),
+            r#"{"transient":{"cluster.routing.allocation.exclude._ip":""}}"#
+        );
+        let persistent = Exclusion {
+            scope: SettingScope::Persistent,
+            value: "10.0.0.12".to_owned(),
+        };
+        assert_eq!(
+            persistent.clearing_body(),
+            r#"{"persistent":{"cluster.routing.allocation.exclude._ip":null}}"#
+        );
+        assert_eq!(
+            persistent.to_string(),
+            "persistent cluster.routing.allocation.exclude._ip: 10.0.0.12"
+        );
+    }
+
+    #[test]
     fn observations_show_only_what_matters() {
         let o = Observation {
             nodes_joined: Some((3, 5)),
@@ -343,6 +468,15 @@ mod tests {
         assert_eq!(
             o.to_string(),
             "nodes 3/5 joined · status yellow · unassigned_shards 48"
+        );
+        let draining = Observation {
+            node_shards: Some((NodeAddr::parse("10.0.0.14").unwrap(), 31)),
+            relocating_shards: Some(4),
+            ..Observation::default()
+        };
+        assert_eq!(
+            draining.to_string(),
+            "10.0.0.14 holds 31 shards · relocating_shards 4"
         );
     }
 }

@@ -1,7 +1,7 @@
 //! Validated names: a value of these types has passed its checks, so nothing downstream re-checks it.
 
 use std::fmt;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -27,6 +27,11 @@ pub enum NameError {
     },
     #[error("`{value}` is not an IPv4 address such as 10.0.0.14")]
     NotIpv4 { value: String },
+    #[error(
+        "`{value}` is an IPv6 address; search nodes are named by the IPv4 address they have in \
+         the inventory, such as 10.0.0.14"
+    )]
+    Ipv6 { value: String },
     #[error("`{value}` is not a run id such as r-42")]
     NotRunId { value: String },
     /// An index name or pattern was refused; its text says why.
@@ -165,12 +170,15 @@ pub struct NodeAddr(Ipv4Addr);
 impl NodeAddr {
     pub fn parse(value: &str) -> Result<Self, NameError> {
         // `Ipv4Addr::from_str` already refuses leading zeros, signs and spaces.
-        value
-            .parse::<Ipv4Addr>()
-            .map(Self)
-            .map_err(|_| NameError::NotIpv4 {
-                value: shorten(value, SHOWN),
-            })
+        value.parse::<Ipv4Addr>().map(Self).map_err(|_| {
+            let value = shorten(value, SHOWN);
+            let brackets: &[char] = &['[', ']'];
+            if value.trim_matches(brackets).parse::<Ipv6Addr>().is_ok() {
+                NameError::Ipv6 { value }
+            } else {
+                NameError::NotIpv4 { value }
+            }
+        })
     }
 
     pub fn ip(self) -> Ipv4Addr {
@@ -286,6 +294,12 @@ mod tests {
             "host-1",
         ] {
             assert!(NodeAddr::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+        for ipv6 in ["::1", "fe80::1", "[2001:db8::14]"] {
+            assert!(
+                matches!(NodeAddr::parse(ipv6), Err(NameError::Ipv6 { .. })),
+                "{ipv6:?} was not recognised as IPv6"
+            );
         }
     }
 

@@ -100,6 +100,27 @@ pub enum SafeAction {
     Report,
     /// List the indices once and check that none of those the plan deletes remains.
     VerifyDeleted,
+    /// Transient `cluster.routing.allocation.exclude._ip` = the node: its shards move away.
+    ExcludeNode { node: NodeAddr },
+    /// Transient `cluster.routing.allocation.exclude._ip` = "": undoes [`Self::ExcludeNode`],
+    /// also when the run is cancelled or fails.
+    ClearExclusion { node: NodeAddr },
+    /// Redeploy the search service with a rolling serial of 1, once `removed` is out of the
+    /// deployment inventory (node control).
+    Redeploy { removed: NodeAddr },
+}
+
+impl SafeAction {
+    /// True when this action undoes `other`, so that it must run even when the run ends early:
+    /// a change like an allocation exclusion must not outlive the run that made it.
+    pub fn undoes(&self, other: &Action) -> bool {
+        match (self, other) {
+            (Self::ClearExclusion { node }, Action::Safe(Self::ExcludeNode { node: excluded })) => {
+                node == excluded
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Conditions a run waits for.
@@ -114,6 +135,8 @@ pub enum Wait {
     NodeJoined { node: NodeAddr },
     /// All `nodes` have joined and the health status is at least `status`.
     ClusterFormed { nodes: usize, status: HealthStatus },
+    /// No shard is relocating and the node holds no shard copy any more.
+    NodeDrained { node: NodeAddr },
 }
 
 /// Destructive side effects: each runs only with an `Approved` proof for the run's digest.
@@ -123,6 +146,10 @@ pub enum DestructiveAction {
     /// `DELETE /a,b,c` of these exact indices: one chunk, its path under [`MAX_DELETE_PATH`].
     /// Right before, the indices are listed again and only those still present are deleted.
     DeleteIndices { indices: Vec<IndexName> },
+    /// Stop the search container of a drained node that is leaving the cluster for good.
+    RetireNode { node: NodeAddr },
+    /// Remove the node from the search group of the deployment inventory (node control).
+    UnlistNode { node: NodeAddr },
 }
 
 /// Longest `DELETE` path, in bytes: well under the 4 KB request-line limit of common proxies.
@@ -133,7 +160,11 @@ impl Plan {
     pub fn deleted_indices(&self) -> impl Iterator<Item = &IndexName> {
         self.steps.iter().flat_map(|step| match step {
             Action::Destructive(DestructiveAction::DeleteIndices { indices }) => indices.as_slice(),
-            Action::Safe(_) | Action::Wait(_) => &[],
+            Action::Destructive(
+                DestructiveAction::RetireNode { .. } | DestructiveAction::UnlistNode { .. },
+            )
+            | Action::Safe(_)
+            | Action::Wait(_) => &[],
         })
     }
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::audit::Since;
 use crate::index::{IndexName, IndexPattern};
-use crate::name::{ClusterName, Reason, RunId, UserName};
+use crate::name::{ClusterName, NodeAddr, Reason, RunId, UserName};
 use crate::retention::RetentionDays;
 
 /// A parsed command.
@@ -54,6 +54,11 @@ pub enum ProcedureRequest {
     ClusterStart { cluster: ClusterName },
     /// Stop then start, as one run.
     ClusterRestart { cluster: ClusterName },
+    /// Spec 3.1 "Remove a node": drain it, stop it, take it out of the deployment, under approval.
+    ClusterRemoveNode {
+        cluster: ClusterName,
+        node: NodeAddr,
+    },
     /// Index retention: delete the indices older than `older_than` days, under approval.
     IndicesPrune {
         cluster: ClusterName,
@@ -74,6 +79,7 @@ impl ProcedureRequest {
             Self::ClusterStop { cluster }
             | Self::ClusterStart { cluster }
             | Self::ClusterRestart { cluster }
+            | Self::ClusterRemoveNode { cluster, .. }
             | Self::IndicesPrune { cluster, .. }
             | Self::IndicesDelete { cluster, .. } => cluster,
         }
@@ -82,9 +88,10 @@ impl ProcedureRequest {
     /// Maintenance procedures are announced; read-mostly ones would not be.
     pub fn is_maintenance(&self) -> bool {
         match self {
-            Self::ClusterStop { .. } | Self::ClusterStart { .. } | Self::ClusterRestart { .. } => {
-                true
-            }
+            Self::ClusterStop { .. }
+            | Self::ClusterStart { .. }
+            | Self::ClusterRestart { .. }
+            | Self::ClusterRemoveNode { .. } => true,
             Self::IndicesPrune { .. } | Self::IndicesDelete { .. } => false,
         }
     }
@@ -97,6 +104,9 @@ impl fmt::Display for ProcedureRequest {
             Self::ClusterStop { cluster } => write!(f, "/cluster stop cluster:{cluster}"),
             Self::ClusterStart { cluster } => write!(f, "/cluster start cluster:{cluster}"),
             Self::ClusterRestart { cluster } => write!(f, "/cluster restart cluster:{cluster}"),
+            Self::ClusterRemoveNode { cluster, node } => {
+                write!(f, "/cluster remove-node cluster:{cluster} node:{node}")
+            }
             Self::IndicesPrune {
                 cluster,
                 older_than,

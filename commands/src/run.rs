@@ -6,7 +6,7 @@ use time::OffsetDateTime;
 
 use crate::approval::ApprovalGrant;
 use crate::name::RunId;
-use crate::plan::{Plan, PlanDigest};
+use crate::plan::{Action, Plan, PlanDigest};
 
 /// A person, as the chat platform identifies them: `id` is stable (a Discord user id), `name` is
 /// only for display and is never used to authorize anything.
@@ -197,6 +197,28 @@ impl Run {
         self.steps
             .iter()
             .position(|s| matches!(s, StepState::AwaitingOperator { .. }))
+    }
+
+    /// Steps that must still run before the run ends early (cancelled or failed): those that
+    /// undo a change an earlier step made or may have made, and are not done yet.
+    pub fn cleanup_steps(&self) -> Vec<usize> {
+        let touched = |index: usize| !matches!(self.steps[index], StepState::Pending);
+        self.plan
+            .steps
+            .iter()
+            .enumerate()
+            .filter(|&(index, action)| {
+                let Action::Safe(undo) = action else {
+                    return false;
+                };
+                !matches!(self.steps[index], StepState::Done { .. })
+                    && self.plan.steps[..index]
+                        .iter()
+                        .enumerate()
+                        .any(|(earlier, change)| touched(earlier) && undo.undoes(change))
+            })
+            .map(|(index, _)| index)
+            .collect()
     }
 
     /// Ends the run in `state` at `now`.

@@ -67,6 +67,7 @@ impl Default for Setup {
                 poll_interval: Duration::from_millis(20),
                 node_timeout: Duration::from_secs(20),
                 formation_timeout: Duration::from_secs(30),
+                drain_timeout: Duration::from_secs(30),
                 request_timeout: Duration::from_secs(2),
                 retry: opsbot::backend::RetryPolicy {
                     attempts: 4,

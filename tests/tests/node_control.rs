@@ -198,6 +198,9 @@ fn command(stop: CommandTemplate, start: CommandTemplate) -> NodeControlConfig {
         container: "opensearch".into(),
         hosts: Default::default(),
         timeout: Duration::from_secs(10),
+        unlist: None,
+        redeploy: None,
+        redeploy_timeout: Duration::from_secs(10),
     }
 }
 

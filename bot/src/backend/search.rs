@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use opsbot_commands::approval::Approved;
 use opsbot_commands::cluster::{
-    CatHealthRow, CatIndexRow, CatNodeRow, CatRecoveryRow, ClusterHealth, Distribution, FlushMode,
-    Membership, ServerVersion,
+    AllocationSettings, CatAllocationRow, CatHealthRow, CatIndexRow, CatNodeRow, CatRecoveryRow,
+    ClusterHealth, Distribution, EXCLUDE_IP, Exclusion, FlushMode, Membership, ServerVersion,
+    SettingScope,
 };
 use opsbot_commands::index::IndexName;
 use opsbot_commands::name::{ClusterName, NodeAddr};
@@ -17,13 +18,6 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::error::{BackendError, Fault};
-
-/// Allocation settings as they matter to the procedures; `None` means "not set" (the default).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AllocationSettings {
-    pub enable: Option<String>,
-    pub exclude_ip: Option<String>,
-}
 
 /// What a flush reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +36,6 @@ pub struct SearchClient {
 }
 
 const ALLOCATION_ENABLE: &str = "cluster.routing.allocation.enable";
-const EXCLUDE_IP: &str = "cluster.routing.allocation.exclude._ip";
 
 impl SearchClient {
     /// `base_url` is the cluster's HTTP address (Kolla: the internal VIP on port 9200).
@@ -127,21 +120,37 @@ impl SearchClient {
             .json(Method::GET, "/_cluster/settings?flat_settings=true", None)
             .await?;
         let pick = |key: &str| {
-            raw.transient
+            let transient = raw.transient.get(key).map(|v| (SettingScope::Transient, v));
+            let persistent = raw
+                .persistent
                 .get(key)
-                .or_else(|| raw.persistent.get(key))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
+                .map(|v| (SettingScope::Persistent, v));
+            transient
+                .or(persistent)
+                .and_then(|(scope, value)| Some((scope, value.as_str()?.to_owned())))
         };
         Ok(AllocationSettings {
-            enable: pick(ALLOCATION_ENABLE),
-            exclude_ip: pick(EXCLUDE_IP),
+            enable: pick(ALLOCATION_ENABLE).map(|(_, value)| value),
+            // An empty exclusion is how a cleared transient one reads back on ES 6.
+            exclusion: pick(EXCLUDE_IP)
+                .filter(|(_, value)| !value.trim().is_empty())
+                .map(|(scope, value)| Exclusion { scope, value }),
         })
     }
 
     /// Persistent `cluster.routing.allocation.enable`: `Some("none")` disables, `None` resets.
     pub async fn set_allocation_enable(&self, value: Option<&str>) -> Result<(), BackendError> {
-        let body = json!({ "persistent": { ALLOCATION_ENABLE: value } });
+        self.put_settings(json!({ "persistent": { ALLOCATION_ENABLE: value } }))
+            .await
+    }
+
+    /// Transient `cluster.routing.allocation.exclude._ip`: addresses, or "" to clear it (spec 3.1).
+    pub async fn set_exclusion(&self, value: &str) -> Result<(), BackendError> {
+        self.put_settings(json!({ "transient": { EXCLUDE_IP: value } }))
+            .await
+    }
+
+    async fn put_settings(&self, body: Value) -> Result<(), BackendError> {
         let ack: wire::Acknowledged = self
             .json(Method::PUT, "/_cluster/settings", Some(body))
             .await?;
@@ -153,6 +162,29 @@ impl SearchClient {
                 Fault::Decode("the change was not acknowledged".into()),
             ))
         }
+    }
+
+    /// Shard copies on `node` from `_cat/allocation`; `None` when the node has not joined.
+    pub async fn shards_on(&self, node: NodeAddr) -> Result<Option<u64>, BackendError> {
+        let rows: Vec<CatAllocationRow> = self
+            .json(
+                Method::GET,
+                "/_cat/allocation?format=json&h=shards,ip",
+                None,
+            )
+            .await?;
+        let wanted = node.to_string();
+        rows.iter()
+            .find(|row| row.ip.as_deref() == Some(wanted.as_str()))
+            .map(|row| {
+                row.shards.parse::<u64>().map_err(|_| {
+                    self.error(
+                        "GET /_cat/allocation",
+                        Fault::Decode(format!("shards `{}`", row.shards)),
+                    )
+                })
+            })
+            .transpose()
     }
 
     /// `POST /_flush/synced` or `POST /_flush`.

@@ -27,11 +27,9 @@ async fn present(inner: &Inner, cluster: &Cluster) -> Result<HashSet<String>, St
 pub(super) async fn chunk(
     inner: &Inner,
     cluster: &Cluster,
-    run: &Run,
+    approved: &Approved,
     indices: &[IndexName],
 ) -> Result<StepOutcome, String> {
-    // The proof is re-derived from the stored grant, after a restart too.
-    let approved = Approved::verify(run).map_err(|refusal| refusal.to_string())?;
     let present = present(inner, cluster).await?;
     let (still, vanished): (Vec<IndexName>, Vec<IndexName>) = indices
         .iter()
@@ -42,7 +40,7 @@ pub(super) async fn chunk(
             .config
             .retry
             .run(
-                || cluster.search.delete_indices(&approved, &still),
+                || cluster.search.delete_indices(approved, &still),
                 |_, _| {},
             )
             .await

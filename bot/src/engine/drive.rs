@@ -82,6 +82,7 @@ async fn drive_inner(
         match next(&run) {
             Next::Finished => return Ok(()),
             Next::Cancel => {
+                clean_up(inner, id, None, &waker).await?;
                 finish(inner, id, |run| RunState::Cancelled {
                     by: run
                         .cancel
@@ -112,7 +113,10 @@ async fn drive_inner(
                 let outcome = step::execute(inner, &run, index, resumed, &waker)
                     .instrument(span)
                     .await?;
-                record(inner, id, index, outcome)?;
+                if let StepOutcome::Failed(_) = outcome {
+                    clean_up(inner, id, Some(index), &waker).await?;
+                }
+                record(inner, id, index, outcome, OnFailure::EndRun)?;
             }
         }
     }
@@ -126,12 +130,53 @@ async fn park(inner: &Inner, busy: &mut Option<Busy>, until: impl Future<Output 
     *busy = Some(Busy::new(&inner.busy));
 }
 
-/// Writes a step's outcome; a failure also ends the run, saying what is left in place.
+/// Runs the steps that undo what must not outlive the run (a node's allocation exclusion)
+/// before a cancel or a failure ends it; `failed` is the step that failed, not run again. Their
+/// outcomes are recorded, so the aftermath says what was undone and what is still in place.
+async fn clean_up(
+    inner: &Inner,
+    id: RunId,
+    failed: Option<usize>,
+    waker: &tokio::sync::Notify,
+) -> Result<(), opsbot_state::StoreError> {
+    let Some(run) = inner.store.run(id)? else {
+        return Ok(());
+    };
+    for index in run.cleanup_steps() {
+        if Some(index) == failed {
+            continue;
+        }
+        let Some(run) = inner.store.run(id)? else {
+            return Ok(());
+        };
+        // Started means a crash interrupted this very clean-up: settle it by observation.
+        let resumed = matches!(run.steps[index], StepState::Started { .. });
+        let action = render::step_label(&run.plan.steps[index]);
+        let span = tracing::info_span!("clean-up", step = index + 1, %action);
+        let outcome = step::execute(inner, &run, index, resumed, waker)
+            .instrument(span)
+            .await?;
+        record(inner, id, index, outcome, OnFailure::KeepRun)?;
+    }
+    Ok(())
+}
+
+/// Whether a failed step ends the run (a step of the plan) or not (a clean-up step, whose
+/// caller ends the run itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnFailure {
+    EndRun,
+    KeepRun,
+}
+
+/// Writes a step's outcome; a failure of a plan step also ends the run, saying what is left in
+/// place.
 fn record(
     inner: &Inner,
     id: RunId,
     index: usize,
     outcome: StepOutcome,
+    on_failure: OnFailure,
 ) -> Result<(), opsbot_state::StoreError> {
     let now = OffsetDateTime::now_utc();
     let updated = inner.store.update_run(id, None, |run| {
@@ -159,18 +204,19 @@ fn record(
                     at: now,
                     error: error.clone(),
                 };
+                let failed = AuditKind::StepFailed {
+                    step: index,
+                    error: error.clone(),
+                };
+                if on_failure == OnFailure::KeepRun {
+                    return Ok(vec![failed]);
+                }
                 let state = RunState::Failed {
                     error: format!("{error}\n{}", render::aftermath(run)),
                 };
                 let label = state.label().to_owned();
                 run.finish(state, now);
-                vec![
-                    AuditKind::StepFailed {
-                        step: index,
-                        error: error.clone(),
-                    },
-                    AuditKind::RunFinished { state: label },
-                ]
+                vec![failed, AuditKind::RunFinished { state: label }]
             }
         })
     });

@@ -25,8 +25,7 @@ impl Engine {
             version: None,
             membership: membership.clone(),
             health: None,
-            allocation_enable: None,
-            exclude_ip: None,
+            allocation: None,
             problem: None,
             runs: Vec::new(),
         };
@@ -41,8 +40,7 @@ impl Engine {
                 Ok((version, health, allocation)) => {
                     status.version = Some(version);
                     status.health = Some(health);
-                    status.allocation_enable = allocation.enable;
-                    status.exclude_ip = allocation.exclude_ip;
+                    status.allocation = Some(allocation);
                 }
                 Err(error) => status.problem = Some(error.to_string()),
             }

@@ -1,8 +1,10 @@
 //! Executing one step: write the intent, act, and report the outcome. A step found started after
 //! a restart is first settled by looking at the world (`reconcile`), never replayed blindly.
 
+use opsbot_commands::approval::Approved;
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::cluster::{CatReport, FlushMode, Membership, Observation};
+use opsbot_commands::name::NodeAddr;
 use opsbot_commands::plan::{Action, DestructiveAction, SafeAction};
 use opsbot_commands::render;
 use opsbot_commands::run::{Run, StepState};
@@ -57,13 +59,59 @@ pub(super) async fn execute(
             Err(failure) => StepOutcome::Failed(failure),
         },
         Action::Wait(condition) => wait::until(inner, cluster, run, condition, waker).await?,
-        Action::Destructive(DestructiveAction::DeleteIndices { indices }) => {
-            match delete::chunk(inner, cluster, run, indices).await {
+        Action::Destructive(destructive) => {
+            match destroy(inner, cluster, run, destructive, resumed).await {
                 Ok(outcome) => outcome,
                 Err(failure) => StepOutcome::Failed(failure),
             }
         }
     })
+}
+
+/// A destructive step: only with the approval proof, re-derived from the stored grant (after a
+/// restart too), and never replayed blindly after a crash.
+async fn destroy(
+    inner: &Inner,
+    cluster: &Cluster,
+    run: &Run,
+    action: &DestructiveAction,
+    resumed: bool,
+) -> Result<StepOutcome, String> {
+    let approved = Approved::verify(run).map_err(|refusal| refusal.to_string())?;
+    match action {
+        // Re-lists before deleting, so a chunk found started deletes only what is still there.
+        DestructiveAction::DeleteIndices { indices } => {
+            delete::chunk(inner, cluster, &approved, indices).await
+        }
+        DestructiveAction::RetireNode { node } => {
+            if resumed {
+                if let Some(note) = left_already(cluster, *node).await {
+                    return Ok(StepOutcome::Done(note));
+                }
+            }
+            // Stopping a container that is still up is safe to repeat.
+            control(inner, cluster, run, NodeOp::Stop, *node).await
+        }
+        DestructiveAction::UnlistNode { node } => {
+            if resumed && !cluster.nodes.repeatable(NodeOp::Unlist) {
+                return Ok(StepOutcome::AskOperator(format!(
+                    "opsbot restarted while its command was taking {node} out of the deployment \
+                     inventory; check that {node} is out of it (remove it if not)"
+                )));
+            }
+            control(inner, cluster, run, NodeOp::Unlist, *node).await
+        }
+    }
+}
+
+/// `Some(note)` when the node is no longer in the cluster: its stop has taken effect.
+async fn left_already(cluster: &Cluster, node: NodeAddr) -> Option<String> {
+    match cluster.search.membership().await.ok()? {
+        Membership::Formed { nodes, .. } if !nodes.contains(&node) => {
+            Some(format!("{node} had already left (found after a restart)"))
+        }
+        _ => None,
+    }
 }
 
 /// The write-ahead record: flushed before the side effect, so a crash leaves evidence of it.
@@ -100,19 +148,29 @@ async fn reconcile(cluster: &Cluster, action: &SafeAction) -> Option<String> {
             matches!(settings.enable.as_deref(), None | Some("all"))
                 .then(|| found("allocation already enabled".into()))?
         }
-        SafeAction::StopNode { node } => match cluster.search.membership().await.ok()? {
-            Membership::Formed { nodes, .. } if !nodes.contains(node) => {
-                found(format!("{node} had already left"))
-            }
-            _ => None,
-        },
+        SafeAction::StopNode { node } => left_already(cluster, *node).await,
         SafeAction::StartNode { node } => match cluster.search.membership().await.ok()? {
             Membership::Formed { nodes, .. } if nodes.contains(node) => {
                 found(format!("{node} had already joined"))
             }
             _ => None,
         },
-        SafeAction::Flush { .. } | SafeAction::Report | SafeAction::VerifyDeleted => None,
+        SafeAction::ExcludeNode { node } => {
+            let settings = cluster.search.allocation().await.ok()?;
+            settings
+                .exclusion
+                .is_some_and(|e| e.is_only(*node))
+                .then(|| found(format!("{node} already excluded")))?
+        }
+        SafeAction::ClearExclusion { node } => {
+            let settings = cluster.search.allocation().await.ok()?;
+            (!settings.exclusion.is_some_and(|e| e.names(*node)))
+                .then(|| found(format!("the exclusion of {node} already cleared")))?
+        }
+        SafeAction::Flush { .. }
+        | SafeAction::Report
+        | SafeAction::VerifyDeleted
+        | SafeAction::Redeploy { .. } => None,
     }
 }
 
@@ -190,6 +248,43 @@ async fn perform(
             )))
         }
         SafeAction::VerifyDeleted => delete::verify(inner, cluster, run).await,
+        SafeAction::ExcludeNode { node } => {
+            let value = node.to_string();
+            retry
+                .run(|| cluster.search.set_exclusion(&value), observe_retry)
+                .await
+                .map_err(backend)?;
+            Ok(StepOutcome::Done(format!(
+                "excluded {node}: its shards move to the other nodes"
+            )))
+        }
+        SafeAction::ClearExclusion { node } => {
+            // Only this run's address goes: one another person added meanwhile stays.
+            let settings = retry
+                .run(|| cluster.search.allocation(), observe_retry)
+                .await
+                .map_err(backend)?;
+            let Some(exclusion) = settings.exclusion.filter(|e| e.names(*node)) else {
+                return Ok(StepOutcome::Done(format!(
+                    "the exclusion of {node} was already cleared"
+                )));
+            };
+            let rest = exclusion.without(*node);
+            retry
+                .run(|| cluster.search.set_exclusion(&rest), observe_retry)
+                .await
+                .map_err(backend)?;
+            Ok(StepOutcome::Done(if rest.is_empty() {
+                format!("cleared the exclusion of {node}")
+            } else {
+                format!(
+                    "cleared the exclusion of {node}; kept the one of {rest}, set by someone else"
+                )
+            }))
+        }
+        SafeAction::Redeploy { removed } => {
+            control(inner, cluster, run, NodeOp::Redeploy, *removed).await
+        }
     }
 }
 
@@ -198,7 +293,7 @@ async fn control(
     cluster: &Cluster,
     run: &Run,
     op: NodeOp,
-    node: opsbot_commands::name::NodeAddr,
+    node: NodeAddr,
 ) -> Result<StepOutcome, String> {
     let outcome = cluster.nodes.apply(op, node).await;
     let output: &[String] = match &outcome {

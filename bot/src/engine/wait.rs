@@ -33,6 +33,7 @@ pub(super) async fn until(
     let timeout = match condition {
         Wait::NodeLeft { .. } | Wait::NodeJoined { .. } => config.node_timeout,
         Wait::ClusterFormed { .. } => config.formation_timeout,
+        Wait::NodeDrained { .. } => config.drain_timeout,
     };
     let deadline = Instant::now() + timeout;
     let waiting = render::step_label(&Action::Wait(condition.clone()));
@@ -83,7 +84,7 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
         Membership::NoMaster | Membership::Unreachable => None,
     };
     let expected = cluster.inventory.len();
-    let observation = Observation::of(&membership, expected, health.as_ref());
+    let mut observation = Observation::of(&membership, expected, health.as_ref());
     let (satisfied, note) = match condition {
         Wait::NodeLeft { node } => match &membership {
             Membership::Formed { nodes, .. } => (
@@ -117,6 +118,27 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
                 observation.to_string(),
             )
         }
+        Wait::NodeDrained { node } => match &health {
+            Some(health) => {
+                let shards = cluster.search.shards_on(*node).await?.unwrap_or(0);
+                observation.node_shards = Some((*node, shards));
+                let relocating = health.relocating_shards;
+                if relocating == 0 && shards > 0 {
+                    observation.note = Some(format!(
+                        "no shard is moving: the other nodes cannot take them (a replica needs \
+                         a node of its own, or disks are past the watermark); \
+                         /cluster status cluster:{} shows more",
+                        cluster.name
+                    ));
+                }
+                (
+                    relocating == 0 && shards == 0,
+                    format!("{node} holds no shards · relocating_shards 0"),
+                )
+            }
+            // Without a master nothing moves; the wait goes on and says so.
+            None => (false, String::new()),
+        },
     };
     Ok(Look {
         satisfied,

@@ -16,6 +16,11 @@ fn command(stop: &[&str], timeout: Duration) -> NodeControl {
             container: "opensearch".into(),
             hosts: [(node(), "ctl3".to_owned())].into_iter().collect(),
             timeout,
+            unlist: None,
+            redeploy: Some(
+                template(&["echo", "redeploy", "{container}", "without", "{node}"]).unwrap(),
+            ),
+            redeploy_timeout: Duration::from_secs(5),
         },
         "http://127.0.0.1:9",
     )
@@ -110,4 +115,37 @@ async fn manual_control_asks_an_operator() {
             prompt: "start the `elasticsearch` container on 10.0.0.13".into()
         }
     );
+}
+
+#[tokio::test]
+async fn the_deployment_is_changed_by_its_command_or_by_an_operator() {
+    let control = command(&["true"], Duration::from_secs(5));
+    assert_eq!(
+        control.apply(NodeOp::Unlist, node()).await.unwrap(),
+        Outcome::AskOperator {
+            prompt: "remove 10.0.0.13 from the `opensearch` group of the deployment inventory \
+                     (Kolla: the multinode inventory file)"
+                .into()
+        }
+    );
+    let Outcome::Done { output, .. } = control.apply(NodeOp::Redeploy, node()).await.unwrap()
+    else {
+        panic!("the redeploy template was not run")
+    };
+    assert_eq!(
+        output,
+        vec!["redeploy opensearch without 10.0.0.13".to_owned()]
+    );
+
+    let manual = NodeControl::new(
+        NodeControlConfig::Manual {
+            container: "opensearch".into(),
+        },
+        "http://127.0.0.1:9",
+    );
+    let Outcome::AskOperator { prompt } = manual.apply(NodeOp::Redeploy, node()).await.unwrap()
+    else {
+        panic!("manual control did not ask")
+    };
+    assert!(prompt.contains("kolla_serial=1"), "{prompt}");
 }

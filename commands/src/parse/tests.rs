@@ -89,6 +89,10 @@ fn bad_lines_get_errors_that_say_what_to_type() {
         "/run cancel id:forty-two",
         "/reject id:r-1 reason:\"unclosed",
         "/reject id:r-1",
+        "/cluster remove-node cluster:logs",
+        "/cluster remove-node cluster:logs node:fe80::14",
+        "/cluster remove-node cluster:logs node:10.0.0.256",
+        "/cluster remove-node cluster:logs node:node-4",
         too_long_line.as_str(),
     ];
     let rendered: Vec<String> = lines

@@ -3,10 +3,13 @@
 
 mod cluster;
 mod indices;
+mod removal;
 
 pub use cluster::ClusterFacts;
 pub use indices::IndexFacts;
+pub use removal::RemovalFacts;
 
+use crate::cluster::Exclusion;
 use crate::index::IndexName;
 use crate::name::{ClusterName, NodeAddr};
 use crate::plan::Plan;
@@ -36,6 +39,38 @@ pub enum PlanError {
     #[error("cluster `{cluster}` has no nodes in its inventory; list them in the config")]
     EmptyInventory { cluster: ClusterName },
     #[error(
+        "cluster `{cluster}` has no elected master, so no shard can move off a node; \
+         bring it back first: /cluster start cluster:{cluster}"
+    )]
+    NoMasterToDrain { cluster: ClusterName },
+    #[error(
+        "{node} is not a node of cluster `{cluster}`; its nodes are {}",
+        list(nodes)
+    )]
+    UnknownNode {
+        cluster: ClusterName,
+        node: NodeAddr,
+        nodes: Vec<NodeAddr>,
+    },
+    #[error(
+        "{node} is the last node of cluster `{cluster}` that is up: its shards have nowhere to \
+         go; to take the whole cluster down, use /cluster stop cluster:{cluster}"
+    )]
+    LastNode {
+        cluster: ClusterName,
+        node: NodeAddr,
+    },
+    #[error(
+        "cluster `{cluster}` already excludes nodes from allocation ({exclusion}); an earlier \
+         removal may be half-done: finish it, or clear the setting with PUT /_cluster/settings \
+         {} and ask again",
+        exclusion.clearing_body()
+    )]
+    ExclusionInPlace {
+        cluster: ClusterName,
+        exclusion: Exclusion,
+    },
+    #[error(
         "no index `{index}` in cluster `{cluster}`; /indices list cluster:{cluster} shows the indices there are"
     )]
     UnknownIndex {
@@ -47,11 +82,17 @@ pub enum PlanError {
     FactsMismatch { needed: FactsKind },
 }
 
+fn list(nodes: &[NodeAddr]) -> String {
+    let nodes: Vec<String> = nodes.iter().map(ToString::to_string).collect();
+    nodes.join(", ")
+}
+
 /// What the planners know about the world, observed just before planning.
 #[derive(Debug, Clone)]
 pub enum Facts {
     Cluster(ClusterFacts),
     Indices(IndexFacts),
+    Removal(RemovalFacts),
 }
 
 /// Which facts a request's planner needs; the caller observes those.
@@ -61,6 +102,8 @@ pub enum FactsKind {
     Cluster,
     /// One index listing.
     Indices,
+    /// Membership, allocation settings and the shards on the node to remove.
+    Removal,
 }
 
 pub fn facts_needed(request: &ProcedureRequest) -> FactsKind {
@@ -68,6 +111,7 @@ pub fn facts_needed(request: &ProcedureRequest) -> FactsKind {
         ProcedureRequest::ClusterStop { .. }
         | ProcedureRequest::ClusterStart { .. }
         | ProcedureRequest::ClusterRestart { .. } => FactsKind::Cluster,
+        ProcedureRequest::ClusterRemoveNode { .. } => FactsKind::Removal,
         ProcedureRequest::IndicesPrune { .. } | ProcedureRequest::IndicesDelete { .. } => {
             FactsKind::Indices
         }
@@ -89,6 +133,9 @@ pub fn plan(request: &ProcedureRequest, facts: &Facts) -> Result<Plan, PlanError
         (ProcedureRequest::ClusterRestart { cluster }, Facts::Cluster(f)) => {
             cluster::restart(request, cluster, f)
         }
+        (ProcedureRequest::ClusterRemoveNode { cluster, node }, Facts::Removal(f)) => {
+            removal::remove_node(request, cluster, *node, f)
+        }
         (
             ProcedureRequest::IndicesPrune {
                 cluster,
@@ -106,6 +153,6 @@ pub fn plan(request: &ProcedureRequest, facts: &Facts) -> Result<Plan, PlanError
         (ProcedureRequest::IndicesDelete { cluster, index }, Facts::Indices(f)) => {
             indices::delete(request, cluster, index, f)
         }
-        (_, Facts::Cluster(_) | Facts::Indices(_)) => Err(mismatch()),
+        (_, Facts::Cluster(_) | Facts::Indices(_) | Facts::Removal(_)) => Err(mismatch()),
     }
 }

@@ -113,18 +113,14 @@ pub fn cluster_status(status: &ClusterStatus) -> String {
             h.active_shards, h.relocating_shards, h.initializing_shards, h.unassigned_shards
         ));
     }
-    if let Membership::Formed { .. } = status.membership {
+    if let Some(allocation) = &status.allocation {
         lines.push(format!(
             "allocation: enable {} · exclude._ip {}",
-            status
-                .allocation_enable
-                .as_deref()
-                .unwrap_or("all (default)"),
-            status
-                .exclude_ip
-                .as_deref()
-                .filter(|ip| !ip.is_empty())
-                .unwrap_or("none"),
+            allocation.enable.as_deref().unwrap_or("all (default)"),
+            allocation.exclusion.as_ref().map_or_else(
+                || "none".to_owned(),
+                |e| format!("{} ({})", e.value, e.scope.as_str())
+            ),
         ));
     }
     if let Some(problem) = &status.problem {

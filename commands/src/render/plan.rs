@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{compact, fit, hhmm};
-use crate::cluster::FlushMode;
+use crate::cluster::{EXCLUDE_IP, FlushMode};
 use crate::plan::{Action, DestructiveAction, Plan, SafeAction, Wait};
 use crate::run::{Run, RunState};
 
@@ -31,12 +31,24 @@ pub fn step_label(action: &Action) -> String {
             SafeAction::VerifyDeleted => {
                 "list the indices and verify that none of the deleted ones remains".to_owned()
             }
+            SafeAction::ExcludeNode { node } => {
+                format!("exclude {node} from allocation (transient {EXCLUDE_IP}: {node})")
+            }
+            SafeAction::ClearExclusion { node } => {
+                format!("clear the exclusion of {node} (transient {EXCLUDE_IP}: \"\")")
+            }
+            SafeAction::Redeploy { removed } => {
+                format!("redeploy the search service with serial 1, without {removed}")
+            }
         },
         Action::Wait(wait) => match wait {
             Wait::NodeLeft { node } => format!("wait until {node} has left the cluster"),
             Wait::NodeJoined { node } => format!("wait until {node} has joined"),
             Wait::ClusterFormed { nodes, status } => {
                 format!("wait until all {nodes} nodes have joined and status is {status} or better")
+            }
+            Wait::NodeDrained { node } => {
+                format!("wait until {node} holds no shards and none is relocating")
             }
         },
         Action::Destructive(DestructiveAction::DeleteIndices { indices }) => {
@@ -46,6 +58,12 @@ pub fn step_label(action: &Action) -> String {
                 "indices"
             };
             format!("delete {} {noun}: {}", indices.len(), compact(indices))
+        }
+        Action::Destructive(DestructiveAction::RetireNode { node }) => {
+            format!("stop the search container on {node} for good")
+        }
+        Action::Destructive(DestructiveAction::UnlistNode { node }) => {
+            format!("remove {node} from the search group of the deployment inventory")
         }
     }
 }

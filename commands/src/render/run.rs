@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use time::OffsetDateTime;
 
 use super::{compact, duration, first_that_fits, fit, hhmm, step_label};
-use crate::cluster::Observation;
+use crate::cluster::{Exclusion, Observation, SettingScope};
 use crate::name::{ClusterName, NodeAddr};
 use crate::plan::{Action, DestructiveAction, SafeAction};
 use crate::request::ProcedureRequest;
@@ -90,6 +90,9 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
             }
             if let Some(note) = last_note(run) {
                 let _ = write!(text, "\n{note}");
+            }
+            if let Some(next) = follow_up(&run.plan.request) {
+                let _ = write!(text, "\n{next}");
             }
         }
         RunState::Failed { error } => {
@@ -183,9 +186,74 @@ pub fn aftermath(run: &Run) -> String {
         ProcedureRequest::ClusterStop { cluster }
         | ProcedureRequest::ClusterStart { cluster }
         | ProcedureRequest::ClusterRestart { cluster } => cluster_aftermath(run, cluster),
+        ProcedureRequest::ClusterRemoveNode { cluster, node } => {
+            removal_aftermath(run, cluster, *node)
+        }
         ProcedureRequest::IndicesPrune { cluster, .. }
         | ProcedureRequest::IndicesDelete { cluster, .. } => deletion_aftermath(run, cluster),
     }
+}
+
+/// What a successful run leaves for the operator to do.
+fn follow_up(request: &ProcedureRequest) -> Option<String> {
+    match request {
+        ProcedureRequest::ClusterRemoveNode { cluster, node } => Some(format!(
+            "next: remove {node} from the nodes of cluster `{cluster}` in opsbot's config"
+        )),
+        ProcedureRequest::ClusterStop { .. }
+        | ProcedureRequest::ClusterStart { .. }
+        | ProcedureRequest::ClusterRestart { .. }
+        | ProcedureRequest::IndicesPrune { .. }
+        | ProcedureRequest::IndicesDelete { .. } => None,
+    }
+}
+
+/// For a node removal: whether the exclusion is still set, and where the node is.
+fn removal_aftermath(run: &Run, cluster: &ClusterName, node: NodeAddr) -> String {
+    let (mut excluded, mut cleared, mut stopped, mut unlisted) = (false, false, false, false);
+    let mut uncertain = Vec::new();
+    for (action, state) in run.plan.steps.iter().zip(&run.steps) {
+        let done = matches!(state, StepState::Done { .. });
+        let touched = !matches!(state, StepState::Pending);
+        match action {
+            Action::Safe(SafeAction::ExcludeNode { .. }) => excluded = touched,
+            Action::Safe(SafeAction::ClearExclusion { .. }) => cleared = done,
+            Action::Destructive(DestructiveAction::RetireNode { .. }) => stopped = done,
+            Action::Destructive(DestructiveAction::UnlistNode { .. }) => unlisted = done,
+            _ => {}
+        }
+        if touched && !done && matches!(action, Action::Destructive(_)) {
+            uncertain.push(format!("may be half-way: {}", step_label(action)));
+        }
+    }
+    let mut said = Vec::new();
+    if excluded && cleared {
+        said.push(format!("the exclusion of {node} was cleared"));
+    }
+    if excluded && !cleared {
+        let exclusion = Exclusion {
+            scope: SettingScope::Transient,
+            value: node.to_string(),
+        };
+        said.push(format!(
+            "still set: {exclusion}; clear it with PUT /_cluster/settings {} on cluster `{cluster}`",
+            exclusion.clearing_body()
+        ));
+    }
+    said.extend(uncertain);
+    let finish = format!("/cluster remove-node cluster:{cluster} node:{node}");
+    match (stopped, unlisted) {
+        (false, _) => said.push(format!("{node} still runs and stays in the deployment")),
+        (true, false) => said.push(format!(
+            "{node} is stopped but still in the deployment inventory; to finish, ask again: \
+             {finish}; to bring it back, start its search container"
+        )),
+        (true, true) => said.push(format!(
+            "{node} is stopped and out of the deployment inventory; redeploy the search service \
+             with serial 1 to finish"
+        )),
+    }
+    said.join("\n")
 }
 
 fn cluster_aftermath(run: &Run, cluster: &ClusterName) -> String {
