@@ -13,40 +13,18 @@ use std::time::Duration;
 use opsbot_commands::index::IndexName;
 use opsbot_commands::retention::{Retention, RetentionDays, Verdict};
 use opsbot_sim::{FaultRule, SimConfig};
-use support::{console, output, scene, until};
+use support::{Dice, complete, kill_during, scene};
 use time::OffsetDateTime;
 
 /// Kills per run of the test suite.
 const KILLS: u64 = 20;
 
-const PRUNE: &str =
-    "/indices prune cluster:logs older_than_days:30\n/as user:bob\n/approve id:r-1\n";
-const APPROVE: &str = "/as user:bob\n/approve id:r-1\n";
-
-/// xorshift64*: enough randomness to spread kill points, and replayable from the seed.
-struct Dice(u64);
-
-impl Dice {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
-    }
-}
-
-fn seed() -> u64 {
-    std::env::var("OPSBOT_CRASH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| OffsetDateTime::now_utc().unix_timestamp_nanos() as u64 | 1)
-}
+const PRUNE: &str = "/indices prune cluster:logs older_than_days:30";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_at_random_points_of_a_prune_deletes_each_selected_index_exactly_once() {
-    let seed = seed();
-    println!("crash seed {seed} (replay with OPSBOT_CRASH_SEED={seed})");
-    let mut dice = Dice(seed);
+    let mut dice = Dice::from_env();
+    let seed = dice.seed();
     for kill in 0..KILLS {
         // The k-th cluster request marks the point; a random delay lands the kill before,
         // during or after the request it starts (deletes are slowed to be caught in flight).
@@ -80,34 +58,8 @@ async fn round(kill: u64, point: u64, delay: Duration, seed: u64) {
         .map(|i| i.name)
         .collect();
 
-    let mut first = console(&scene.config, PRUNE);
-    until(&what, || {
-        scene.sim.calls().len() as u64 >= point || matches!(first.try_wait(), Ok(Some(_)))
-    })
-    .await;
-    tokio::time::sleep(delay).await;
-    let _ = first.kill(); // SIGKILL; it may have finished already
-    first.wait().unwrap();
-
-    // Start again until the run is done: approving again is harmless, and a run that was never
-    // created is requested again.
-    let mut finished = false;
-    for _ in 0..4 {
-        let out = output(console(&scene.config, APPROVE)).await;
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{what}: {stdout}");
-        if stdout.contains("no run r-1") {
-            output(console(&scene.config, PRUNE)).await;
-            continue;
-        }
-        if stdout.contains("✅ r-1")
-            || stdout.contains("r-1 is not waiting for approval (it is succeeded)")
-        {
-            finished = true;
-            break;
-        }
-    }
-    assert!(finished, "{what}: the prune never completed");
+    kill_during(&scene, PRUNE, point, delay, &what).await;
+    complete(&scene, PRUNE, &what).await;
 
     let world = scene.sim.state();
     let rule = Retention {

@@ -432,12 +432,27 @@ async fn excluding_a_node_empties_its_cat_allocation_row() {
         ),
         (Some(0), Some("green"))
     );
+    // Stopped once drained, it takes no copy with it.
+    sim.stop(13);
+    let node = |state: &opsbot_sim::WorldSnapshot, last: &str| {
+        let ip = format!("10.0.0.{last}");
+        state
+            .nodes
+            .iter()
+            .find(|n| n.ip.to_string() == ip)
+            .unwrap()
+            .shards_at_stop
+    };
+    assert_eq!(node(&sim.handle.state(), "13"), 0);
 }
 
 #[tokio::test]
 async fn a_stopped_node_shows_up_as_the_unassigned_row() {
     let sim = start_flavor(Flavor::Es7).await;
+    let held = sim.handle.state().nodes[1].shards;
     sim.stop(12);
+    assert_eq!(sim.handle.state().nodes[1].shards_at_stop, held);
+    assert!(held > 0);
     let rows = allocation_rows(&sim).await;
     assert_eq!(rows.len(), 5, "4 nodes and UNASSIGNED: {rows:?}");
     assert_eq!(shards_on(&rows, "10.0.0.12"), None);

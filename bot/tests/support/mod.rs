@@ -112,3 +112,69 @@ pub async fn until(what: &str, mut condition: impl FnMut() -> bool) {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
+
+/// xorshift64*: enough randomness to spread kill points, and replayable from the seed.
+pub struct Dice(u64);
+
+impl Dice {
+    /// Seeded from `OPSBOT_CRASH_SEED`, or from the clock; prints the seed so that a failure
+    /// can be replayed.
+    pub fn from_env() -> Self {
+        let seed = std::env::var("OPSBOT_CRASH_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64 | 1)
+            });
+        println!("crash seed {seed} (replay with OPSBOT_CRASH_SEED={seed})");
+        Self(seed)
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.0
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
+    }
+}
+
+/// Starts a console that asks for `request` as alice and approves run r-1 as bob, and SIGKILLs
+/// it `delay` after the cluster has received `point` requests (or once it has ended).
+pub async fn kill_during(scene: &Scene, request: &str, point: u64, delay: Duration, what: &str) {
+    let mut first = console(&scene.config, &format!("{request}\n{APPROVE}"));
+    until(what, || {
+        scene.sim.calls().len() as u64 >= point || matches!(first.try_wait(), Ok(Some(_)))
+    })
+    .await;
+    tokio::time::sleep(delay).await;
+    let _ = first.kill(); // SIGKILL; it may have finished already
+    first.wait().unwrap();
+}
+
+const APPROVE: &str = "/as user:bob\n/approve id:r-1\n";
+
+/// Starts the console again until run r-1 has succeeded: approving again is harmless, and a
+/// run that was never created is asked for again.
+pub async fn complete(scene: &Scene, request: &str, what: &str) {
+    for _ in 0..4 {
+        let out = output(console(&scene.config, APPROVE)).await;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{what}: {stdout}");
+        if stdout.contains("no run r-1") {
+            output(console(&scene.config, &format!("{request}\n{APPROVE}"))).await;
+            continue;
+        }
+        if stdout.contains("✅ r-1")
+            || stdout.contains("r-1 is not waiting for approval (it is succeeded)")
+        {
+            return;
+        }
+    }
+    panic!("{what}: the run never completed");
+}

@@ -38,6 +38,8 @@ pub(crate) struct Node {
     /// Container stops and starts that changed something: tests prove no side effect twice.
     pub stops: u32,
     pub starts: u32,
+    /// Shard copies the node held when it last stopped: tests prove a removed node was drained.
+    pub shards_at_stop: usize,
 }
 
 /// The whole simulated cluster.
@@ -91,6 +93,7 @@ impl World {
                     ready_ms: 0,
                     stops: 0,
                     starts: 0,
+                    shards_at_stop: 0,
                 })
                 .collect(),
             indices,
@@ -195,6 +198,7 @@ impl World {
             return Some(false);
         }
         let was_member = self.nodes[node].status == NodeStatus::Up;
+        self.nodes[node].shards_at_stop = if was_member { self.copies_on(node) } else { 0 };
         self.nodes[node].status = NodeStatus::Stopped;
         self.nodes[node].stops += 1;
         if was_member {

@@ -87,6 +87,9 @@ pub struct NodeSnapshot {
     pub stops: u32,
     /// Container starts that changed something.
     pub starts: u32,
+    /// Shard copies it held when it last stopped (0 when it had not joined): a node drained
+    /// before its stop held none.
+    pub shards_at_stop: usize,
 }
 
 /// What a shard copy is doing.
@@ -198,6 +201,7 @@ impl World {
                     is_master: self.master == Some(node),
                     shards: self.copies_on(node),
                     stops: self.nodes[node].stops,
+                    shards_at_stop: self.nodes[node].shards_at_stop,
                     starts: self.nodes[node].starts,
                 })
                 .collect(),
