@@ -70,7 +70,8 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
         "opsbot demo · simulated {flavor} log cluster `{CLUSTER}` (5 nodes, 90 daily flog-* indices) at {}\n\
          time runs {speed}x faster in the simulation · store: {}\n\
          you are alice (operator); /as user:bob speaks as bob (operator and approver)\n\
-         try: /cluster status cluster:{CLUSTER} · /cluster restart cluster:{CLUSTER} · /run list · /help",
+         try: /cluster status cluster:{CLUSTER} · /cluster restart cluster:{CLUSTER} · \
+         /indices prune cluster:{CLUSTER} · /cluster remove-node cluster:{CLUSTER} node:10.0.0.14 · /help",
         sim.base_url(),
         store_path.display(),
     );
