@@ -25,6 +25,7 @@ use opsbot::service::Service;
 use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::plan::{Action, Wait};
+use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{Actor, ChannelId, MessageId, Roles, Run, RunState, StepState, UserRef};
 use opsbot_sim::{Call, HealthStatus, NodeStatus, SimConfig, SimHandle};
 use opsbot_state::Store;
@@ -104,7 +105,11 @@ struct CountingChat {
 }
 
 impl ChatTransport for CountingChat {
-    async fn post(&self, _channel: &ChannelId, _text: &str) -> Result<MessageId, ChatError> {
+    async fn post(
+        &self,
+        _channel: &ChannelId,
+        _view: &ProgressView,
+    ) -> Result<MessageId, ChatError> {
         let n = self.calls.fetch_add(1, Ordering::Relaxed);
         Ok(MessageId(format!("m{n}")))
     }
@@ -113,7 +118,7 @@ impl ChatTransport for CountingChat {
         &self,
         _channel: &ChannelId,
         _message: &MessageId,
-        _text: &str,
+        _view: &ProgressView,
     ) -> Result<(), ChatError> {
         self.calls.fetch_add(1, Ordering::Relaxed);
         Ok(())

@@ -1,4 +1,4 @@
-//! The command line: `opsbot demo | sim | console | plan`. Errors end here, printed with their
+//! The command line: `opsbot demo | sim | run | console | plan | audit`. Errors end here, printed with their
 //! whole cause chain and a non-zero exit code.
 
 use std::io::Write;
@@ -38,6 +38,13 @@ enum Command {
     Demo(DemoArgs),
     /// Serve the simulated search cluster (for tests and trials).
     Sim(SimArgs),
+    /// The Discord bot: slash commands, approval buttons and progress in the configured guild.
+    /// The token comes from OPSBOT_DISCORD_TOKEN or [discord] token_file.
+    Run {
+        /// The TOML config (documented in deploy/opsbot.example.toml).
+        #[arg(long)]
+        config: PathBuf,
+    },
     /// The local console against the clusters of a config file.
     Console {
         /// The TOML config (documented in deploy/opsbot.example.toml).
@@ -123,7 +130,7 @@ fn parse_time(value: &str) -> Result<OffsetDateTime, String> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let default_level = match cli.command {
-        Command::Sim(_) => "info",
+        Command::Sim(_) | Command::Run { .. } => "info",
         _ => "warn",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -152,6 +159,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Demo(args) => crate::demo::run(args.flavor, args.speed, args.store).await,
         Command::Sim(args) => sim(args).await,
+        Command::Run { config } => crate::chat::discord::run(Config::load(&config)?).await,
         Command::Console { config } => {
             crate::chat::console::run(Config::load(&config)?, None).await
         }

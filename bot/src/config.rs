@@ -23,6 +23,8 @@ pub struct Config {
     pub clusters: Vec<ClusterConfig>,
     #[serde(default)]
     pub console: ConsoleConfig,
+    /// The Discord front end (`opsbot run`); absent when only the console is used.
+    pub discord: Option<DiscordConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -156,6 +158,35 @@ pub struct ConsoleOperator {
     pub approver: bool,
 }
 
+/// Where opsbot serves in Discord, and who may do what there. Ids are Discord snowflakes; the
+/// bot token is never in this file: it comes from `OPSBOT_DISCORD_TOKEN` or `token_file`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiscordConfig {
+    /// A file holding the bot token (e.g. a systemd credential); else `OPSBOT_DISCORD_TOKEN`.
+    pub token_file: Option<PathBuf>,
+    /// The guild (server) whose slash commands opsbot registers.
+    pub guild: u64,
+    /// Channels where commands are served; a command typed elsewhere is refused.
+    pub channels: Vec<u64>,
+    /// Where maintenance is announced; none when absent.
+    pub announce_channel: Option<u64>,
+    /// Members with one of these roles (or listed by user id) may run commands.
+    #[serde(default)]
+    pub operator_roles: Vec<u64>,
+    #[serde(default)]
+    pub operator_users: Vec<u64>,
+    /// Members with one of these roles (or listed by user id) may approve destructive plans.
+    #[serde(default)]
+    pub approver_roles: Vec<u64>,
+    #[serde(default)]
+    pub approver_users: Vec<u64>,
+    /// Reach `discord.com` at this address instead of through DNS, trusting `ca_file` too: for
+    /// a TLS-inspecting egress proxy, or a Discord test double.
+    pub api_address: Option<std::net::SocketAddr>,
+    pub ca_file: Option<PathBuf>,
+}
+
 impl Config {
     /// Reads and validates a config file; errors name the file and what is wrong.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
@@ -198,6 +229,16 @@ impl Config {
                     crate::node_control::check_value("host", host)
                         .with_context(|| format!("cluster `{}`", cluster.name))?;
                 }
+            }
+        }
+        if let Some(discord) = &self.discord {
+            if discord.channels.is_empty() {
+                bail!("[discord] channels is empty: list the channels opsbot serves in");
+            }
+            if discord.operator_roles.is_empty() && discord.operator_users.is_empty() {
+                bail!(
+                    "[discord] names no operator_roles or operator_users: nobody could run anything"
+                );
             }
         }
         let mut operators = BTreeSet::new();

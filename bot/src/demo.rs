@@ -65,6 +65,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
                 },
             ],
         },
+        discord: None,
     };
     let banner = format!(
         "opsbot demo · simulated {flavor} log cluster `{CLUSTER}` (5 nodes, 90 daily flog-* indices) at {}\n\

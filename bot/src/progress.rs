@@ -12,7 +12,7 @@ use std::time::Duration;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::name::RunId;
-use opsbot_commands::render;
+use opsbot_commands::render::{self, ProgressView};
 use opsbot_commands::run::{ChannelId, MessageId, Run};
 use opsbot_state::Store;
 use time::OffsetDateTime;
@@ -20,18 +20,18 @@ use tokio::sync::{Notify, watch};
 
 use crate::config::ProgressConfig;
 
-/// A chat platform, as progress needs it.
+/// A chat platform, as progress needs it: post a run's message once, then edit it.
 pub trait ChatTransport: Send + Sync + 'static {
     fn post(
         &self,
         channel: &ChannelId,
-        text: &str,
+        view: &ProgressView,
     ) -> impl Future<Output = Result<MessageId, ChatError>> + Send;
     fn edit(
         &self,
         channel: &ChannelId,
         message: &MessageId,
-        text: &str,
+        view: &ProgressView,
     ) -> impl Future<Output = Result<(), ChatError>> + Send;
 }
 
@@ -87,8 +87,8 @@ struct Lane {
     limiter: DefaultDirectRateLimiter,
 }
 
-/// What was last sent for a run, so that an unchanged text is not sent again.
-type Sent = HashMap<RunId, String>;
+/// What was last sent for a run, so that an unchanged message is not sent again.
+type Sent = HashMap<RunId, ProgressView>;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -218,17 +218,17 @@ async fn publish<T: ChatTransport>(
         Err(error) => return Err(ChatError(format!("store: {error}"))),
     };
     let observed = lock(&shared.observed).get(&id).cloned();
-    let text = render::progress(&run, observed.as_ref(), OffsetDateTime::now_utc());
-    if sent.get(&id) == Some(&text) {
+    let view = render::progress_view(&run, observed.as_ref(), OffsetDateTime::now_utc());
+    if sent.get(&id) == Some(&view) {
         return Ok(());
     }
     match &run.progress_message {
         Some(message) => {
-            shared.transport.edit(&run.channel, message, &text).await?;
+            shared.transport.edit(&run.channel, message, &view).await?;
             shared.counters.edits.fetch_add(1, Ordering::Relaxed);
         }
         None => {
-            let message = shared.transport.post(&run.channel, &text).await?;
+            let message = shared.transport.post(&run.channel, &view).await?;
             shared.counters.posts.fetch_add(1, Ordering::Relaxed);
             // Kept so that a restarted bot edits this message instead of posting another.
             let stored = shared.store.update_run(id, None, |run| {
@@ -243,7 +243,7 @@ async fn publish<T: ChatTransport>(
     if run.state.is_finished() {
         sent.remove(&id);
     } else {
-        sent.insert(id, text);
+        sent.insert(id, view);
     }
     Ok(())
 }

@@ -3,13 +3,15 @@
 
 use std::sync::Arc;
 
+use opsbot_commands::button::{ApprovalButton, Decision};
+use opsbot_commands::name::Reason;
 use opsbot_commands::parse::Origin;
 use opsbot_commands::render;
 use opsbot_commands::request::Request;
 use opsbot_commands::run::{Actor, ChannelId, Run};
 use time::OffsetDateTime;
 
-use crate::engine::{Engine, EngineError, Start};
+use crate::engine::{Engine, EngineError, Refusal, Start};
 use crate::progress::ProgressSink;
 
 /// What to answer the person who typed the command.
@@ -32,6 +34,24 @@ impl Reply {
         Self {
             text: text.into(),
             private: true,
+        }
+    }
+}
+
+/// The reason recorded for a rejection by button; `/reject` takes a reason of one's own.
+const REJECTED_BY_BUTTON: &str = "rejected with the button under the plan";
+
+/// What the person is told when a request fails: a refusal says why; anything else is an
+/// internal error, logged with its causes and never shown.
+fn refused(actor: &Actor, error: EngineError) -> Reply {
+    match error {
+        EngineError::Refused(refusal) => Reply::private(refusal.to_string()),
+        error => {
+            let error = anyhow::Error::from(error);
+            tracing::error!(error = format!("{error:#}"), user = %actor.user.name, "internal error");
+            Reply::private(
+                "internal error: nothing was changed by this command; the bot's log has the details",
+            )
         }
     }
 }
@@ -70,15 +90,28 @@ impl Service {
     ) -> Reply {
         match self.dispatch(actor, channel, origin, request).await {
             Ok(reply) => reply,
-            Err(EngineError::Refused(refusal)) => Reply::private(refusal.to_string()),
-            Err(error) => {
-                let error = anyhow::Error::from(error);
-                tracing::error!(error = format!("{error:#}"), user = %actor.user.name, "internal error");
-                Reply::private(
-                    "internal error: nothing was changed by this command; the bot's log has the details",
-                )
-            }
+            Err(error) => refused(actor, error),
         }
+    }
+
+    /// A press of a plan's Approve or Reject button: the rules of `/approve` and `/reject`,
+    /// bound to the digest the button was posted with, so a stale button is refused. The
+    /// updated run, or the private reply that says why not.
+    pub fn decide(&self, actor: &Actor, button: &ApprovalButton) -> Result<Run, Reply> {
+        if !(actor.roles.operator || actor.roles.approver) {
+            return Err(refused(actor, Refusal::NotOperator.into()));
+        }
+        let decided = match button.decision {
+            Decision::Approve => self.engine.approve(actor, button.run, Some(&button.digest)),
+            Decision::Reject => {
+                // A constant that passes `Reason::parse` (unit-tested); never refused.
+                let Ok(reason) = Reason::parse(REJECTED_BY_BUTTON) else {
+                    return Err(Reply::private("internal error: the button's reason"));
+                };
+                self.engine.reject(actor, button.run, &reason)
+            }
+        };
+        decided.map_err(|error| refused(actor, error))
     }
 
     async fn dispatch(
@@ -98,7 +131,7 @@ impl Service {
             _ => actor.roles.operator,
         };
         if !allowed {
-            return Err(crate::engine::Refusal::NotOperator.into());
+            return Err(Refusal::NotOperator.into());
         }
         Ok(match request {
             Request::Procedure(procedure) => {
@@ -180,5 +213,13 @@ impl Service {
             }
             Request::ActAs { .. } => Reply::private("`/as` works in the local console only"),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_reason_of_a_rejection_by_button_is_a_valid_reason() {
+        assert!(opsbot_commands::name::Reason::parse(super::REJECTED_BY_BUTTON).is_ok());
     }
 }

@@ -32,6 +32,8 @@ pub enum OptionKind {
     Index,
     /// A number of days.
     Days,
+    /// A command group, for `/help` (Discord offers the groups as choices).
+    Topic,
     /// Free text up to `max_len` characters.
     Text { max_len: usize },
 }
@@ -47,6 +49,7 @@ impl OptionKind {
             Self::Node => 45,
             Self::Index => MAX_INDEX_BYTES,
             Self::Days => 10,
+            Self::Topic => 32,
             Self::Text { max_len } => max_len,
         }
     }
@@ -60,6 +63,7 @@ impl OptionKind {
             Self::Node => "<node ip>",
             Self::Index => "<index>",
             Self::Days => "<days>",
+            Self::Topic => "<group>",
             Self::Text { .. } => "<text>",
         }
     }
@@ -388,7 +392,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "this list, or the commands of one group",
         options: &[OptionSpec {
             name: "topic",
-            kind: OptionKind::Text { max_len: 32 },
+            kind: OptionKind::Topic,
             required: false,
             summary: "a command group, e.g. cluster",
         }],
@@ -417,6 +421,20 @@ pub static CATALOGUE: &[CommandSpec] = &[
         },
     },
 ];
+
+/// The command groups that chat offers, in catalogue order: `/help topic:` choices.
+pub fn chat_groups() -> Vec<&'static str> {
+    let mut groups: Vec<&'static str> = Vec::new();
+    for command in CATALOGUE
+        .iter()
+        .filter(|c| c.surface == Surface::Everywhere)
+    {
+        if !groups.contains(&command.group) {
+            groups.push(command.group);
+        }
+    }
+    groups
+}
 
 /// The commands of a group, for `/help cluster` and for suggestions after a typo.
 pub fn group(name: &str) -> impl Iterator<Item = &'static CommandSpec> + '_ {

@@ -153,11 +153,6 @@ pub fn parse_line(line: &str, origin: Origin) -> Result<Request, ParseError> {
         return Err(ParseError::NotACommand);
     };
     let (command, rest) = find_command(group, &tokens[1..])?;
-    if command.surface == Surface::ConsoleOnly && origin != Origin::Console {
-        return Err(ParseError::ConsoleOnly {
-            command: command.path(),
-        });
-    }
     let mut given = Vec::with_capacity(rest.len());
     for token in rest {
         let Some((name, value)) = token.split_once(':') else {
@@ -167,6 +162,21 @@ pub fn parse_line(line: &str, origin: Origin) -> Result<Request, ParseError> {
             });
         };
         given.push((name, value));
+    }
+    request(command, given, origin)
+}
+
+/// The request of `command` from its options, whether parsed from a console line or received
+/// already split (Discord): the same checks, the same errors.
+pub fn request<'a>(
+    command: &'static CommandSpec,
+    given: impl IntoIterator<Item = (&'a str, &'a str)>,
+    origin: Origin,
+) -> Result<Request, ParseError> {
+    if command.surface == Surface::ConsoleOnly && origin != Origin::Console {
+        return Err(ParseError::ConsoleOnly {
+            command: command.path(),
+        });
     }
     let args = Args::new(command, given)?;
     (command.build)(&args)

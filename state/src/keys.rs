@@ -8,6 +8,7 @@ pub(crate) const RUNS: &str = "runs";
 pub(crate) const LOCKS: &str = "locks";
 pub(crate) const AUDIT: &str = "audit";
 pub(crate) const RUN_LOGS: &str = "run_logs";
+pub(crate) const DELIVERIES: &str = "deliveries";
 
 /// The layout of trees and keys (values carry their own format version in their envelope).
 pub(crate) const SCHEMA: &[u8] = b"schema";

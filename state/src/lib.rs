@@ -7,6 +7,7 @@
 
 mod audit;
 mod codec;
+mod deliveries;
 mod error;
 mod keys;
 mod runs;

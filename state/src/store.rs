@@ -16,7 +16,9 @@ use sled::{IVec, Tree};
 
 use crate::codec::{self, DecodeError};
 use crate::error::StoreError;
-use crate::keys::{self, AUDIT, LOCKS, META, NEXT_AUDIT, NEXT_RUN, RUN_LOGS, RUNS, SCHEMA};
+use crate::keys::{
+    self, AUDIT, DELIVERIES, LOCKS, META, NEXT_AUDIT, NEXT_RUN, RUN_LOGS, RUNS, SCHEMA,
+};
 
 /// The layout of trees and keys this opsbot understands.
 const SCHEMA_VERSION: u32 = 1;
@@ -34,6 +36,7 @@ pub struct Store {
     pub(crate) locks: Tree,
     pub(crate) audit: Tree,
     pub(crate) run_logs: Tree,
+    pub(crate) deliveries: Tree,
     path: Arc<PathBuf>,
     /// Serializes `create_run`, so that the id its `build` closure is given is the id the
     /// transaction allocates (sled's file lock already keeps other processes out).
@@ -72,6 +75,7 @@ impl Store {
             locks: db.open_tree(LOCKS)?,
             audit: db.open_tree(AUDIT)?,
             run_logs: db.open_tree(RUN_LOGS)?,
+            deliveries: db.open_tree(DELIVERIES)?,
             db,
             path: Arc::new(path.to_owned()),
             creating: Arc::new(Mutex::new(())),
@@ -110,6 +114,7 @@ impl Store {
             &self.locks,
             &self.audit,
             &self.run_logs,
+            &self.deliveries,
         ];
         if trees.iter().any(|tree| !tree.is_empty()) {
             return Err(self.corrupt(META, SCHEMA, "missing, although the store holds records"));

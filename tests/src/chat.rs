@@ -3,6 +3,7 @@
 use std::sync::Mutex;
 
 use opsbot::progress::{ChatError, ChatTransport};
+use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId};
 
 /// One message and every text it had, oldest first.
@@ -35,13 +36,13 @@ impl RecordingChat {
 }
 
 impl ChatTransport for RecordingChat {
-    async fn post(&self, channel: &ChannelId, text: &str) -> Result<MessageId, ChatError> {
+    async fn post(&self, channel: &ChannelId, view: &ProgressView) -> Result<MessageId, ChatError> {
         let mut messages = self.messages.lock().unwrap_or_else(|e| e.into_inner());
         let id = MessageId(format!("m{}", messages.len() + 1));
         messages.push(Message {
             id: id.clone(),
             channel: channel.clone(),
-            texts: vec![text.to_owned()],
+            texts: vec![view.text.clone()],
         });
         Ok(id)
     }
@@ -50,12 +51,12 @@ impl ChatTransport for RecordingChat {
         &self,
         _channel: &ChannelId,
         message: &MessageId,
-        text: &str,
+        view: &ProgressView,
     ) -> Result<(), ChatError> {
         let mut messages = self.messages.lock().unwrap_or_else(|e| e.into_inner());
         match messages.iter_mut().find(|m| &m.id == message) {
             Some(m) => {
-                m.texts.push(text.to_owned());
+                m.texts.push(view.text.clone());
                 Ok(())
             }
             None => Err(ChatError(format!("unknown message {}", message.0))),

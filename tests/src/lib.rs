@@ -130,6 +130,7 @@ impl Harness {
                 node_control: (setup.node_control)(&sim.base_url()),
             }],
             console: ConsoleConfig::default(),
+            discord: None,
         };
         let store = Store::open(&config.store.path).expect("store");
         let publisher = Arc::new(Publisher::new(

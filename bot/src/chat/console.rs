@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::Context;
 use opsbot_commands::parse::{self, Origin};
+use opsbot_commands::render::ProgressView;
 use opsbot_commands::request::Request;
 use opsbot_commands::run::{Actor, ChannelId, MessageId, Roles, UserRef};
 use opsbot_state::Store;
@@ -89,12 +90,16 @@ impl Screen {
 }
 
 impl ChatTransport for Screen {
-    async fn post(&self, _channel: &ChannelId, text: &str) -> Result<MessageId, ChatError> {
+    async fn post(
+        &self,
+        _channel: &ChannelId,
+        view: &ProgressView,
+    ) -> Result<MessageId, ChatError> {
         let id = MessageId(format!(
             "m{}",
             self.next_message.fetch_add(1, Ordering::Relaxed)
         ));
-        self.print(&format!("opsbot [{}]: ", id.0), text, Some(&id));
+        self.print(&format!("opsbot [{}]: ", id.0), &view.text, Some(&id));
         Ok(id)
     }
 
@@ -102,14 +107,14 @@ impl ChatTransport for Screen {
         &self,
         _channel: &ChannelId,
         message: &MessageId,
-        text: &str,
+        view: &ProgressView,
     ) -> Result<(), ChatError> {
         let header = if self.tty {
             format!("opsbot [{}]: ", message.0)
         } else {
             format!("opsbot [{} edited]: ", message.0)
         };
-        self.print(&header, text, Some(message));
+        self.print(&header, &view.text, Some(message));
         Ok(())
     }
 }

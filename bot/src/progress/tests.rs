@@ -4,6 +4,7 @@ use std::sync::Mutex as StdMutex;
 
 use opsbot_commands::name::ClusterName;
 use opsbot_commands::plan::Plan;
+use opsbot_commands::render::ProgressView;
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::{RunState, UserRef};
 
@@ -32,11 +33,15 @@ impl Recorder {
 }
 
 impl ChatTransport for Arc<Recorder> {
-    async fn post(&self, _channel: &ChannelId, text: &str) -> Result<MessageId, ChatError> {
+    async fn post(
+        &self,
+        _channel: &ChannelId,
+        view: &ProgressView,
+    ) -> Result<MessageId, ChatError> {
         self.fail()?;
         let mut calls = self.calls.lock().unwrap();
         let id = format!("m{}", calls.len() + 1);
-        calls.push(("post".into(), id.clone(), text.into()));
+        calls.push(("post".into(), id.clone(), view.text.clone()));
         Ok(MessageId(id))
     }
 
@@ -44,11 +49,11 @@ impl ChatTransport for Arc<Recorder> {
         &self,
         _channel: &ChannelId,
         message: &MessageId,
-        text: &str,
+        view: &ProgressView,
     ) -> Result<(), ChatError> {
         self.fail()?;
         let mut calls = self.calls.lock().unwrap();
-        calls.push(("edit".into(), message.0.clone(), text.into()));
+        calls.push(("edit".into(), message.0.clone(), view.text.clone()));
         Ok(())
     }
 }

@@ -12,7 +12,9 @@ pub use audit::audit;
 pub use cluster::{cluster_status, report};
 pub use indices::{bytes, compact, index_list};
 pub use plan::{plan, started, step_label};
-pub use run::{aftermath, progress, run_list, run_status};
+pub use run::{
+    ApprovalButtons, ProgressView, Tone, aftermath, progress, progress_view, run_list, run_status,
+};
 
 use time::OffsetDateTime;
 

@@ -5,11 +5,70 @@ use std::fmt::Write as _;
 use time::OffsetDateTime;
 
 use super::{compact, duration, first_that_fits, fit, hhmm, step_label};
+use crate::button::{ApprovalButton, Decision};
 use crate::cluster::{Exclusion, Observation, SettingScope};
 use crate::name::{ClusterName, NodeAddr};
 use crate::plan::{Action, DestructiveAction, SafeAction};
 use crate::request::ProcedureRequest;
 use crate::run::{Run, RunState, StepState};
+
+/// How a run's message looks apart from its text (Discord colours its embed by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// A person must act: approve, or confirm a manual step.
+    Waiting,
+    Running,
+    Succeeded,
+    Failed,
+    /// Cancelled, rejected or expired: ended by people or time, not by a fault.
+    Stopped,
+}
+
+/// A run's progress message: its text, its tone, the plan while it waits for approval, and the
+/// Approve and Reject buttons of a plan that needs approval (disabled once decided).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgressView {
+    pub text: String,
+    pub tone: Tone,
+    pub plan: Option<String>,
+    pub buttons: Option<ApprovalButtons>,
+}
+
+/// The two buttons under a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalButtons {
+    pub approve: ApprovalButton,
+    pub reject: ApprovalButton,
+    pub enabled: bool,
+}
+
+/// The progress message as every front end shows it; the console uses the text alone.
+pub fn progress_view(
+    run: &Run,
+    observed: Option<&Observation>,
+    now: OffsetDateTime,
+) -> ProgressView {
+    let awaiting = matches!(run.state, RunState::AwaitingApproval { .. });
+    let tone = match &run.state {
+        RunState::AwaitingApproval { .. } => Tone::Waiting,
+        RunState::Running if run.awaiting_operator().is_some() => Tone::Waiting,
+        RunState::Running => Tone::Running,
+        RunState::Succeeded => Tone::Succeeded,
+        RunState::Failed { .. } => Tone::Failed,
+        RunState::Cancelled { .. } | RunState::Rejected { .. } | RunState::Expired => Tone::Stopped,
+    };
+    let buttons = run.plan.needs_approval().then(|| ApprovalButtons {
+        approve: ApprovalButton::new(Decision::Approve, run.id, &run.digest),
+        reject: ApprovalButton::new(Decision::Reject, run.id, &run.digest),
+        enabled: awaiting,
+    });
+    ProgressView {
+        text: progress(run, observed, now),
+        tone,
+        plan: awaiting.then(|| super::plan(&run.plan)),
+        buttons,
+    }
+}
 
 fn icon(state: &RunState) -> &'static str {
     match state {

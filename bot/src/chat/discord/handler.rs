@@ -1,0 +1,311 @@
+//! Interactions: slash commands, autocomplete and button presses. Each is checked (channel,
+//! first delivery, parse, roles) and answered within Discord's 3 seconds: at once when the
+//! answer needs only the store, deferred when it needs a cluster. Refusals are ephemeral.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use opsbot_commands::button::ApprovalButton;
+use opsbot_commands::parse::{self, Origin, ParseError};
+use opsbot_commands::render;
+use opsbot_commands::request::Request;
+use opsbot_commands::run::{Actor, ChannelId};
+use serenity::all::{
+    CommandData, CommandInteraction, ComponentInteraction, Context, CreateAutocompleteResponse,
+    CreateInteractionResponse, CreateInteractionResponseFollowup, CreateInteractionResponseMessage,
+    EditInteractionResponse, EventHandler, Http, Interaction, Ready, ResolvedOption, ResolvedValue,
+};
+use time::OffsetDateTime;
+
+use super::access::Access;
+use super::transport::{buttons, embed};
+use crate::service::{Reply, Service};
+
+/// Discord shows at most 25 autocomplete choices.
+const MAX_CHOICES: usize = 25;
+/// Autocomplete must answer within Discord's 3 seconds; a cluster slower than this gets none.
+const SUGGEST_WITHIN: Duration = Duration::from_millis(1500);
+
+pub(super) struct Handler {
+    /// One client for every REST call opsbot makes, so one rate limiter sees them all.
+    pub(super) http: Arc<Http>,
+    pub(super) service: Service,
+    pub(super) access: Access,
+}
+
+#[serenity::async_trait]
+impl EventHandler for Handler {
+    async fn ready(&self, _ctx: Context, ready: Ready) {
+        tracing::info!(user = %ready.user.name, guilds = ready.guilds.len(), "connected to Discord");
+    }
+
+    async fn interaction_create(&self, _ctx: Context, interaction: Interaction) {
+        let answered = match interaction {
+            Interaction::Command(command) => self.command(&command).await,
+            Interaction::Autocomplete(command) => self.autocomplete(&command).await,
+            Interaction::Component(click) => self.click(&click).await,
+            _ => Ok(()),
+        };
+        if let Err(error) = answered {
+            tracing::warn!(%error, "an interaction could not be answered");
+        }
+    }
+}
+
+/// A private message as the first response.
+fn private(text: &str) -> CreateInteractionResponse {
+    CreateInteractionResponse::Message(
+        CreateInteractionResponseMessage::new()
+            .content(text)
+            .ephemeral(true),
+    )
+}
+
+fn respond(reply: &Reply) -> CreateInteractionResponse {
+    CreateInteractionResponse::Message(
+        CreateInteractionResponseMessage::new()
+            .content(&reply.text)
+            .ephemeral(reply.private),
+    )
+}
+
+/// Requests whose answer needs a cluster (seconds, retries): answered with a deferred response.
+fn needs_a_cluster(request: &Request) -> bool {
+    match request {
+        Request::Procedure(_) | Request::ClusterStatus { .. } | Request::IndicesList { .. } => true,
+        Request::RunStatus { .. }
+        | Request::RunList
+        | Request::RunCancel { .. }
+        | Request::RunDone { .. }
+        | Request::Approve { .. }
+        | Request::Reject { .. }
+        | Request::Audit { .. }
+        | Request::Help { .. }
+        | Request::ActAs { .. } => false,
+    }
+}
+
+/// The request of a slash command, checked exactly like a console line.
+fn request(data: &CommandData) -> Result<Request, ParseError> {
+    let options = data.options();
+    let (sub, options) = match options.as_slice() {
+        [
+            ResolvedOption {
+                name,
+                value: ResolvedValue::SubCommand(inner),
+                ..
+            },
+        ] => (Some(*name), inner.clone()),
+        _ => (None, options),
+    };
+    let Some(command) = parse::command_by_path(&data.name, sub) else {
+        return Err(ParseError::UnknownCommand {
+            typed: format!("/{} {}", data.name, sub.unwrap_or_default())
+                .trim_end()
+                .to_owned(),
+            hint: "the bot's commands have changed; type /help".into(),
+        });
+    };
+    let values: Vec<(&str, String)> = options
+        .iter()
+        .map(|option| (option.name, value(&option.value)))
+        .collect();
+    parse::request(
+        command,
+        values.iter().map(|(name, value)| (*name, value.as_str())),
+        Origin::Chat,
+    )
+}
+
+fn value(value: &ResolvedValue<'_>) -> String {
+    match value {
+        ResolvedValue::String(text) | ResolvedValue::Autocomplete { value: text, .. } => {
+            (*text).to_owned()
+        }
+        ResolvedValue::Integer(n) => n.to_string(),
+        ResolvedValue::Number(n) => n.to_string(),
+        ResolvedValue::Boolean(b) => b.to_string(),
+        _ => String::new(),
+    }
+}
+
+impl Handler {
+    fn actor(&self, user: &serenity::all::User, member: Option<&serenity::all::Member>) -> Actor {
+        let roles = member.map_or(&[][..], |m| m.roles.as_slice());
+        self.access.actor(user, roles)
+    }
+
+    /// False for a repeated delivery of an interaction already handled (a gateway resume can
+    /// replay it); a store failure counts as first, since refusing would lose a command.
+    fn first_delivery(&self, id: impl ToString) -> bool {
+        match self
+            .service
+            .engine()
+            .store()
+            .first_delivery(&id.to_string())
+        {
+            Ok(first) => first,
+            Err(error) => {
+                tracing::error!(%error, "cannot record an interaction; handling it anyway");
+                true
+            }
+        }
+    }
+
+    async fn command(&self, command: &CommandInteraction) -> serenity::Result<()> {
+        if let Some(refusal) = self.access.refusal(command.channel_id) {
+            return command.create_response(&self.http, private(&refusal)).await;
+        }
+        if !self.first_delivery(command.id) {
+            tracing::info!(interaction = %command.id, "a repeated delivery; already handled");
+            return Ok(());
+        }
+        let request = match request(&command.data) {
+            Ok(request) => request,
+            Err(error) => {
+                return command
+                    .create_response(&self.http, private(&error.to_string()))
+                    .await;
+            }
+        };
+        let actor = self.actor(&command.user, command.member.as_deref());
+        let channel = ChannelId(command.channel_id.to_string());
+        if !needs_a_cluster(&request) {
+            let reply = self
+                .service
+                .handle(&actor, &channel, Origin::Chat, request)
+                .await;
+            return command.create_response(&self.http, respond(&reply)).await;
+        }
+        command
+            .create_response(
+                &self.http,
+                CreateInteractionResponse::Defer(CreateInteractionResponseMessage::new()),
+            )
+            .await?;
+        let reply = self
+            .service
+            .handle(&actor, &channel, Origin::Chat, request)
+            .await;
+        if reply.private {
+            // The deferred answer is public; a refusal replaces it with a private follow-up.
+            command.delete_response(&self.http).await?;
+            command
+                .create_followup(
+                    &self.http,
+                    CreateInteractionResponseFollowup::new()
+                        .content(&reply.text)
+                        .ephemeral(true),
+                )
+                .await?;
+        } else {
+            command
+                .edit_response(
+                    &self.http,
+                    EditInteractionResponse::new().content(&reply.text),
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn autocomplete(&self, command: &CommandInteraction) -> serenity::Result<()> {
+        let Some(focused) = command.data.autocomplete() else {
+            return Ok(());
+        };
+        let typed = focused.value.to_lowercase();
+        let suggestions = tokio::time::timeout(
+            SUGGEST_WITHIN,
+            self.suggestions(&command.data, focused.name),
+        )
+        .await
+        .unwrap_or_default();
+        let choices = suggestions
+            .into_iter()
+            .filter(|s| s.contains(&typed))
+            .take(MAX_CHOICES)
+            .fold(CreateAutocompleteResponse::new(), |response, s| {
+                response.add_string_choice(s.clone(), s)
+            });
+        command
+            .create_response(&self.http, CreateInteractionResponse::Autocomplete(choices))
+            .await
+    }
+
+    /// Values offered for an option: clusters from the config, runs from the store (unfinished
+    /// first), nodes from the inventory, index names from the cluster.
+    async fn suggestions(&self, data: &CommandData, option: &str) -> Vec<String> {
+        let engine = self.service.engine();
+        let cluster = || {
+            let options = data.options();
+            let inner = match options.as_slice() {
+                [
+                    ResolvedOption {
+                        value: ResolvedValue::SubCommand(inner),
+                        ..
+                    },
+                ] => inner.clone(),
+                _ => options,
+            };
+            inner
+                .iter()
+                .find(|o| o.name == "cluster")
+                .map(|o| value(&o.value))
+                .and_then(|name| opsbot_commands::name::ClusterName::parse(&name).ok())
+        };
+        match option {
+            "cluster" => engine.clusters().names().map(ToString::to_string).collect(),
+            "id" | "run" => {
+                let mut runs = engine.store().runs().unwrap_or_default();
+                runs.sort_by_key(|run| run.state.is_finished());
+                runs.iter().map(|run| run.id.to_string()).collect()
+            }
+            "node" => cluster()
+                .and_then(|name| engine.clusters().get(&name).ok())
+                .map(|c| c.inventory.iter().map(ToString::to_string).collect())
+                .unwrap_or_default(),
+            "index" | "pattern" | "prefix" => match cluster() {
+                Some(name) => engine
+                    .indices(&name)
+                    .await
+                    .map(|rows| {
+                        let mut names: Vec<String> = rows.into_iter().map(|r| r.index).collect();
+                        names.sort_unstable_by(|a, b| b.cmp(a));
+                        names
+                    })
+                    .unwrap_or_default(),
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    async fn click(&self, click: &ComponentInteraction) -> serenity::Result<()> {
+        let Some(button) = ApprovalButton::parse(&click.data.custom_id) else {
+            return click
+                .create_response(&self.http, private("this button is not one of opsbot's"))
+                .await;
+        };
+        if let Some(refusal) = self.access.refusal(click.channel_id) {
+            return click.create_response(&self.http, private(&refusal)).await;
+        }
+        if !self.first_delivery(click.id) {
+            return Ok(());
+        }
+        let actor = self.actor(&click.user, click.member.as_ref());
+        match self.service.decide(&actor, &button) {
+            Ok(run) => {
+                // The message shows the decision at once, its buttons disabled; progress then
+                // keeps editing it as the run goes on.
+                let view = render::progress_view(&run, None, OffsetDateTime::now_utc());
+                let update = CreateInteractionResponseMessage::new()
+                    .embed(embed(&view))
+                    .components(buttons(&view));
+                click
+                    .create_response(&self.http, CreateInteractionResponse::UpdateMessage(update))
+                    .await
+            }
+            Err(reply) => click.create_response(&self.http, respond(&reply)).await,
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! Deliveries already handled: a chat platform may deliver the same interaction twice (a
+//! gateway resume replays events), and a command must not run twice because of it.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::error::StoreError;
+use crate::store::Store;
+
+/// How long a delivery id is remembered: Discord never redelivers an interaction this old (its
+/// token is dead after 15 minutes).
+const REMEMBERED_SECS: u64 = 24 * 60 * 60;
+
+impl Store {
+    /// True the first time `id` is seen, false for a repeat. Flushed before it returns, so a
+    /// bot restarted right after still knows it. Ids older than a day are forgotten here.
+    pub fn first_delivery(&self, id: &str) -> Result<bool, StoreError> {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let fresh = self
+            .deliveries
+            .compare_and_swap(id.as_bytes(), None::<&[u8]>, Some(&now.to_be_bytes()[..]))?
+            .is_ok();
+        if fresh {
+            self.forget_deliveries_before(now.saturating_sub(REMEMBERED_SECS))?;
+            self.flush()?;
+        }
+        Ok(fresh)
+    }
+
+    fn forget_deliveries_before(&self, cutoff: u64) -> Result<(), StoreError> {
+        for entry in self.deliveries.iter() {
+            let (key, value) = entry?;
+            let seen = <[u8; 8]>::try_from(value.as_ref()).map_or(0, u64::from_be_bytes);
+            if seen < cutoff {
+                self.deliveries.remove(key)?;
+            }
+        }
+        Ok(())
+    }
+}
