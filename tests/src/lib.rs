@@ -6,6 +6,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)] // A harness that cannot set up must stop the test loudly.
 
 mod chat;
+pub mod discord;
 
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -94,44 +95,50 @@ pub struct Harness {
     _dir: tempfile::TempDir,
 }
 
+/// A simulated cluster and a config for it, with its store in a temporary directory.
+pub async fn world(setup: &Setup) -> (SimHandle, Config, tempfile::TempDir) {
+    let sim_config = SimConfig {
+        flavor: setup.flavor,
+        speed: setup.sim_speed,
+        days_of_indices: setup.days_of_indices,
+        ..SimConfig::default()
+    };
+    let nodes = (0..sim_config.node_count)
+        .map(|i| {
+            NodeAddr::from(Ipv4Addr::from(
+                u32::from(sim_config.first_node_ip) + i as u32,
+            ))
+        })
+        .collect();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let sim = opsbot_sim::spawn(sim_config, listener).await.expect("sim");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = Config {
+        store: StoreConfig {
+            path: dir.path().join("store"),
+        },
+        engine: setup.engine,
+        progress: ProgressConfig {
+            edits_per_window: 5,
+            window: Duration::from_millis(250),
+        },
+        clusters: vec![ClusterConfig {
+            name: ClusterName::parse("logs").expect("name"),
+            url: sim.base_url(),
+            nodes,
+            node_control: (setup.node_control)(&sim.base_url()),
+        }],
+        console: ConsoleConfig::default(),
+        discord: None,
+    };
+    (sim, config, dir)
+}
+
 impl Harness {
     pub async fn start(setup: Setup) -> Self {
-        let sim_config = SimConfig {
-            flavor: setup.flavor,
-            speed: setup.sim_speed,
-            days_of_indices: setup.days_of_indices,
-            ..SimConfig::default()
-        };
-        let nodes = (0..sim_config.node_count)
-            .map(|i| {
-                NodeAddr::from(Ipv4Addr::from(
-                    u32::from(sim_config.first_node_ip) + i as u32,
-                ))
-            })
-            .collect();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let sim = opsbot_sim::spawn(sim_config, listener).await.expect("sim");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let config = Config {
-            store: StoreConfig {
-                path: dir.path().join("store"),
-            },
-            engine: setup.engine,
-            progress: ProgressConfig {
-                edits_per_window: 5,
-                window: Duration::from_millis(250),
-            },
-            clusters: vec![ClusterConfig {
-                name: ClusterName::parse("logs").expect("name"),
-                url: sim.base_url(),
-                nodes,
-                node_control: (setup.node_control)(&sim.base_url()),
-            }],
-            console: ConsoleConfig::default(),
-            discord: None,
-        };
+        let (sim, config, dir) = world(&setup).await;
         let store = Store::open(&config.store.path).expect("store");
         let publisher = Arc::new(Publisher::new(
             RecordingChat::default(),

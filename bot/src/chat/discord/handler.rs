@@ -177,10 +177,14 @@ impl Handler {
                 .await;
             return command.create_response(&self.http, respond(&reply)).await;
         }
+        // Deferred privately: whether the answer is a refusal is known only after the work, and
+        // a deferral's visibility cannot change afterwards.
         command
             .create_response(
                 &self.http,
-                CreateInteractionResponse::Defer(CreateInteractionResponseMessage::new()),
+                CreateInteractionResponse::Defer(
+                    CreateInteractionResponseMessage::new().ephemeral(true),
+                ),
             )
             .await?;
         let reply = self
@@ -188,25 +192,30 @@ impl Handler {
             .handle(&actor, &channel, Origin::Chat, request)
             .await;
         if reply.private {
-            // The deferred answer is public; a refusal replaces it with a private follow-up.
-            command.delete_response(&self.http).await?;
-            command
-                .create_followup(
-                    &self.http,
-                    CreateInteractionResponseFollowup::new()
-                        .content(&reply.text)
-                        .ephemeral(true),
-                )
-                .await?;
-        } else {
-            command
+            return command
                 .edit_response(
                     &self.http,
                     EditInteractionResponse::new().content(&reply.text),
                 )
-                .await?;
+                .await
+                .map(drop);
         }
-        Ok(())
+        // A public answer: settle the private placeholder first (the first follow-up after a
+        // deferral would otherwise fill it, privately), post the answer, then drop the
+        // placeholder.
+        command
+            .edit_response(
+                &self.http,
+                EditInteractionResponse::new().content(super::ANSWERED_BELOW),
+            )
+            .await?;
+        command
+            .create_followup(
+                &self.http,
+                CreateInteractionResponseFollowup::new().content(&reply.text),
+            )
+            .await?;
+        command.delete_response(&self.http).await
     }
 
     async fn autocomplete(&self, command: &CommandInteraction) -> serenity::Result<()> {

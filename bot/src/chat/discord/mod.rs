@@ -14,12 +14,16 @@ use secrecy::{ExposeSecret, SecretString};
 use serenity::all::{ChannelId, ClientBuilder, GatewayIntents, GuildId, Http, HttpBuilder};
 use serenity::http::HttpError;
 
+pub use register::commands;
 pub use transport::DiscordTransport;
 
 use crate::config::{Config, DiscordConfig};
 use crate::engine::Engine;
 use crate::progress::Publisher;
 use crate::service::Service;
+
+/// The private placeholder of a deferred command whose public answer follows as a message.
+pub const ANSWERED_BELOW: &str = "answered below";
 
 /// Where the bot token comes from when no `token_file` is configured.
 pub const TOKEN_VARIABLE: &str = "OPSBOT_DISCORD_TOKEN";

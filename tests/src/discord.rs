@@ -1,0 +1,222 @@
+//! The Discord scene: the real bot (`opsbot::chat::discord::run`, serenity included) against
+//! the loopback fake Discord and the simulated cluster. Tests type slash commands and press
+//! buttons as Discord users, and read what the channel shows.
+
+use opsbot::config::DiscordConfig;
+use opsbot_commands::catalogue::OptionKind;
+use opsbot_commands::parse;
+use opsbot_fake_discord::{FakeConfig, FakeDiscord, FakeMessage, FakeUser};
+use opsbot_sim::SimHandle;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use crate::{PATIENCE, Setup, world};
+
+/// The channel opsbot serves in, and one it does not.
+pub const CHANNEL: u64 = 900_000_000_000_000_001;
+pub const OTHER_CHANNEL: u64 = 900_000_000_000_000_002;
+const OPERATOR_ROLE: u64 = 800_000_000_000_000_001;
+const APPROVER_ROLE: u64 = 800_000_000_000_000_002;
+
+/// alice operates; bob operates and approves; dave only approves; carol has no role.
+pub fn user(name: &str) -> FakeUser {
+    let (id, roles): (u64, &[u64]) = match name {
+        "alice" => (1, &[OPERATOR_ROLE]),
+        "bob" => (2, &[OPERATOR_ROLE, APPROVER_ROLE]),
+        "dave" => (4, &[APPROVER_ROLE]),
+        _ => (3, &[]),
+    };
+    FakeDiscord::user(700_000_000_000_000_000 + id, name, roles)
+}
+
+/// The bot, the fake Discord and the simulated cluster, torn down on drop.
+pub struct DiscordScene {
+    pub fake: FakeDiscord,
+    pub sim: SimHandle,
+    bot: JoinHandle<anyhow::Result<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for DiscordScene {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiscordScene").finish_non_exhaustive()
+    }
+}
+
+impl Drop for DiscordScene {
+    fn drop(&mut self) {
+        self.bot.abort();
+    }
+}
+
+impl DiscordScene {
+    pub async fn start(setup: Setup) -> Self {
+        let fake = FakeDiscord::start(FakeConfig {
+            channels: vec![CHANNEL, OTHER_CHANNEL],
+            ..FakeConfig::default()
+        })
+        .await;
+        let (sim, mut config, dir) = world(&setup).await;
+        let token_file = dir.path().join("discord-token");
+        std::fs::write(&token_file, &fake.config().token).unwrap();
+        let ca_file = dir.path().join("discord-ca.pem");
+        std::fs::write(&ca_file, fake.ca_pem()).unwrap();
+        config.discord = Some(DiscordConfig {
+            token_file: Some(token_file),
+            guild: fake.config().guild_id,
+            channels: vec![CHANNEL],
+            announce_channel: None,
+            operator_roles: vec![OPERATOR_ROLE],
+            operator_users: vec![],
+            approver_roles: vec![APPROVER_ROLE],
+            approver_users: vec![],
+            api_address: Some(fake.rest_addr()),
+            ca_file: Some(ca_file),
+        });
+        let bot = tokio::spawn(opsbot::chat::discord::run(config));
+        fake.wait_ready(PATIENCE).await.unwrap();
+        fake.wait_commands(PATIENCE).await.unwrap();
+        Self {
+            fake,
+            sim,
+            bot,
+            _dir: dir,
+        }
+    }
+
+    /// Types `line` (console syntax, `/cluster status cluster:logs`) as a slash command in the
+    /// served channel and returns the first text its author gets, and whether it is private.
+    pub async fn slash(&self, user: &FakeUser, line: &str) -> (String, bool) {
+        self.slash_in(user, CHANNEL, line).await
+    }
+
+    pub async fn slash_in(&self, user: &FakeUser, channel: u64, line: &str) -> (String, bool) {
+        let (command, options) = options(line);
+        let id = self.fake.slash(user, channel, &command, options).await;
+        let (text, private) = self.fake.reply_text(id, PATIENCE).await.unwrap();
+        if text != opsbot::chat::discord::ANSWERED_BELOW {
+            return (text, private);
+        }
+        // A public answer after a private deferral comes as a follow-up.
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            let record = self.fake.interaction(id).unwrap();
+            if let Some(followup) = record.followups.first() {
+                let flags = followup["flags"].as_u64().unwrap_or(0);
+                let content = followup["content"].as_str().unwrap_or_default().to_owned();
+                return (content, flags & 64 != 0);
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no follow-up to {line}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
+    /// The public text after a deferral: the follow-up message in the channel that says it.
+    pub async fn channel_message(&self, what: impl Fn(&FakeMessage) -> bool) -> FakeMessage {
+        self.fake
+            .wait_message(CHANNEL, PATIENCE, what)
+            .await
+            .unwrap()
+    }
+
+    /// The progress message of a run: the channel message whose embed starts with its icon
+    /// and id, once `done` holds for it.
+    pub async fn progress(&self, run: &str, done: impl Fn(&str) -> bool) -> FakeMessage {
+        let mark = format!(" {run} · ");
+        self.fake
+            .wait_message(CHANNEL, PATIENCE, |m| {
+                let text = embed_text(m);
+                text.contains(&mark) && done(&text)
+            })
+            .await
+            .unwrap()
+    }
+
+    /// Presses a button of a message, by its label.
+    pub async fn press(
+        &self,
+        user: &FakeUser,
+        message: &FakeMessage,
+        label: &str,
+    ) -> (String, bool) {
+        let custom_id = message
+            .components
+            .iter()
+            .flat_map(|row| row["components"].as_array().cloned().unwrap_or_default())
+            .find(|b| b["label"] == label)
+            .and_then(|b| b["custom_id"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("no `{label}` button on {:?}", message.components));
+        let id = self.fake.click(user, CHANNEL, message.id, &custom_id).await;
+        let record = self.fake.response(id, PATIENCE).await.unwrap();
+        let text = record.data["content"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| {
+                record.data["embeds"][0]["description"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .unwrap_or_default();
+        (text, record.ephemeral)
+    }
+
+    /// Nothing the bot sent broke a Discord rule, and no request was rate limited.
+    pub fn assert_well_behaved(&self) {
+        assert_eq!(self.fake.violations(), Vec::<String>::new());
+        assert_eq!(self.fake.rate_limited(), 0, "the bot was answered 429");
+    }
+}
+
+/// What a progress message shows: its embed's description.
+pub fn embed_text(message: &FakeMessage) -> String {
+    message
+        .embeds
+        .first()
+        .and_then(|e| e["description"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Whether a message's buttons can still be pressed.
+pub fn buttons_enabled(message: &FakeMessage) -> Vec<bool> {
+    message
+        .components
+        .iter()
+        .flat_map(|row| row["components"].as_array().cloned().unwrap_or_default())
+        .map(|b| b["disabled"] != true)
+        .collect()
+}
+
+/// The command name and the options array Discord sends for a console-syntax line; option
+/// types follow the catalogue (days are integers).
+fn options(line: &str) -> (String, Value) {
+    let mut words = line.split_whitespace();
+    let group = words.next().unwrap().trim_start_matches('/').to_owned();
+    let rest: Vec<&str> = words.collect();
+    let (sub, pairs) = match rest.first() {
+        Some(word) if !word.contains(':') => (Some(*word), &rest[1..]),
+        _ => (None, &rest[..]),
+    };
+    let spec = parse::command_by_path(&group, sub).unwrap_or_else(|| panic!("{line}"));
+    let values: Vec<Value> = pairs
+        .iter()
+        .map(|pair| {
+            let (name, value) = pair.split_once(':').unwrap();
+            let value = value.trim_matches('"');
+            match spec.option(name).map(|o| o.kind) {
+                Some(OptionKind::Days) => {
+                    json!({"name": name, "type": 4, "value": value.parse::<i64>().unwrap()})
+                }
+                _ => json!({"name": name, "type": 3, "value": value}),
+            }
+        })
+        .collect();
+    let options = match sub {
+        Some(sub) => json!([{"name": sub, "type": 1, "options": values}]),
+        None => Value::Array(values),
+    };
+    (group, options)
+}

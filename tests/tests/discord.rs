@@ -1,0 +1,176 @@
+//! The Discord front end end to end: the real bot and the real serenity client against the
+//! loopback fake Discord, which enforces Discord's rules, and the simulated cluster.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+use opsbot_tests::Setup;
+use opsbot_tests::discord::{
+    CHANNEL, DiscordScene, OTHER_CHANNEL, buttons_enabled, embed_text, user,
+};
+
+/// The fields of a registered option tree that the catalogue decides.
+fn shape(value: &serde_json::Value) -> serde_json::Value {
+    let options: Vec<serde_json::Value> = value["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(shape)
+        .collect();
+    serde_json::json!({
+        "name": value["name"],
+        "description": value["description"],
+        // Discord fills in the default type of a command (1, a slash command).
+        "type": value["type"].as_u64().unwrap_or(1),
+        "required": value["required"],
+        "autocomplete": value["autocomplete"],
+        "choices": value["choices"],
+        "options": options,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registration_is_the_catalogue() {
+    let scene = DiscordScene::start(Setup::default()).await;
+    let registered: Vec<serde_json::Value> = scene.fake.commands().iter().map(shape).collect();
+    let catalogue: Vec<serde_json::Value> = serde_json::to_value(opsbot::chat::discord::commands())
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(shape)
+        .collect();
+    assert_eq!(registered, catalogue);
+    let names: Vec<&str> = registered
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "cluster", "indices", "run", "approve", "reject", "audit", "help"
+        ],
+        "`/as` is console only"
+    );
+    scene.assert_well_behaved();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_from_a_slash_command_edits_one_progress_message_to_the_end() {
+    let scene = DiscordScene::start(Setup {
+        days_of_indices: 10,
+        ..Setup::default()
+    })
+    .await;
+    let (reply, private) = scene
+        .slash(&user("alice"), "/cluster restart cluster:logs")
+        .await;
+    assert!(!private, "a start is public: {reply}");
+    let done = scene.progress("r-1", |text| text.starts_with("✅")).await;
+    assert!(
+        embed_text(&done).contains("succeeded in"),
+        "{}",
+        embed_text(&done)
+    );
+    assert!(
+        done.history.len() > 3,
+        "edited in place: {} versions",
+        done.history.len()
+    );
+    let progress: Vec<_> = scene
+        .fake
+        .messages(CHANNEL)
+        .into_iter()
+        .filter(|m| embed_text(m).contains(" r-1 · "))
+        .collect();
+    assert_eq!(progress.len(), 1, "one message per run");
+    assert!(
+        scene
+            .sim
+            .state()
+            .nodes
+            .iter()
+            .all(|n| n.stops == 1 && n.starts == 1)
+    );
+    scene.assert_well_behaved();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prune_is_approved_by_a_second_operator_with_the_button() {
+    let scene = DiscordScene::start(Setup::default()).await;
+    let (reply, private) = scene
+        .slash(
+            &user("alice"),
+            "/indices prune cluster:logs older_than_days:30",
+        )
+        .await;
+    assert!(!private, "{reply}");
+    let plan = scene
+        .progress("r-1", |text| text.contains("waiting for approval"))
+        .await;
+    assert!(
+        embed_text(&plan).contains("Plan for /indices prune"),
+        "{}",
+        embed_text(&plan)
+    );
+    assert_eq!(buttons_enabled(&plan), [true, true]);
+
+    // The requester, someone without a role, and a channel opsbot does not serve: refused, privately.
+    let (own, private) = scene.press(&user("alice"), &plan, "Approve").await;
+    assert!(private);
+    assert!(own.contains("another approver must approve it"), "{own}");
+    let (nobody, private) = scene.press(&user("carol"), &plan, "Approve").await;
+    assert!(private);
+    assert!(nobody.contains("operator"), "{nobody}");
+    let (elsewhere, private) = scene
+        .slash_in(&user("bob"), OTHER_CHANNEL, "/run list")
+        .await;
+    assert!(private);
+    assert!(
+        elsewhere.starts_with("opsbot does not serve this channel"),
+        "{elsewhere}"
+    );
+    assert!(
+        scene.sim.state().deleted.is_empty(),
+        "nothing deleted before the approval"
+    );
+
+    let (decided, private) = scene.press(&user("bob"), &plan, "Approve").await;
+    assert!(!private);
+    assert!(decided.contains("r-1"), "{decided}");
+    let done = scene.progress("r-1", |text| text.starts_with("✅")).await;
+    assert_eq!(
+        buttons_enabled(&done),
+        [false, false],
+        "decided: the buttons are disabled"
+    );
+    assert_eq!(scene.sim.state().deleted.len(), 60);
+    scene.assert_well_behaved();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_and_refusals_are_private() {
+    let scene = DiscordScene::start(Setup::default()).await;
+    for (who, line, expected) in [
+        (
+            "alice",
+            "/indices delete cluster:logs index:_all",
+            "index: `_all` would name every index",
+        ),
+        (
+            "alice",
+            "/cluster status cluster:nope",
+            "unknown cluster `nope`; configured: logs",
+        ),
+        ("carol", "/cluster status cluster:logs", "operator"),
+        ("alice", "/approve id:r-9", "no run r-9"),
+    ] {
+        let (text, private) = scene.slash(&user(who), line).await;
+        assert!(private, "{line}: {text}");
+        assert!(text.contains(expected), "{line}: {text}");
+    }
+    assert!(
+        scene.sim.calls().iter().all(|c| c.method == "GET"),
+        "nothing changed in the cluster"
+    );
+    scene.assert_well_behaved();
+}
