@@ -71,8 +71,21 @@ pub(crate) fn create(s: &Shared, channel: u64, body: &Value) -> Reply {
         inner.violation(format!("empty message to channel {channel}"));
         return Reply::empty_message().with_limit(limit);
     }
+    // `enforce_nonce`: a create repeated with the nonce of a recent message returns that
+    // message instead of posting another (how a bot that crashed mid-post avoids duplicates).
+    let nonce = body.get("nonce").filter(|n| !n.is_null()).cloned();
+    if let Some(nonce) = nonce.as_ref().filter(|_| body["enforce_nonce"] == true) {
+        let earlier = inner.channels.get(&channel).and_then(|c| {
+            c.messages
+                .values()
+                .find(|m| m.current.get("nonce") == Some(nonce))
+        });
+        if let Some(earlier) = earlier {
+            return Reply::ok(earlier.current.clone()).with_limit(limit);
+        }
+    }
     let id = s.snowflake();
-    let message = payloads::message(
+    let mut message = payloads::message(
         &s.cfg,
         &NewMessage {
             id,
@@ -83,6 +96,9 @@ pub(crate) fn create(s: &Shared, channel: u64, body: &Value) -> Reply {
             server_flags: 0,
         },
     );
+    if let (Some(nonce), Some(object)) = (nonce, message.as_object_mut()) {
+        object.insert("nonce".to_owned(), nonce);
+    }
     inner.store_message(channel, id, message.clone());
     Reply::ok(message).with_limit(limit)
 }

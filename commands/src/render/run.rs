@@ -28,6 +28,9 @@ pub enum Tone {
 /// Approve and Reject buttons of a plan that needs approval (disabled once decided).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressView {
+    /// Names the run's message for good (at most 25 characters, Discord's nonce): a front end
+    /// that posts it twice, because it crashed before storing the message id, gets one message.
+    pub message_key: String,
     pub text: String,
     pub tone: Tone,
     pub plan: Option<String>,
@@ -63,6 +66,7 @@ pub fn progress_view(
         enabled: awaiting,
     });
     ProgressView {
+        message_key: format!("r{}-{}", run.id.get(), run.created_at.unix_timestamp()),
         text: progress(run, observed, now),
         tone,
         plan: awaiting.then(|| super::plan(&run.plan)),

@@ -193,3 +193,24 @@ async fn oversized_content_and_long_custom_id_get_50035() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_repeated_with_an_enforced_nonce_returns_the_first_message() {
+    within(Duration::from_secs(60), async {
+        let bot = start(FakeConfig::default(), on(|_, _| async {})).await;
+        let (fake, http) = (&bot.fake, &bot.http);
+        let channel = ChannelId::new(fake.config().channels[0]);
+        let post = |text: &str| {
+            CreateMessage::new()
+                .content(text)
+                .nonce(serenity::all::Nonce::String("r1-1732171234".into()))
+                .enforce_nonce(true)
+        };
+        let first = channel.send_message(http, post("first")).await.unwrap();
+        let again = channel.send_message(http, post("again")).await.unwrap();
+        assert_eq!(again.id, first.id);
+        assert_eq!(again.content, "first");
+        assert_eq!(fake.messages(channel.get()).len(), 1);
+    })
+    .await;
+}

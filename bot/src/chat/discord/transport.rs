@@ -10,7 +10,7 @@ use opsbot_commands::render::{ProgressView, Tone};
 use opsbot_commands::run::{ChannelId, MessageId};
 use serenity::all::{
     ButtonStyle, Colour, CreateActionRow, CreateButton, CreateEmbed, CreateMessage, EditMessage,
-    Http,
+    Http, Nonce,
 };
 
 use crate::progress::{ChatError, ChatTransport};
@@ -81,9 +81,13 @@ pub(super) fn buttons(view: &ProgressView) -> Vec<CreateActionRow> {
 
 impl ChatTransport for DiscordTransport {
     async fn post(&self, channel: &ChannelId, view: &ProgressView) -> Result<MessageId, ChatError> {
+        // The nonce is the run's own, so a bot killed between this post and storing the
+        // message id posts again with the same nonce and gets the same message back.
         let message = CreateMessage::new()
             .embed(embed(view))
-            .components(buttons(view));
+            .components(buttons(view))
+            .nonce(Nonce::String(view.message_key.clone()))
+            .enforce_nonce(true);
         let posted = channel_id(channel)?
             .send_message(&self.http, message)
             .await
