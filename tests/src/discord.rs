@@ -2,7 +2,7 @@
 //! the loopback fake Discord and the simulated cluster. Tests type slash commands and press
 //! buttons as Discord users, and read what the channel shows.
 
-use opsbot::config::DiscordConfig;
+use opsbot::config::{DiscordConfig, ProgressConfig};
 use opsbot_commands::catalogue::OptionKind;
 use opsbot_commands::parse;
 use opsbot_fake_discord::{FakeConfig, FakeDiscord, FakeMessage, FakeUser};
@@ -11,6 +11,9 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::{PATIENCE, Setup, world};
+
+/// The rate-limit window of the fake and of the bot's progress quota.
+const WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The channel opsbot serves in, and one it does not.
 pub const CHANNEL: u64 = 900_000_000_000_000_001;
@@ -32,7 +35,9 @@ pub fn user(name: &str) -> FakeUser {
 /// The bot, the fake Discord and the simulated cluster, torn down on drop.
 pub struct DiscordScene {
     pub fake: FakeDiscord,
+    /// The cluster `logs`; `others` are `logs2`, `logs3`, ... when the setup asks for more.
     pub sim: SimHandle,
+    pub others: Vec<SimHandle>,
     bot: JoinHandle<anyhow::Result<()>>,
     _dir: tempfile::TempDir,
 }
@@ -51,12 +56,21 @@ impl Drop for DiscordScene {
 
 impl DiscordScene {
     pub async fn start(setup: Setup) -> Self {
+        // Discord's per-channel message limit (about 5 per 5 s) and the bot's own quota under
+        // it, both scaled to a 1 s window so that tests take seconds, not minutes.
         let fake = FakeDiscord::start(FakeConfig {
             channels: vec![CHANNEL, OTHER_CHANNEL],
+            edits_per_window: 5,
+            window: WINDOW,
             ..FakeConfig::default()
         })
         .await;
-        let (sim, mut config, dir) = world(&setup).await;
+        let (mut sims, mut config, dir) = world(&setup).await;
+        let sim = sims.remove(0);
+        config.progress = ProgressConfig {
+            edits_per_window: 4,
+            window: WINDOW,
+        };
         let token_file = dir.path().join("discord-token");
         std::fs::write(&token_file, &fake.config().token).unwrap();
         let ca_file = dir.path().join("discord-ca.pem");
@@ -79,6 +93,7 @@ impl DiscordScene {
         Self {
             fake,
             sim,
+            others: sims,
             bot,
             _dir: dir,
         }

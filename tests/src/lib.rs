@@ -57,6 +57,8 @@ pub struct Setup {
     pub sim_speed: f64,
     /// Daily `flog-*` indices in the simulated cluster, ending today.
     pub days_of_indices: u32,
+    /// Simulated clusters, each of its own: `logs`, then `logs2`, `logs3`, ...
+    pub clusters: usize,
 }
 
 impl Default for Setup {
@@ -79,6 +81,7 @@ impl Default for Setup {
             },
             sim_speed: 500.0,
             days_of_indices: 90,
+            clusters: 1,
         }
     }
 }
@@ -95,25 +98,43 @@ pub struct Harness {
     _dir: tempfile::TempDir,
 }
 
-/// A simulated cluster and a config for it, with its store in a temporary directory.
-pub async fn world(setup: &Setup) -> (SimHandle, Config, tempfile::TempDir) {
+/// The simulated clusters and a config for them, with its store in a temporary directory.
+pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir) {
     let sim_config = SimConfig {
         flavor: setup.flavor,
         speed: setup.sim_speed,
         days_of_indices: setup.days_of_indices,
         ..SimConfig::default()
     };
-    let nodes = (0..sim_config.node_count)
+    let nodes: Vec<NodeAddr> = (0..sim_config.node_count)
         .map(|i| {
             NodeAddr::from(Ipv4Addr::from(
                 u32::from(sim_config.first_node_ip) + i as u32,
             ))
         })
         .collect();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let sim = opsbot_sim::spawn(sim_config, listener).await.expect("sim");
+    let mut sims = Vec::new();
+    let mut clusters = Vec::new();
+    for n in 1..=setup.clusters.max(1) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let sim = opsbot_sim::spawn(sim_config.clone(), listener)
+            .await
+            .expect("sim");
+        let name = if n == 1 {
+            "logs".to_owned()
+        } else {
+            format!("logs{n}")
+        };
+        clusters.push(ClusterConfig {
+            name: ClusterName::parse(&name).expect("name"),
+            url: sim.base_url(),
+            nodes: nodes.clone(),
+            node_control: (setup.node_control)(&sim.base_url()),
+        });
+        sims.push(sim);
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let config = Config {
         store: StoreConfig {
@@ -124,21 +145,17 @@ pub async fn world(setup: &Setup) -> (SimHandle, Config, tempfile::TempDir) {
             edits_per_window: 5,
             window: Duration::from_millis(250),
         },
-        clusters: vec![ClusterConfig {
-            name: ClusterName::parse("logs").expect("name"),
-            url: sim.base_url(),
-            nodes,
-            node_control: (setup.node_control)(&sim.base_url()),
-        }],
+        clusters,
         console: ConsoleConfig::default(),
         discord: None,
     };
-    (sim, config, dir)
+    (sims, config, dir)
 }
 
 impl Harness {
     pub async fn start(setup: Setup) -> Self {
-        let (sim, config, dir) = world(&setup).await;
+        let (mut sims, config, dir) = world(&setup).await;
+        let sim = sims.remove(0);
         let store = Store::open(&config.store.path).expect("store");
         let publisher = Arc::new(Publisher::new(
             RecordingChat::default(),

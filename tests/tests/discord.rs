@@ -174,3 +174,38 @@ async fn bad_input_and_refusals_are_private() {
     );
     scene.assert_well_behaved();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_runs_at_once_in_one_channel_stay_within_the_rate_limit_and_all_end_shown() {
+    let scene = DiscordScene::start(Setup {
+        clusters: 20,
+        days_of_indices: 5,
+        ..Setup::default()
+    })
+    .await;
+    let alice = user("alice");
+    let lines: Vec<String> = (1..=20)
+        .map(|n| match n {
+            1 => "/cluster restart cluster:logs".to_owned(),
+            n => format!("/cluster restart cluster:logs{n}"),
+        })
+        .collect();
+    let replies = futures::future::join_all(lines.iter().map(|line| scene.slash(&alice, line))).await;
+    for (line, (text, private)) in lines.iter().zip(&replies) {
+        assert!(!private, "{line}: {text}");
+    }
+    for n in 1..=20 {
+        scene
+            .progress(&format!("r-{n}"), |text| text.starts_with("✅"))
+            .await;
+    }
+    let messages: Vec<_> = scene
+        .fake
+        .messages(CHANNEL)
+        .into_iter()
+        .filter(|m| !m.embeds.is_empty())
+        .collect();
+    assert_eq!(messages.len(), 20, "one progress message per run");
+    assert!(messages.iter().all(|m| embed_text(m).starts_with("✅")));
+    scene.assert_well_behaved();
+}
