@@ -96,11 +96,13 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl<T: ChatTransport> Publisher<T> {
     pub fn new(transport: T, store: Store, config: ProgressConfig) -> Self {
-        let burst = NonZeroU32::new(config.edits_per_window.max(1)).unwrap_or(NonZeroU32::MIN);
-        let period = config.window / burst.get();
-        let quota = Quota::with_period(period.max(Duration::from_millis(1)))
-            .unwrap_or_else(|| Quota::per_second(burst))
-            .allow_burst(burst);
+        // One call per window/N and no burst: at most N calls in any window, as Discord counts
+        // them. (A burst of N on top of that rate would allow up to 2N in the first window.)
+        let calls = config.edits_per_window.max(1);
+        let period = (config.window / calls).max(Duration::from_millis(1));
+        let quota = Quota::with_period(period)
+            .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
+            .allow_burst(NonZeroU32::MIN);
         Self {
             shared: Arc::new(Shared {
                 transport,

@@ -25,6 +25,7 @@ pub(crate) async fn serve(
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
                     tracing::debug!(%peer, "fake discord: gateway connection");
+                    let _ = stream.set_nodelay(true);
                     tokio::spawn(connection(Arc::clone(&shared), stream, stop.clone()));
                 }
                 Err(e) => tracing::debug!("fake discord: gateway accept failed: {e}"),

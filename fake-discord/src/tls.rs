@@ -100,6 +100,9 @@ impl TlsListener {
                     // The server is gone: stop listening.
                     () = tx.closed() => break,
                 };
+                // As Discord's edge does: no Nagle delay on small answers (otherwise every
+                // response waits for the client's delayed ACK, about 40 ms).
+                let _ = stream.set_nodelay(true);
                 let acceptor = acceptor.clone();
                 let ready = tx.clone();
                 tokio::spawn(async move {

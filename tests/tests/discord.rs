@@ -58,6 +58,8 @@ async fn registration_is_the_catalogue() {
 async fn a_restart_from_a_slash_command_edits_one_progress_message_to_the_end() {
     let scene = DiscordScene::start(Setup {
         days_of_indices: 10,
+        // Slow enough that the message is edited while the run goes on.
+        sim_speed: 20.0,
         ..Setup::default()
     })
     .await;
@@ -71,9 +73,18 @@ async fn a_restart_from_a_slash_command_edits_one_progress_message_to_the_end() 
         "{}",
         embed_text(&done)
     );
+    let running = done
+        .history
+        .iter()
+        .filter(|v| {
+            v["embeds"][0]["description"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("⏳"))
+        })
+        .count();
     assert!(
-        done.history.len() > 3,
-        "edited in place: {} versions",
+        running >= 2,
+        "edited in place while it ran: {} versions, {running} running",
         done.history.len()
     );
     let progress: Vec<_> = scene
@@ -190,7 +201,8 @@ async fn twenty_runs_at_once_in_one_channel_stay_within_the_rate_limit_and_all_e
             n => format!("/cluster restart cluster:logs{n}"),
         })
         .collect();
-    let replies = futures::future::join_all(lines.iter().map(|line| scene.slash(&alice, line))).await;
+    let replies =
+        futures::future::join_all(lines.iter().map(|line| scene.slash(&alice, line))).await;
     for (line, (text, private)) in lines.iter().zip(&replies) {
         assert!(!private, "{line}: {text}");
     }

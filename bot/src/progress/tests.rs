@@ -205,3 +205,67 @@ async fn after_a_restart_the_same_message_is_edited() {
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_eq!((calls[1].0.as_str(), calls[1].1.as_str()), ("edit", "m1"));
 }
+
+/// Records when each chat call was made.
+#[derive(Default)]
+struct Clock {
+    at: std::sync::Mutex<Vec<std::time::Instant>>,
+}
+
+impl ChatTransport for Arc<Clock> {
+    async fn post(
+        &self,
+        _channel: &ChannelId,
+        _view: &ProgressView,
+    ) -> Result<MessageId, ChatError> {
+        let mut at = self.at.lock().unwrap();
+        at.push(std::time::Instant::now());
+        Ok(MessageId(format!("m{}", at.len())))
+    }
+
+    async fn edit(
+        &self,
+        _channel: &ChannelId,
+        _message: &MessageId,
+        _view: &ProgressView,
+    ) -> Result<(), ChatError> {
+        self.at.lock().unwrap().push(std::time::Instant::now());
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn no_window_ever_holds_more_calls_than_the_quota() {
+    let (_dir, store) = store();
+    let clock = Arc::new(Clock::default());
+    let publisher = Publisher::new(Arc::clone(&clock), store.clone(), QUICK);
+    let runs: Vec<_> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|c| new_run(&store, c))
+        .collect();
+    for i in 0..60u64 {
+        for run in &runs {
+            publisher.observe(
+                run,
+                Observation {
+                    relocating_shards: Some(i),
+                    ..Observation::default()
+                },
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    publisher.flushed().await;
+    let at = clock.at.lock().unwrap().clone();
+    assert!(at.len() > 6, "{} calls", at.len());
+    for (i, start) in at.iter().enumerate() {
+        let within = at[i..]
+            .iter()
+            .take_while(|t| **t < *start + QUICK.window)
+            .count();
+        assert!(
+            within <= QUICK.edits_per_window as usize,
+            "{within} calls within one window from call {i}"
+        );
+    }
+}
