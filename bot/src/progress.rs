@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use opsbot_commands::cluster::Observation;
+use opsbot_commands::maintenance::{self, Announcement};
 use opsbot_commands::name::RunId;
 use opsbot_commands::render::{self, ProgressView};
 use opsbot_commands::run::{ChannelId, MessageId, Run};
@@ -33,6 +34,15 @@ pub trait ChatTransport: Send + Sync + 'static {
         message: &MessageId,
         view: &ProgressView,
     ) -> impl Future<Output = Result<(), ChatError>> + Send;
+    /// Posts a maintenance announcement; a platform without an announcement channel has
+    /// nothing to do.
+    fn announce(
+        &self,
+        announcement: &Announcement,
+    ) -> impl Future<Output = Result<(), ChatError>> + Send {
+        let _ = announcement;
+        async { Ok(()) }
+    }
 }
 
 /// A chat call that failed; progress tries again later.
@@ -48,6 +58,9 @@ pub trait ProgressSink: Send + Sync {
     fn observe(&self, run: &Run, observation: Observation);
     /// The latest observation, for `/run status`.
     fn observed(&self, id: RunId) -> Option<Observation>;
+    /// Sends an announcement, once: a key already sent (by this process or, as the store
+    /// remembers, by an earlier one) is not sent again.
+    fn announce(&self, announcement: Announcement);
 }
 
 /// Counts for the benchmark and the tests: progress events in, chat calls out.
@@ -75,6 +88,10 @@ struct Shared<T> {
     quota: Quota,
     observed: Mutex<HashMap<RunId, Observation>>,
     lanes: Mutex<HashMap<ChannelId, Arc<Lane>>>,
+    /// Announcements waiting to be sent, and the keys queued by this process.
+    announcements: Mutex<VecDeque<Announcement>>,
+    announced: Mutex<std::collections::HashSet<String>>,
+    announcer: Notify,
     /// Runs waiting to be published, over all lanes; `flushed` waits for zero.
     pending: watch::Sender<usize>,
     counters: Counters,
@@ -95,6 +112,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl<T: ChatTransport> Publisher<T> {
+    /// Must be called within a tokio runtime: the announcement lane is a task of its own.
     pub fn new(transport: T, store: Store, config: ProgressConfig) -> Self {
         // One call per window/N and no burst: at most N calls in any window, as Discord counts
         // them. (A burst of N on top of that rate would allow up to 2N in the first window.)
@@ -103,17 +121,25 @@ impl<T: ChatTransport> Publisher<T> {
         let quota = Quota::with_period(period)
             .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
             .allow_burst(NonZeroU32::MIN);
-        Self {
+        let publisher = Self {
             shared: Arc::new(Shared {
                 transport,
                 store,
                 quota,
                 observed: Mutex::new(HashMap::new()),
                 lanes: Mutex::new(HashMap::new()),
+                announcements: Mutex::new(VecDeque::new()),
+                announced: Mutex::new(std::collections::HashSet::new()),
+                announcer: Notify::new(),
                 pending: watch::channel(0).0,
                 counters: Counters::default(),
             }),
-        }
+        };
+        tokio::spawn(run_announcements(
+            Arc::clone(&publisher.shared),
+            RateLimiter::direct(quota),
+        ));
+        publisher
     }
 
     /// Resolves once every change so far has reached the chat.
@@ -163,7 +189,19 @@ impl<T: ChatTransport> ProgressSink for Publisher<T> {
         if run.state.is_finished() {
             lock(&self.shared.observed).remove(&run.id);
         }
+        if let Some(announcement) = maintenance::announcement(run) {
+            self.announce(announcement);
+        }
         self.enqueue(run);
+    }
+
+    fn announce(&self, announcement: Announcement) {
+        if !lock(&self.shared.announced).insert(announcement.key.clone()) {
+            return;
+        }
+        lock(&self.shared.announcements).push_back(announcement);
+        self.shared.pending.send_modify(|n| *n += 1);
+        self.shared.announcer.notify_one();
     }
 
     fn observe(&self, run: &Run, observation: Observation) {
@@ -202,6 +240,36 @@ async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc<Lane>) {
                 if !queue.contains(&id) {
                     queue.push_back(id);
                     continue;
+                }
+            }
+            shared.pending.send_modify(|n| *n = n.saturating_sub(1));
+        }
+    }
+}
+
+/// Sends announcements one by one within the quota, each until it is delivered; the store
+/// remembers each one sent, so a restarted bot does not repeat it.
+async fn run_announcements<T: ChatTransport>(
+    shared: Arc<Shared<T>>,
+    limiter: DefaultDirectRateLimiter,
+) {
+    loop {
+        shared.announcer.notified().await;
+        loop {
+            let Some(announcement) = lock(&shared.announcements).pop_front() else {
+                break;
+            };
+            let key = format!("announcement:{}", announcement.key);
+            if !shared.store.delivered(&key).unwrap_or(false) {
+                limiter.until_ready().await;
+                if let Err(error) = shared.transport.announce(&announcement).await {
+                    tracing::warn!(%error, "announcement not delivered; trying again shortly");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    lock(&shared.announcements).push_back(announcement);
+                    continue;
+                }
+                if let Err(error) = shared.store.first_delivery(&key) {
+                    tracing::error!(%error, "cannot remember an announcement as sent");
                 }
             }
             shared.pending.send_modify(|n| *n = n.saturating_sub(1));

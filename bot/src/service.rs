@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use opsbot_commands::button::{ApprovalButton, Decision};
+use opsbot_commands::maintenance::{self, Announcement, MaintenanceNotice};
 use opsbot_commands::name::Reason;
 use opsbot_commands::parse::Origin;
 use opsbot_commands::render;
@@ -207,6 +208,44 @@ impl Service {
                     .filter(|e| e.at >= start && (run.is_none() || e.run == run))
                     .collect();
                 Reply::public(render::audit(&events))
+            }
+            Request::MaintenanceAnnounce { text } => {
+                let notice = MaintenanceNotice {
+                    text,
+                    by: actor.user.clone(),
+                    since: now,
+                };
+                self.engine.store().set_maintenance_notice(Some(&notice))?;
+                self.progress.announce(Announcement {
+                    key: format!("n{}", now.unix_timestamp_nanos() / 1_000_000),
+                    text: format!("📣 maintenance: {} ({})", notice.text, actor.user.name),
+                });
+                Reply::public(format!(
+                    "announced; /maintenance end when it is over\n📣 {}",
+                    notice.text
+                ))
+            }
+            Request::MaintenanceEnd => {
+                let Some(ended) = self.engine.store().set_maintenance_notice(None)? else {
+                    return Ok(Reply::private("no maintenance is announced"));
+                };
+                let text = format!(
+                    "✅ maintenance over ({}, announced by {} at {}); ended by {}",
+                    ended.text,
+                    ended.by.name,
+                    render::utc(ended.since),
+                    actor.user.name
+                );
+                self.progress.announce(Announcement {
+                    key: format!("e{}", now.unix_timestamp_nanos() / 1_000_000),
+                    text: text.clone(),
+                });
+                Reply::public(text)
+            }
+            Request::MaintenanceStatus => {
+                let notice = self.engine.store().maintenance_notice()?;
+                let runs = self.engine.store().unfinished_runs()?;
+                Reply::public(maintenance::status(notice.as_ref(), &runs))
             }
             Request::Help { topic } => {
                 Reply::private(render::help(topic.as_deref(), origin == Origin::Console))

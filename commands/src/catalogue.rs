@@ -3,7 +3,7 @@
 
 use crate::audit::Since;
 use crate::index::{IndexName, IndexPattern, MAX_INDEX_BYTES};
-use crate::name::{ClusterName, NameError, NodeAddr, Reason, RunId, UserName};
+use crate::name::{ClusterName, NameError, NodeAddr, Notice, Reason, RunId, UserName};
 use crate::parse::{Args, ParseError};
 use crate::request::{ProcedureRequest, Request};
 use crate::retention::RetentionDays;
@@ -359,6 +359,41 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 reason: a.required("reason", Reason::parse)?,
             })
         },
+    },
+    CommandSpec {
+        group: "maintenance",
+        sub: Some("announce"),
+        summary: "announce maintenance in the announcement channel",
+        options: &[OptionSpec {
+            name: "text",
+            kind: OptionKind::Text {
+                max_len: Notice::MAX_LEN,
+            },
+            required: true,
+            summary: "what is maintained and until when",
+        }],
+        surface: Surface::Everywhere,
+        build: |a| {
+            Ok(Request::MaintenanceAnnounce {
+                text: a.required("text", Notice::parse)?,
+            })
+        },
+    },
+    CommandSpec {
+        group: "maintenance",
+        sub: Some("end"),
+        summary: "announce that the announced maintenance is over",
+        options: &[],
+        surface: Surface::Everywhere,
+        build: |_| Ok(Request::MaintenanceEnd),
+    },
+    CommandSpec {
+        group: "maintenance",
+        sub: Some("status"),
+        summary: "the announced maintenance and the maintenance runs under way",
+        options: &[],
+        surface: Surface::Everywhere,
+        build: |_| Ok(Request::MaintenanceStatus),
     },
     CommandSpec {
         group: "audit",

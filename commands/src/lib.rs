@@ -11,6 +11,7 @@ pub mod button;
 pub mod catalogue;
 pub mod cluster;
 pub mod index;
+pub mod maintenance;
 pub mod name;
 pub mod parse;
 pub mod plan;

@@ -139,6 +139,14 @@ impl UserName {
 }
 validated_string!(UserName, NameError);
 
+/// Printable text up to `max` characters, trimmed.
+fn free_text(what: &'static str, value: &str, max: usize) -> Result<String, NameError> {
+    let printable = |c: char| !c.is_control();
+    let value = value.trim();
+    check(what, value, max, "printable text", printable, printable)?;
+    Ok(value.to_owned())
+}
+
 /// Free text an operator gives as a reason (`/reject id:r-4 reason:"not tonight"`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Reason(String);
@@ -147,19 +155,23 @@ impl Reason {
     pub const MAX_LEN: usize = 200;
 
     pub fn parse(value: &str) -> Result<Self, NameError> {
-        let printable = |c: char| !c.is_control();
-        check(
-            "reason",
-            value.trim(),
-            Self::MAX_LEN,
-            "printable text",
-            printable,
-            printable,
-        )?;
-        Ok(Self(value.trim().to_owned()))
+        free_text("reason", value, Self::MAX_LEN).map(Self)
     }
 }
 validated_string!(Reason, NameError);
+
+/// What operators announce about maintenance (`/maintenance announce text:"..."`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Notice(String);
+
+impl Notice {
+    pub const MAX_LEN: usize = 300;
+
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        free_text("announcement", value, Self::MAX_LEN).map(Self)
+    }
+}
+validated_string!(Notice, NameError);
 
 /// A search node, addressed by its IPv4 address: Kolla names each node after its IP, and the
 /// allocation exclusion setting takes an IP. IPv6 is refused because no supported deployment uses it

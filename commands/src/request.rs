@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::audit::Since;
 use crate::index::{IndexName, IndexPattern};
-use crate::name::{ClusterName, NodeAddr, Reason, RunId, UserName};
+use crate::name::{ClusterName, NodeAddr, Notice, Reason, RunId, UserName};
 use crate::retention::RetentionDays;
 
 /// A parsed command.
@@ -38,6 +38,12 @@ pub enum Request {
         run: Option<RunId>,
         since: Option<Since>,
     },
+    /// `/maintenance announce`: the operators' own announcement.
+    MaintenanceAnnounce { text: Notice },
+    /// `/maintenance end`: the announced maintenance is over.
+    MaintenanceEnd,
+    /// `/maintenance status`: what is announced and which maintenance runs are under way.
+    MaintenanceStatus,
     /// `/help`: the catalogue, or one group of it.
     Help { topic: Option<String> },
     /// `/as`: the console speaks as another configured operator.

@@ -28,6 +28,11 @@ impl Store {
         Ok(fresh)
     }
 
+    /// True when `id` was recorded by [`Store::first_delivery`]; reads only.
+    pub fn delivered(&self, id: &str) -> Result<bool, StoreError> {
+        Ok(self.deliveries.contains_key(id.as_bytes())?)
+    }
+
     fn forget_deliveries_before(&self, cutoff: u64) -> Result<(), StoreError> {
         for entry in self.deliveries.iter() {
             let (key, value) = entry?;

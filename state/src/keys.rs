@@ -14,6 +14,8 @@ pub(crate) const DELIVERIES: &str = "deliveries";
 pub(crate) const SCHEMA: &[u8] = b"schema";
 /// The next run id to hand out; ids are dense because only `create_run` advances it.
 pub(crate) const NEXT_RUN: &[u8] = b"next_run_id";
+/// The operators' maintenance notice, when one is in force.
+pub(crate) const MAINTENANCE: &[u8] = b"maintenance_notice";
 /// The next audit sequence number.
 pub(crate) const NEXT_AUDIT: &[u8] = b"next_audit_seq";
 /// Prefix of the per-run counters of run log lines, followed by the run id.

@@ -10,6 +10,7 @@ mod codec;
 mod deliveries;
 mod error;
 mod keys;
+mod notice;
 mod runs;
 mod store;
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use opsbot_commands::maintenance::MaintenanceNotice;
 use opsbot_commands::name::{ClusterName, RunId};
 use opsbot_commands::run::Run;
 use serde::Serialize;
@@ -17,7 +18,7 @@ use sled::{IVec, Tree};
 use crate::codec::{self, DecodeError};
 use crate::error::StoreError;
 use crate::keys::{
-    self, AUDIT, DELIVERIES, LOCKS, META, NEXT_AUDIT, NEXT_RUN, RUN_LOGS, RUNS, SCHEMA,
+    self, AUDIT, DELIVERIES, LOCKS, MAINTENANCE, META, NEXT_AUDIT, NEXT_RUN, RUN_LOGS, RUNS, SCHEMA,
 };
 
 /// The layout of trees and keys this opsbot understands.
@@ -130,7 +131,11 @@ impl Store {
     fn validate(&self) -> Result<(usize, usize), StoreError> {
         for entry in self.meta.iter() {
             let (key, bytes) = entry?;
-            // The schema version is a small number too; every meta value decodes as one.
+            if key == MAINTENANCE {
+                self.decode::<MaintenanceNotice>(META, &key, &bytes)?;
+                continue;
+            }
+            // The schema version is a small number too; every other meta value decodes as one.
             self.decode::<u64>(META, &key, &bytes)?;
         }
         for entry in self.locks.iter() {

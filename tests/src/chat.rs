@@ -3,6 +3,7 @@
 use std::sync::Mutex;
 
 use opsbot::progress::{ChatError, ChatTransport};
+use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId};
 
@@ -24,6 +25,7 @@ impl Message {
 #[derive(Debug, Default)]
 pub struct RecordingChat {
     messages: Mutex<Vec<Message>>,
+    announcements: Mutex<Vec<String>>,
 }
 
 impl RecordingChat {
@@ -33,9 +35,25 @@ impl RecordingChat {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
+
+    /// The maintenance announcements, in the order they were sent.
+    pub fn announcements(&self) -> Vec<String> {
+        self.announcements
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
 }
 
 impl ChatTransport for RecordingChat {
+    async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
+        self.announcements
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(announcement.text.clone());
+        Ok(())
+    }
+
     async fn post(&self, channel: &ChannelId, view: &ProgressView) -> Result<MessageId, ChatError> {
         let mut messages = self.messages.lock().unwrap_or_else(|e| e.into_inner());
         let id = MessageId(format!("m{}", messages.len() + 1));

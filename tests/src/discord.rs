@@ -18,6 +18,8 @@ const WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 /// The channel opsbot serves in, and one it does not.
 pub const CHANNEL: u64 = 900_000_000_000_000_001;
 pub const OTHER_CHANNEL: u64 = 900_000_000_000_000_002;
+/// Where maintenance is announced.
+pub const ANNOUNCE_CHANNEL: u64 = 900_000_000_000_000_003;
 const OPERATOR_ROLE: u64 = 800_000_000_000_000_001;
 const APPROVER_ROLE: u64 = 800_000_000_000_000_002;
 
@@ -59,7 +61,7 @@ impl DiscordScene {
         // Discord's per-channel message limit (about 5 per 5 s) and the bot's own quota under
         // it, both scaled to a 1 s window so that tests take seconds, not minutes.
         let fake = FakeDiscord::start(FakeConfig {
-            channels: vec![CHANNEL, OTHER_CHANNEL],
+            channels: vec![CHANNEL, OTHER_CHANNEL, ANNOUNCE_CHANNEL],
             edits_per_window: 5,
             window: WINDOW,
             ..FakeConfig::default()
@@ -79,7 +81,7 @@ impl DiscordScene {
             token_file: Some(token_file),
             guild: fake.config().guild_id,
             channels: vec![CHANNEL],
-            announce_channel: None,
+            announce_channel: Some(ANNOUNCE_CHANNEL),
             operator_roles: vec![OPERATOR_ROLE],
             operator_users: vec![],
             approver_roles: vec![APPROVER_ROLE],

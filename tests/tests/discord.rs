@@ -5,7 +5,7 @@
 
 use opsbot_tests::Setup;
 use opsbot_tests::discord::{
-    CHANNEL, DiscordScene, OTHER_CHANNEL, buttons_enabled, embed_text, user,
+    ANNOUNCE_CHANNEL, CHANNEL, DiscordScene, OTHER_CHANNEL, buttons_enabled, embed_text, user,
 };
 
 /// The fields of a registered option tree that the catalogue decides.
@@ -47,7 +47,14 @@ async fn registration_is_the_catalogue() {
     assert_eq!(
         names,
         [
-            "cluster", "indices", "run", "approve", "reject", "audit", "help"
+            "cluster",
+            "indices",
+            "run",
+            "approve",
+            "reject",
+            "maintenance",
+            "audit",
+            "help"
         ],
         "`/as` is console only"
     );
@@ -94,6 +101,25 @@ async fn a_restart_from_a_slash_command_edits_one_progress_message_to_the_end() 
         .filter(|m| embed_text(m).contains(" r-1 · "))
         .collect();
     assert_eq!(progress.len(), 1, "one message per run");
+    let announced = scene
+        .fake
+        .wait_message(ANNOUNCE_CHANNEL, opsbot_tests::PATIENCE, |m| {
+            m.content.starts_with("✅ maintenance over")
+        })
+        .await
+        .unwrap();
+    let said: Vec<String> = scene
+        .fake
+        .messages(ANNOUNCE_CHANNEL)
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(said.len(), 2, "{said:#?}");
+    assert_eq!(
+        said[0],
+        "🔧 maintenance started by alice: /cluster restart cluster:logs (r-1)"
+    );
+    assert_eq!(said[1], announced.content);
     assert!(
         scene
             .sim

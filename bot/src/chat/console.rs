@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::Context;
+use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::render::ProgressView;
 use opsbot_commands::request::Request;
@@ -90,6 +91,11 @@ impl Screen {
 }
 
 impl ChatTransport for Screen {
+    async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
+        self.print("announcement: ", &announcement.text, None);
+        Ok(())
+    }
+
     async fn post(
         &self,
         _channel: &ChannelId,

@@ -80,6 +80,9 @@ fn needs_a_cluster(request: &Request) -> bool {
         | Request::Approve { .. }
         | Request::Reject { .. }
         | Request::Audit { .. }
+        | Request::MaintenanceAnnounce { .. }
+        | Request::MaintenanceEnd
+        | Request::MaintenanceStatus
         | Request::Help { .. }
         | Request::ActAs { .. } => false,
     }

@@ -45,7 +45,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let store = opsbot_state::Store::open(&config.store.path)
         .with_context(|| format!("cannot open the store at {}", config.store.path.display()))?;
     let publisher = Arc::new(Publisher::new(
-        DiscordTransport::new(Arc::clone(&http)),
+        DiscordTransport::new(Arc::clone(&http), discord.announce_channel),
         store.clone(),
         config.progress,
     ));

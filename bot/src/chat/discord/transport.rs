@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use opsbot_commands::button::ApprovalButton;
+use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::render::{ProgressView, Tone};
 use opsbot_commands::run::{ChannelId, MessageId};
 use serenity::all::{
@@ -20,11 +21,16 @@ use crate::progress::{ChatError, ChatTransport};
 #[derive(Debug, Clone)]
 pub struct DiscordTransport {
     http: Arc<Http>,
+    /// Where maintenance is announced; none configured, nothing is.
+    announce_channel: Option<u64>,
 }
 
 impl DiscordTransport {
-    pub fn new(http: Arc<Http>) -> Self {
-        Self { http }
+    pub fn new(http: Arc<Http>, announce_channel: Option<u64>) -> Self {
+        Self {
+            http,
+            announce_channel,
+        }
     }
 }
 
@@ -80,6 +86,21 @@ pub(super) fn buttons(view: &ProgressView) -> Vec<CreateActionRow> {
 }
 
 impl ChatTransport for DiscordTransport {
+    async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
+        let Some(channel) = self.announce_channel else {
+            return Ok(());
+        };
+        let message = CreateMessage::new()
+            .content(&announcement.text)
+            .nonce(Nonce::String(announcement.key.clone()))
+            .enforce_nonce(true);
+        serenity::all::ChannelId::new(channel)
+            .send_message(&self.http, message)
+            .await
+            .map_err(|e| ChatError(format!("Discord: {e}")))?;
+        Ok(())
+    }
+
     async fn post(&self, channel: &ChannelId, view: &ProgressView) -> Result<MessageId, ChatError> {
         // The nonce is the run's own, so a bot killed between this post and storing the
         // message id posts again with the same nonce and gets the same message back.

@@ -1,0 +1,43 @@
+//! What the store keeps besides runs: delivered interactions, the maintenance notice.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+mod common;
+
+#[test]
+fn a_delivery_is_first_once_even_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::open(dir.path()).unwrap();
+    assert!(store.first_delivery("interaction-1").unwrap());
+    assert!(!store.first_delivery("interaction-1").unwrap());
+    assert!(store.first_delivery("interaction-2").unwrap());
+    drop(store);
+    let store = common::open(dir.path()).unwrap();
+    assert!(!store.first_delivery("interaction-1").unwrap());
+    assert!(!store.first_delivery("interaction-2").unwrap());
+}
+
+#[test]
+fn the_maintenance_notice_is_kept_until_ended_and_survives_a_restart() {
+    use opsbot_commands::maintenance::MaintenanceNotice;
+    use opsbot_commands::name::Notice;
+    use opsbot_commands::run::UserRef;
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::open(dir.path()).unwrap();
+    assert_eq!(store.maintenance_notice().unwrap(), None);
+    let notice = MaintenanceNotice {
+        text: Notice::parse("logging cluster maintenance until 04:00 UTC").unwrap(),
+        by: UserRef {
+            id: "1".into(),
+            name: "alice".into(),
+        },
+        since: time::OffsetDateTime::UNIX_EPOCH,
+    };
+    assert_eq!(store.set_maintenance_notice(Some(&notice)).unwrap(), None);
+    drop(store);
+    let store = common::open(dir.path()).unwrap();
+    assert_eq!(store.maintenance_notice().unwrap(), Some(notice.clone()));
+    assert_eq!(store.set_maintenance_notice(None).unwrap(), Some(notice));
+    assert_eq!(store.maintenance_notice().unwrap(), None);
+}
