@@ -73,22 +73,7 @@ impl DiscordScene {
             edits_per_window: 4,
             window: WINDOW,
         };
-        let token_file = dir.path().join("discord-token");
-        std::fs::write(&token_file, &fake.config().token).unwrap();
-        let ca_file = dir.path().join("discord-ca.pem");
-        std::fs::write(&ca_file, fake.ca_pem()).unwrap();
-        config.discord = Some(DiscordConfig {
-            token_file: Some(token_file),
-            guild: fake.config().guild_id,
-            channels: vec![CHANNEL],
-            announce_channel: Some(ANNOUNCE_CHANNEL),
-            operator_roles: vec![OPERATOR_ROLE],
-            operator_users: vec![],
-            approver_roles: vec![APPROVER_ROLE],
-            approver_users: vec![],
-            api_address: Some(fake.rest_addr()),
-            ca_file: Some(ca_file),
-        });
+        config.discord = Some(discord_config(&fake, dir.path()));
         let bot = tokio::spawn(opsbot::chat::discord::run(config));
         fake.wait_ready(PATIENCE).await.unwrap();
         fake.wait_commands(PATIENCE).await.unwrap();
@@ -184,6 +169,27 @@ impl DiscordScene {
     pub fn assert_well_behaved(&self) {
         assert_eq!(self.fake.violations(), Vec::<String>::new());
         assert_eq!(self.fake.rate_limited(), 0, "the bot was answered 429");
+    }
+}
+
+/// The `[discord]` section for `fake`: its token and CA written into `dir`, alice, bob and
+/// dave's roles, the served and the announcement channels.
+pub fn discord_config(fake: &FakeDiscord, dir: &std::path::Path) -> DiscordConfig {
+    let token_file = dir.join("discord-token");
+    std::fs::write(&token_file, &fake.config().token).unwrap();
+    let ca_file = dir.join("discord-ca.pem");
+    std::fs::write(&ca_file, fake.ca_pem()).unwrap();
+    DiscordConfig {
+        token_file: Some(token_file),
+        guild: fake.config().guild_id,
+        channels: vec![CHANNEL],
+        announce_channel: Some(ANNOUNCE_CHANNEL),
+        operator_roles: vec![OPERATOR_ROLE],
+        operator_users: vec![],
+        approver_roles: vec![APPROVER_ROLE],
+        approver_users: vec![],
+        api_address: Some(fake.rest_addr()),
+        ca_file: Some(ca_file),
     }
 }
 

@@ -247,3 +247,95 @@ async fn twenty_runs_at_once_in_one_channel_stay_within_the_rate_limit_and_all_e
     assert!(messages.iter().all(|m| embed_text(m).starts_with("✅")));
     scene.assert_well_behaved();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_up_problems_are_named_with_what_to_fix() {
+    use opsbot_fake_discord::{FakeConfig, FakeDiscord};
+    use opsbot_tests::discord::discord_config;
+
+    let fake = FakeDiscord::start(FakeConfig {
+        channels: vec![CHANNEL, OTHER_CHANNEL, ANNOUNCE_CHANNEL],
+        ..FakeConfig::default()
+    })
+    .await;
+    let (_sims, config, dir) = opsbot_tests::world(&Setup::default()).await;
+    let fails = |change: &dyn Fn(&mut opsbot::config::DiscordConfig)| {
+        let mut config = config.clone();
+        let mut discord = discord_config(&fake, dir.path());
+        change(&mut discord);
+        config.discord = Some(discord);
+        async move {
+            let error = opsbot::chat::discord::run(config).await.unwrap_err();
+            format!("{error:#}")
+        }
+    };
+    let wrong_token = fails(&|d| {
+        let file = d.token_file.clone().unwrap();
+        std::fs::write(file, "not-the-token").unwrap();
+    })
+    .await;
+    assert!(
+        wrong_token.contains("Discord refused the bot token (401)"),
+        "{wrong_token}"
+    );
+    let guild = fails(&|d| d.guild = 42).await;
+    assert!(
+        guild.contains("looking up guild 42: Discord knows no such guild"),
+        "{guild}"
+    );
+    let channel = fails(&|d| d.channels = vec![43]).await;
+    assert!(
+        channel.contains("looking up channel 43: Discord knows no such channel"),
+        "{channel}"
+    );
+    let no_token = fails(&|d| d.token_file = Some(dir.path().join("missing"))).await;
+    assert!(
+        no_token.contains("cannot read the Discord token file"),
+        "{no_token}"
+    );
+    assert!(fake.commands().is_empty(), "nothing was registered");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autocomplete_offers_clusters_runs_and_nodes() {
+    let scene = DiscordScene::start(Setup::default()).await;
+    let alice = user("alice");
+    let choices = |command: &'static str, options: serde_json::Value| {
+        let scene = &scene;
+        let alice = &alice;
+        async move {
+            let id = scene
+                .fake
+                .autocomplete(alice, CHANNEL, command, options)
+                .await;
+            let record = scene
+                .fake
+                .response(id, opsbot_tests::PATIENCE)
+                .await
+                .unwrap();
+            assert_eq!(record.kind, 8);
+            record.data["choices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["value"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    let clusters = choices(
+        "cluster",
+        serde_json::json!([{"name": "status", "type": 1, "options": [
+            {"name": "cluster", "type": 3, "value": "lo", "focused": true}]}]),
+    )
+    .await;
+    assert_eq!(clusters, ["logs"]);
+    let nodes = choices(
+        "cluster",
+        serde_json::json!([{"name": "remove-node", "type": 1, "options": [
+            {"name": "cluster", "type": 3, "value": "logs"},
+            {"name": "node", "type": 3, "value": "10.0.0.1", "focused": true}]}]),
+    )
+    .await;
+    assert_eq!(nodes.len(), 5, "{nodes:?}");
+    scene.assert_well_behaved();
+}
