@@ -382,3 +382,38 @@ async fn the_audit_trail_shows_who_asked_approved_and_what_each_step_did() {
         "since: `yesterday` is no time; write since: as 30m, 2h, 3d or 2026-11-21T03:00:00Z"
     );
 }
+
+#[tokio::test]
+async fn a_button_from_another_plan_or_a_decided_one_is_refused_privately() {
+    use opsbot_commands::button::{ApprovalButton, Decision};
+
+    let h = Harness::start(Setup::default()).await;
+    let id = h.start_run("alice", PRUNE).await;
+    let stale = ApprovalButton {
+        decision: Decision::Approve,
+        run: id,
+        digest: "0123456789ab".to_owned(),
+    };
+    let refused = h.service.decide(&actor("bob"), &stale).unwrap_err();
+    assert!(refused.private);
+    assert!(refused.text.contains("0123456789ab"), "{}", refused.text);
+    assert!(matches!(h.run(id).state, RunState::AwaitingApproval { .. }));
+
+    let run = h.run(id);
+    let reject = ApprovalButton::new(Decision::Reject, id, &run.digest);
+    let approve = ApprovalButton::new(Decision::Approve, id, &run.digest);
+    h.service.decide(&actor("bob"), &approve).unwrap();
+    let late = h
+        .service
+        .decide(&actor("dave-approver"), &reject)
+        .unwrap_err();
+    assert!(late.private, "{}", late.text);
+    h.finished(id).await;
+    let events = h.engine.store().audit().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.event, AuditKind::ApprovalRefused { .. })),
+        "refusals are audited"
+    );
+}
