@@ -297,7 +297,7 @@ async fn start_up_problems_are_named_with_what_to_fix() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn autocomplete_offers_clusters_runs_and_nodes() {
+async fn autocomplete_offers_clusters_nodes_indices_and_runs() {
     let scene = DiscordScene::start(Setup::default()).await;
     let alice = user("alice");
     let choices = |command: &'static str, options: serde_json::Value| {
@@ -337,5 +337,28 @@ async fn autocomplete_offers_clusters_runs_and_nodes() {
     )
     .await;
     assert_eq!(nodes.len(), 5, "{nodes:?}");
+    let indices = choices(
+        "indices",
+        serde_json::json!([{"name": "delete", "type": 1, "options": [
+            {"name": "cluster", "type": 3, "value": "logs"},
+            {"name": "index", "type": 3, "value": "flog-", "focused": true}]}]),
+    )
+    .await;
+    assert_eq!(indices.len(), 25, "Discord shows 25 at most: {indices:?}");
+    assert!(
+        indices.iter().all(|i| i.starts_with("flog-")),
+        "{indices:?}"
+    );
+    scene.slash(&alice, "/cluster status cluster:logs").await;
+    scene
+        .slash(&alice, "/indices prune cluster:logs older_than_days:30")
+        .await;
+    let runs = choices(
+        "run",
+        serde_json::json!([{"name": "status", "type": 1, "options": [
+            {"name": "id", "type": 3, "value": "", "focused": true}]}]),
+    )
+    .await;
+    assert_eq!(runs, ["r-1"]);
     scene.assert_well_behaved();
 }
