@@ -59,11 +59,7 @@ async fn main() {
     // 20 restarts at once in one channel.
     let started = Instant::now();
     let restarts = (1..=20).map(|n| {
-        let cluster = if n == 1 {
-            "logs".to_owned()
-        } else {
-            format!("logs{n}")
-        };
+        let cluster = opsbot_tests::cluster_name(n);
         let options = json!([{"name": "restart", "type": 1, "options": [
             {"name": "cluster", "type": 3, "value": cluster}]}]);
         scene.fake.slash(&alice, CHANNEL, "cluster", options)

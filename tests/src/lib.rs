@@ -98,6 +98,15 @@ pub struct Harness {
     _dir: tempfile::TempDir,
 }
 
+/// The name of the `n`-th simulated cluster (from 1): `logs`, then `logs2`, `logs3`, ...
+pub fn cluster_name(n: usize) -> String {
+    if n == 1 {
+        "logs".to_owned()
+    } else {
+        format!("logs{n}")
+    }
+}
+
 /// The simulated clusters and a config for them, with its store in a temporary directory.
 pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir) {
     let sim_config = SimConfig {
@@ -122,13 +131,8 @@ pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir)
         let sim = opsbot_sim::spawn(sim_config.clone(), listener)
             .await
             .expect("sim");
-        let name = if n == 1 {
-            "logs".to_owned()
-        } else {
-            format!("logs{n}")
-        };
         clusters.push(ClusterConfig {
-            name: ClusterName::parse(&name).expect("name"),
+            name: ClusterName::parse(&cluster_name(n)).expect("name"),
             url: sim.base_url(),
             nodes: nodes.clone(),
             node_control: (setup.node_control)(&sim.base_url()),

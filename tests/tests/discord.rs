@@ -222,10 +222,7 @@ async fn twenty_runs_at_once_in_one_channel_stay_within_the_rate_limit_and_all_e
     .await;
     let alice = user("alice");
     let lines: Vec<String> = (1..=20)
-        .map(|n| match n {
-            1 => "/cluster restart cluster:logs".to_owned(),
-            n => format!("/cluster restart cluster:logs{n}"),
-        })
+        .map(|n| format!("/cluster restart cluster:{}", opsbot_tests::cluster_name(n)))
         .collect();
     let replies =
         futures::future::join_all(lines.iter().map(|line| scene.slash(&alice, line))).await;
