@@ -19,9 +19,33 @@ use time::OffsetDateTime;
 const TRANSITIONS: usize = 2_000;
 const FINISHED_RUNS: usize = 10_000;
 
+/// Interaction ids already remembered when the delivery check is timed (a busy day of chat).
+const DELIVERIES: usize = 5_000;
+
 fn main() -> Result<(), Box<dyn Error>> {
     transitions()?;
+    deliveries()?;
     start_up()
+}
+
+/// `first_delivery` of a new interaction id, with a day's worth remembered: one insert and one
+/// flush per command.
+fn deliveries() -> Result<(), Box<dyn Error>> {
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    for i in 0..DELIVERIES {
+        store.first_delivery(&format!("seed-{i}"))?;
+    }
+    let mut each = Vec::with_capacity(1_000);
+    for i in 0..1_000 {
+        let id = format!("interaction-{i}");
+        each.push(timed(|| store.first_delivery(&id))?);
+    }
+    report(
+        &format!("first_delivery with {DELIVERIES} ids remembered"),
+        &mut each,
+    );
+    Ok(())
 }
 
 /// Marks steps Started then Done, one `update_run` (one transaction and flush) each.

@@ -1,6 +1,7 @@
 //! Deliveries already handled: a chat platform may deliver the same interaction twice (a
 //! gateway resume replays events), and a command must not run twice because of it.
 
+use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::StoreError;
@@ -9,10 +10,13 @@ use crate::store::Store;
 /// How long a delivery id is remembered: Discord never redelivers an interaction this old (its
 /// token is dead after 15 minutes).
 const REMEMBERED_SECS: u64 = 24 * 60 * 60;
+/// How often old ids are swept out: the sweep reads the whole tree, so not on every delivery.
+const SWEEP_EVERY_SECS: u64 = 60 * 60;
 
 impl Store {
     /// True the first time `id` is seen, false for a repeat. Flushed before it returns, so a
-    /// bot restarted right after still knows it. Ids older than a day are forgotten here.
+    /// bot restarted right after still knows it. Ids older than a day are swept out, at most
+    /// once an hour.
     pub fn first_delivery(&self, id: &str) -> Result<bool, StoreError> {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -22,7 +26,15 @@ impl Store {
             .compare_and_swap(id.as_bytes(), None::<&[u8]>, Some(&now.to_be_bytes()[..]))?
             .is_ok();
         if fresh {
-            self.forget_deliveries_before(now.saturating_sub(REMEMBERED_SECS))?;
+            let last = self.last_sweep.load(Ordering::Relaxed);
+            if now.saturating_sub(last) >= SWEEP_EVERY_SECS
+                && self
+                    .last_sweep
+                    .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            {
+                self.forget_deliveries_before(now.saturating_sub(REMEMBERED_SECS))?;
+            }
             self.flush()?;
         }
         Ok(fresh)

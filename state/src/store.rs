@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -42,6 +43,8 @@ pub struct Store {
     /// Serializes `create_run`, so that the id its `build` closure is given is the id the
     /// transaction allocates (sled's file lock already keeps other processes out).
     pub(crate) creating: Arc<Mutex<()>>,
+    /// When old delivery ids were last swept out (Unix seconds; 0: not since opening).
+    pub(crate) last_sweep: Arc<AtomicU64>,
 }
 
 /// Not derived: sled's own `Debug` would print the whole database.
@@ -80,6 +83,7 @@ impl Store {
             db,
             path: Arc::new(path.to_owned()),
             creating: Arc::new(Mutex::new(())),
+            last_sweep: Arc::new(AtomicU64::new(0)),
         };
         store.check_schema()?;
         let (runs, unfinished) = store.validate()?;
