@@ -88,10 +88,10 @@ fn needs_a_cluster(request: &Request) -> bool {
     }
 }
 
-/// The request of a slash command, checked exactly like a console line.
-fn request(data: &CommandData) -> Result<Request, ParseError> {
+/// The subcommand, if any, and the options given to the command itself.
+fn leaf(data: &CommandData) -> (Option<&str>, Vec<ResolvedOption<'_>>) {
     let options = data.options();
-    let (sub, options) = match options.as_slice() {
+    match options.as_slice() {
         [
             ResolvedOption {
                 name,
@@ -100,7 +100,12 @@ fn request(data: &CommandData) -> Result<Request, ParseError> {
             },
         ] => (Some(*name), inner.clone()),
         _ => (None, options),
-    };
+    }
+}
+
+/// The request of a slash command, checked exactly like a console line.
+fn request(data: &CommandData) -> Result<Request, ParseError> {
+    let (sub, options) = leaf(data);
     let Some(command) = parse::command_by_path(&data.name, sub) else {
         return Err(ParseError::UnknownCommand {
             typed: format!("/{} {}", data.name, sub.unwrap_or_default())
@@ -249,17 +254,8 @@ impl Handler {
     async fn suggestions(&self, data: &CommandData, option: &str) -> Vec<String> {
         let engine = self.service.engine();
         let cluster = || {
-            let options = data.options();
-            let inner = match options.as_slice() {
-                [
-                    ResolvedOption {
-                        value: ResolvedValue::SubCommand(inner),
-                        ..
-                    },
-                ] => inner.clone(),
-                _ => options,
-            };
-            inner
+            leaf(data)
+                .1
                 .iter()
                 .find(|o| o.name == "cluster")
                 .map(|o| value(&o.value))
