@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use opsbot_commands::button::{ApprovalButton, Decision};
-use opsbot_commands::maintenance::{self, Announcement, MaintenanceNotice};
+use opsbot_commands::maintenance::{self, MaintenanceNotice};
 use opsbot_commands::name::Reason;
 use opsbot_commands::parse::Origin;
 use opsbot_commands::render;
@@ -216,10 +216,7 @@ impl Service {
                     since: now,
                 };
                 self.engine.store().set_maintenance_notice(Some(&notice))?;
-                self.progress.announce(Announcement {
-                    key: format!("n{}", now.unix_timestamp_nanos() / 1_000_000),
-                    text: format!("📣 maintenance: {} ({})", notice.text, actor.user.name),
-                });
+                self.progress.announce(notice.announcement());
                 Reply::public(format!(
                     "announced; /maintenance end when it is over\n📣 {}",
                     notice.text
@@ -229,18 +226,10 @@ impl Service {
                 let Some(ended) = self.engine.store().set_maintenance_notice(None)? else {
                     return Ok(Reply::private("no maintenance is announced"));
                 };
-                let text = format!(
-                    "✅ maintenance over ({}, announced by {} at {}); ended by {}",
-                    ended.text,
-                    ended.by.name,
-                    render::utc(ended.since),
-                    actor.user.name
-                );
-                self.progress.announce(Announcement {
-                    key: format!("e{}", now.unix_timestamp_nanos() / 1_000_000),
-                    text: text.clone(),
-                });
-                Reply::public(text)
+                let ending = ended.ending(&actor.user);
+                let reply = Reply::public(ending.text.clone());
+                self.progress.announce(ending);
+                reply
             }
             Request::MaintenanceStatus => {
                 let notice = self.engine.store().maintenance_notice()?;

@@ -17,6 +17,35 @@ pub struct MaintenanceNotice {
     pub since: OffsetDateTime,
 }
 
+impl MaintenanceNotice {
+    /// What the announcement channel is told when the notice is posted.
+    pub fn announcement(&self) -> Announcement {
+        Announcement {
+            key: self.key('n'),
+            text: format!("📣 maintenance: {} ({})", self.text, self.by.name),
+        }
+    }
+
+    /// What it is told when `by` ends the notice: one end per notice, whoever ends it.
+    pub fn ending(&self, by: &UserRef) -> Announcement {
+        Announcement {
+            key: self.key('e'),
+            text: format!(
+                "✅ maintenance over ({}, announced by {} at {}); ended by {}",
+                self.text,
+                self.by.name,
+                render::utc(self.since),
+                by.name
+            ),
+        }
+    }
+
+    /// Derived from the notice itself, so a repeated send is recognised as the same one.
+    fn key(&self, phase: char) -> String {
+        format!("{phase}{}", self.since.unix_timestamp_nanos() / 1_000_000)
+    }
+}
+
 /// One announcement: `key` names it for good (at most 25 characters, Discord's nonce), so that
 /// a bot restarted right after sending it does not send it twice.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,4 +126,38 @@ pub fn status(notice: Option<&MaintenanceNotice>, runs: &[Run]) -> String {
         lines.extend(active);
     }
     render::fit(&lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notice_announces_and_ends_under_keys_of_its_own() {
+        let notice = MaintenanceNotice {
+            text: Notice::parse("log cluster upgrade until 04:00 UTC").unwrap(),
+            by: UserRef {
+                id: "1".into(),
+                name: "alice".into(),
+            },
+            since: time::macros::datetime!(2026-11-21 03:00 UTC),
+        };
+        let bob = UserRef {
+            id: "2".into(),
+            name: "bob".into(),
+        };
+        let posted = notice.announcement();
+        let ended = notice.ending(&bob);
+        assert_eq!(
+            posted.text,
+            "📣 maintenance: log cluster upgrade until 04:00 UTC (alice)"
+        );
+        assert_eq!(
+            ended.text,
+            "✅ maintenance over (log cluster upgrade until 04:00 UTC, announced by alice at \
+             2026-11-21 03:00 UTC); ended by bob"
+        );
+        assert_ne!(posted.key, ended.key);
+        assert!(posted.key.len() <= 25 && ended.key.len() <= 25);
+    }
 }
