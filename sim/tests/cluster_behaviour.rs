@@ -214,13 +214,7 @@ async fn excluding_a_node_drains_it_two_relocations_at_a_time() {
         ..common::config(Flavor::Os2)
     })
     .await;
-    let exclude = r#"{"transient":{"cluster.routing.allocation.exclude._ip":"10.0.0.13"}}"#;
-    assert_eq!(
-        sim.json(Method::PUT, "/_cluster/settings", Some(exclude))
-            .await
-            .0,
-        StatusCode::OK
-    );
+    sim.exclude("10.0.0.13").await;
     let (_, health) = sim.get("/_cluster/health").await;
     assert_eq!(health["relocating_shards"], 2);
     assert_eq!(
@@ -245,9 +239,7 @@ async fn excluding_a_node_drains_it_two_relocations_at_a_time() {
     );
 
     // Lifting the exclusion moves nothing back.
-    let clear = r#"{"transient":{"cluster.routing.allocation.exclude._ip":""}}"#;
-    sim.json(Method::PUT, "/_cluster/settings", Some(clear))
-        .await;
+    sim.exclude("").await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     let state = sim.handle.state();
     assert_eq!(
@@ -399,13 +391,7 @@ async fn excluding_a_node_empties_its_cat_allocation_row() {
     .await;
     let before = shards_on(&allocation_rows(&sim).await, "10.0.0.13").unwrap();
     assert!(before > 0);
-    let exclude = r#"{"transient":{"cluster.routing.allocation.exclude._ip":"10.0.0.13"}}"#;
-    assert_eq!(
-        sim.json(Method::PUT, "/_cluster/settings", Some(exclude))
-            .await
-            .0,
-        StatusCode::OK
-    );
+    sim.exclude("10.0.0.13").await;
     let (_, health) = sim.get("/_cluster/health").await;
     assert_eq!(health["relocating_shards"], 2);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

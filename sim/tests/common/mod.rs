@@ -94,6 +94,17 @@ impl Sim {
         self.json(Method::GET, path, None).await
     }
 
+    /// Sets the transient `cluster.routing.allocation.exclude._ip` ("" clears it); must succeed.
+    pub async fn exclude(&self, value: &str) {
+        let body =
+            serde_json::json!({"transient": {"cluster.routing.allocation.exclude._ip": value}})
+                .to_string();
+        let (status, answer) = self
+            .json(Method::PUT, "/_cluster/settings", Some(&body))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+    }
+
     pub async fn admin(&self, method: Method, path: &str) -> (StatusCode, Value) {
         self.json(method, &format!("/_sim{path}"), None).await
     }
