@@ -146,6 +146,13 @@ impl Bot {
         let _ = tokio::time::timeout(T, self.task).await;
         self.fake
     }
+
+    /// Stops the client and the fake, checking that the client broke no Discord rule.
+    pub async fn finish_clean(self) {
+        let fake = self.stop().await;
+        assert!(fake.violations().is_empty(), "{:?}", fake.violations());
+        fake.shutdown().await;
+    }
 }
 
 /// The Discord error code of a failed serenity request.

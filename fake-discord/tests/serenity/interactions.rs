@@ -68,9 +68,7 @@ async fn slash_reaches_serenity_deferred_then_original_edited() {
         assert_eq!(shown.history.len(), 2, "thinking, then the edit");
         assert_eq!(fake.response_latencies().len(), 1);
 
-        let fake = bot.stop().await;
-        assert!(fake.violations().is_empty(), "{:?}", fake.violations());
-        fake.shutdown().await;
+        bot.finish_clean().await;
     })
     .await;
 }
@@ -234,9 +232,7 @@ async fn button_click_reaches_serenity_with_message_and_member() {
         assert!(now.components.is_empty());
         assert_eq!(now.history.len(), 2);
 
-        let fake = bot.stop().await;
-        assert!(fake.violations().is_empty(), "{:?}", fake.violations());
-        fake.shutdown().await;
+        bot.finish_clean().await;
     })
     .await;
 }
@@ -282,9 +278,7 @@ async fn autocomplete_choices_and_ephemeral_followup_after_deferral() {
         let shown = fake.wait_message(channel, T, |m| m.content == "only you see this").await.unwrap();
         assert!(shown.ephemeral());
 
-        let fake = bot.stop().await;
-        assert!(fake.violations().is_empty(), "{:?}", fake.violations());
-        fake.shutdown().await;
+        bot.finish_clean().await;
     })
     .await;
 }

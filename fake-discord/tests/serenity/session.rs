@@ -174,9 +174,7 @@ async fn resumes_after_disconnect_and_gets_missed_dispatches() {
         assert_eq!((identifies, resumes), (1, 1));
         assert_eq!(fake.gateway_closes(), [4000]);
 
-        let fake = bot.stop().await;
-        assert!(fake.violations().is_empty(), "{:?}", fake.violations());
-        fake.shutdown().await;
+        bot.finish_clean().await;
     })
     .await;
 }
@@ -194,9 +192,7 @@ async fn heartbeats_are_acknowledged() {
         assert!(heartbeats >= 2, "only {heartbeats} heartbeats");
         // An unacknowledged heartbeat would have made serenity reconnect.
         assert_eq!((identifies, resumes), (1, 0));
-        let fake = bot.stop().await;
-        assert!(fake.violations().is_empty(), "{:?}", fake.violations());
-        fake.shutdown().await;
+        bot.finish_clean().await;
     })
     .await;
 }
