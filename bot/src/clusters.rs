@@ -78,7 +78,7 @@ impl Clusters {
                 rows: self.indices(cluster).await?,
                 now: OffsetDateTime::now_utc(),
             })),
-            FactsKind::Removal => self.removal_facts(cluster, request).await,
+            FactsKind::Removal { node } => self.removal_facts(cluster, node).await,
         }
     }
 
@@ -109,24 +109,18 @@ impl Clusters {
 
     /// Membership, allocation settings and the shards on the node to remove. The last two
     /// need a master, so they are read only when the cluster has one.
-    async fn removal_facts(
-        &self,
-        cluster: &Cluster,
-        request: &ProcedureRequest,
-    ) -> Result<Facts, EngineError> {
+    async fn removal_facts(&self, cluster: &Cluster, node: NodeAddr) -> Result<Facts, EngineError> {
         let quiet = |_: &_, _| {};
         let membership = self.settled_membership(cluster).await?;
         let (mut allocation, mut node_shards) = (AllocationSettings::default(), None);
-        if let (Membership::Formed { .. }, ProcedureRequest::ClusterRemoveNode { node, .. }) =
-            (&membership, request)
-        {
+        if let Membership::Formed { .. } = membership {
             allocation = self
                 .retry
                 .run(|| cluster.search.allocation(), quiet)
                 .await?;
             node_shards = self
                 .retry
-                .run(|| cluster.search.shards_on(*node), quiet)
+                .run(|| cluster.search.shards_on(node), quiet)
                 .await?;
         }
         Ok(Facts::Removal(RemovalFacts {

@@ -103,7 +103,7 @@ pub enum FactsKind {
     /// One index listing.
     Indices,
     /// Membership, allocation settings and the shards on the node to remove.
-    Removal,
+    Removal { node: NodeAddr },
 }
 
 pub fn facts_needed(request: &ProcedureRequest) -> FactsKind {
@@ -111,7 +111,7 @@ pub fn facts_needed(request: &ProcedureRequest) -> FactsKind {
         ProcedureRequest::ClusterStop { .. }
         | ProcedureRequest::ClusterStart { .. }
         | ProcedureRequest::ClusterRestart { .. } => FactsKind::Cluster,
-        ProcedureRequest::ClusterRemoveNode { .. } => FactsKind::Removal,
+        ProcedureRequest::ClusterRemoveNode { node, .. } => FactsKind::Removal { node: *node },
         ProcedureRequest::IndicesPrune { .. } | ProcedureRequest::IndicesDelete { .. } => {
             FactsKind::Indices
         }
