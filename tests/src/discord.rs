@@ -37,9 +37,10 @@ pub fn user(name: &str) -> FakeUser {
 /// The bot, the fake Discord and the simulated cluster, torn down on drop.
 pub struct DiscordScene {
     pub fake: FakeDiscord,
-    /// The cluster `logs`; `others` are `logs2`, `logs3`, ... when the setup asks for more.
+    /// The cluster `logs`.
     pub sim: SimHandle,
-    pub others: Vec<SimHandle>,
+    /// `logs2`, `logs3`, ... when the setup asks for more; held so that they keep serving.
+    _others: Vec<SimHandle>,
     bot: JoinHandle<anyhow::Result<()>>,
     _dir: tempfile::TempDir,
 }
@@ -80,7 +81,7 @@ impl DiscordScene {
         Self {
             fake,
             sim,
-            others: sims,
+            _others: sims,
             bot,
             _dir: dir,
         }
@@ -114,14 +115,6 @@ impl DiscordScene {
             );
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
-    }
-
-    /// The public text after a deferral: the follow-up message in the channel that says it.
-    pub async fn channel_message(&self, what: impl Fn(&FakeMessage) -> bool) -> FakeMessage {
-        self.fake
-            .wait_message(CHANNEL, PATIENCE, what)
-            .await
-            .unwrap()
     }
 
     /// The progress message of a run: the channel message whose embed starts with its icon
