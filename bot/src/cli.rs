@@ -13,11 +13,13 @@ use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::render;
 use opsbot_commands::request::Request;
+use opsbot_commands::target::Target;
 use opsbot_sim::{FaultRule, Flavor, SimConfig};
 use serde::Serialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use crate::clouds::Clouds;
 use crate::clusters::Clusters;
 use crate::config::Config;
 
@@ -243,8 +245,11 @@ async fn plan(
             "`{line}` runs no steps, so it has no plan; plans are for procedures such as /cluster restart"
         );
     };
-    let clusters = Clusters::new(config)?;
-    let plan = clusters.plan(&procedure).await?;
+    // Planning needs the target's clients only, not the store: it works while the bot runs.
+    let plan = match procedure.target() {
+        Target::Cluster(cluster) => Clusters::new(config)?.plan(&cluster, &procedure).await?,
+        Target::Cloud(cloud) => Clouds::new(config)?.plan(&cloud, &procedure).await?,
+    };
     if json {
         let output = PlanOutput {
             command: plan.request.to_string(),

@@ -57,12 +57,7 @@ impl Clusters {
     pub fn get(&self, name: &ClusterName) -> Result<&Cluster, Refusal> {
         self.map.get(name).ok_or_else(|| Refusal::UnknownCluster {
             name: name.clone(),
-            known: self
-                .map
-                .keys()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
+            known: crate::clouds::known(self.map.keys()),
         })
     }
 
@@ -79,6 +74,12 @@ impl Clusters {
                 now: OffsetDateTime::now_utc(),
             })),
             FactsKind::Removal { node } => self.removal_facts(cluster, node).await,
+            FactsKind::Stale { .. } | FactsKind::RpcCap | FactsKind::Image { .. } => {
+                Err(Refusal::Plan(planner::PlanError::FactsMismatch {
+                    needed: planner::facts_needed(request),
+                })
+                .into())
+            }
         }
     }
 
@@ -149,8 +150,12 @@ impl Clusters {
     }
 
     /// Observes the cluster and computes the plan a request would run.
-    pub async fn plan(&self, request: &ProcedureRequest) -> Result<Plan, EngineError> {
-        let cluster = self.get(request.cluster())?;
+    pub async fn plan(
+        &self,
+        cluster: &ClusterName,
+        request: &ProcedureRequest,
+    ) -> Result<Plan, EngineError> {
+        let cluster = self.get(cluster)?;
         let facts = self.facts(cluster, request).await?;
         planner::plan(request, &facts).map_err(|e| Refusal::Plan(e).into())
     }

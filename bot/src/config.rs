@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use opsbot_commands::name::{ClusterName, NodeAddr, UserName};
+use opsbot_commands::name::{CloudName, ClusterName, NodeAddr, UserName};
 use serde::Deserialize;
 
 use crate::backend::RetryPolicy;
@@ -20,7 +20,11 @@ pub struct Config {
     pub engine: EngineConfig,
     #[serde(default)]
     pub progress: ProgressConfig,
+    #[serde(default)]
     pub clusters: Vec<ClusterConfig>,
+    /// OpenStack clouds whose placement, compute and image APIs opsbot acts on.
+    #[serde(default)]
+    pub clouds: Vec<CloudConfig>,
     #[serde(default)]
     pub console: ConsoleConfig,
     /// The Discord front end (`opsbot run`); absent when only the console is used.
@@ -142,6 +146,97 @@ fn default_redeploy_timeout() -> Duration {
     Duration::from_secs(60 * 60)
 }
 
+/// One OpenStack cloud, reached as an administrative profile through Keystone v3 password
+/// authentication. The password is never in this file: it comes from `password_env` or
+/// `password_file` (e.g. a systemd credential), and is never logged or stored.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CloudConfig {
+    pub name: CloudName,
+    /// Keystone's v3 address, e.g. `https://10.0.0.10:5000/v3`.
+    pub auth_url: String,
+    pub username: String,
+    #[serde(default = "default_domain")]
+    pub user_domain: String,
+    pub project: String,
+    #[serde(default = "default_domain")]
+    pub project_domain: String,
+    #[serde(default = "default_region")]
+    pub region: String,
+    /// Which catalog endpoints to use (spec 4.2: `internal`).
+    #[serde(default)]
+    pub interface: Interface,
+    /// The environment variable that holds the password.
+    pub password_env: Option<String>,
+    /// A file that holds the password (its first line).
+    pub password_file: Option<PathBuf>,
+    /// How the compute containers on the hypervisors are restarted.
+    #[serde(default)]
+    pub compute_control: HostControlConfig,
+}
+
+fn default_domain() -> String {
+    "Default".to_owned()
+}
+
+fn default_region() -> String {
+    "RegionOne".to_owned()
+}
+
+/// A catalog interface.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interface {
+    Public,
+    #[default]
+    Internal,
+    Admin,
+}
+
+impl Interface {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Public => "public",
+            Self::Internal => "internal",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+/// How a container on a hypervisor is restarted (spec 7: the compute container).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum HostControlConfig {
+    /// Run a command (argv, never a shell) such as `ssh {host} docker restart {container}`.
+    Command {
+        restart: CommandTemplate,
+        #[serde(default = "default_compute_container")]
+        container: String,
+        #[serde(with = "humantime_serde", default = "default_command_timeout")]
+        timeout: Duration,
+    },
+    /// Ask an operator to do it and confirm with `/run done`.
+    Manual {
+        #[serde(default = "default_compute_container")]
+        container: String,
+    },
+    /// The simulated cloud has no hosts: a restart is a no-op that says so (demo and tests).
+    Sim,
+}
+
+impl Default for HostControlConfig {
+    fn default() -> Self {
+        Self::Manual {
+            container: default_compute_container(),
+        }
+    }
+}
+
+/// Kolla's name of the compute container.
+fn default_compute_container() -> String {
+    "nova_compute".to_owned()
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConsoleConfig {
@@ -230,6 +325,34 @@ impl Config {
                         .with_context(|| format!("cluster `{}`", cluster.name))?;
                 }
             }
+        }
+        let mut clouds = BTreeSet::new();
+        for cloud in &self.clouds {
+            if !clouds.insert(&cloud.name) {
+                bail!("cloud `{}` is configured twice", cloud.name);
+            }
+            let url = reqwest::Url::parse(&cloud.auth_url)
+                .with_context(|| format!("cloud `{}`: auth_url is not a URL", cloud.name))?;
+            if !matches!(url.scheme(), "http" | "https") {
+                bail!("cloud `{}`: auth_url must be http or https", cloud.name);
+            }
+            if cloud.password_env.is_some() == cloud.password_file.is_some() {
+                bail!(
+                    "cloud `{}`: give exactly one of password_env and password_file",
+                    cloud.name
+                );
+            }
+            if let HostControlConfig::Command { container, .. }
+            | HostControlConfig::Manual { container } = &cloud.compute_control
+            {
+                crate::node_control::check_value("container", container)
+                    .with_context(|| format!("cloud `{}`", cloud.name))?;
+            }
+        }
+        if self.clusters.is_empty() && self.clouds.is_empty() {
+            bail!(
+                "the config names no [[clusters]] and no [[clouds]]: opsbot would have nothing to act on"
+            );
         }
         if let Some(discord) = &self.discord {
             if discord.channels.is_empty() {

@@ -53,6 +53,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
             nodes,
             node_control: NodeControlConfig::Sim { url: None },
         }],
+        clouds: Vec::new(),
         console: ConsoleConfig {
             operators: vec![
                 ConsoleOperator {

@@ -4,10 +4,12 @@
 pub mod backend;
 pub mod chat;
 pub mod cli;
+pub mod clouds;
 pub mod clusters;
 pub mod config;
 pub mod demo;
 pub mod engine;
+pub mod host_control;
 pub mod node_control;
 pub mod progress;
 pub mod service;

@@ -132,12 +132,13 @@ impl TryFrom<Vec<String>> for CommandTemplate {
 }
 
 impl CommandTemplate {
-    fn render(&self, host: &str, node: NodeAddr, container: &str) -> Vec<String> {
+    /// The argv for one target; `{node}` is a search node's IP, or the host itself.
+    pub(crate) fn render(&self, host: &str, node: &str, container: &str) -> Vec<String> {
         self.0
             .iter()
             .map(|arg| {
                 arg.replace("{host}", host)
-                    .replace("{node}", &node.to_string())
+                    .replace("{node}", node)
                     .replace("{container}", container)
             })
             .collect()
@@ -215,7 +216,7 @@ impl NodeControl {
                     .get(&node)
                     .cloned()
                     .unwrap_or_else(|| node.to_string());
-                let argv = template.render(&host, node, container);
+                let argv = template.render(&host, &node.to_string(), container);
                 run_command(&argv, timeout).await
             }
             NodeControlConfig::Manual { container } => Ok(Outcome::AskOperator {
@@ -277,7 +278,10 @@ struct SimAnswer {
 }
 
 /// Runs argv with a timeout, keeping the last lines of its output (stdout, then stderr).
-async fn run_command(argv: &[String], timeout: Duration) -> Result<Outcome, NodeControlError> {
+pub(crate) async fn run_command(
+    argv: &[String],
+    timeout: Duration,
+) -> Result<Outcome, NodeControlError> {
     let program = argv.first().cloned().unwrap_or_default();
     let child = tokio::process::Command::new(&program)
         .args(&argv[1..])

@@ -152,6 +152,16 @@ impl Service {
                 }
                 Reply::public(render::index_list(&rows, &cluster, pattern.as_ref()))
             }
+            Request::PlacementAllocations { cloud, host } => {
+                let clouds = self.engine.clouds();
+                let facts = clouds.stale_facts(clouds.get(&cloud)?, &host).await?;
+                Reply::public(render::allocations(&facts.allocations, &facts.instances))
+            }
+            Request::ComputeServices { cloud } => {
+                let clouds = self.engine.clouds();
+                let services = clouds.services(clouds.get(&cloud)?).await?;
+                Reply::public(render::services(&cloud, &services, now))
+            }
             Request::RunStatus { id } => {
                 let run = self.engine.run(id)?;
                 Reply::public(render::run_status(

@@ -1,123 +1,21 @@
 //! The command catalogue: the one table that names every command and option. The console parser,
 //! `/help` and the Discord registration are all derived from it, so no name is written twice.
 
+mod spec;
+
+pub use spec::{CommandSpec, OptionKind, OptionSpec, Surface};
+
 use crate::audit::Since;
-use crate::index::{IndexName, IndexPattern, MAX_INDEX_BYTES};
-use crate::name::{ClusterName, NameError, NodeAddr, Notice, Reason, RunId, UserName};
+use crate::index::{IndexName, IndexPattern};
+use crate::name::{
+    CloudName, ClusterName, HostName, NameError, NodeAddr, Notice, Reason, RunId, UserName,
+};
+use crate::openstack::ids::{ConsumerId, ImageRef};
+use crate::openstack::image::{Property, PropertyKey, PropertySet};
+use crate::openstack::rpc::VersionCapError;
 use crate::parse::{Args, ParseError};
 use crate::request::{ProcedureRequest, Request};
 use crate::retention::RetentionDays;
-
-/// Where a command can be typed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Surface {
-    /// Console and chat.
-    Everywhere,
-    /// Only the local console (`/as`): in chat, identity comes from the chat platform.
-    ConsoleOnly,
-}
-
-/// What an option's value is; front ends use it for typing, choices and autocomplete.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OptionKind {
-    /// A configured cluster name (autocomplete from the config).
-    Cluster,
-    /// A run id such as `r-42` (autocomplete from the store).
-    Run,
-    /// A configured operator's handle.
-    User,
-    /// A node's IPv4 address (autocomplete from the cluster's inventory).
-    Node,
-    /// An index name or, where the command lists, a `*` pattern (autocomplete from the cluster).
-    Index,
-    /// A number of days.
-    Days,
-    /// A command group, for `/help` (Discord offers the groups as choices).
-    Topic,
-    /// Free text up to `max_len` characters.
-    Text { max_len: usize },
-}
-
-impl OptionKind {
-    /// Longest value accepted, checked before anything else looks at the value.
-    pub fn max_len(self) -> usize {
-        match self {
-            Self::Cluster => ClusterName::MAX_LEN,
-            Self::Run => 21,
-            Self::User => UserName::MAX_LEN,
-            // The longest IPv4 text is 15 bytes; an IPv6 address is let through to be named.
-            Self::Node => 45,
-            Self::Index => MAX_INDEX_BYTES,
-            Self::Days => 10,
-            Self::Topic => 32,
-            Self::Text { max_len } => max_len,
-        }
-    }
-
-    /// The placeholder shown in usage lines.
-    pub fn placeholder(self) -> &'static str {
-        match self {
-            Self::Cluster => "<cluster>",
-            Self::Run => "<run id>",
-            Self::User => "<user>",
-            Self::Node => "<node ip>",
-            Self::Index => "<index>",
-            Self::Days => "<days>",
-            Self::Topic => "<group>",
-            Self::Text { .. } => "<text>",
-        }
-    }
-}
-
-/// One option of a command.
-#[derive(Debug, Clone, Copy)]
-pub struct OptionSpec {
-    pub name: &'static str,
-    pub kind: OptionKind,
-    pub required: bool,
-    pub summary: &'static str,
-}
-
-/// One command: `/group sub option:value ...`.
-#[derive(Debug, Clone, Copy)]
-pub struct CommandSpec {
-    pub group: &'static str,
-    pub sub: Option<&'static str>,
-    pub summary: &'static str,
-    pub options: &'static [OptionSpec],
-    pub surface: Surface,
-    /// Turns checked arguments into the request; the only place a command's options are read.
-    pub build: fn(&Args<'_>) -> Result<Request, ParseError>,
-}
-
-impl CommandSpec {
-    /// `/cluster status`.
-    pub fn path(&self) -> String {
-        match self.sub {
-            Some(sub) => format!("/{} {sub}", self.group),
-            None => format!("/{}", self.group),
-        }
-    }
-
-    /// `/cluster status cluster:<cluster> [since:<text>]`.
-    pub fn usage(&self) -> String {
-        let mut usage = self.path();
-        for option in self.options {
-            let part = format!("{}:{}", option.name, option.kind.placeholder());
-            if option.required {
-                usage.push(' ');
-                usage.push_str(&part);
-            } else {
-                usage.push_str(&format!(" [{part}]"));
-            }
-        }
-        usage
-    }
-
-    pub fn option(&self, name: &str) -> Option<&'static OptionSpec> {
-        self.options.iter().find(|o| o.name == name)
-    }
-}
 
 /// Kolla's daily log indices: `flog-YYYY.MM.DD`.
 const DEFAULT_PREFIX: &str = "flog-";
@@ -135,6 +33,70 @@ const RUN: OptionSpec = OptionSpec {
     required: true,
     summary: "the run id, e.g. r-42",
 };
+
+const CLOUD: OptionSpec = OptionSpec {
+    name: "cloud",
+    kind: OptionKind::Cloud,
+    required: true,
+    summary: "which configured cloud",
+};
+
+const HOST: OptionSpec = OptionSpec {
+    name: "host",
+    kind: OptionKind::Host,
+    required: true,
+    summary: "the hypervisor's host name, e.g. compute-03",
+};
+
+/// The image property options, one per key of spec 2.10, in the key's order.
+const PROPERTIES: [OptionSpec; 4] = [
+    OptionSpec {
+        name: "hw_scsi_model",
+        kind: OptionKind::Property(PropertyKey::HwScsiModel),
+        required: false,
+        summary: "the SCSI controller model: virtio-scsi",
+    },
+    OptionSpec {
+        name: "hw_disk_bus",
+        kind: OptionKind::Property(PropertyKey::HwDiskBus),
+        required: false,
+        summary: "the disk bus: scsi",
+    },
+    OptionSpec {
+        name: "os_type",
+        kind: OptionKind::Property(PropertyKey::OsType),
+        required: false,
+        summary: "linux or windows",
+    },
+    OptionSpec {
+        name: "os_distro",
+        kind: OptionKind::Property(PropertyKey::OsDistro),
+        required: false,
+        summary: "an OS id such as ubuntu, rhel, windows, or an osinfo short id like ubuntu22.04",
+    },
+];
+
+fn cloud(args: &Args<'_>) -> Result<CloudName, ParseError> {
+    args.required("cloud", CloudName::parse)
+}
+
+fn host(args: &Args<'_>) -> Result<HostName, ParseError> {
+    args.required("host", HostName::parse)
+}
+
+/// The image properties given, at least one.
+fn properties(args: &Args<'_>) -> Result<PropertySet, ParseError> {
+    let mut given = Vec::new();
+    for key in PropertyKey::ALL {
+        if let Some(property) = args.optional(key.as_str(), |v| Ok(Property::parse(key, v)?))? {
+            given.push(property);
+        }
+    }
+    PropertySet::new(given).map_err(|error| ParseError::BadValue {
+        option: "properties",
+        error: error.into(),
+    })
+}
 
 fn cluster(args: &Args<'_>) -> Result<ClusterName, ParseError> {
     args.required("cluster", ClusterName::parse)
@@ -294,6 +256,97 @@ pub static CATALOGUE: &[CommandSpec] = &[
             Ok(Request::Procedure(ProcedureRequest::IndicesDelete {
                 cluster: cluster(a)?,
                 index: a.required("index", |i| Ok(IndexName::parse(i)?))?,
+            }))
+        },
+    },
+    CommandSpec {
+        group: "placement",
+        sub: Some("allocations"),
+        summary: "a hypervisor's resource provider and its allocations per instance",
+        options: &[CLOUD, HOST],
+        surface: Surface::Everywhere,
+        build: |a| {
+            Ok(Request::PlacementAllocations {
+                cloud: cloud(a)?,
+                host: host(a)?,
+            })
+        },
+    },
+    CommandSpec {
+        group: "placement",
+        sub: Some("stale"),
+        summary: "delete allocations of instances gone from the compute database (needs approval)",
+        options: &[
+            CLOUD,
+            HOST,
+            OptionSpec {
+                name: "instance",
+                kind: OptionKind::Instance,
+                required: false,
+                summary: "only this instance's allocations (its UUID, from the compute log)",
+            },
+        ],
+        surface: Surface::Everywhere,
+        build: |a| {
+            Ok(Request::Procedure(ProcedureRequest::PlacementStale {
+                cloud: cloud(a)?,
+                host: host(a)?,
+                instance: a.optional("instance", ConsumerId::parse)?,
+            }))
+        },
+    },
+    CommandSpec {
+        group: "compute",
+        sub: Some("services"),
+        summary: "the compute services: host, state, status, zone, last report",
+        options: &[CLOUD],
+        surface: Surface::Everywhere,
+        build: |a| Ok(Request::ComputeServices { cloud: cloud(a)? }),
+    },
+    CommandSpec {
+        group: "compute",
+        sub: Some("rpc-cap"),
+        summary: "explain an RPCVersionCapError; delete old disabled services, restart computes",
+        options: &[
+            CLOUD,
+            OptionSpec {
+                name: "error",
+                kind: OptionKind::Text { max_len: 1000 },
+                required: false,
+                summary: "the RPCVersionCapError log line, to explain it",
+            },
+        ],
+        surface: Surface::Everywhere,
+        build: |a| {
+            Ok(Request::Procedure(ProcedureRequest::ComputeRpcCap {
+                cloud: cloud(a)?,
+                error: a.optional("error", |line| Ok(VersionCapError::parse(line)?))?,
+            }))
+        },
+    },
+    CommandSpec {
+        group: "image",
+        sub: Some("properties"),
+        summary: "set image properties of spec 2.10 (SCSI model, disk bus, OS type and distro)",
+        options: &[
+            CLOUD,
+            OptionSpec {
+                name: "image",
+                kind: OptionKind::Image,
+                required: true,
+                summary: "the image's name or id",
+            },
+            PROPERTIES[0],
+            PROPERTIES[1],
+            PROPERTIES[2],
+            PROPERTIES[3],
+        ],
+        surface: Surface::Everywhere,
+        build: |a| {
+            Ok(Request::Procedure(ProcedureRequest::ImageProperties {
+                cloud: cloud(a)?,
+                image: a.required("image", ImageRef::parse)?,
+                properties: properties(a)?,
             }))
         },
     },
@@ -477,43 +530,4 @@ pub fn group(name: &str) -> impl Iterator<Item = &'static CommandSpec> + '_ {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashSet;
-
-    #[test]
-    fn every_command_path_is_unique() {
-        let mut seen = HashSet::new();
-        for command in CATALOGUE {
-            assert!(seen.insert(command.path()), "{} twice", command.path());
-        }
-    }
-
-    #[test]
-    fn a_group_is_either_one_command_or_subcommands() {
-        for command in CATALOGUE.iter().filter(|c| c.sub.is_none()) {
-            assert_eq!(group(command.group).count(), 1, "{}", command.group);
-        }
-    }
-
-    #[test]
-    fn option_names_fit_discord_rules() {
-        // Discord: 1-32 lower-case characters, at most 25 options.
-        for command in CATALOGUE {
-            assert!(command.options.len() <= 25);
-            for option in command.options {
-                assert!(
-                    (1..=32).contains(&option.name.len())
-                        && option
-                            .name
-                            .bytes()
-                            .all(|b| b.is_ascii_lowercase() || b == b'_'),
-                    "{}",
-                    option.name
-                );
-                assert!(option.summary.len() <= 100, "{}", option.summary);
-            }
-            assert!(command.summary.len() <= 100, "{}", command.summary);
-        }
-    }
-}
+mod tests;

@@ -32,8 +32,18 @@ pub enum NameError {
          the inventory, such as 10.0.0.14"
     )]
     Ipv6 { value: String },
+    #[error("`{value}` is not a host name such as compute-03 or compute-03.example.net")]
+    BadHost { value: String },
+    #[error("`{value}` is not a UUID such as 6f1a0c3e-2b7d-4c1e-9a55-0d3f4b2a8c11")]
+    NotUuid { value: String },
     #[error("`{value}` is not a run id such as r-42")]
     NotRunId { value: String },
+    /// An image property value outside spec 2.10.
+    #[error(transparent)]
+    Property(#[from] crate::openstack::image::PropertyError),
+    /// Not a readable RPCVersionCapError line.
+    #[error(transparent)]
+    RpcLine(#[from] crate::openstack::rpc::RpcLineError),
     /// An index name or pattern was refused; its text says why.
     #[error(transparent)]
     Index(#[from] crate::index::IndexNameError),
@@ -103,19 +113,67 @@ impl ClusterName {
     pub const MAX_LEN: usize = 64;
 
     pub fn parse(value: &str) -> Result<Self, NameError> {
-        let lower = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-        check(
-            "cluster name",
-            value,
-            Self::MAX_LEN,
-            "lower-case letters, digits, `-` and `_`",
-            lower,
-            |c| lower(c) || c == '-' || c == '_',
-        )?;
-        Ok(Self(value.to_owned()))
+        config_name("cluster name", value).map(Self)
     }
 }
 validated_string!(ClusterName, NameError);
+
+/// The name of a configured cloud, as operators type it (`prod`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CloudName(String);
+
+impl CloudName {
+    pub const MAX_LEN: usize = ClusterName::MAX_LEN;
+
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        config_name("cloud name", value).map(Self)
+    }
+}
+validated_string!(CloudName, NameError);
+
+/// The alphabet of names operators give things in opsbot's config: a word that is safe in a
+/// store key, a chat line and a command line alike.
+fn config_name(what: &'static str, value: &str) -> Result<String, NameError> {
+    let lower = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    check(
+        what,
+        value,
+        ClusterName::MAX_LEN,
+        "lower-case letters, digits, `-` and `_`",
+        lower,
+        |c| lower(c) || c == '-' || c == '_',
+    )?;
+    Ok(value.to_owned())
+}
+
+/// A hypervisor's host name as the compute service and placement know it (`compute-03`, or a
+/// fully qualified `compute-03.example.net`): RFC 1123 labels, compared exactly as typed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HostName(String);
+
+impl HostName {
+    /// The DNS limit on a whole name.
+    pub const MAX_LEN: usize = 253;
+
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        let alnum = |c: char| c.is_ascii_alphanumeric();
+        check(
+            "host name",
+            value,
+            Self::MAX_LEN,
+            "letters, digits, `-`, `_` and `.`",
+            alnum,
+            |c| alnum(c) || matches!(c, '-' | '_' | '.'),
+        )?;
+        if value.ends_with(['.', '-']) || value.contains("..") {
+            return Err(NameError::BadHost {
+                value: shorten(value, SHOWN),
+            });
+        }
+        Ok(Self(value.to_owned()))
+    }
+}
+validated_string!(HostName, NameError);
 
 /// An operator's handle in the console and in the config (`alice`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -288,6 +346,40 @@ mod tests {
         ] {
             assert!(ClusterName::parse(bad).is_err(), "{bad:?} was accepted");
         }
+    }
+
+    #[test]
+    fn host_names_are_dns_labels() {
+        for good in [
+            "compute-03",
+            "compute-03.example.net",
+            "HV1",
+            "kolla_compute1",
+        ] {
+            assert!(HostName::parse(good).is_ok(), "{good:?} was refused");
+        }
+        for bad in [
+            "",
+            "-compute",
+            "compute-03.",
+            "compute..03",
+            "compute 03",
+            "compute*",
+            "10.0.0.1/24",
+            &"h".repeat(254),
+        ] {
+            assert!(HostName::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn cloud_names_follow_cluster_names() {
+        assert!(CloudName::parse("prod").is_ok());
+        assert!(CloudName::parse("Prod").is_err());
+        assert_eq!(
+            CloudName::parse("").unwrap_err().to_string(),
+            "cloud name is empty"
+        );
     }
 
     #[test]

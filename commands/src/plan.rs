@@ -7,7 +7,10 @@ use sha2::{Digest, Sha256};
 
 use crate::cluster::{FlushMode, HealthStatus};
 use crate::index::IndexName;
-use crate::name::NodeAddr;
+use crate::name::{HostName, NodeAddr};
+use crate::openstack::ids::{ConsumerId, ImageId, ProviderId, ServiceId};
+use crate::openstack::image::PropertyChange;
+use crate::openstack::placement::Resources;
 use crate::request::ProcedureRequest;
 
 /// What a run will do, computed before it starts and shown to the operators.
@@ -108,6 +111,17 @@ pub enum SafeAction {
     /// Redeploy the search service with a rolling serial of 1, once `removed` is out of the
     /// deployment inventory (node control).
     Redeploy { removed: NodeAddr },
+    /// List the provider's allocations again and check that none the plan deleted remains.
+    VerifyReleased { provider: ProviderId },
+    /// Restart the compute container on a hypervisor, so that it chooses its RPC version cap
+    /// again (host control).
+    RestartCompute { host: HostName },
+    /// Set image properties with one JSON patch; setting a value again changes nothing.
+    SetImageProperties {
+        image: ImageId,
+        name: String,
+        changes: Vec<PropertyChange>,
+    },
 }
 
 impl SafeAction {
@@ -150,6 +164,16 @@ pub enum DestructiveAction {
     RetireNode { node: NodeAddr },
     /// Remove the node from the search group of the deployment inventory (node control).
     UnlistNode { node: NodeAddr },
+    /// `DELETE /allocations/{consumer}` of an instance the compute API does not know. Right
+    /// before, the instance is looked up again: one that exists is never deleted.
+    DeleteAllocation {
+        consumer: ConsumerId,
+        provider: ProviderId,
+        resources: Resources,
+    },
+    /// `DELETE /os-services/{id}` of a disabled compute service that is down. Right before, the
+    /// services are listed again: one that came back up or was enabled is kept.
+    DeleteComputeService { id: ServiceId, host: HostName },
 }
 
 /// Longest `DELETE` path, in bytes: well under the 4 KB request-line limit of common proxies.
@@ -161,10 +185,25 @@ impl Plan {
         self.steps.iter().flat_map(|step| match step {
             Action::Destructive(DestructiveAction::DeleteIndices { indices }) => indices.as_slice(),
             Action::Destructive(
-                DestructiveAction::RetireNode { .. } | DestructiveAction::UnlistNode { .. },
+                DestructiveAction::RetireNode { .. }
+                | DestructiveAction::UnlistNode { .. }
+                | DestructiveAction::DeleteAllocation { .. }
+                | DestructiveAction::DeleteComputeService { .. },
             )
             | Action::Safe(_)
             | Action::Wait(_) => &[],
+        })
+    }
+}
+
+impl Plan {
+    /// Every consumer whose allocations the plan deletes, in plan order.
+    pub fn deleted_consumers(&self) -> impl Iterator<Item = ConsumerId> + '_ {
+        self.steps.iter().filter_map(|step| match step {
+            Action::Destructive(DestructiveAction::DeleteAllocation { consumer, .. }) => {
+                Some(*consumer)
+            }
+            _ => None,
         })
     }
 }

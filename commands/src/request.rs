@@ -6,8 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::audit::Since;
 use crate::index::{IndexName, IndexPattern};
-use crate::name::{ClusterName, NodeAddr, Notice, Reason, RunId, UserName};
+use crate::name::{CloudName, ClusterName, HostName, NodeAddr, Notice, Reason, RunId, UserName};
+use crate::openstack::ids::{ConsumerId, ImageRef};
+use crate::openstack::image::PropertySet;
+use crate::openstack::rpc::VersionCapError;
 use crate::retention::RetentionDays;
+use crate::target::Target;
 
 /// A parsed command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +25,10 @@ pub enum Request {
         cluster: ClusterName,
         pattern: Option<IndexPattern>,
     },
+    /// `/placement allocations`: a hypervisor's provider and its allocations per consumer.
+    PlacementAllocations { cloud: CloudName, host: HostName },
+    /// `/compute services`: the compute services, disabled and down ones first.
+    ComputeServices { cloud: CloudName },
     /// `/run status`: one run in detail.
     RunStatus { id: RunId },
     /// `/run list`: runs that are active or finished recently.
@@ -76,18 +84,40 @@ pub enum ProcedureRequest {
         cluster: ClusterName,
         index: IndexName,
     },
+    /// Spec 4.2 and 7: delete a hypervisor's allocations whose instance is gone from the compute
+    /// database (all of them, or the one named), under approval.
+    PlacementStale {
+        cloud: CloudName,
+        host: HostName,
+        instance: Option<ConsumerId>,
+    },
+    /// Spec 7 RPCVersionCapError: delete the old disabled compute services that hold the cap
+    /// down (under approval), then restart the compute containers.
+    ComputeRpcCap {
+        cloud: CloudName,
+        error: Option<VersionCapError>,
+    },
+    /// Spec 2.10: set image properties with the image API's JSON patch.
+    ImageProperties {
+        cloud: CloudName,
+        image: ImageRef,
+        properties: PropertySet,
+    },
 }
 
 impl ProcedureRequest {
-    /// The cluster the run works on; it holds that cluster's lock for its whole life.
-    pub fn cluster(&self) -> &ClusterName {
+    /// What the run works on; it holds that target's lock for its whole life.
+    pub fn target(&self) -> Target {
         match self {
             Self::ClusterStop { cluster }
             | Self::ClusterStart { cluster }
             | Self::ClusterRestart { cluster }
             | Self::ClusterRemoveNode { cluster, .. }
             | Self::IndicesPrune { cluster, .. }
-            | Self::IndicesDelete { cluster, .. } => cluster,
+            | Self::IndicesDelete { cluster, .. } => Target::Cluster(cluster.clone()),
+            Self::PlacementStale { cloud, .. }
+            | Self::ComputeRpcCap { cloud, .. }
+            | Self::ImageProperties { cloud, .. } => Target::Cloud(cloud.clone()),
         }
     }
 
@@ -97,8 +127,12 @@ impl ProcedureRequest {
             Self::ClusterStop { .. }
             | Self::ClusterStart { .. }
             | Self::ClusterRestart { .. }
-            | Self::ClusterRemoveNode { .. } => true,
-            Self::IndicesPrune { .. } | Self::IndicesDelete { .. } => false,
+            | Self::ClusterRemoveNode { .. }
+            | Self::ComputeRpcCap { .. } => true,
+            Self::IndicesPrune { .. }
+            | Self::IndicesDelete { .. }
+            | Self::PlacementStale { .. }
+            | Self::ImageProperties { .. } => false,
         }
     }
 }
@@ -123,6 +157,47 @@ impl fmt::Display for ProcedureRequest {
             ),
             Self::IndicesDelete { cluster, index } => {
                 write!(f, "/indices delete cluster:{cluster} index:{index}")
+            }
+            Self::PlacementStale {
+                cloud,
+                host,
+                instance,
+            } => {
+                write!(f, "/placement stale cloud:{cloud} host:{host}")?;
+                match instance {
+                    Some(instance) => write!(f, " instance:{instance}"),
+                    None => Ok(()),
+                }
+            }
+            Self::ComputeRpcCap { cloud, error } => {
+                write!(f, "/compute rpc-cap cloud:{cloud}")?;
+                match error {
+                    // Words the parser reads back, so the line can be typed again as shown.
+                    Some(e) => write!(
+                        f,
+                        " error:\"requested message version {} ... version cap {}\"",
+                        e.requested, e.cap
+                    ),
+                    None => Ok(()),
+                }
+            }
+            Self::ImageProperties {
+                cloud,
+                image,
+                properties,
+            } => {
+                let image = image.to_string();
+                if image.contains(' ') {
+                    write!(
+                        f,
+                        "/image properties cloud:{cloud} image:\"{image}\" {properties}"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "/image properties cloud:{cloud} image:{image} {properties}"
+                    )
+                }
             }
         }
     }

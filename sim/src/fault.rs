@@ -1,8 +1,12 @@
 //! Fault rules: network and server misbehaviour injected in front of the cluster API.
 
-use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
+use std::{fmt, io};
 
+use axum::body::{Body, Bytes};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
 use crate::units::{TimeParseError, parse_millis};
@@ -77,16 +81,60 @@ impl FaultRule {
 }
 
 /// Finds the rule that fires for a request and consumes one of its count.
-pub(crate) fn take_matching(
-    rules: &mut [FaultRule],
-    method: &str,
-    path: &str,
-) -> Option<FaultKind> {
+pub fn take_matching(rules: &mut [FaultRule], method: &str, path: &str) -> Option<FaultKind> {
     let rule = rules.iter_mut().find(|rule| rule.matches(method, path))?;
     if let Some(count) = rule.count.as_mut() {
         *count -= 1;
     }
     Some(rule.kind.clone())
+}
+
+/// Marks a response whose connection is cut, so a call log records no status for it.
+#[derive(Debug, Clone, Copy)]
+pub struct Dropped;
+
+/// What is left to do once a fired fault has had the effect every simulated API shares.
+///
+/// Error bodies and truncated bodies differ per API, so those are left to the caller.
+#[derive(Debug)]
+pub enum FaultEffect {
+    /// Any delay is over: answer normally.
+    Proceed,
+    /// Answer with this status and the error body the simulated service would send.
+    Status(StatusCode),
+    /// Answer 200 `application/json` with a body cut short.
+    MalformedJson,
+    /// Send this response: it aborts the connection mid-response and carries [`Dropped`].
+    Drop(Response),
+}
+
+impl FaultKind {
+    /// Serves the delay of a latency or timeout fault, or builds the cut connection of a
+    /// drop, for simulators other than this crate's cluster (which renders its own).
+    pub async fn apply(&self) -> FaultEffect {
+        match self {
+            FaultKind::Latency { ms } | FaultKind::Timeout { ms } => {
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                FaultEffect::Proceed
+            }
+            FaultKind::Status { status } => FaultEffect::Status(
+                StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            ),
+            FaultKind::MalformedJson => FaultEffect::MalformedJson,
+            FaultKind::Drop => {
+                // A body stream that fails at once makes hyper abort the connection.
+                let failing = futures::stream::once(async {
+                    Err::<Bytes, io::Error>(io::Error::new(
+                        io::ErrorKind::ConnectionReset,
+                        "simulated connection drop",
+                    ))
+                });
+                let mut response = Body::from_stream(failing).into_response();
+                response.extensions_mut().insert(Dropped);
+                FaultEffect::Drop(response)
+            }
+        }
+    }
 }
 
 /// Why a `--fault` specification could not be parsed.
@@ -297,5 +345,25 @@ mod tests {
         assert_eq!(take_matching(&mut rules, "PUT", "/_cluster/settings"), None);
         assert_eq!(rules[0].count, Some(0));
         assert!(take_matching(&mut rules, "GET", "/_cat/health").is_some());
+    }
+
+    #[tokio::test]
+    async fn apply_leaves_bodies_to_the_caller() {
+        assert!(matches!(
+            FaultKind::Latency { ms: 1 }.apply().await,
+            FaultEffect::Proceed
+        ));
+        assert!(matches!(
+            FaultKind::Status { status: 503 }.apply().await,
+            FaultEffect::Status(StatusCode::SERVICE_UNAVAILABLE)
+        ));
+        assert!(matches!(
+            FaultKind::MalformedJson.apply().await,
+            FaultEffect::MalformedJson
+        ));
+        let FaultEffect::Drop(response) = FaultKind::Drop.apply().await else {
+            panic!("a drop fault must cut the connection");
+        };
+        assert!(response.extensions().get::<Dropped>().is_some());
     }
 }

@@ -61,7 +61,7 @@ mod world;
 pub use admin::{NodeChange, UnknownNode};
 pub use calls::Call;
 pub use config::{ConfigError, Flavor, ParseFlavorError, SimConfig};
-pub use fault::{FaultKind, FaultParseError, FaultRule};
+pub use fault::{Dropped, FaultEffect, FaultKind, FaultParseError, FaultRule, take_matching};
 pub use server::{SimHandle, spawn};
 pub use units::TimeParseError;
 pub use world::{

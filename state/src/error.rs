@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use opsbot_commands::name::{ClusterName, RunId};
+use opsbot_commands::name::RunId;
+use opsbot_commands::target::Target;
 
 use crate::keys;
 
@@ -49,10 +50,8 @@ pub enum StoreError {
         found: u32,
         supported: u32,
     },
-    #[error(
-        "cluster `{cluster}` is busy with run {holder}; wait for it or /run cancel id:{holder}"
-    )]
-    Locked { cluster: ClusterName, holder: RunId },
+    #[error("{target} is busy with run {holder}; wait for it or /run cancel id:{holder}")]
+    Locked { target: Target, holder: RunId },
     #[error("there is no run {run}; /run list shows the runs there are")]
     NotFound { run: RunId },
     /// A value serde cannot write (a timestamp outside years 0–9999 has no RFC 3339 form).

@@ -4,8 +4,9 @@
 use std::sync::PoisonError;
 
 use opsbot_commands::audit::{AuditEvent, AuditKind};
-use opsbot_commands::name::{ClusterName, RunId};
+use opsbot_commands::name::RunId;
 use opsbot_commands::run::{Run, RunState, UserRef};
+use opsbot_commands::target::Target;
 use serde::Deserialize;
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
@@ -181,15 +182,15 @@ impl Store {
         Ok(unfinished)
     }
 
-    /// The run holding `cluster`'s lock. A lock left pointing at a finished, missing or
-    /// other-cluster run (possible only after a repair by hand) counts as free: `None`.
-    pub fn lock_holder(&self, cluster: &ClusterName) -> Result<Option<RunId>, StoreError> {
-        let key = cluster.as_str().as_bytes();
-        let Some(bytes) = self.locks.get(key)? else {
+    /// The run holding `target`'s lock. A lock left pointing at a finished, missing or
+    /// other-target run (possible only after a repair by hand) counts as free: `None`.
+    pub fn lock_holder(&self, target: &Target) -> Result<Option<RunId>, StoreError> {
+        let key = target.lock_key();
+        let Some(bytes) = self.locks.get(key.as_bytes())? else {
             return Ok(None);
         };
-        let holder: RunId = self.decode(keys::LOCKS, key, &bytes)?;
+        let holder: RunId = self.decode(keys::LOCKS, key.as_bytes(), &bytes)?;
         let record = self.runs.get(keys::run_key(holder))?;
-        Ok(self.is_live(holder, record, cluster)?.then_some(holder))
+        Ok(self.is_live(holder, record, target)?.then_some(holder))
     }
 }

@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use opsbot_commands::maintenance::MaintenanceNotice;
-use opsbot_commands::name::{ClusterName, RunId};
+use opsbot_commands::name::RunId;
 use opsbot_commands::run::Run;
+use opsbot_commands::target::Target;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sled::transaction::{ConflictableTransactionError, ConflictableTransactionResult};
@@ -287,43 +288,42 @@ impl Store {
         before: Option<&Run>,
         run: &Run,
     ) -> ConflictableTransactionResult<(), E> {
-        let cluster = run.plan.request.cluster();
-        if let Some(old) = before.map(|b| b.plan.request.cluster()) {
-            if old != cluster {
-                self.release(locks, old, run.id)?;
+        let target = run.plan.request.target();
+        if let Some(old) = before.map(|b| b.plan.request.target()) {
+            if old != target {
+                self.release(locks, &old, run.id)?;
             }
         }
         if run.state.is_finished() {
-            return self.release(locks, cluster, run.id);
+            return self.release(locks, &target, run.id);
         }
-        let key = cluster.as_str().as_bytes();
+        let key = target.lock_key();
+        let key = key.as_bytes();
         if let Some(bytes) = locks.get(key)? {
             let holder: RunId = self.decode(LOCKS, key, &bytes).map_err(abort)?;
             if holder == run.id {
                 return Ok(());
             }
             let held = runs.get(keys::run_key(holder))?;
-            if self.is_live(holder, held, cluster).map_err(abort)? {
-                return Err(abort(StoreError::Locked {
-                    cluster: cluster.clone(),
-                    holder,
-                }));
+            if self.is_live(holder, held, &target).map_err(abort)? {
+                return Err(abort(StoreError::Locked { target, holder }));
             }
-            tracing::warn!(%cluster, %holder, run = %run.id, "taking over a stale cluster lock");
+            tracing::warn!(%target, %holder, run = %run.id, "taking over a stale lock");
         }
-        let value = self.encode("a cluster lock", &run.id).map_err(abort)?;
+        let value = self.encode("a lock", &run.id).map_err(abort)?;
         locks.insert(key, value)?;
         Ok(())
     }
 
-    /// Removes `cluster`'s lock if `run` holds it (a lock held by another run is theirs).
+    /// Removes `target`'s lock if `run` holds it (a lock held by another run is theirs).
     fn release<E: From<StoreError>>(
         &self,
         locks: &TransactionalTree,
-        cluster: &ClusterName,
+        target: &Target,
         run: RunId,
     ) -> ConflictableTransactionResult<(), E> {
-        let key = cluster.as_str().as_bytes();
+        let key = target.lock_key();
+        let key = key.as_bytes();
         if let Some(bytes) = locks.get(key)? {
             let holder: RunId = self.decode(LOCKS, key, &bytes).map_err(abort)?;
             if holder == run {
@@ -334,20 +334,20 @@ impl Store {
     }
 
     /// Whether a lock held by `holder` (whose stored record is `record`) still counts. A lock
-    /// whose run is missing, finished or on another cluster cannot happen through this store's
-    /// methods, only after a repair by hand; it is treated as free so that the cluster is not
+    /// whose run is missing, finished or on another target cannot happen through this store's
+    /// methods, only after a repair by hand; it is treated as free so that the target is not
     /// blocked forever by a run that will never release it.
     pub(crate) fn is_live(
         &self,
         holder: RunId,
         record: Option<IVec>,
-        cluster: &ClusterName,
+        target: &Target,
     ) -> Result<bool, StoreError> {
         let Some(bytes) = record else {
             return Ok(false);
         };
         let run = self.decode_run(&keys::run_key(holder), &bytes)?;
-        Ok(!run.state.is_finished() && run.plan.request.cluster() == cluster)
+        Ok(!run.state.is_finished() && run.plan.request.target() == *target)
     }
 }
 

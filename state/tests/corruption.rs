@@ -7,6 +7,7 @@ use std::path::Path;
 use common::{T0, cluster, finished_run, new_run};
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::RunState;
+use opsbot_commands::target::Target;
 use opsbot_state::StoreError;
 
 /// A store with three runs (r-2 finished), closed again.
@@ -208,9 +209,15 @@ fn a_lock_left_on_a_finished_run_counts_as_free() {
     // A repair by hand pointed `b`'s lock at r-2, which is finished.
     poke(dir.path(), "locks", b"b", br#"{"v":1,"data":2}"#).unwrap();
     let store = common::open(dir.path()).unwrap();
-    assert_eq!(store.lock_holder(&cluster("b")).unwrap(), None);
+    assert_eq!(
+        store.lock_holder(&Target::Cluster(cluster("b"))).unwrap(),
+        None
+    );
     let run = store.create_run(new_run("b"), None).unwrap();
-    assert_eq!(store.lock_holder(&cluster("b")).unwrap(), Some(run.id));
+    assert_eq!(
+        store.lock_holder(&Target::Cluster(cluster("b"))).unwrap(),
+        Some(run.id)
+    );
 }
 
 #[test]
@@ -219,7 +226,10 @@ fn a_lock_left_on_a_missing_run_counts_as_free() {
     store_with_three_runs(dir.path()).unwrap();
     poke(dir.path(), "locks", b"d", br#"{"v":1,"data":42}"#).unwrap();
     let store = common::open(dir.path()).unwrap();
-    assert_eq!(store.lock_holder(&cluster("d")).unwrap(), None);
+    assert_eq!(
+        store.lock_holder(&Target::Cluster(cluster("d"))).unwrap(),
+        None
+    );
     let run = store.create_run(new_run("d"), None).unwrap();
     store
         .update_run(run.id, None, |run| {
@@ -227,6 +237,9 @@ fn a_lock_left_on_a_missing_run_counts_as_free() {
             Ok::<_, ()>(vec![])
         })
         .unwrap();
-    assert_eq!(store.lock_holder(&cluster("d")).unwrap(), None);
+    assert_eq!(
+        store.lock_holder(&Target::Cluster(cluster("d"))).unwrap(),
+        None
+    );
     assert_eq!(store.run(RunId::new(42)).unwrap(), None);
 }

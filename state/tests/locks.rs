@@ -98,8 +98,8 @@ proptest! {
                 match apply(&store, &created, op) {
                     Ok(id) => created.extend(id),
                     // The only refusal: the cluster is busy with the run that holds its lock.
-                    Err(StoreError::Locked { cluster, holder }) => {
-                        prop_assert_eq!(store.lock_holder(&cluster).unwrap(), Some(holder));
+                    Err(StoreError::Locked { target, holder }) => {
+                        prop_assert_eq!(store.lock_holder(&target).unwrap(), Some(holder));
                     }
                     Err(other) => panic!("unexpected error {other:?}"),
                 }
@@ -119,7 +119,7 @@ proptest! {
             .collect();
         let mut expected = BTreeMap::new();
         for run in runs.iter().filter(|r| !r.state.is_finished()) {
-            let previous = expected.insert(run.plan.request.cluster().to_string(), run.id.get());
+            let previous = expected.insert(run.plan.request.target().lock_key(), run.id.get());
             prop_assert_eq!(previous, None, "two unfinished runs on one cluster");
         }
         prop_assert_eq!(locks, expected);

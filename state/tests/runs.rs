@@ -10,6 +10,7 @@ use opsbot_commands::approval::ApprovalGrant;
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::{CancelRequest, MessageId, RunState, StepState};
+use opsbot_commands::target::Target;
 use opsbot_state::{StoreError, UpdateError};
 use time::macros::datetime;
 
@@ -148,8 +149,8 @@ fn a_second_unfinished_run_on_a_cluster_is_refused_naming_the_holder() {
 
     let refused = store.create_run(new_run("logs"), Some(&bob())).unwrap_err();
     match &refused {
-        StoreError::Locked { cluster: c, holder } => {
-            assert_eq!(c, &cluster("logs"));
+        StoreError::Locked { target, holder } => {
+            assert_eq!(target, &Target::Cluster(cluster("logs")));
             assert_eq!(*holder, first.id);
         }
         other => panic!("expected Locked, got {other:?}"),
@@ -160,7 +161,12 @@ fn a_second_unfinished_run_on_a_cluster_is_refused_naming_the_holder() {
     );
     assert_eq!(store.runs().unwrap(), vec![first.clone()]);
     assert_eq!(store.audit().unwrap(), audit_before);
-    assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), Some(first.id));
+    assert_eq!(
+        store
+            .lock_holder(&Target::Cluster(cluster("logs")))
+            .unwrap(),
+        Some(first.id)
+    );
 }
 
 #[test]
@@ -182,10 +188,17 @@ fn a_finished_run_releases_its_cluster() {
             }])
         })
         .unwrap();
-    assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), None);
+    assert_eq!(
+        store
+            .lock_holder(&Target::Cluster(cluster("logs")))
+            .unwrap(),
+        None
+    );
     let second = store.create_run(new_run("logs"), None).unwrap();
     assert_eq!(
-        store.lock_holder(&cluster("logs")).unwrap(),
+        store
+            .lock_holder(&Target::Cluster(cluster("logs")))
+            .unwrap(),
         Some(second.id)
     );
     // A finished run cannot come back to life while another run holds its cluster.
@@ -205,12 +218,24 @@ fn runs_on_different_clusters_do_not_block_each_other() {
     let store = common::open(dir.path()).unwrap();
     let logs = store.create_run(new_run("logs"), None).unwrap();
     let metrics = store.create_run(new_run("metrics"), None).unwrap();
-    assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), Some(logs.id));
     assert_eq!(
-        store.lock_holder(&cluster("metrics")).unwrap(),
+        store
+            .lock_holder(&Target::Cluster(cluster("logs")))
+            .unwrap(),
+        Some(logs.id)
+    );
+    assert_eq!(
+        store
+            .lock_holder(&Target::Cluster(cluster("metrics")))
+            .unwrap(),
         Some(metrics.id)
     );
-    assert_eq!(store.lock_holder(&cluster("other")).unwrap(), None);
+    assert_eq!(
+        store
+            .lock_holder(&Target::Cluster(cluster("other")))
+            .unwrap(),
+        None
+    );
     assert_eq!(store.unfinished_runs().unwrap(), vec![logs, metrics]);
 }
 
@@ -270,7 +295,12 @@ fn a_refused_change_writes_nothing() {
     ));
     assert_eq!(store.run(run.id).unwrap(), Some(run.clone()));
     assert_eq!(store.audit().unwrap(), audit);
-    assert_eq!(store.lock_holder(&cluster("logs")).unwrap(), Some(run.id));
+    assert_eq!(
+        store
+            .lock_holder(&Target::Cluster(cluster("logs")))
+            .unwrap(),
+        Some(run.id)
+    );
 }
 
 #[test]

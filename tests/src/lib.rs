@@ -6,7 +6,9 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)] // A harness that cannot set up must stop the test loudly.
 
 mod chat;
+pub mod cloud;
 pub mod discord;
+pub mod openstack;
 
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -59,6 +61,8 @@ pub struct Setup {
     pub days_of_indices: u32,
     /// Simulated clusters, each of its own: `logs`, then `logs2`, `logs3`, ...
     pub clusters: usize,
+    /// Clouds, simulated or real, made by the test (see [`cloud::cloud_config`]).
+    pub clouds: Vec<opsbot::config::CloudConfig>,
 }
 
 impl Default for Setup {
@@ -82,6 +86,7 @@ impl Default for Setup {
             sim_speed: 500.0,
             days_of_indices: 90,
             clusters: 1,
+            clouds: Vec::new(),
         }
     }
 }
@@ -150,6 +155,7 @@ pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir)
             window: Duration::from_millis(250),
         },
         clusters,
+        clouds: setup.clouds.clone(),
         console: ConsoleConfig::default(),
         discord: None,
     };

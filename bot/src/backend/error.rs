@@ -15,6 +15,8 @@ pub enum Fault {
     NoMaster,
     /// The answer was not what the API documents (malformed JSON, missing field).
     Decode(String),
+    /// The cloud's catalog lacks the endpoint opsbot needs; repeating cannot help.
+    Catalog(String),
 }
 
 impl Fault {
@@ -25,6 +27,7 @@ impl Fault {
         match self {
             Self::Timeout | Self::Connect(_) | Self::NoMaster | Self::Decode(_) => true,
             Self::Status { status, .. } => matches!(status, 408 | 429 | 500..=599),
+            Self::Catalog(_) => false,
         }
     }
 }
@@ -38,6 +41,7 @@ impl fmt::Display for Fault {
             Self::Status { status, reason } => write!(f, "answered {status} ({reason})"),
             Self::NoMaster => f.write_str("answered 503 (no elected master)"),
             Self::Decode(detail) => write!(f, "sent an answer opsbot cannot read ({detail})"),
+            Self::Catalog(detail) => write!(f, "cannot be used: {detail}"),
         }
     }
 }
@@ -57,5 +61,17 @@ fn tries_text(tries: u32) -> String {
         format!(" after {tries} tries")
     } else {
         String::new()
+    }
+}
+
+/// The fault of a request that got no complete answer.
+pub(crate) fn transport_fault(error: &reqwest::Error) -> Fault {
+    if error.is_timeout() {
+        Fault::Timeout
+    } else if error.is_connect() {
+        Fault::Connect("connection refused".into())
+    } else {
+        // reqwest's text may include the URL; the kind is enough and carries no secrets.
+        Fault::Connect("connection closed before a complete answer".into())
     }
 }

@@ -2,6 +2,7 @@
 //! `search cluster `logs`: PUT /_cluster/settings answered 503 ...` in chat.
 
 mod error;
+pub mod openstack;
 mod retry;
 pub mod search;
 

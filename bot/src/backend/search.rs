@@ -17,7 +17,7 @@ use reqwest::Method;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::error::{BackendError, Fault};
+use super::error::{BackendError, Fault, transport_fault};
 
 /// What a flush reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -299,17 +299,6 @@ fn is_unreachable(fault: &Fault) -> bool {
                 ..
             }
     )
-}
-
-fn transport_fault(error: &reqwest::Error) -> Fault {
-    if error.is_timeout() {
-        Fault::Timeout
-    } else if error.is_connect() {
-        Fault::Connect("connection refused".into())
-    } else {
-        // reqwest's text may include the URL; the kind is enough and carries no secrets.
-        Fault::Connect("connection closed before a complete answer".into())
-    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! transition goes through the store (compare-and-swap, flushed) before and after each side
 //! effect, so that a bot killed at any instant resumes where it was.
 
+mod cloud_step;
 mod delete;
 mod drive;
 mod refusal;
@@ -19,10 +20,12 @@ use opsbot_commands::name::{Reason, RunId};
 use opsbot_commands::plan::Plan;
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::{Actor, CancelRequest, ChannelId, Run, RunState, StepState};
+use opsbot_commands::target::Target;
 use opsbot_state::{Store, StoreError, UpdateError};
 use time::OffsetDateTime;
 use tokio::sync::{Notify, watch};
 
+use crate::clouds::Clouds;
 use crate::clusters::Clusters;
 use crate::config::{Config, EngineConfig};
 use crate::progress::ProgressSink;
@@ -46,6 +49,7 @@ impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
             .field("clusters", &self.0.clusters.names().collect::<Vec<_>>())
+            .field("clouds", &self.0.clouds.names().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -53,6 +57,7 @@ impl std::fmt::Debug for Engine {
 struct Inner {
     store: Store,
     clusters: Clusters,
+    clouds: Clouds,
     config: EngineConfig,
     progress: Arc<dyn ProgressSink>,
     /// Wakes a run's task when an operator acts on it (cancel, approve, done).
@@ -85,9 +90,11 @@ impl Engine {
         progress: Arc<dyn ProgressSink>,
     ) -> anyhow::Result<Self> {
         let clusters = Clusters::new(config)?;
+        let clouds = Clouds::new(config)?;
         Ok(Self(Arc::new(Inner {
             store,
             clusters,
+            clouds,
             config: config.engine,
             progress,
             wakers: Mutex::new(HashMap::new()),
@@ -102,6 +109,11 @@ impl Engine {
     /// The configured clusters, for planning, help and autocomplete.
     pub fn clusters(&self) -> &Clusters {
         &self.0.clusters
+    }
+
+    /// The configured clouds, for planning, help and autocomplete.
+    pub fn clouds(&self) -> &Clouds {
+        &self.0.clouds
     }
 
     /// Picks up every unfinished run after a restart. Each run's task reconciles a started step
@@ -120,9 +132,12 @@ impl Engine {
         Ok(runs.len())
     }
 
-    /// Observes the cluster and computes the plan a request would run, without running it.
+    /// Observes the target and computes the plan a request would run, without running it.
     pub async fn plan(&self, request: &ProcedureRequest) -> Result<Plan, EngineError> {
-        self.0.clusters.plan(request).await
+        match request.target() {
+            Target::Cluster(cluster) => self.0.clusters.plan(&cluster, request).await,
+            Target::Cloud(cloud) => self.0.clouds.plan(&cloud, request).await,
+        }
     }
 
     /// Plans and starts a run; it reports in `channel`. A plan with nothing to do creates no run.
@@ -133,14 +148,18 @@ impl Engine {
         request: ProcedureRequest,
     ) -> Result<Start, EngineError> {
         require_operator(actor)?;
-        let cluster = self.0.clusters.get(request.cluster())?;
-        // Refuse a busy cluster before sending it anything; `create_run` checks again atomically.
-        if let Some(holder) = self.0.store.lock_holder(&cluster.name)? {
-            return Err(Refusal::Busy {
-                cluster: cluster.name.clone(),
-                holder,
+        let target = request.target();
+        match &target {
+            Target::Cluster(name) => {
+                self.0.clusters.get(name)?;
             }
-            .into());
+            Target::Cloud(name) => {
+                self.0.clouds.get(name)?;
+            }
+        }
+        // Refuse a busy target before sending it anything; `create_run` checks again atomically.
+        if let Some(holder) = self.0.store.lock_holder(&target)? {
+            return Err(Refusal::Busy { target, holder }.into());
         }
         let plan = self.plan(&request).await?;
         if plan.steps.is_empty() {
@@ -157,7 +176,7 @@ impl Engine {
                 Some(&actor.user),
             )
             .map_err(|e| match e {
-                StoreError::Locked { cluster, holder } => Refusal::Busy { cluster, holder }.into(),
+                StoreError::Locked { target, holder } => Refusal::Busy { target, holder }.into(),
                 other => EngineError::from(other),
             })?;
         tracing::info!(run = %run.id, request = %run.plan.request, requester = %actor.user.name, "run created");

@@ -2,8 +2,9 @@
 //! internal error is logged in full and shown only as "internal error".
 
 use opsbot_commands::approval::ApprovalRefusal;
-use opsbot_commands::name::{ClusterName, RunId};
+use opsbot_commands::name::{CloudName, ClusterName, RunId};
 use opsbot_commands::planner::PlanError;
+use opsbot_commands::target::Target;
 use opsbot_state::StoreError;
 
 use crate::backend::BackendError;
@@ -13,12 +14,12 @@ use crate::backend::BackendError;
 pub enum Refusal {
     #[error("unknown cluster `{name}`; configured: {known}")]
     UnknownCluster { name: ClusterName, known: String },
+    #[error("unknown cloud `{name}`; configured: {known}")]
+    UnknownCloud { name: CloudName, known: String },
     #[error("no run {run}; /run list shows the recent ones")]
     NoSuchRun { run: RunId },
-    #[error(
-        "cluster `{cluster}` is busy with run {holder}; wait for it, or /run cancel id:{holder}"
-    )]
-    Busy { cluster: ClusterName, holder: RunId },
+    #[error("{target} is busy with run {holder}; wait for it, or /run cancel id:{holder}")]
+    Busy { target: Target, holder: RunId },
     #[error("{0}")]
     Plan(PlanError),
     #[error("run {run} already finished ({state}); nothing to cancel")]

@@ -2,6 +2,7 @@
 
 use opsbot_commands::cluster::{CatIndexRow, ClusterStatus, Membership};
 use opsbot_commands::name::ClusterName;
+use opsbot_commands::target::Target;
 
 use super::{Engine, EngineError};
 
@@ -50,7 +51,7 @@ impl Engine {
             .store
             .unfinished_runs()?
             .into_iter()
-            .filter(|run| run.plan.request.cluster() == name)
+            .filter(|run| run.plan.request.target() == Target::Cluster(name.clone()))
             .map(|run| format!("{} {} {}", run.id, run.state.label(), run.plan.request))
             .collect();
         Ok(status)

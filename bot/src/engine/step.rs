@@ -8,6 +8,7 @@ use opsbot_commands::name::NodeAddr;
 use opsbot_commands::plan::{Action, DestructiveAction, SafeAction};
 use opsbot_commands::render;
 use opsbot_commands::run::{Run, StepState};
+use opsbot_commands::target::Target;
 use opsbot_state::StoreError;
 use time::OffsetDateTime;
 use tokio::sync::Notify;
@@ -36,11 +37,18 @@ pub(super) async fn execute(
     resumed: bool,
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
-    let Ok(cluster) = inner.clusters.get(run.plan.request.cluster()) else {
-        return Ok(StepOutcome::Failed(format!(
-            "cluster `{}` is no longer in the config; add it back to finish this run",
-            run.plan.request.cluster()
-        )));
+    let cluster = match run.plan.request.target() {
+        Target::Cloud(cloud) => {
+            return super::cloud_step::execute(inner, &cloud, run, index, resumed).await;
+        }
+        Target::Cluster(name) => match inner.clusters.get(&name) {
+            Ok(cluster) => cluster,
+            Err(_) => {
+                return Ok(StepOutcome::Failed(format!(
+                    "cluster `{name}` is no longer in the config; add it back to finish this run"
+                )));
+            }
+        },
     };
     let action = &run.plan.steps[index];
     if resumed {
@@ -68,6 +76,14 @@ pub(super) async fn execute(
     })
 }
 
+/// A cloud step in a cluster's plan, or the reverse: planners never make one, and a hand-edited
+/// store could. The run fails rather than guess.
+pub(super) fn misplaced(action: &impl std::fmt::Debug) -> Result<StepOutcome, String> {
+    Err(format!(
+        "internal error: step {action:?} does not belong to this run's target; nothing was done"
+    ))
+}
+
 /// A destructive step: only with the approval proof, re-derived from the stored grant (after a
 /// restart too), and never replayed blindly after a crash.
 async fn destroy(
@@ -92,6 +108,8 @@ async fn destroy(
             // Stopping a container that is still up is safe to repeat.
             control(inner, cluster, run, NodeOp::Stop, *node).await
         }
+        DestructiveAction::DeleteAllocation { .. }
+        | DestructiveAction::DeleteComputeService { .. } => misplaced(action),
         DestructiveAction::UnlistNode { node } => {
             if resumed && !cluster.nodes.repeatable(NodeOp::Unlist) {
                 return Ok(StepOutcome::AskOperator(format!(
@@ -115,7 +133,7 @@ async fn left_already(cluster: &Cluster, node: NodeAddr) -> Option<String> {
 }
 
 /// The write-ahead record: flushed before the side effect, so a crash leaves evidence of it.
-fn mark_started(inner: &Inner, run: &Run, index: usize) -> Result<(), StoreError> {
+pub(super) fn mark_started(inner: &Inner, run: &Run, index: usize) -> Result<(), StoreError> {
     let now = OffsetDateTime::now_utc();
     let action = render::step_label(&run.plan.steps[index]);
     let updated = inner
@@ -170,7 +188,10 @@ async fn reconcile(cluster: &Cluster, action: &SafeAction) -> Option<String> {
         SafeAction::Flush { .. }
         | SafeAction::Report
         | SafeAction::VerifyDeleted
-        | SafeAction::Redeploy { .. } => None,
+        | SafeAction::Redeploy { .. }
+        | SafeAction::VerifyReleased { .. }
+        | SafeAction::RestartCompute { .. }
+        | SafeAction::SetImageProperties { .. } => None,
     }
 }
 
@@ -242,10 +263,7 @@ async fn perform(
                 recovery: recovery.map_err(backend)?,
                 nodes: nodes.map_err(backend)?,
             };
-            Ok(StepOutcome::Done(render::report(
-                &report,
-                run.plan.request.cluster(),
-            )))
+            Ok(StepOutcome::Done(render::report(&report, &cluster.name)))
         }
         SafeAction::VerifyDeleted => delete::verify(inner, cluster, run).await,
         SafeAction::ExcludeNode { node } => {
@@ -285,17 +303,20 @@ async fn perform(
         SafeAction::Redeploy { removed } => {
             control(inner, cluster, run, NodeOp::Redeploy, *removed).await
         }
+        SafeAction::VerifyReleased { .. }
+        | SafeAction::RestartCompute { .. }
+        | SafeAction::SetImageProperties { .. } => misplaced(action),
     }
 }
 
-async fn control(
+/// Keeps a command's output in the run log, and turns node or host control's answer into the
+/// step's outcome.
+pub(super) fn controlled(
     inner: &Inner,
-    cluster: &Cluster,
     run: &Run,
-    op: NodeOp,
-    node: NodeAddr,
+    target: &str,
+    outcome: Result<Outcome, NodeControlError>,
 ) -> Result<StepOutcome, String> {
-    let outcome = cluster.nodes.apply(op, node).await;
     let output: &[String] = match &outcome {
         Ok(Outcome::Done { output, .. }) | Err(NodeControlError::Failed { output, .. }) => output,
         Ok(Outcome::AskOperator { .. }) | Err(_) => &[],
@@ -307,6 +328,17 @@ async fn control(
     match outcome {
         Ok(Outcome::Done { note, .. }) => Ok(StepOutcome::Done(note)),
         Ok(Outcome::AskOperator { prompt }) => Ok(StepOutcome::AskOperator(prompt)),
-        Err(error) => Err(format!("node control on {node}: {error}")),
+        Err(error) => Err(format!("{target}: {error}")),
     }
+}
+
+async fn control(
+    inner: &Inner,
+    cluster: &Cluster,
+    run: &Run,
+    op: NodeOp,
+    node: NodeAddr,
+) -> Result<StepOutcome, String> {
+    let outcome = cluster.nodes.apply(op, node).await;
+    controlled(inner, run, &format!("node control on {node}"), outcome)
 }

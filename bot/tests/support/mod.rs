@@ -147,9 +147,22 @@ impl Dice {
 /// Starts a console that asks for `request` as alice and approves run r-1 as bob, and SIGKILLs
 /// it `delay` after the cluster has received `point` requests (or once it has ended).
 pub async fn kill_during(scene: &Scene, request: &str, point: u64, delay: Duration, what: &str) {
-    let mut first = console(&scene.config, &format!("{request}\n{APPROVE}"));
+    let reached = || scene.sim.calls().len() as u64 >= point;
+    kill_when(&scene.config, request, reached, delay, what).await;
+}
+
+/// Starts a console with `config` that asks for `request` as alice and approves run r-1 as bob,
+/// and SIGKILLs it `delay` after `reached` holds (or once it has ended).
+pub async fn kill_when(
+    config: &Path,
+    request: &str,
+    reached: impl Fn() -> bool,
+    delay: Duration,
+    what: &str,
+) {
+    let mut first = console(config, &format!("{request}\n{APPROVE}"));
     until(what, || {
-        scene.sim.calls().len() as u64 >= point || matches!(first.try_wait(), Ok(Some(_)))
+        reached() || matches!(first.try_wait(), Ok(Some(_)))
     })
     .await;
     tokio::time::sleep(delay).await;
@@ -161,13 +174,13 @@ const APPROVE: &str = "/as user:bob\n/approve id:r-1\n";
 
 /// Starts the console again until run r-1 has succeeded: approving again is harmless, and a
 /// run that was never created is asked for again.
-pub async fn complete(scene: &Scene, request: &str, what: &str) {
+pub async fn complete(config: &Path, request: &str, what: &str) {
     for _ in 0..4 {
-        let out = output(console(&scene.config, APPROVE)).await;
+        let out = output(console(config, APPROVE)).await;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.status.success(), "{what}: {stdout}");
         if stdout.contains("no run r-1") {
-            output(console(&scene.config, &format!("{request}\n{APPROVE}"))).await;
+            output(console(config, &format!("{request}\n{APPROVE}"))).await;
             continue;
         }
         if stdout.contains("✅ r-1")

@@ -132,3 +132,70 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn cloud_procedures_parse_back_from_their_canonical_text() {
+    let lines = [
+        "/placement stale cloud:prod host:compute-03",
+        "/placement stale cloud:prod host:compute-03 instance:6f1a0c3e-2b7d-4c1e-9a55-0d3f4b2a8c11",
+        "/compute rpc-cap cloud:prod",
+        "/compute rpc-cap cloud:prod error:\"Requested message version, 5.0 is incompatible.  It \
+         needs to be equal in major version and less than or equal in minor version as the \
+         specified version cap 4.17.\"",
+        "/image properties cloud:prod image:ubuntu-22.04 hw_scsi_model:virtio-scsi \
+         hw_disk_bus:scsi os_type:linux os_distro:ubuntu",
+        "/image properties cloud:prod image:\"Ubuntu 22.04 LTS\" os_distro:ubuntu22.04",
+    ];
+    for line in lines {
+        let Ok(Request::Procedure(procedure)) = parse_line(line, Origin::Chat) else {
+            panic!("{line} did not parse to a procedure");
+        };
+        assert_eq!(
+            parse_line(&procedure.to_string(), Origin::Chat),
+            Ok(Request::Procedure(procedure.clone())),
+            "{procedure}"
+        );
+    }
+}
+
+#[test]
+fn bad_cloud_input_is_refused_before_anything_is_asked() {
+    let refused = [
+        (
+            "/placement stale cloud:prod host:compute-03 instance:1234",
+            "is not a UUID",
+        ),
+        (
+            "/placement stale cloud:prod host:compute*03",
+            "host name `compute*03` has `*`",
+        ),
+        (
+            "/placement allocations cloud:Prod host:compute-03",
+            "cloud name",
+        ),
+        (
+            "/image properties cloud:prod image:ubuntu",
+            "give at least one property",
+        ),
+        (
+            "/image properties cloud:prod image:ubuntu hw_disk_bus:virtio",
+            "hw_disk_bus must be `scsi`, not `virtio`",
+        ),
+        (
+            "/image properties cloud:prod image:ubuntu os_type:Linux",
+            "`linux` or `windows`",
+        ),
+        (
+            "/image properties cloud:prod image:ubuntu os_distro:beos",
+            "not a known OS",
+        ),
+        (
+            "/compute rpc-cap cloud:prod error:\"nova-compute is down\"",
+            "not an RPCVersionCapError",
+        ),
+    ];
+    for (line, expected) in refused {
+        let error = parse_line(line, Origin::Chat).unwrap_err().to_string();
+        assert!(error.contains(expected), "{line}: {error}");
+    }
+}

@@ -2,16 +2,24 @@
 //! procedure family; `plan` is the one exhaustive dispatch.
 
 mod cluster;
+mod image;
 mod indices;
 mod removal;
+mod rpc_cap;
+mod stale;
 
 pub use cluster::ClusterFacts;
+pub use image::ImageFacts;
 pub use indices::IndexFacts;
 pub use removal::RemovalFacts;
+pub use rpc_cap::RpcCapFacts;
+pub use stale::StaleFacts;
 
 use crate::cluster::Exclusion;
 use crate::index::IndexName;
-use crate::name::{ClusterName, NodeAddr};
+use crate::name::{CloudName, ClusterName, HostName, NodeAddr};
+use crate::openstack::ids::{ConsumerId, ImageRef};
+use crate::openstack::placement::ProviderLookupError;
 use crate::plan::Plan;
 use crate::request::ProcedureRequest;
 use crate::retention::Retention;
@@ -77,6 +85,36 @@ pub enum PlanError {
         cluster: ClusterName,
         index: IndexName,
     },
+    /// No single resource provider stands for the host.
+    #[error(transparent)]
+    Provider(#[from] ProviderLookupError),
+    #[error(
+        "instance {consumer} has no allocation on {host}; /placement allocations cloud:{cloud} \
+         host:{host} lists the consumers there"
+    )]
+    NoAllocation {
+        cloud: CloudName,
+        host: HostName,
+        consumer: ConsumerId,
+    },
+    #[error(
+        "instance {consumer} exists (`{name}`, {status}), so its allocations are not stale and \
+         opsbot will not delete them; if it should be gone, delete the instance itself"
+    )]
+    InstanceExists {
+        consumer: ConsumerId,
+        name: String,
+        status: String,
+    },
+    #[error(
+        "cloud `{cloud}` has no enabled compute service that is up: nothing could take the new \
+         cap; bring the hypervisors back first (/compute services cloud:{cloud})"
+    )]
+    NoComputeUp { cloud: CloudName },
+    #[error("cloud `{cloud}` has no image `{image}`; check the name or give the image's id")]
+    UnknownImage { cloud: CloudName, image: String },
+    #[error("several images are named `{image}` ({ids}); give the id of the one to change")]
+    SeveralImages { image: String, ids: String },
     /// The caller observed the wrong things for this request: a bug, caught here.
     #[error("internal error: the {needed:?} facts were not observed for this plan")]
     FactsMismatch { needed: FactsKind },
@@ -93,10 +131,13 @@ pub enum Facts {
     Cluster(ClusterFacts),
     Indices(IndexFacts),
     Removal(RemovalFacts),
+    Stale(StaleFacts),
+    RpcCap(RpcCapFacts),
+    Image(ImageFacts),
 }
 
 /// Which facts a request's planner needs; the caller observes those.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FactsKind {
     /// Version and membership.
     Cluster,
@@ -104,6 +145,12 @@ pub enum FactsKind {
     Indices,
     /// Membership, allocation settings and the shards on the node to remove.
     Removal { node: NodeAddr },
+    /// The provider named after the host, its allocations, and each consumer's instance.
+    Stale { host: HostName },
+    /// The compute services.
+    RpcCap,
+    /// The images the reference names.
+    Image { image: ImageRef },
 }
 
 pub fn facts_needed(request: &ProcedureRequest) -> FactsKind {
@@ -115,6 +162,11 @@ pub fn facts_needed(request: &ProcedureRequest) -> FactsKind {
         ProcedureRequest::IndicesPrune { .. } | ProcedureRequest::IndicesDelete { .. } => {
             FactsKind::Indices
         }
+        ProcedureRequest::PlacementStale { host, .. } => FactsKind::Stale { host: host.clone() },
+        ProcedureRequest::ComputeRpcCap { .. } => FactsKind::RpcCap,
+        ProcedureRequest::ImageProperties { image, .. } => FactsKind::Image {
+            image: image.clone(),
+        },
     }
 }
 
@@ -153,6 +205,36 @@ pub fn plan(request: &ProcedureRequest, facts: &Facts) -> Result<Plan, PlanError
         (ProcedureRequest::IndicesDelete { cluster, index }, Facts::Indices(f)) => {
             indices::delete(request, cluster, index, f)
         }
-        (_, Facts::Cluster(_) | Facts::Indices(_) | Facts::Removal(_)) => Err(mismatch()),
+        (
+            ProcedureRequest::PlacementStale {
+                cloud,
+                host,
+                instance,
+            },
+            Facts::Stale(f),
+        ) => stale::stale(request, cloud, host, *instance, f),
+        (ProcedureRequest::ComputeRpcCap { cloud, error }, Facts::RpcCap(f)) => {
+            rpc_cap::rpc_cap(request, cloud, error.as_ref(), f)
+        }
+        (
+            ProcedureRequest::ImageProperties {
+                cloud,
+                image,
+                properties,
+            },
+            Facts::Image(f),
+        ) => image::properties(request, cloud, image, properties, f),
+        (
+            _,
+            Facts::Cluster(_)
+            | Facts::Indices(_)
+            | Facts::Removal(_)
+            | Facts::Stale(_)
+            | Facts::RpcCap(_)
+            | Facts::Image(_),
+        ) => Err(mismatch()),
     }
 }
+
+#[cfg(test)]
+mod cloud_tests;

@@ -3,12 +3,14 @@
 //! functions are used as `render::progress`, `render::plan`, ...
 
 mod audit;
+mod cloud;
 mod cluster;
 mod indices;
 mod plan;
 mod run;
 
 pub use audit::audit;
+pub use cloud::{allocations, services};
 pub use cluster::{cluster_status, report};
 pub use indices::{bytes, compact, index_list};
 pub use plan::{plan, started, step_label};
@@ -68,11 +70,22 @@ pub fn help(topic: Option<&str>, console: bool) -> String {
             groups.join(", ")
         );
     }
-    let lines: Vec<String> = commands
-        .iter()
-        .map(|c| format!("{}\n    {}", c.usage(), c.summary))
-        .collect();
-    fit(&lines.join("\n"))
+    let full = || {
+        let lines: Vec<String> = commands
+            .iter()
+            .map(|c| format!("{}\n    {}", c.usage(), c.summary))
+            .collect();
+        lines.join("\n")
+    };
+    // The whole catalogue outgrew one message: usage lines alone, and where to read the rest.
+    let usages = || {
+        let lines: Vec<String> = commands.iter().map(|c| c.usage()).collect();
+        format!(
+            "{}\n/help topic:<group> says what each command of a group does",
+            lines.join("\n")
+        )
+    };
+    first_that_fits(std::iter::once_with(full).chain(std::iter::once_with(usages)))
 }
 
 /// The first of `candidates`, from the fullest to the shortest, that fits in one message; the

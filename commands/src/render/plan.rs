@@ -40,6 +40,17 @@ pub fn step_label(action: &Action) -> String {
             SafeAction::Redeploy { removed } => {
                 format!("redeploy the search service with serial 1, without {removed}")
             }
+            SafeAction::VerifyReleased { .. } => {
+                "list the provider's allocations and verify that none of the deleted ones remains"
+                    .to_owned()
+            }
+            SafeAction::RestartCompute { host } => {
+                format!("restart the compute container on {host}")
+            }
+            SafeAction::SetImageProperties { name, changes, .. } => {
+                let set: Vec<String> = changes.iter().map(|c| c.property.to_string()).collect();
+                format!("set {} on image `{name}` (JSON patch)", set.join(" "))
+            }
         },
         Action::Wait(wait) => match wait {
             Wait::NodeLeft { node } => format!("wait until {node} has left the cluster"),
@@ -64,6 +75,14 @@ pub fn step_label(action: &Action) -> String {
         }
         Action::Destructive(DestructiveAction::UnlistNode { node }) => {
             format!("remove {node} from the search group of the deployment inventory")
+        }
+        Action::Destructive(DestructiveAction::DeleteAllocation {
+            consumer,
+            resources,
+            ..
+        }) => format!("delete the allocations of instance {consumer} ({resources})"),
+        Action::Destructive(DestructiveAction::DeleteComputeService { id, host }) => {
+            format!("delete the compute service record of {host} ({id})")
         }
     }
 }

@@ -254,6 +254,9 @@ pub fn aftermath(run: &Run) -> String {
         }
         ProcedureRequest::IndicesPrune { cluster, .. }
         | ProcedureRequest::IndicesDelete { cluster, .. } => deletion_aftermath(run, cluster),
+        ProcedureRequest::PlacementStale { .. }
+        | ProcedureRequest::ComputeRpcCap { .. }
+        | ProcedureRequest::ImageProperties { .. } => super::cloud::aftermath(run),
     }
 }
 
@@ -263,11 +266,17 @@ fn follow_up(request: &ProcedureRequest) -> Option<String> {
         ProcedureRequest::ClusterRemoveNode { cluster, node } => Some(format!(
             "next: remove {node} from the nodes of cluster `{cluster}` in opsbot's config"
         )),
+        ProcedureRequest::ComputeRpcCap { cloud, .. } => Some(format!(
+            "next: check the compute logs for the chosen RPC version, and /compute services \
+             cloud:{cloud}"
+        )),
         ProcedureRequest::ClusterStop { .. }
         | ProcedureRequest::ClusterStart { .. }
         | ProcedureRequest::ClusterRestart { .. }
         | ProcedureRequest::IndicesPrune { .. }
-        | ProcedureRequest::IndicesDelete { .. } => None,
+        | ProcedureRequest::IndicesDelete { .. }
+        | ProcedureRequest::PlacementStale { .. }
+        | ProcedureRequest::ImageProperties { .. } => None,
     }
 }
 

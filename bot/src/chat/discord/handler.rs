@@ -69,10 +69,15 @@ fn respond(reply: &Reply) -> CreateInteractionResponse {
     )
 }
 
-/// Requests whose answer needs a cluster (seconds, retries): answered with a deferred response.
-fn needs_a_cluster(request: &Request) -> bool {
+/// Requests whose answer needs a cluster or a cloud (seconds, retries): answered with a
+/// deferred response.
+fn needs_a_backend(request: &Request) -> bool {
     match request {
-        Request::Procedure(_) | Request::ClusterStatus { .. } | Request::IndicesList { .. } => true,
+        Request::Procedure(_)
+        | Request::ClusterStatus { .. }
+        | Request::IndicesList { .. }
+        | Request::PlacementAllocations { .. }
+        | Request::ComputeServices { .. } => true,
         Request::RunStatus { .. }
         | Request::RunList
         | Request::RunCancel { .. }
@@ -178,7 +183,7 @@ impl Handler {
         };
         let actor = self.actor(&command.user, command.member.as_deref());
         let channel = ChannelId(command.channel_id.to_string());
-        if !needs_a_cluster(&request) {
+        if !needs_a_backend(&request) {
             let reply = self
                 .service
                 .handle(&actor, &channel, Origin::Chat, request)
@@ -249,8 +254,9 @@ impl Handler {
             .await
     }
 
-    /// Values offered for an option: clusters from the config, runs from the store (unfinished
-    /// first), nodes from the inventory, index names from the cluster.
+    /// Values offered for an option: clusters and clouds from the config, runs from the store
+    /// (unfinished first), nodes from the inventory, index names from the cluster, hypervisors
+    /// from the cloud's compute services.
     async fn suggestions(&self, data: &CommandData, option: &str) -> Vec<String> {
         let engine = self.service.engine();
         let cluster = || {
@@ -261,8 +267,31 @@ impl Handler {
                 .map(|o| value(&o.value))
                 .and_then(|name| opsbot_commands::name::ClusterName::parse(&name).ok())
         };
+        let cloud = || {
+            leaf(data)
+                .1
+                .iter()
+                .find(|o| o.name == "cloud")
+                .map(|o| value(&o.value))
+                .and_then(|name| opsbot_commands::name::CloudName::parse(&name).ok())
+        };
         match option {
             "cluster" => engine.clusters().names().map(ToString::to_string).collect(),
+            "cloud" => engine.clouds().names().map(ToString::to_string).collect(),
+            "host" => match cloud().and_then(|name| engine.clouds().get(&name).ok()) {
+                Some(c) => {
+                    let services = engine.clouds().services(c).await.unwrap_or_default();
+                    let mut hosts: Vec<String> = services
+                        .into_iter()
+                        .filter(|s| s.is_compute())
+                        .map(|s| s.host.to_string())
+                        .collect();
+                    hosts.sort_unstable();
+                    hosts.dedup();
+                    hosts
+                }
+                None => Vec::new(),
+            },
             "id" | "run" => {
                 let mut runs = engine.store().runs().unwrap_or_default();
                 runs.sort_by_key(|run| run.state.is_finished());

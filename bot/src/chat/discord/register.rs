@@ -3,6 +3,7 @@
 //! with subcommand options (`/cluster status`); a single command stays top-level (`/approve`).
 
 use opsbot_commands::catalogue::{self, CommandSpec, OptionKind, OptionSpec, Surface};
+use opsbot_commands::openstack::image::PropertyKey;
 use opsbot_commands::retention::RetentionDays;
 use serenity::all::{CommandOptionType, CreateCommand, CreateCommandOption};
 
@@ -49,8 +50,21 @@ fn option(spec: &OptionSpec) -> CreateCommandOption {
     match spec.kind {
         // Suggested from the config, the store or the cluster; the user may still type any
         // value, which opsbot validates like console input.
-        OptionKind::Cluster | OptionKind::Run | OptionKind::Index | OptionKind::Node => text(true),
-        OptionKind::User | OptionKind::Text { .. } => text(false),
+        OptionKind::Cluster
+        | OptionKind::Run
+        | OptionKind::Index
+        | OptionKind::Node
+        | OptionKind::Cloud
+        | OptionKind::Host => text(true),
+        OptionKind::User
+        | OptionKind::Text { .. }
+        | OptionKind::Instance
+        | OptionKind::Image
+        | OptionKind::Property(PropertyKey::OsDistro) => text(false),
+        // Spec 2.10 allows one or two values: offered as choices, so nothing else can be sent.
+        OptionKind::Property(key) => key.allowed().iter().fold(text(false), |option, value| {
+            option.add_string_choice(*value, *value)
+        }),
         OptionKind::Days => typed(CommandOptionType::Integer)
             .min_int_value(1)
             .max_int_value(u64::from(RetentionDays::MAX)),

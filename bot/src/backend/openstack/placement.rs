@@ -1,0 +1,115 @@
+//! Placement: providers by name, their allocations, and deleting a consumer's allocations.
+
+use opsbot_commands::approval::Approved;
+use opsbot_commands::name::HostName;
+use opsbot_commands::openstack::ids::{ConsumerId, ProviderId};
+use opsbot_commands::openstack::placement::{Provider, ProviderAllocations, Resources};
+use reqwest::Method;
+
+use super::{Api, CloudClient, Deletion, wire};
+use crate::backend::error::{BackendError, Fault};
+
+/// Every placement request asks for 1.17: the level of the spec's workflow, and the first that
+/// reports the provider tree fields and the allocation shapes opsbot reads.
+pub const PLACEMENT_MICROVERSION: &str = "placement 1.17";
+
+impl CloudClient {
+    /// `GET /resource_providers?name=`: the providers named exactly after `host`.
+    pub async fn providers_named(&self, host: &HostName) -> Result<Vec<Provider>, BackendError> {
+        let path = "/resource_providers";
+        let answer: wire::Providers = self
+            .json(
+                Api::Placement,
+                Method::GET,
+                path,
+                &[("name", host.as_str())],
+                None,
+            )
+            .await?;
+        answer
+            .resource_providers
+            .into_iter()
+            .map(|raw| self.provider_from("GET /resource_providers", raw))
+            .collect()
+    }
+
+    /// `GET /resource_providers/{uuid}`; `None` when placement does not know it.
+    pub async fn provider(&self, id: ProviderId) -> Result<Option<Provider>, BackendError> {
+        let path = format!("/resource_providers/{id}");
+        let request = format!("GET {path}");
+        match self
+            .send(Api::Placement, Method::GET, &path, &[], None)
+            .await?
+        {
+            (200, text) => {
+                let raw: wire::Provider = serde_json::from_str(&text).map_err(|e| {
+                    self.error(Api::Placement, &request, Fault::Decode(e.to_string()))
+                })?;
+                self.provider_from(&request, raw).map(Some)
+            }
+            (404, _) => Ok(None),
+            (status, text) => Err(self.status_error(Api::Placement, &request, status, &text)),
+        }
+    }
+
+    fn provider_from(&self, request: &str, raw: wire::Provider) -> Result<Provider, BackendError> {
+        let id = |text: &str| {
+            ProviderId::parse(text)
+                .map_err(|e| self.error(Api::Placement, request, Fault::Decode(e.to_string())))
+        };
+        Ok(Provider {
+            uuid: id(&raw.uuid)?,
+            parent: raw.parent_provider_uuid.as_deref().map(id).transpose()?,
+            root: id(&raw.root_provider_uuid)?,
+            name: raw.name,
+        })
+    }
+
+    /// `GET /resource_providers/{uuid}/allocations`.
+    pub async fn allocations(
+        &self,
+        provider: &Provider,
+    ) -> Result<ProviderAllocations, BackendError> {
+        let path = format!("/resource_providers/{}/allocations", provider.uuid);
+        let answer: wire::ProviderAllocations = self
+            .json(Api::Placement, Method::GET, &path, &[], None)
+            .await?;
+        let mut consumers = std::collections::BTreeMap::new();
+        for (consumer, held) in answer.allocations {
+            let consumer = ConsumerId::parse(&consumer).map_err(|e| {
+                self.error(
+                    Api::Placement,
+                    "GET /resource_providers/{uuid}/allocations",
+                    Fault::Decode(e.to_string()),
+                )
+            })?;
+            consumers.insert(consumer, Resources::new(held.resources));
+        }
+        Ok(ProviderAllocations {
+            provider: provider.clone(),
+            generation: answer.resource_provider_generation,
+            consumers,
+        })
+    }
+
+    /// `GET /allocations/{consumer}`: whether the consumer holds anything, on any provider
+    /// (placement answers an empty object, not 404, for a consumer it does not know).
+    pub async fn holds_allocations(&self, consumer: ConsumerId) -> Result<bool, BackendError> {
+        let path = format!("/allocations/{consumer}");
+        let answer: wire::ConsumerAllocations = self
+            .json(Api::Placement, Method::GET, &path, &[], None)
+            .await?;
+        Ok(!answer.allocations.is_empty())
+    }
+
+    /// `DELETE /allocations/{consumer}`: every allocation of the consumer, on every provider.
+    /// Only with the approval proof; a 404 means it is already gone.
+    pub async fn delete_allocation(
+        &self,
+        _approved: &Approved,
+        consumer: ConsumerId,
+    ) -> Result<Deletion, BackendError> {
+        self.delete(Api::Placement, &format!("/allocations/{consumer}"))
+            .await
+    }
+}

@@ -1,0 +1,181 @@
+//! The configured clouds and the means to act on them: observing one and planning against it
+//! needs no store, like the clusters.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use opsbot_commands::name::{CloudName, HostName};
+use opsbot_commands::openstack::compute::ComputeService;
+use opsbot_commands::openstack::placement::provider_of;
+use opsbot_commands::plan::Plan;
+use opsbot_commands::planner::{
+    self, Facts, FactsKind, ImageFacts, PlanError, RpcCapFacts, StaleFacts,
+};
+use opsbot_commands::request::ProcedureRequest;
+use secrecy::SecretString;
+
+use crate::backend::openstack::{CloudClient, Credentials};
+use crate::backend::{BackendError, RetryPolicy};
+use crate::config::{CloudConfig, Config};
+use crate::engine::{EngineError, Refusal};
+use crate::host_control::HostControl;
+
+/// One configured cloud.
+#[derive(Debug)]
+pub struct Cloud {
+    pub name: CloudName,
+    pub client: CloudClient,
+    pub hosts: HostControl,
+}
+
+/// Every configured cloud, by name.
+#[derive(Debug)]
+pub struct Clouds {
+    map: BTreeMap<CloudName, Cloud>,
+    retry: RetryPolicy,
+}
+
+/// The password of a cloud, from its environment variable or the first line of its file.
+fn password(cloud: &CloudConfig) -> anyhow::Result<SecretString> {
+    let text = match (&cloud.password_env, &cloud.password_file) {
+        (Some(variable), None) => std::env::var(variable)
+            .with_context(|| format!("cloud `{}`: {variable} is not set", cloud.name))?,
+        (None, Some(file)) => read_first_line(file)
+            .with_context(|| format!("cloud `{}`: password_file", cloud.name))?,
+        _ => bail!(
+            "cloud `{}`: give exactly one of password_env and password_file",
+            cloud.name
+        ),
+    };
+    if text.is_empty() {
+        bail!("cloud `{}`: the password is empty", cloud.name);
+    }
+    Ok(SecretString::from(text))
+}
+
+fn read_first_line(file: &Path) -> anyhow::Result<String> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    Ok(text.lines().next().unwrap_or_default().trim().to_owned())
+}
+
+impl Clouds {
+    pub fn new(config: &Config) -> anyhow::Result<Self> {
+        let mut map = BTreeMap::new();
+        for c in &config.clouds {
+            let credentials = Credentials {
+                auth_url: c.auth_url.clone(),
+                username: c.username.clone(),
+                user_domain: c.user_domain.clone(),
+                project: c.project.clone(),
+                project_domain: c.project_domain.clone(),
+                password: password(c)?,
+                region: c.region.clone(),
+                interface: c.interface,
+            };
+            let cloud = Cloud {
+                name: c.name.clone(),
+                client: CloudClient::new(&c.name, credentials, config.engine.request_timeout)?,
+                hosts: HostControl::new(c.compute_control.clone()),
+            };
+            map.insert(c.name.clone(), cloud);
+        }
+        Ok(Self {
+            map,
+            retry: config.engine.retry,
+        })
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &CloudName> {
+        self.map.keys()
+    }
+
+    pub fn get(&self, name: &CloudName) -> Result<&Cloud, Refusal> {
+        self.map.get(name).ok_or_else(|| Refusal::UnknownCloud {
+            name: name.clone(),
+            known: known(self.map.keys()),
+        })
+    }
+
+    /// What the request's planner needs, observed now.
+    async fn facts(&self, cloud: &Cloud, request: &ProcedureRequest) -> Result<Facts, EngineError> {
+        let quiet = |_: &_, _| {};
+        match planner::facts_needed(request) {
+            FactsKind::Stale { host } => Ok(Facts::Stale(self.stale_facts(cloud, &host).await?)),
+            FactsKind::RpcCap => Ok(Facts::RpcCap(RpcCapFacts {
+                services: self.services(cloud).await?,
+            })),
+            FactsKind::Image { image } => Ok(Facts::Image(ImageFacts {
+                matches: self
+                    .retry
+                    .run(|| cloud.client.images(&image), quiet)
+                    .await?,
+            })),
+            FactsKind::Cluster | FactsKind::Indices | FactsKind::Removal { .. } => {
+                Err(Refusal::Plan(PlanError::FactsMismatch {
+                    needed: planner::facts_needed(request),
+                })
+                .into())
+            }
+        }
+    }
+
+    /// The provider named after `host`, its allocations, and whether each consumer's instance
+    /// exists: for `/placement stale` and `/placement allocations` alike.
+    pub async fn stale_facts(
+        &self,
+        cloud: &Cloud,
+        host: &HostName,
+    ) -> Result<StaleFacts, EngineError> {
+        let quiet = |_: &_, _| {};
+        let named = self
+            .retry
+            .run(|| cloud.client.providers_named(host), quiet)
+            .await?;
+        let provider = provider_of(cloud.name.as_str(), host, named)
+            .map_err(|e| Refusal::Plan(PlanError::Provider(e)))?;
+        let allocations = self
+            .retry
+            .run(|| cloud.client.allocations(&provider), quiet)
+            .await?;
+        let mut instances = BTreeMap::new();
+        for consumer in allocations.consumers.keys() {
+            let instance = self
+                .retry
+                .run(|| cloud.client.instance(*consumer), quiet)
+                .await?;
+            instances.insert(*consumer, instance);
+        }
+        Ok(StaleFacts {
+            allocations,
+            instances,
+        })
+    }
+
+    /// The compute services, read with the retry policy.
+    pub async fn services(&self, cloud: &Cloud) -> Result<Vec<ComputeService>, BackendError> {
+        self.retry.run(|| cloud.client.services(), |_, _| {}).await
+    }
+
+    /// Observes the cloud and computes the plan a request would run.
+    pub async fn plan(
+        &self,
+        cloud: &CloudName,
+        request: &ProcedureRequest,
+    ) -> Result<Plan, EngineError> {
+        let cloud = self.get(cloud)?;
+        let facts = self.facts(cloud, request).await?;
+        planner::plan(request, &facts).map_err(|e| Refusal::Plan(e).into())
+    }
+}
+
+/// `a, b` or `none`, for "unknown …; configured: …".
+pub(crate) fn known<'a, T: std::fmt::Display + 'a>(names: impl Iterator<Item = &'a T>) -> String {
+    let names: Vec<String> = names.map(ToString::to_string).collect();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}

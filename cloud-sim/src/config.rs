@@ -1,0 +1,179 @@
+//! What a simulated cloud starts with: its users, catalog switches, token lifetime and world.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// Keystone's default `[token] expiration`.
+const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
+
+/// How a simulated cloud starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CloudSimConfig {
+    /// Who may ask Keystone for a token.
+    pub users: Vec<UserConfig>,
+    /// The region every catalog endpoint is in.
+    pub region: String,
+    /// The interfaces placement is published on, to test catalogs that lack one.
+    pub placement_interfaces: Vec<Interface>,
+    /// How long an issued token stays valid; zero issues tokens that are already expired.
+    pub token_lifetime: Duration,
+    /// Let placement, nova and Glance accept any non-empty `X-Auth-Token`, for a simulated
+    /// service registered in a real Keystone's catalog, whose tokens this simulator cannot
+    /// validate. Expiry and revocation then go unchecked.
+    pub accept_foreign_tokens: bool,
+    /// Providers, servers, services and images present from the start.
+    pub world: WorldSeed,
+}
+
+impl Default for CloudSimConfig {
+    /// One `admin`/`adminpass` user in project `admin`, domain `Default`; region `RegionOne`;
+    /// every interface; tokens valid for an hour, only this simulator's; an empty world.
+    fn default() -> Self {
+        CloudSimConfig {
+            users: vec![UserConfig::new("admin", "Default", "adminpass", "admin")],
+            region: "RegionOne".to_owned(),
+            placement_interfaces: Interface::ALL.to_vec(),
+            token_lifetime: DEFAULT_TOKEN_LIFETIME,
+            accept_foreign_tokens: false,
+            world: WorldSeed::default(),
+        }
+    }
+}
+
+/// A Keystone user with a password and the one project it is a member of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserConfig {
+    /// User name.
+    pub name: String,
+    /// Name of the domain holding the user and its project (`Default` has the id `default`).
+    pub domain: String,
+    /// Password.
+    pub password: String,
+    /// Project name.
+    pub project: String,
+    /// Role names on the project, as a token lists them.
+    pub roles: Vec<String>,
+}
+
+impl UserConfig {
+    /// A user with the roles an admin has after a Kolla deployment.
+    pub fn new(name: &str, domain: &str, password: &str, project: &str) -> Self {
+        UserConfig {
+            name: name.to_owned(),
+            domain: domain.to_owned(),
+            password: password.to_owned(),
+            project: project.to_owned(),
+            roles: ["reader", "member", "admin", "manager"]
+                .map(str::to_owned)
+                .to_vec(),
+        }
+    }
+}
+
+/// A catalog endpoint interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interface {
+    /// Reachable by users.
+    Public,
+    /// Reachable inside the deployment.
+    Internal,
+    /// Reachable by operators.
+    Admin,
+}
+
+impl Interface {
+    /// Every interface, in Keystone's usual order.
+    pub const ALL: [Interface; 3] = [Interface::Public, Interface::Internal, Interface::Admin];
+}
+
+/// The world a cloud starts with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorldSeed {
+    /// Placement resource providers with their allocations.
+    pub providers: Vec<ProviderSeed>,
+    /// Nova servers.
+    pub servers: Vec<ServerSeed>,
+    /// Nova services.
+    pub services: Vec<ComputeServiceSeed>,
+    /// Glance images.
+    pub images: Vec<ImageSeed>,
+}
+
+/// A resource provider (a hypervisor, for nova) and what is allocated on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderSeed {
+    /// Provider uuid.
+    pub uuid: Uuid,
+    /// Provider name (the hypervisor host name).
+    pub name: String,
+    /// Consumer uuid and its resources (class → amount) on this provider.
+    pub allocations: Vec<(Uuid, BTreeMap<String, u64>)>,
+}
+
+/// A Nova server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSeed {
+    /// Server uuid (the placement consumer uuid of its allocations).
+    pub id: Uuid,
+    /// Server name.
+    pub name: String,
+    /// Nova status, e.g. `ACTIVE`, `SHUTOFF`, `ERROR`.
+    pub status: String,
+    /// The compute host it runs on (`OS-EXT-SRV-ATTR:host`); none for e.g. a failed build.
+    pub host: Option<String>,
+}
+
+/// Whether the scheduler may place instances on a service's host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServiceStatus {
+    /// Schedulable.
+    Enabled,
+    /// Disabled by an operator.
+    Disabled,
+}
+
+/// Whether a service reports in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServiceState {
+    /// Heartbeats arrive.
+    Up,
+    /// Heartbeats stopped.
+    Down,
+}
+
+/// A Nova service (`nova-compute` on a hypervisor, `nova-scheduler` on a controller, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComputeServiceSeed {
+    /// Binary name, e.g. `nova-compute`.
+    pub binary: String,
+    /// Host name.
+    pub host: String,
+    /// Availability zone: `nova` for computes, `internal` for control services.
+    pub zone: String,
+    /// Enabled or disabled.
+    pub status: ServiceStatus,
+    /// Up or down.
+    pub state: ServiceState,
+    /// Last heartbeat.
+    pub updated_at: OffsetDateTime,
+    /// Why an operator disabled it.
+    pub disabled_reason: Option<String>,
+}
+
+/// A Glance image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageSeed {
+    /// Image uuid.
+    pub id: Uuid,
+    /// Image name.
+    pub name: String,
+    /// Custom properties (e.g. `hw_disk_bus`), shown as top-level string keys.
+    pub properties: BTreeMap<String, String>,
+}

@@ -1,0 +1,202 @@
+//! Starting and stopping the simulated cloud, and the handle tests and the demo hold on to.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use opsbot_sim::FaultRule;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use uuid::Uuid;
+
+use crate::app::App;
+use crate::calls::Call;
+use crate::config::{CloudSimConfig, ComputeServiceSeed, ImageSeed, ServerSeed};
+use crate::world::{ComputeService, Image};
+
+/// How long [`CloudSimHandle::shutdown`] lets in-flight requests finish before cutting them off.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// A running simulated cloud. Dropping it asks the server to stop gracefully.
+#[derive(Debug)]
+pub struct CloudSimHandle {
+    addr: SocketAddr,
+    app: Arc<App>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<io::Result<()>>>,
+}
+
+/// Serves a simulated cloud on `listener` (bind `127.0.0.1:0` for tests).
+pub async fn spawn(config: CloudSimConfig, listener: TcpListener) -> io::Result<CloudSimHandle> {
+    let addr = listener.local_addr()?;
+    let app = Arc::new(App::new(&config, format!("http://{addr}")));
+    let (stop, stopped) = oneshot::channel::<()>();
+    let router = crate::http::router(Arc::clone(&app));
+    let task = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async {
+                // A dropped sender means the handle is gone: stop as well.
+                let _ = stopped.await;
+            })
+            .await
+    });
+    tracing::info!(%addr, "simulated cloud listening");
+    Ok(CloudSimHandle {
+        addr,
+        app,
+        stop: Some(stop),
+        task: Some(task),
+    })
+}
+
+impl CloudSimHandle {
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://IP:PORT`, under which every API has its prefix.
+    pub fn base_url(&self) -> String {
+        self.app.base_url.clone()
+    }
+
+    /// `{base}/identity/v3`, the `auth_url` clients start from.
+    pub fn identity_url(&self) -> String {
+        format!("{}/identity/v3", self.app.base_url)
+    }
+
+    /// The OpenStack requests received so far (admin requests are not logged).
+    pub fn calls(&self) -> Vec<Call> {
+        self.app.calls().list()
+    }
+
+    /// Empties the call log; sequence numbers keep counting.
+    pub fn clear_calls(&self) {
+        self.app.calls().clear();
+    }
+
+    /// The fault rules with their remaining counts.
+    pub fn faults(&self) -> Vec<FaultRule> {
+        self.app.faults().clone()
+    }
+
+    /// Replaces the fault rules.
+    pub fn set_faults(&self, rules: Vec<FaultRule>) {
+        *self.app.faults() = rules;
+    }
+
+    /// Revokes every token issued so far: they all get 401 from now on.
+    pub fn revoke_tokens(&self) {
+        self.app.tokens().revoke_all();
+    }
+
+    /// Adds a resource provider (a hypervisor) with generation 0 and returns its uuid.
+    pub fn add_provider(&self, name: &str) -> Uuid {
+        let uuid = Uuid::new_v4();
+        self.app.world().add_provider(uuid, name, &[]);
+        uuid
+    }
+
+    /// Sets a consumer's resources on a provider (replacing what it had there) and bumps the
+    /// provider's generation, as a placement allocation write does.
+    ///
+    /// # Panics
+    ///
+    /// If `provider` was not added first: a mistake in a test's setup, never client input.
+    pub fn add_allocation(&self, provider: Uuid, consumer: Uuid, resources: &[(&str, u64)]) {
+        let resources = resources
+            .iter()
+            .map(|(class, amount)| ((*class).to_owned(), *amount))
+            .collect();
+        let added = self
+            .app
+            .world()
+            .add_allocation(provider, consumer, resources);
+        if let Err(unknown) = added {
+            panic!("{unknown}: add it with add_provider first");
+        }
+    }
+
+    /// A provider's allocations by consumer; empty for an unknown provider.
+    pub fn allocations(&self, provider: Uuid) -> BTreeMap<Uuid, BTreeMap<String, u64>> {
+        self.app
+            .world()
+            .provider(provider)
+            .map(|found| found.allocations.clone())
+            .unwrap_or_default()
+    }
+
+    /// Adds (or replaces) a server not placed on any host.
+    pub fn add_server(&self, id: Uuid, name: &str, status: &str) {
+        self.app.world().add_server(&ServerSeed {
+            id,
+            name: name.to_owned(),
+            status: status.to_owned(),
+            host: None,
+        });
+    }
+
+    /// Deletes a server (nova answers 404 for it from now on); its allocations stay. False if
+    /// there was no such server.
+    pub fn delete_server(&self, id: Uuid) -> bool {
+        self.app.world().delete_server(id)
+    }
+
+    /// Adds a nova service and returns its uuid (its integer id is the next free one).
+    pub fn add_service(&self, seed: ComputeServiceSeed) -> Uuid {
+        self.app.world().add_service(&seed)
+    }
+
+    /// Every nova service, in creation order.
+    pub fn services(&self) -> Vec<ComputeService> {
+        self.app.world().services().to_vec()
+    }
+
+    /// Adds an active public image with these custom properties and returns its uuid.
+    pub fn add_image(&self, name: &str, properties: &[(&str, &str)]) -> Uuid {
+        let id = Uuid::new_v4();
+        self.app.world().add_image(&ImageSeed {
+            id,
+            name: name.to_owned(),
+            properties: properties
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect(),
+        });
+        id
+    }
+
+    /// An image as it is now.
+    pub fn image(&self, id: Uuid) -> Option<Image> {
+        self.app.world().image(id).cloned()
+    }
+
+    /// Stops accepting requests, lets in-flight ones finish (up to a few seconds) and returns.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(mut task) = self.task.take() {
+            match tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(error))) => tracing::warn!(%error, "cloud simulator server failed"),
+                Ok(Err(error)) => tracing::warn!(%error, "cloud simulator task failed"),
+                Err(_) => {
+                    tracing::warn!("cloud simulator did not stop in time; aborting connections");
+                    task.abort();
+                }
+            }
+        }
+    }
+}
+
+impl Drop for CloudSimHandle {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Shared test setup: a simulated cloud on a free port, a client, and a token.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // Not every test file uses every helper.
+
+use opsbot_cloud_sim::{CloudSimConfig, CloudSimHandle, spawn};
+use reqwest::{Client, RequestBuilder, Response};
+use serde_json::{Value, json};
+
+pub struct Cloud {
+    pub sim: CloudSimHandle,
+    pub http: Client,
+}
+
+pub async fn start(config: CloudSimConfig) -> Cloud {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim = spawn(config, listener).await.unwrap();
+    Cloud {
+        sim,
+        http: Client::new(),
+    }
+}
+
+/// The v3 password body of fixture `keystone/01-token-admin-project.json`.
+pub fn password_body(user: &str, password: &str, project: &str) -> Value {
+    json!({"auth": {
+        "identity": {"methods": ["password"], "password": {"user": {
+            "name": user, "domain": {"name": "Default"}, "password": password,
+        }}},
+        "scope": {"project": {"name": project, "domain": {"name": "Default"}}},
+    }})
+}
+
+impl Cloud {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.sim.base_url())
+    }
+
+    pub async fn token(&self) -> String {
+        let response = self
+            .http
+            .post(format!("{}/auth/tokens", self.sim.identity_url()))
+            .json(&password_body("admin", "adminpass", "admin"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201);
+        response.headers()["x-subject-token"]
+            .to_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// A request with a fresh token.
+    pub async fn authed(&self, method: reqwest::Method, path: &str) -> RequestBuilder {
+        let token = self.token().await;
+        self.http
+            .request(method, self.url(path))
+            .header("X-Auth-Token", token)
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.authed(reqwest::Method::GET, path)
+            .await
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+pub async fn body(response: Response) -> Value {
+    response.json().await.unwrap()
+}
+
+pub fn header<'r>(response: &'r Response, name: &str) -> Option<&'r str> {
+    response
+        .headers()
+        .get(name)
+        .map(|value| value.to_str().unwrap())
+}
+
+/// The sorted keys of a JSON object.
+pub fn keys(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys
+}

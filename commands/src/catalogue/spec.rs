@@ -1,0 +1,142 @@
+//! The types of the catalogue: what a command and its options are.
+
+use crate::index::MAX_INDEX_BYTES;
+use crate::name::{CloudName, ClusterName, HostName, UserName};
+use crate::openstack::ids::ImageRef;
+use crate::openstack::image::PropertyKey;
+use crate::parse::{Args, ParseError};
+use crate::request::Request;
+
+/// Where a command can be typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// Console and chat.
+    Everywhere,
+    /// Only the local console (`/as`): in chat, identity comes from the chat platform.
+    ConsoleOnly,
+}
+
+/// What an option's value is; front ends use it for typing, choices and autocomplete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionKind {
+    /// A configured cluster name (autocomplete from the config).
+    Cluster,
+    /// A run id such as `r-42` (autocomplete from the store).
+    Run,
+    /// A configured operator's handle.
+    User,
+    /// A node's IPv4 address (autocomplete from the cluster's inventory).
+    Node,
+    /// An index name or, where the command lists, a `*` pattern (autocomplete from the cluster).
+    Index,
+    /// A number of days.
+    Days,
+    /// A configured cloud name (autocomplete from the config).
+    Cloud,
+    /// A hypervisor's host name (autocomplete from the cloud's compute services).
+    Host,
+    /// An instance's UUID.
+    Instance,
+    /// An image's name or id.
+    Image,
+    /// A value of an image property of spec 2.10; Discord offers the fixed ones as choices.
+    Property(PropertyKey),
+    /// A command group, for `/help` (Discord offers the groups as choices).
+    Topic,
+    /// Free text up to `max_len` characters.
+    Text { max_len: usize },
+}
+
+impl OptionKind {
+    /// Longest value accepted, checked before anything else looks at the value.
+    pub fn max_len(self) -> usize {
+        match self {
+            Self::Cluster => ClusterName::MAX_LEN,
+            Self::Run => 21,
+            Self::User => UserName::MAX_LEN,
+            // The longest IPv4 text is 15 bytes; an IPv6 address is let through to be named.
+            Self::Node => 45,
+            Self::Index => MAX_INDEX_BYTES,
+            Self::Days => 10,
+            Self::Cloud => CloudName::MAX_LEN,
+            Self::Host => HostName::MAX_LEN,
+            Self::Instance => 36,
+            Self::Image => ImageRef::MAX_LEN,
+            Self::Property(_) => 32,
+            Self::Topic => 32,
+            Self::Text { max_len } => max_len,
+        }
+    }
+
+    /// The placeholder shown in usage lines.
+    pub fn placeholder(self) -> &'static str {
+        match self {
+            Self::Cluster => "<cluster>",
+            Self::Run => "<run id>",
+            Self::User => "<user>",
+            Self::Node => "<node ip>",
+            Self::Index => "<index>",
+            Self::Days => "<days>",
+            Self::Cloud => "<cloud>",
+            Self::Host => "<host>",
+            Self::Instance => "<instance uuid>",
+            Self::Image => "<image name or id>",
+            Self::Property(PropertyKey::HwScsiModel) => "virtio-scsi",
+            Self::Property(PropertyKey::HwDiskBus) => "scsi",
+            Self::Property(PropertyKey::OsType) => "linux|windows",
+            Self::Property(PropertyKey::OsDistro) => "<os id>",
+            Self::Topic => "<group>",
+            Self::Text { .. } => "<text>",
+        }
+    }
+}
+
+/// One option of a command.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub kind: OptionKind,
+    pub required: bool,
+    pub summary: &'static str,
+}
+
+/// One command: `/group sub option:value ...`.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandSpec {
+    pub group: &'static str,
+    pub sub: Option<&'static str>,
+    pub summary: &'static str,
+    pub options: &'static [OptionSpec],
+    pub surface: Surface,
+    /// Turns checked arguments into the request; the only place a command's options are read.
+    pub build: fn(&Args<'_>) -> Result<Request, ParseError>,
+}
+
+impl CommandSpec {
+    /// `/cluster status`.
+    pub fn path(&self) -> String {
+        match self.sub {
+            Some(sub) => format!("/{} {sub}", self.group),
+            None => format!("/{}", self.group),
+        }
+    }
+
+    /// `/cluster status cluster:<cluster> [since:<text>]`.
+    pub fn usage(&self) -> String {
+        let mut usage = self.path();
+        for option in self.options {
+            let part = format!("{}:{}", option.name, option.kind.placeholder());
+            if option.required {
+                usage.push(' ');
+                usage.push_str(&part);
+            } else {
+                usage.push_str(&format!(" [{part}]"));
+            }
+        }
+        usage
+    }
+
+    pub fn option(&self, name: &str) -> Option<&'static OptionSpec> {
+        self.options.iter().find(|o| o.name == name)
+    }
+}

@@ -1,0 +1,83 @@
+//! What the compute API says: its service records (spec 2.9) and whether an instance exists.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use super::ids::ServiceId;
+use crate::name::HostName;
+
+/// `status` of a compute service: whether the scheduler may use it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceStatus {
+    Enabled,
+    Disabled,
+}
+
+/// `state` of a compute service: whether it reported in recently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceState {
+    Up,
+    Down,
+}
+
+/// One row of `GET /os-services`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ComputeService {
+    pub id: ServiceId,
+    /// `nova-compute`, `nova-scheduler`, `nova-conductor`, ...
+    pub binary: String,
+    pub host: HostName,
+    pub zone: String,
+    pub status: ServiceStatus,
+    pub state: ServiceState,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub updated_at: Option<OffsetDateTime>,
+    pub disabled_reason: Option<String>,
+}
+
+impl ComputeService {
+    /// The hypervisor agent, whose records pin the RPC version cap.
+    pub const COMPUTE: &'static str = "nova-compute";
+
+    pub fn is_compute(&self) -> bool {
+        self.binary == Self::COMPUTE
+    }
+
+    /// Disabled and not reporting: a registration left behind by a host that was removed or
+    /// never upgraded. Disabled services still count when the RPC version is chosen (spec 2.9).
+    pub fn is_stale_registration(&self) -> bool {
+        self.status == ServiceStatus::Disabled && self.state == ServiceState::Down
+    }
+}
+
+impl fmt::Display for ServiceStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+        })
+    }
+}
+
+impl fmt::Display for ServiceState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Up => "up",
+            Self::Down => "down",
+        })
+    }
+}
+
+/// Whether the compute API knows an instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "presence", rename_all = "snake_case")]
+pub enum Instance {
+    /// `GET /servers/{id}` answered 200.
+    Exists { name: String, status: String },
+    /// `GET /servers/{id}` answered 404: the instance is not in the compute database.
+    Gone,
+}

@@ -1,0 +1,307 @@
+//! The cloud planners: stale allocations, the RPC cap and image properties.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::openstack::compute::{ComputeService, Instance, ServiceState, ServiceStatus};
+use crate::openstack::ids::{ImageId, ProviderId, ServiceId};
+use crate::openstack::image::{Image, Property, PropertyKey, PropertySet};
+use crate::openstack::placement::{Provider, ProviderAllocations, Resources};
+use crate::openstack::rpc::VersionCapError;
+use crate::plan::{Action, DestructiveAction, SafeAction};
+use crate::request::ProcedureRequest;
+
+fn uuid(n: u8) -> String {
+    format!("00000000-0000-4000-8000-0000000000{n:02x}")
+}
+
+fn consumer(n: u8) -> ConsumerId {
+    ConsumerId::parse(&uuid(n)).unwrap()
+}
+
+fn cloud() -> CloudName {
+    CloudName::parse("prod").unwrap()
+}
+
+fn host(name: &str) -> HostName {
+    HostName::parse(name).unwrap()
+}
+
+/// compute-03 with consumers 1 (gone), 2 (exists) and 3 (gone).
+fn stale_facts() -> StaleFacts {
+    let provider = Provider {
+        uuid: ProviderId::parse(&uuid(0xa0)).unwrap(),
+        name: "compute-03".into(),
+        parent: None,
+        root: ProviderId::parse(&uuid(0xa0)).unwrap(),
+    };
+    let resources = Resources::new([("VCPU".into(), 2), ("MEMORY_MB".into(), 4096)]);
+    let consumers = [1, 2, 3]
+        .into_iter()
+        .map(|n| (consumer(n), resources.clone()))
+        .collect();
+    let instances = BTreeMap::from([
+        (consumer(1), Instance::Gone),
+        (
+            consumer(2),
+            Instance::Exists {
+                name: "web-1".into(),
+                status: "ACTIVE".into(),
+            },
+        ),
+        (consumer(3), Instance::Gone),
+    ]);
+    StaleFacts {
+        allocations: ProviderAllocations {
+            provider,
+            generation: 7,
+            consumers,
+        },
+        instances,
+    }
+}
+
+fn stale_request(instance: Option<ConsumerId>) -> ProcedureRequest {
+    ProcedureRequest::PlacementStale {
+        cloud: cloud(),
+        host: host("compute-03"),
+        instance,
+    }
+}
+
+#[test]
+fn only_allocations_of_gone_instances_are_deleted_then_verified() {
+    let plan = plan(&stale_request(None), &Facts::Stale(stale_facts())).unwrap();
+    let deleted: Vec<ConsumerId> = plan.deleted_consumers().collect();
+    assert_eq!(deleted, vec![consumer(1), consumer(3)]);
+    assert!(plan.needs_approval());
+    assert!(matches!(
+        plan.steps.last(),
+        Some(Action::Safe(SafeAction::VerifyReleased { .. }))
+    ));
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.contains("kept") && n.contains("web-1"))
+    );
+}
+
+#[test]
+fn a_named_instance_that_exists_is_refused() {
+    let refused = plan(
+        &stale_request(Some(consumer(2))),
+        &Facts::Stale(stale_facts()),
+    );
+    assert!(
+        matches!(refused, Err(PlanError::InstanceExists { ref name, .. }) if name == "web-1"),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn a_named_instance_is_the_only_one_deleted() {
+    let plan = plan(
+        &stale_request(Some(consumer(3))),
+        &Facts::Stale(stale_facts()),
+    )
+    .unwrap();
+    assert_eq!(
+        plan.deleted_consumers().collect::<Vec<_>>(),
+        vec![consumer(3)]
+    );
+}
+
+#[test]
+fn a_named_instance_without_allocations_here_is_refused() {
+    let refused = plan(
+        &stale_request(Some(consumer(9))),
+        &Facts::Stale(stale_facts()),
+    );
+    assert!(
+        matches!(refused, Err(PlanError::NoAllocation { .. })),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn nothing_stale_is_nothing_to_do() {
+    let mut facts = stale_facts();
+    for instance in facts.instances.values_mut() {
+        *instance = Instance::Exists {
+            name: "vm".into(),
+            status: "ACTIVE".into(),
+        };
+    }
+    let plan = plan(&stale_request(None), &Facts::Stale(facts)).unwrap();
+    assert!(plan.steps.is_empty());
+    assert!(plan.notes.iter().any(|n| n.contains("nothing to delete")));
+}
+
+fn service(n: u8, host_name: &str, status: ServiceStatus, state: ServiceState) -> ComputeService {
+    ComputeService {
+        id: ServiceId::parse(&uuid(n)).unwrap(),
+        binary: ComputeService::COMPUTE.into(),
+        host: host(host_name),
+        zone: "nova".into(),
+        status,
+        state,
+        updated_at: None,
+        disabled_reason: None,
+    }
+}
+
+fn rpc_request() -> ProcedureRequest {
+    ProcedureRequest::ComputeRpcCap {
+        cloud: cloud(),
+        error: Some(
+            VersionCapError::parse("requested message version 5.0 ... version cap 4.17").unwrap(),
+        ),
+    }
+}
+
+#[test]
+fn old_disabled_services_go_under_approval_then_the_computes_restart() {
+    use ServiceState::{Down, Up};
+    use ServiceStatus::{Disabled, Enabled};
+    let facts = RpcCapFacts {
+        services: vec![
+            service(1, "compute-01", Enabled, Up),
+            service(2, "compute-old", Disabled, Down),
+            service(3, "compute-02", Enabled, Up),
+            service(4, "compute-07", Disabled, Up),
+            service(5, "compute-09", Enabled, Down),
+        ],
+    };
+    let plan = plan(&rpc_request(), &Facts::RpcCap(facts)).unwrap();
+    let kinds: Vec<String> = plan
+        .steps
+        .iter()
+        .map(|step| match step {
+            Action::Destructive(DestructiveAction::DeleteComputeService { host, .. }) => {
+                format!("delete {host}")
+            }
+            Action::Safe(SafeAction::RestartCompute { host }) => format!("restart {host}"),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "delete compute-old",
+            "restart compute-01",
+            "restart compute-02"
+        ]
+    );
+    assert!(plan.needs_approval());
+    assert!(plan.notes[0].contains("requested 5.0, cap 4.17"));
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.contains("kept nova-compute on compute-07"))
+    );
+}
+
+#[test]
+fn with_no_old_service_the_fix_is_a_restart_without_approval() {
+    let facts = RpcCapFacts {
+        services: vec![service(
+            1,
+            "compute-01",
+            ServiceStatus::Enabled,
+            ServiceState::Up,
+        )],
+    };
+    let plan = plan(&rpc_request(), &Facts::RpcCap(facts)).unwrap();
+    assert!(!plan.needs_approval());
+    assert_eq!(plan.steps.len(), 1);
+}
+
+#[test]
+fn no_compute_up_is_refused() {
+    let facts = RpcCapFacts {
+        services: vec![service(
+            2,
+            "compute-old",
+            ServiceStatus::Disabled,
+            ServiceState::Down,
+        )],
+    };
+    let refused = plan(&rpc_request(), &Facts::RpcCap(facts));
+    assert!(
+        matches!(refused, Err(PlanError::NoComputeUp { .. })),
+        "{refused:?}"
+    );
+}
+
+fn image(n: u8, name: &str, properties: &[(PropertyKey, &str)]) -> Image {
+    Image {
+        id: ImageId::parse(&uuid(n)).unwrap(),
+        name: name.into(),
+        status: "active".into(),
+        properties: properties
+            .iter()
+            .map(|(k, v)| (*k, (*v).to_owned()))
+            .collect(),
+    }
+}
+
+fn image_request() -> ProcedureRequest {
+    ProcedureRequest::ImageProperties {
+        cloud: cloud(),
+        image: crate::openstack::ids::ImageRef::parse("ubuntu").unwrap(),
+        properties: PropertySet::new([
+            Property::parse(PropertyKey::HwScsiModel, "virtio-scsi").unwrap(),
+            Property::parse(PropertyKey::HwDiskBus, "scsi").unwrap(),
+        ])
+        .unwrap(),
+    }
+}
+
+#[test]
+fn only_differing_properties_are_patched() {
+    let facts = ImageFacts {
+        matches: vec![image(1, "ubuntu", &[(PropertyKey::HwDiskBus, "scsi")])],
+    };
+    let plan = plan(&image_request(), &Facts::Image(facts)).unwrap();
+    let [Action::Safe(SafeAction::SetImageProperties { changes, .. })] = plan.steps.as_slice()
+    else {
+        panic!("{:?}", plan.steps);
+    };
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].property.key(), PropertyKey::HwScsiModel);
+    assert!(!plan.needs_approval());
+}
+
+#[test]
+fn an_image_already_set_is_nothing_to_do_and_ambiguity_is_refused() {
+    let set = image(
+        1,
+        "ubuntu",
+        &[
+            (PropertyKey::HwDiskBus, "scsi"),
+            (PropertyKey::HwScsiModel, "virtio-scsi"),
+        ],
+    );
+    let plan = plan(
+        &image_request(),
+        &Facts::Image(ImageFacts {
+            matches: vec![set.clone()],
+        }),
+    )
+    .unwrap();
+    assert!(plan.steps.is_empty());
+    let twice = ImageFacts {
+        matches: vec![set, image(2, "ubuntu", &[])],
+    };
+    assert!(matches!(
+        super::plan(&image_request(), &Facts::Image(twice)),
+        Err(PlanError::SeveralImages { .. })
+    ));
+    assert!(matches!(
+        super::plan(
+            &image_request(),
+            &Facts::Image(ImageFacts { matches: vec![] })
+        ),
+        Err(PlanError::UnknownImage { .. })
+    ));
+}

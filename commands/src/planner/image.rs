@@ -1,0 +1,90 @@
+//! Image properties (spec 2.10): only the values that differ are patched.
+
+use crate::name::CloudName;
+use crate::openstack::ids::ImageRef;
+use crate::openstack::image::{Image, PropertyChange, PropertySet};
+use crate::plan::{Action, Plan, SafeAction};
+use crate::planner::PlanError;
+use crate::request::ProcedureRequest;
+
+/// The images the reference matched: by id at most one, by name any number.
+#[derive(Debug, Clone)]
+pub struct ImageFacts {
+    pub matches: Vec<Image>,
+}
+
+pub(super) fn properties(
+    request: &ProcedureRequest,
+    cloud: &CloudName,
+    image: &ImageRef,
+    properties: &PropertySet,
+    facts: &ImageFacts,
+) -> Result<Plan, PlanError> {
+    let found = match facts.matches.as_slice() {
+        [] => {
+            return Err(PlanError::UnknownImage {
+                cloud: cloud.clone(),
+                image: image.to_string(),
+            });
+        }
+        [one] => one,
+        several => {
+            return Err(PlanError::SeveralImages {
+                image: image.to_string(),
+                ids: several
+                    .iter()
+                    .map(|i| i.id.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+    };
+    let changes: Vec<PropertyChange> = properties
+        .iter()
+        .filter_map(|property| {
+            let before = found.properties.get(&property.key()).cloned();
+            (before.as_deref() != Some(property.value())).then(|| PropertyChange {
+                property: property.clone(),
+                before,
+            })
+        })
+        .collect();
+    let mut notes = vec![format!(
+        "image `{}` ({}), {}",
+        found.name, found.id, found.status
+    )];
+    for change in &changes {
+        notes.push(match &change.before {
+            Some(before) => format!(
+                "{}: {before} → {}",
+                change.property.key(),
+                change.property.value()
+            ),
+            None => format!(
+                "{}: (unset) → {}",
+                change.property.key(),
+                change.property.value()
+            ),
+        });
+    }
+    if changes.is_empty() {
+        notes.push(format!(
+            "nothing to change: `{}` already has {properties}",
+            found.name
+        ));
+        return Ok(Plan {
+            request: request.clone(),
+            steps: Vec::new(),
+            notes,
+        });
+    }
+    Ok(Plan {
+        request: request.clone(),
+        steps: vec![Action::Safe(SafeAction::SetImageProperties {
+            image: found.id,
+            name: found.name.clone(),
+            changes,
+        })],
+        notes,
+    })
+}

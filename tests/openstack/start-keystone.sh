@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Part of opsbot's test suite: tests/src/openstack.rs runs it (once per test
+# binary) to give the tests a real Keystone; it also works by hand.
+# Start a real OpenStack Keystone (PyPI keystone) on loopback, SQLite + fernet,
+# under gunicorn; bootstrap admin/RegionOne and (optionally) register Placement.
+# Idempotent: a running instance from the same DATA_DIR on PORT is reused.
+#
+# Usage: start-keystone.sh PORT DATA_DIR
+#   stdout: the PID of the gunicorn master (only that; logs go to stderr)
+#   stop:   kill -TERM "$(cat DATA_DIR/keystone.pid)"
+#
+# Environment (all optional):
+#   KEYSTONE_VENV        venv to use/create (default target/openstack/venv-keystone of this checkout,
+#                        where the Rust tests keep it too)
+#   KEYSTONE_VERSION     keystone version   (default 30.0.0)
+#   KEYSTONE_ADMIN_PASSWORD  admin password (default adminpass); user admin, project admin, domain Default
+#   KEYSTONE_REGION      region id          (default RegionOne)
+#   PLACEMENT_URL        if set, register service type 'placement' with public/internal/admin
+#                        endpoints = this URL, a project 'service' and a user 'placement'
+#                        (roles admin+service on 'service') for keystonemiddleware
+#   PLACEMENT_SERVICE_PASSWORD  password of that user (default placement-secret)
+#   KEYSTONE_TOKEN_EXPIRATION   seconds (default 3600)
+#   KEYSTONE_PASSWORD_HASH_ROUNDS  bcrypt rounds for stored passwords (default 4, the
+#                        minimum: every password token and user update hashes; fine for tests)
+#   KEYSTONE_WAIT        seconds to wait for the API (default 90)
+#   PYTHON               interpreter used to create the venv (default python3)
+#   PIP_CONSTRAINTS      constraints file (default keystone-constraints.txt next to this script, if present)
+set -euo pipefail
+
+die() { echo "start-keystone: $*" >&2; exit 1; }
+log() { echo "start-keystone: $*" >&2; }
+
+[[ $# -eq 2 ]] || die "usage: $0 PORT DATA_DIR"
+PORT=$1
+[[ $PORT =~ ^[0-9]+$ && PORT -gt 0 && PORT -lt 65536 ]] || die "bad port: $PORT"
+mkdir -p "$2"
+DATA_DIR=$(cd "$2" && pwd)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VERSION=${KEYSTONE_VERSION:-30.0.0}
+VENV=${KEYSTONE_VENV:-$HERE/../../target/openstack/venv-keystone}
+ADMIN_PW=${KEYSTONE_ADMIN_PASSWORD:-adminpass}
+REGION=${KEYSTONE_REGION:-RegionOne}
+WAIT=${KEYSTONE_WAIT:-90}
+PY=${PYTHON:-python3}
+CONSTRAINTS=${PIP_CONSTRAINTS:-$HERE/keystone-constraints.txt}
+PIDFILE=$DATA_DIR/keystone.pid
+LOGFILE=$DATA_DIR/keystone.log
+BASE=http://127.0.0.1:$PORT
+URL=$BASE/v3
+
+for t in curl setsid ps awk; do command -v $t >/dev/null || die "$t is required"; done
+
+answers() { curl -fsS --max-time 2 "$URL" 2>/dev/null | grep -q '"v3'; }
+alive() { # running and not a zombie (containers without an init do not reap)
+  [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null || return 1
+  local st; st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1) || return 0
+  [[ $st != Z ]]
+}
+ours() { alive "$1" && tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q 'gunicorn.*keystone_wsgi'; }
+
+# Stop what is left of an earlier instance: the gunicorn master runs under
+# setsid, so it and its workers share process group == master pid. Only
+# processes of that group whose command line names this DATA_DIR are touched.
+group_members() {
+  [[ ${1:-} =~ ^[0-9]+$ ]] || return 0
+  ps -eo pid=,pgid=,args= | awk -v g="$1" -v f="$PIDFILE" '$2 == g && index($0, f) { print $1 }'
+}
+stop_group() {
+  local pids; mapfile -t pids < <(group_members "$1")
+  (( ${#pids[@]} > 0 )) || return 0
+  log "stopping previous instance (pids ${pids[*]})"
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  for _ in $(seq 50); do [[ -n $(group_members "$1") ]] || return 0; sleep 0.1; done
+  # shellcheck disable=SC2046 # pid list is meant to split
+  kill -KILL $(group_members "$1") 2>/dev/null || true
+}
+
+# ---- venv -------------------------------------------------------------------
+MARKER=$VENV/.keystone-$VERSION-installed
+if [[ ! -f $MARKER ]]; then
+  mkdir -p "$(dirname "$VENV")"
+  exec 9>"$VENV.lock"
+  command -v flock >/dev/null && flock 9
+  if [[ ! -f $MARKER ]]; then
+    log "installing keystone==$VERSION into $VENV"
+    command -v "$PY" >/dev/null || die "$PY not found: Python 3.11+ (with venv and pip) is needed to install keystone"
+    "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+      || die "$PY is older than 3.11 (required by this release); set PYTHON=python3.11+"
+    [[ -x $VENV/bin/python ]] || "$PY" -m venv "$VENV" >&2 || die "cannot create venv $VENV"
+    # the pinned transitive set only matches the default release
+    C=(); grep -qx "keystone==$VERSION" "$CONSTRAINTS" 2>/dev/null && C=(-c "$CONSTRAINTS")
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+      "${C[@]}" "keystone==$VERSION" gunicorn >&2 || die "pip install failed"
+    touch "$MARKER"
+  fi
+  exec 9>&-
+fi
+
+# ---- already running? -------------------------------------------------------
+RUNNING=
+if [[ -s $PIDFILE ]]; then
+  OLD=$(cat "$PIDFILE")
+  if ours "$OLD" && answers; then
+    log "already running (pid $OLD) on $URL"
+    RUNNING=$OLD
+  else
+    stop_group "$OLD"
+    rm -f "$PIDFILE"
+  fi
+fi
+
+if [[ -z $RUNNING ]]; then
+  if curl -sS --max-time 2 -o /dev/null "$BASE/" 2>/dev/null; then
+    die "port $PORT is already in use by another process"
+  fi
+  # ---- config, schema, keys, bootstrap (all idempotent) ---------------------
+  CONF=$DATA_DIR/keystone.conf
+  cat > "$CONF" <<CONF
+[DEFAULT]
+debug = false
+[database]
+connection = sqlite:///$DATA_DIR/keystone.db
+[identity]
+password_hash_rounds = ${KEYSTONE_PASSWORD_HASH_ROUNDS:-4}
+[token]
+provider = fernet
+expiration = ${KEYSTONE_TOKEN_EXPIRATION:-3600}
+[fernet_tokens]
+key_repository = $DATA_DIR/fernet-keys
+[fernet_receipts]
+key_repository = $DATA_DIR/fernet-keys
+[credential]
+key_repository = $DATA_DIR/credential-keys
+CONF
+  # keystone parses sys.argv with oslo.config at import time and would choke on
+  # gunicorn's own arguments ("unrecognized arguments"); hide them.
+  cat > "$DATA_DIR/keystone_wsgi.py" <<'PYW'
+import sys
+sys.argv = sys.argv[:1]
+from keystone.wsgi.api import application  # noqa: E402,F401
+PYW
+  KM=("$VENV/bin/keystone-manage" --config-file "$CONF")
+  U=$(id -un); G=$(id -gn)
+  {
+    "${KM[@]}" db_sync
+    [[ -s $DATA_DIR/fernet-keys/0 ]] || "${KM[@]}" fernet_setup --keystone-user "$U" --keystone-group "$G"
+    [[ -s $DATA_DIR/credential-keys/0 ]] || "${KM[@]}" credential_setup --keystone-user "$U" --keystone-group "$G"
+    "${KM[@]}" bootstrap --bootstrap-password "$ADMIN_PW" --bootstrap-region-id "$REGION" \
+      --bootstrap-admin-url "$URL/" --bootstrap-internal-url "$URL/" --bootstrap-public-url "$URL/"
+  } > "$DATA_DIR/keystone-manage.log" 2>&1 || { tail -n 30 "$DATA_DIR/keystone-manage.log" >&2; die "keystone-manage failed"; }
+
+  # ---- start ----------------------------------------------------------------
+  GARGS=(--workers 1 --bind "127.0.0.1:$PORT" --pid "$PIDFILE" --access-logfile - --timeout 60
+         --pythonpath "$DATA_DIR")
+  "$VENV/bin/gunicorn" --help 2>/dev/null | grep -q -- --no-control-socket && GARGS+=(--no-control-socket)
+  : > "$LOGFILE"
+  OS_KEYSTONE_CONFIG_FILES=$CONF setsid nohup "$VENV/bin/gunicorn" "${GARGS[@]}" \
+    keystone_wsgi:application >>"$LOGFILE" 2>&1 < /dev/null &
+  PID=$!
+  deadline=$(( SECONDS + WAIT ))
+  until answers; do
+    if ! alive "$PID" && ! { [[ -s $PIDFILE ]] && alive "$(cat "$PIDFILE")"; }; then
+      tail -n 40 "$LOGFILE" >&2; rm -f "$PIDFILE"; die "gunicorn exited during start-up (log: $LOGFILE)"
+    fi
+    if (( SECONDS >= deadline )); then
+      tail -n 40 "$LOGFILE" >&2; kill -TERM "$PID" 2>/dev/null || true; rm -f "$PIDFILE"
+      die "no answer on $URL within ${WAIT}s"
+    fi
+    sleep 0.1
+  done
+  [[ -s $PIDFILE ]] && PID=$(cat "$PIDFILE")
+  echo "$PID" > "$PIDFILE"
+  RUNNING=$PID
+  log "keystone $VERSION up on $URL pid $PID, log $LOGFILE"
+fi
+
+# ---- register placement (idempotent, REST with an admin token) -------------
+if [[ -n ${PLACEMENT_URL:-} ]]; then
+  KS_URL=$URL ADMIN_PW=$ADMIN_PW REGION=$REGION PLACEMENT_URL=$PLACEMENT_URL \
+  SVC_PW=${PLACEMENT_SERVICE_PASSWORD:-placement-secret} "$VENV/bin/python" - <<'PYREG' >&2 || die "placement registration failed"
+import json, os, urllib.request, urllib.error
+ks, region, purl = os.environ['KS_URL'], os.environ['REGION'], os.environ['PLACEMENT_URL'].rstrip('/')
+
+def call(method, path, body=None, token=None):
+    req = urllib.request.Request(ks + path, method=method,
+                                 data=json.dumps(body).encode() if body is not None else None)
+    req.add_header('content-type', 'application/json'); req.add_header('accept', 'application/json')
+    if token: req.add_header('X-Auth-Token', token)
+    with urllib.request.urlopen(req, timeout=30) as r:
+        data = r.read()
+        return r.headers, (json.loads(data) if data else None)
+
+h, _ = call('POST', '/auth/tokens', {'auth': {'identity': {'methods': ['password'], 'password': {'user': {
+    'name': 'admin', 'domain': {'id': 'default'}, 'password': os.environ['ADMIN_PW']}}},
+    'scope': {'project': {'name': 'admin', 'domain': {'id': 'default'}}}}})
+tok = h['X-Subject-Token']
+
+def get_or_create(coll, key, query, body):
+    _, d = call('GET', f'/{coll}?{query}', token=tok)
+    if d[coll]:
+        return d[coll][0]
+    _, d = call('POST', f'/{coll}', {key: body}, token=tok)
+    print(f'created {key} {d[key].get("name", d[key].get("interface"))}')
+    return d[key]
+
+svc = get_or_create('services', 'service', 'type=placement', {'type': 'placement', 'name': 'placement',
+                    'description': 'Placement API', 'enabled': True})
+_, d = call('GET', f'/endpoints?service_id={svc["id"]}', token=tok)
+have = {e['interface']: e for e in d['endpoints']}
+for iface in ('public', 'internal', 'admin'):
+    e = have.get(iface)
+    if e and e['url'] == purl and e['region_id'] == region:
+        continue
+    if e:
+        call('DELETE', f'/endpoints/{e["id"]}', token=tok)
+    call('POST', '/endpoints', {'endpoint': {'service_id': svc['id'], 'interface': iface,
+                                             'url': purl, 'region_id': region, 'enabled': True}}, token=tok)
+    print(f'endpoint {iface} -> {purl}')
+proj = get_or_create('projects', 'project', 'name=service&domain_id=default',
+                     {'name': 'service', 'domain_id': 'default', 'description': 'Service project'})
+user = get_or_create('users', 'user', 'name=placement&domain_id=default',
+                     {'name': 'placement', 'domain_id': 'default', 'password': os.environ['SVC_PW']})
+# keep the password in sync with what placement will use
+call('PATCH', f'/users/{user["id"]}', {'user': {'password': os.environ['SVC_PW']}}, token=tok)
+for role in ('admin', 'service'):
+    _, d = call('GET', f'/roles?name={role}', token=tok)
+    call('PUT', f'/projects/{proj["id"]}/users/{user["id"]}/roles/{d["roles"][0]["id"]}', token=tok)
+print('placement registered')
+PYREG
+fi
+echo "$RUNNING"

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Part of opsbot's test suite: tests/src/openstack.rs runs it (once per test
+# binary) to give the tests a real Placement; it also works by hand.
+# Start a real OpenStack Placement API (PyPI openstack-placement) on loopback,
+# backed by SQLite, under gunicorn. Idempotent: if an instance from the same
+# DATA_DIR is already up on PORT, it just prints its PID again.
+#
+# Usage: start-placement.sh PORT DATA_DIR
+#   stdout: the PID of the gunicorn master (only that; logs go to stderr)
+#   stop:   kill -TERM "$(cat DATA_DIR/placement.pid)"
+#
+# Environment (all optional):
+#   PLACEMENT_VENV         venv to use/create   (default target/openstack/venv-placement of this checkout,
+#                          where the Rust tests keep it too)
+#   PLACEMENT_VERSION      openstack-placement  (default 16.0.0)
+#   PLACEMENT_AUTH         noauth2 | keystone   (default noauth2; token "admin" = admin)
+#   PLACEMENT_KEYSTONE_URL keystone base URL for auth=keystone, e.g. http://127.0.0.1:15000
+#   PLACEMENT_SERVICE_PASSWORD password of the 'placement' service user (auth=keystone)
+#   PLACEMENT_TOKEN_CACHE_TIME seconds keystonemiddleware trusts a validated token (default -1:
+#                          never, so a revoked or expired token is refused at once, as tests expect)
+#   PLACEMENT_WAIT         seconds to wait for the API to answer (default 60)
+#   PYTHON                 interpreter used to create the venv (default python3)
+#   PIP_CONSTRAINTS        constraints file (default: placement-constraints.txt next to this script, if present)
+set -euo pipefail
+
+die() { echo "start-placement: $*" >&2; exit 1; }
+log() { echo "start-placement: $*" >&2; }
+
+[[ $# -eq 2 ]] || die "usage: $0 PORT DATA_DIR"
+PORT=$1
+[[ $PORT =~ ^[0-9]+$ && PORT -gt 0 && PORT -lt 65536 ]] || die "bad port: $PORT"
+mkdir -p "$2"
+DATA_DIR=$(cd "$2" && pwd)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VERSION=${PLACEMENT_VERSION:-16.0.0}
+VENV=${PLACEMENT_VENV:-$HERE/../../target/openstack/venv-placement}
+AUTH=${PLACEMENT_AUTH:-noauth2}
+WAIT=${PLACEMENT_WAIT:-60}
+PY=${PYTHON:-python3}
+CONSTRAINTS=${PIP_CONSTRAINTS:-$HERE/placement-constraints.txt}
+PIDFILE=$DATA_DIR/placement.pid
+MODEFILE=$DATA_DIR/placement.mode   # what the running instance was started with
+MODE="$VERSION $AUTH ${PLACEMENT_KEYSTONE_URL:-} ${PLACEMENT_TOKEN_CACHE_TIME:--1}"
+LOGFILE=$DATA_DIR/placement.log
+URL=http://127.0.0.1:$PORT/
+
+for t in curl setsid ps awk; do command -v $t >/dev/null || die "$t is required"; done
+
+answers() { # GET / must return the placement version document
+  curl -fsS --max-time 2 "$URL" 2>/dev/null | grep -q '"min_version"'
+}
+alive() { # running and not a zombie (containers without an init do not reap)
+  [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null || return 1
+  local st; st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1) || return 0
+  [[ $st != Z ]]
+}
+ours() { alive "$1" && tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q 'gunicorn.*placement.wsgi.api'; }
+
+# Stop what is left of an earlier instance: the gunicorn master runs under
+# setsid, so it and its workers share process group == master pid. Only
+# processes of that group whose command line names this DATA_DIR are touched.
+group_members() {
+  [[ ${1:-} =~ ^[0-9]+$ ]] || return 0
+  ps -eo pid=,pgid=,args= | awk -v g="$1" -v f="$PIDFILE" '$2 == g && index($0, f) { print $1 }'
+}
+stop_group() {
+  local pids; mapfile -t pids < <(group_members "$1")
+  (( ${#pids[@]} > 0 )) || return 0
+  log "stopping previous instance (pids ${pids[*]})"
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  for _ in $(seq 50); do [[ -n $(group_members "$1") ]] || return 0; sleep 0.1; done
+  # shellcheck disable=SC2046 # pid list is meant to split
+  kill -KILL $(group_members "$1") 2>/dev/null || true
+}
+
+# ---- already running? -------------------------------------------------------
+if [[ -s $PIDFILE ]]; then
+  OLD=$(cat "$PIDFILE")
+  if ours "$OLD" && answers && [[ $(cat "$MODEFILE" 2>/dev/null) == "$MODE" ]]; then
+    log "already running (pid $OLD) on $URL"
+    echo "$OLD"; exit 0
+  fi
+  stop_group "$OLD"
+  rm -f "$PIDFILE"
+fi
+if curl -sS --max-time 2 -o /dev/null "$URL" 2>/dev/null; then
+  die "port $PORT is already in use by another process"
+fi
+
+# ---- venv (installed once, guarded by a lock for parallel CI jobs) ----------
+MARKER=$VENV/.placement-$VERSION-installed
+if [[ ! -f $MARKER ]]; then
+  mkdir -p "$(dirname "$VENV")"
+  exec 9>"$VENV.lock"
+  command -v flock >/dev/null && flock 9
+  if [[ ! -f $MARKER ]]; then
+    log "installing openstack-placement==$VERSION into $VENV"
+    command -v "$PY" >/dev/null || die "$PY not found: Python 3.11+ (with venv and pip) is needed to install openstack-placement"
+    "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+      || die "$PY is older than 3.11 (required by this release); set PYTHON=python3.11+"
+    [[ -x $VENV/bin/python ]] || "$PY" -m venv "$VENV" >&2 || die "cannot create venv $VENV"
+    # the pinned transitive set only matches the default release
+    C=(); grep -qx "openstack-placement==$VERSION" "$CONSTRAINTS" 2>/dev/null && C=(-c "$CONSTRAINTS")
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+      "${C[@]}" "openstack-placement==$VERSION" gunicorn >&2 \
+      || die "pip install failed"
+    touch "$MARKER"
+  fi
+  exec 9>&-
+fi
+
+# ---- config + schema --------------------------------------------------------
+CONF=$DATA_DIR/placement.conf
+{
+  echo "[DEFAULT]"
+  echo "debug = false"
+  echo "[api]"
+  echo "auth_strategy = $AUTH"
+  echo "[placement_database]"
+  echo "connection = sqlite:///$DATA_DIR/placement.db"
+  if [[ $AUTH == keystone ]]; then
+    [[ -n ${PLACEMENT_KEYSTONE_URL:-} ]] || die "PLACEMENT_KEYSTONE_URL is required for auth=keystone"
+    cat <<KS
+[keystone_authtoken]
+www_authenticate_uri = $PLACEMENT_KEYSTONE_URL/v3
+auth_url = $PLACEMENT_KEYSTONE_URL/v3
+auth_type = password
+project_domain_name = Default
+user_domain_name = Default
+project_name = service
+username = placement
+password = ${PLACEMENT_SERVICE_PASSWORD:-placement-secret}
+service_token_roles_required = true
+token_cache_time = ${PLACEMENT_TOKEN_CACHE_TIME:--1}
+KS
+  fi
+} > "$CONF"
+OS_PLACEMENT_CONFIG_DIR=$DATA_DIR "$VENV/bin/placement-manage" --config-file "$CONF" db sync >&2 \
+  || die "placement-manage db sync failed"
+
+# ---- start ------------------------------------------------------------------
+GARGS=(--workers 1 --bind "127.0.0.1:$PORT" --pid "$PIDFILE" --access-logfile - --timeout 60)
+"$VENV/bin/gunicorn" --help 2>/dev/null | grep -q -- --no-control-socket && GARGS+=(--no-control-socket)
+: > "$LOGFILE"
+OS_PLACEMENT_CONFIG_DIR=$DATA_DIR setsid nohup "$VENV/bin/gunicorn" "${GARGS[@]}" \
+  placement.wsgi.api:application >>"$LOGFILE" 2>&1 < /dev/null &
+PID=$!   # setsid does not fork here (non-interactive shell), so this is the gunicorn master
+
+deadline=$(( SECONDS + WAIT ))
+until answers; do
+  if ! alive "$PID" && ! { [[ -s $PIDFILE ]] && alive "$(cat "$PIDFILE")"; }; then
+    tail -n 40 "$LOGFILE" >&2; rm -f "$PIDFILE"; die "gunicorn exited during start-up (log: $LOGFILE)"
+  fi
+  if (( SECONDS >= deadline )); then
+    tail -n 40 "$LOGFILE" >&2; kill -TERM "$PID" 2>/dev/null || true; rm -f "$PIDFILE"
+    die "no answer on $URL within ${WAIT}s"
+  fi
+  sleep 0.1
+done
+[[ -s $PIDFILE ]] && PID=$(cat "$PIDFILE")   # written by gunicorn itself
+echo "$PID" > "$PIDFILE"
+echo "$MODE" > "$MODEFILE"
+log "placement $VERSION ($AUTH) up on $URL pid $PID, log $LOGFILE"
+echo "$PID"

@@ -1,0 +1,1003 @@
+//! A real OpenStack Keystone 30.0.0 and Placement 16.0.0 (from PyPI) on loopback, for tests
+//! that must meet the real services rather than the simulator: real fernet tokens, real
+//! catalogs, real microversion and error behaviour.
+//!
+//! [`real_cloud`] starts both once per test binary, by running the project's own scripts in
+//! `tests/openstack/`: the Python venvs are installed on first use (under a lock, so parallel
+//! test binaries do not race) and cached in `<target>/openstack/venv-{keystone,placement}`;
+//! each test binary's servers get free loopback ports and data under
+//! `<target>/openstack/run-<pid>/`. Nothing is skipped: no Python, no PyPI or a server that
+//! does not come up fails every test that asked, with the script's own words.
+//!
+//! The servers never outlive the test binary, although the statics that hold them are never
+//! dropped: before starting anything, the binary starts `watch-openstack.sh` with the write end
+//! of a pipe as its only tie. The kernel closes that pipe when the test process ends, however
+//! it ends (even `SIGKILL`), and the watchdog then stops the servers and removes the run dir.
+//! That is better than polling the pid: nothing to reuse, no delay, no lost signal.
+//!
+//! Tests share the one cloud and run concurrently, so each names what it creates uniquely
+//! ([`unique`]) and keeps to its own region ([`RealCloud::add_region`]), providers and users.
+
+#![deny(clippy::unwrap_used, clippy::expect_used)] // Server answers are checked, not trusted.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::{Ipv4Addr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{ChildStdin, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use reqwest::header::HeaderMap;
+use reqwest::{Client, Method, StatusCode};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+/// The admin user `keystone-manage bootstrap` creates, in domain Default.
+pub const ADMIN_USER: &str = "admin";
+/// The admin password (the scripts' default).
+pub const ADMIN_PASSWORD: &str = "adminpass";
+/// The project the admin user has role admin on, in domain Default.
+pub const ADMIN_PROJECT: &str = "admin";
+/// The bootstrap region, where Placement is registered.
+pub const REGION: &str = "RegionOne";
+/// The Placement microversion every helper here speaks: the one the fixtures were recorded with.
+pub const PLACEMENT_MICROVERSION: &str = "placement 1.17";
+/// Every interface a catalog endpoint can have.
+pub const ALL_INTERFACES: &[&str] = &["public", "internal", "admin"];
+
+/// The longest one start script may take: a cold install fetches ~100 packages from PyPI.
+const SCRIPT_PATIENCE: Duration = Duration::from_secs(20 * 60);
+/// How many lines of a failed script's stderr a panic quotes.
+const STDERR_TAIL: usize = 40;
+/// Internal tokens are reissued well before Keystone's one-hour expiry.
+const TOKEN_REUSE: Duration = Duration::from_secs(30 * 60);
+
+static CLOUD: OnceLock<Result<RealCloud, String>> = OnceLock::new();
+
+/// The test binary's Keystone + Placement, started on first call; every later call (from any
+/// test, on any runtime) gets the same one.
+///
+/// Async, because tests are `#[tokio::test]` and the start takes seconds (minutes on a cold
+/// install): tests that ask meanwhile wait without holding their runtime's thread. The start
+/// runs on a thread (and runtime) of its own, so a test that gives up waiting (a timeout, a
+/// runtime shut down) cannot cancel it half-way and leave a second start to race the first.
+/// A start that failed is not retried: every test that asks panics with the same reason.
+pub async fn real_cloud() -> &'static RealCloud {
+    let cloud = match CLOUD.get() {
+        Some(cloud) => cloud,
+        None => {
+            let (tell, started) = tokio::sync::oneshot::channel();
+            std::thread::spawn(move || {
+                let _ = tell.send(CLOUD.get_or_init(start_on_own_runtime));
+            });
+            match started.await {
+                Ok(cloud) => cloud,
+                Err(_) => panic!("the real OpenStack's start-up thread died"),
+            }
+        }
+    };
+    match cloud {
+        Ok(cloud) => cloud,
+        Err(error) => panic!("the real OpenStack (Keystone + Placement) did not start: {error}"),
+    }
+}
+
+fn start_on_own_runtime() -> Result<RealCloud, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| runtime.block_on(RealCloud::start()))
+        .map_err(|e| format!("{e:#}"))
+}
+
+/// A name no other test (or earlier run) uses: `prefix-` and 12 hex digits.
+pub fn unique(prefix: &str) -> String {
+    let id = Uuid::new_v4().simple().to_string();
+    format!("{prefix}-{}", &id[..12])
+}
+
+/// A real Keystone and Placement (`auth_strategy = keystone`) on loopback.
+#[derive(Debug)]
+pub struct RealCloud {
+    keystone: String,
+    placement: String,
+    run_dir: PathBuf,
+    /// Shared by tests on different runtimes, so it keeps no idle connections: a pooled
+    /// connection belongs to the runtime that opened it and dies with that test.
+    http: Client,
+    /// The helpers' own admin token; never handed out, so no test can revoke it.
+    helper_token: Mutex<Option<(String, Instant)>>,
+    keystone_start: Duration,
+    placement_start: Duration,
+    /// The watchdog's stdin: held, never written to after start-up, never closed.
+    _watchdog: Mutex<ChildStdin>,
+}
+
+/// A token from `POST /v3/auth/tokens`, project-scoped to [`ADMIN_PROJECT`].
+#[derive(Debug, Clone)]
+pub struct IssuedToken {
+    /// `X-Subject-Token`.
+    pub id: String,
+    /// The token's catalog.
+    pub catalog: Vec<CatalogService>,
+    /// The whole answer body (`{"token": {...}}`).
+    pub body: Value,
+}
+
+/// A service in a token's catalog.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CatalogService {
+    #[serde(rename = "type")]
+    pub service_type: String,
+    #[serde(default)]
+    pub name: String,
+    pub endpoints: Vec<CatalogEndpoint>,
+}
+
+/// An endpoint in a token's catalog.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CatalogEndpoint {
+    pub interface: String,
+    pub region_id: String,
+    pub url: String,
+}
+
+impl IssuedToken {
+    /// The URL of `service_type`'s `interface` endpoint in `region`, if the catalog has one.
+    pub fn endpoint(&self, service_type: &str, interface: &str, region: &str) -> Option<&str> {
+        self.catalog
+            .iter()
+            .filter(|s| s.service_type == service_type)
+            .flat_map(|s| &s.endpoints)
+            .find(|e| e.interface == interface && e.region_id == region)
+            .map(|e| e.url.as_str())
+    }
+
+    /// Every `(service type, interface, url)` the catalog has in `region`.
+    pub fn endpoints_in(&self, region: &str) -> Vec<(String, String, String)> {
+        self.catalog
+            .iter()
+            .flat_map(|s| s.endpoints.iter().map(move |e| (s, e)))
+            .filter(|(_, e)| e.region_id == region)
+            .map(|(s, e)| (s.service_type.clone(), e.interface.clone(), e.url.clone()))
+            .collect()
+    }
+}
+
+/// An HTTP answer, its body parsed as JSON if it is JSON (else a string; `null` if empty).
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Answer {
+    fn require(self, what: &str, ok: &[u16]) -> anyhow::Result<Self> {
+        if ok.contains(&self.status.as_u16()) {
+            Ok(self)
+        } else {
+            bail!("{what}: answered {} {}", self.status, self.body)
+        }
+    }
+}
+
+/// Unwraps a helper's result; set-up that cannot be done stops the test, saying what failed.
+fn or_panic<T>(result: anyhow::Result<T>) -> T {
+    result.unwrap_or_else(|e| panic!("real OpenStack: {e:#}"))
+}
+
+impl RealCloud {
+    /// Keystone's identity API, `http://127.0.0.1:PORT/v3`.
+    pub fn keystone_url(&self) -> String {
+        format!("{}/v3", self.keystone)
+    }
+
+    /// Placement's root, `http://127.0.0.1:PORT` (no trailing slash), as in the catalog.
+    pub fn placement_url(&self) -> &str {
+        &self.placement
+    }
+
+    pub fn admin_user(&self) -> &'static str {
+        ADMIN_USER
+    }
+
+    pub fn admin_password(&self) -> &'static str {
+        ADMIN_PASSWORD
+    }
+
+    pub fn admin_project(&self) -> &'static str {
+        ADMIN_PROJECT
+    }
+
+    pub fn region(&self) -> &'static str {
+        REGION
+    }
+
+    /// This binary's data dir: `<target>/openstack/run-<pid>` (server logs are in its
+    /// `keystone*/` and `placement*/`; removed when the binary ends).
+    pub fn run_dir(&self) -> &Path {
+        &self.run_dir
+    }
+
+    /// How long starting Keystone (db_sync, keys, bootstrap, gunicorn, Placement's
+    /// registration) and then Placement took, installs included.
+    pub fn start_times(&self) -> (Duration, Duration) {
+        (self.keystone_start, self.placement_start)
+    }
+
+    /// A fresh admin token (password auth, scoped to project admin), the caller's to use or
+    /// revoke.
+    pub async fn admin_token(&self) -> String {
+        or_panic(self.issue_token(ADMIN_USER, ADMIN_PASSWORD).await).id
+    }
+
+    /// Password auth as `user` (domain Default), scoped to project admin. An error (with
+    /// Keystone's status and body) if Keystone does not issue one, e.g. after a password change.
+    pub async fn issue_token(&self, user: &str, password: &str) -> anyhow::Result<IssuedToken> {
+        let body = json!({"auth": {
+            "identity": {"methods": ["password"], "password": {"user": {
+                "name": user, "domain": {"name": "Default"}, "password": password}}},
+            "scope": {"project": {"name": ADMIN_PROJECT, "domain": {"name": "Default"}}}}});
+        let answer = self
+            .send(
+                self.http
+                    .post(format!("{}/auth/tokens", self.keystone_url()))
+                    .json(&body),
+            )
+            .await?
+            .require(&format!("token for {user}"), &[201])?;
+        let id = answer
+            .headers
+            .get("x-subject-token")
+            .and_then(|v| v.to_str().ok())
+            .context("Keystone issued a token without X-Subject-Token")?
+            .to_owned();
+        let catalog = Vec::<CatalogService>::deserialize(&answer.body["token"]["catalog"])
+            .with_context(|| format!("token catalog: {}", answer.body))?;
+        Ok(IssuedToken {
+            id,
+            catalog,
+            body: answer.body,
+        })
+    }
+
+    /// Revokes `token` (`DELETE /v3/auth/tokens`); placement refuses it from then on.
+    pub async fn revoke_token(&self, token: &str) {
+        or_panic(self.try_revoke_token(token).await)
+    }
+
+    async fn try_revoke_token(&self, token: &str) -> anyhow::Result<()> {
+        let admin = self.helper_token().await?;
+        self.keystone(Method::DELETE, "/auth/tokens", &admin, None, |r| {
+            r.header("x-subject-token", token)
+        })
+        .await?
+        .require("revoke token", &[204])?;
+        Ok(())
+    }
+
+    /// A Keystone region of its own for one test: creates region `region` and, for each
+    /// `(service type, service name, url)`, the service if Keystone has none of that type, and
+    /// its public, internal and admin endpoints there; the real Placement is registered in the
+    /// region too (all three interfaces). Other tests' regions are not touched.
+    pub async fn add_region(&self, region: &str, endpoints: &[(&str, &str, &str)]) {
+        self.add_region_with(region, endpoints, ALL_INTERFACES)
+            .await
+    }
+
+    /// [`Self::add_region`], with the real Placement registered only for `placement_interfaces`
+    /// (none, or e.g. only `["public"]` to see what a client does without an internal one).
+    pub async fn add_region_with(
+        &self,
+        region: &str,
+        endpoints: &[(&str, &str, &str)],
+        placement_interfaces: &[&str],
+    ) {
+        or_panic(
+            self.try_add_region(region, endpoints, placement_interfaces)
+                .await
+                .with_context(|| format!("add region {region}")),
+        )
+    }
+
+    async fn try_add_region(
+        &self,
+        region: &str,
+        endpoints: &[(&str, &str, &str)],
+        placement_interfaces: &[&str],
+    ) -> anyhow::Result<()> {
+        let token = self.helper_token().await?;
+        self.keystone(
+            Method::POST,
+            "/regions",
+            &token,
+            Some(json!({"region": {"id": region, "description": "a test's own region"}})),
+            |r| r,
+        )
+        .await?
+        .require("create region", &[201])?;
+        let placement = self.placement.clone();
+        let wanted = endpoints
+            .iter()
+            .map(|&(kind, name, url)| (kind, name, url, ALL_INTERFACES))
+            .chain(std::iter::once((
+                "placement",
+                "placement",
+                placement.as_str(),
+                placement_interfaces,
+            )));
+        for (kind, name, url, interfaces) in wanted {
+            if interfaces.is_empty() {
+                continue;
+            }
+            let service = self.service_id(&token, kind, name).await?;
+            for interface in interfaces {
+                let endpoint = json!({"endpoint": {"service_id": service, "interface": interface,
+                    "url": url, "region_id": region, "enabled": true}});
+                self.keystone(Method::POST, "/endpoints", &token, Some(endpoint), |r| r)
+                    .await?
+                    .require(&format!("create {interface} endpoint for {kind}"), &[201])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The id of the service of type `kind`, created (named `name`) if there is none. Two tests
+    /// creating the same new type at once may create two; Keystone allows that, and each
+    /// region's endpoints then hang off one of them, which catalogs show just the same.
+    async fn service_id(&self, token: &str, kind: &str, name: &str) -> anyhow::Result<String> {
+        let found = self
+            .keystone(
+                Method::GET,
+                &format!("/services?type={kind}"),
+                token,
+                None,
+                |r| r,
+            )
+            .await?
+            .require("list services", &[200])?;
+        if let Some(id) = found.body["services"][0]["id"].as_str() {
+            return Ok(id.to_owned());
+        }
+        let service = json!({"service": {"type": kind, "name": name, "enabled": true}});
+        let created = self
+            .keystone(Method::POST, "/services", token, Some(service), |r| r)
+            .await?
+            .require(&format!("create service {kind}"), &[201])?;
+        created.body["service"]["id"]
+            .as_str()
+            .map(str::to_owned)
+            .with_context(|| format!("created service without an id: {}", created.body))
+    }
+
+    /// Creates user `name` in domain Default with role admin on project admin, so a test can
+    /// issue tokens as it and then change its password or disable it.
+    pub async fn create_user(&self, name: &str, password: &str) {
+        or_panic(
+            self.try_create_user(name, password)
+                .await
+                .with_context(|| format!("create user {name}")),
+        )
+    }
+
+    async fn try_create_user(&self, name: &str, password: &str) -> anyhow::Result<()> {
+        let token = self.helper_token().await?;
+        let user = json!({"user": {"name": name, "password": password, "domain_id": "default",
+            "enabled": true}});
+        let created = self
+            .keystone(Method::POST, "/users", &token, Some(user), |r| r)
+            .await?
+            .require("create", &[201])?;
+        let user = created.body["user"]["id"]
+            .as_str()
+            .with_context(|| format!("created user without an id: {}", created.body))?;
+        let project = self
+            .first_id(
+                &token,
+                "projects",
+                &format!("name={ADMIN_PROJECT}&domain_id=default"),
+            )
+            .await?;
+        let role = self.first_id(&token, "roles", "name=admin").await?;
+        self.keystone(
+            Method::PUT,
+            &format!("/projects/{project}/users/{user}/roles/{role}"),
+            &token,
+            None,
+            |r| r,
+        )
+        .await?
+        .require("grant admin on project admin", &[204])?;
+        Ok(())
+    }
+
+    /// Changes user `name`'s password (as an admin would; Keystone then revokes its tokens).
+    pub async fn set_user_password(&self, name: &str, password: &str) {
+        or_panic(
+            self.update_user(name, json!({"password": password}))
+                .await
+                .with_context(|| format!("set password of user {name}")),
+        )
+    }
+
+    /// Enables or disables user `name`.
+    pub async fn set_user_enabled(&self, name: &str, enabled: bool) {
+        or_panic(
+            self.update_user(name, json!({"enabled": enabled}))
+                .await
+                .with_context(|| format!("enable={enabled} user {name}")),
+        )
+    }
+
+    async fn update_user(&self, name: &str, change: Value) -> anyhow::Result<()> {
+        let token = self.helper_token().await?;
+        let user = self
+            .first_id(&token, "users", &format!("name={name}&domain_id=default"))
+            .await?;
+        self.keystone(
+            Method::PATCH,
+            &format!("/users/{user}"),
+            &token,
+            Some(json!({"user": change})),
+            |r| r,
+        )
+        .await?
+        .require("update", &[200])?;
+        Ok(())
+    }
+
+    /// The id of the first `collection` member matching `query` (e.g. `name=admin`).
+    async fn first_id(&self, token: &str, collection: &str, query: &str) -> anyhow::Result<String> {
+        let found = self
+            .keystone(
+                Method::GET,
+                &format!("/{collection}?{query}"),
+                token,
+                None,
+                |r| r,
+            )
+            .await?
+            .require(&format!("list {collection}"), &[200])?;
+        found.body[collection][0]["id"]
+            .as_str()
+            .map(str::to_owned)
+            .with_context(|| format!("no {collection} with {query}"))
+    }
+
+    /// Creates resource provider `name` and reads it back by name; its uuid.
+    pub async fn create_provider(&self, name: &str) -> Uuid {
+        or_panic(
+            self.try_create_provider(name)
+                .await
+                .with_context(|| format!("create provider {name}")),
+        )
+    }
+
+    async fn try_create_provider(&self, name: &str) -> anyhow::Result<Uuid> {
+        self.placement_call(
+            Method::POST,
+            "/resource_providers",
+            Some(json!({"name": name})),
+        )
+        .await?
+        .require("create", &[201])?;
+        let token = self.helper_token().await?;
+        let found = self
+            .send(
+                self.placement_request(Method::GET, "/resource_providers", &token)
+                    .query(&[("name", name)]),
+            )
+            .await?
+            .require("read back", &[200])?;
+        let uuid = found.body["resource_providers"][0]["uuid"]
+            .as_str()
+            .with_context(|| format!("not found after creation: {}", found.body))?;
+        uuid.parse().with_context(|| format!("not a uuid: {uuid}"))
+    }
+
+    /// Replaces `provider`'s inventory with `(resource class, total)`s (defaults for the
+    /// rest), at its current generation; retried if the generation moves meanwhile.
+    pub async fn set_inventory(&self, provider: Uuid, inventory: &[(&str, u64)]) {
+        or_panic(
+            self.try_set_inventory(provider, inventory)
+                .await
+                .with_context(|| format!("set inventory of provider {provider}")),
+        )
+    }
+
+    async fn try_set_inventory(
+        &self,
+        provider: Uuid,
+        inventory: &[(&str, u64)],
+    ) -> anyhow::Result<()> {
+        let inventories: serde_json::Map<String, Value> = inventory
+            .iter()
+            .map(|&(class, total)| (class.to_owned(), json!({"total": total})))
+            .collect();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let current = self
+                .placement_call(
+                    Method::GET,
+                    &format!("/resource_providers/{provider}"),
+                    None,
+                )
+                .await?
+                .require("read provider", &[200])?;
+            let generation = current.body["generation"]
+                .as_u64()
+                .with_context(|| format!("provider without a generation: {}", current.body))?;
+            let body = json!({"resource_provider_generation": generation,
+                "inventories": inventories});
+            let answer = self
+                .placement_call(
+                    Method::PUT,
+                    &format!("/resource_providers/{provider}/inventories"),
+                    Some(body),
+                )
+                .await?;
+            if answer.status == StatusCode::CONFLICT && attempt < 3 {
+                continue;
+            }
+            answer.require("put inventories", &[200])?;
+            return Ok(());
+        }
+    }
+
+    /// Allocates `(resource class, amount)`s of `provider` to `consumer`, for `project_id` and
+    /// `user_id` (the 1.17 body, as `keystone-auth/31-put-allocation-consumer1.json`); replaces
+    /// what `consumer` had.
+    pub async fn put_allocation(
+        &self,
+        consumer: Uuid,
+        provider: Uuid,
+        resources: &[(&str, u64)],
+        project_id: &str,
+        user_id: &str,
+    ) {
+        let resources: serde_json::Map<String, Value> = resources
+            .iter()
+            .map(|&(class, amount)| (class.to_owned(), json!(amount)))
+            .collect();
+        let body = json!({"allocations": {provider.to_string(): {"resources": resources}},
+            "project_id": project_id, "user_id": user_id});
+        let put = self
+            .placement_call(Method::PUT, &format!("/allocations/{consumer}"), Some(body))
+            .await
+            .and_then(|answer| answer.require("put", &[204]));
+        or_panic(put.with_context(|| format!("allocation of {consumer} on {provider}")));
+    }
+
+    /// `provider`'s allocations: consumer → resource class → amount.
+    pub async fn provider_allocations(
+        &self,
+        provider: Uuid,
+    ) -> BTreeMap<Uuid, BTreeMap<String, u64>> {
+        or_panic(
+            self.try_provider_allocations(provider)
+                .await
+                .with_context(|| format!("allocations of provider {provider}")),
+        )
+    }
+
+    async fn try_provider_allocations(
+        &self,
+        provider: Uuid,
+    ) -> anyhow::Result<BTreeMap<Uuid, BTreeMap<String, u64>>> {
+        #[derive(Deserialize)]
+        struct Allocations {
+            allocations: BTreeMap<Uuid, Allocation>,
+        }
+        #[derive(Deserialize)]
+        struct Allocation {
+            resources: BTreeMap<String, u64>,
+        }
+        let answer = self
+            .placement_call(
+                Method::GET,
+                &format!("/resource_providers/{provider}/allocations"),
+                None,
+            )
+            .await?
+            .require("get", &[200])?;
+        let allocations = Allocations::deserialize(&answer.body)
+            .with_context(|| format!("unexpected body {}", answer.body))?;
+        Ok(allocations
+            .allocations
+            .into_iter()
+            .map(|(consumer, a)| (consumer, a.resources))
+            .collect())
+    }
+
+    /// A request to Placement at `path` with `token` and [`PLACEMENT_MICROVERSION`], for tests
+    /// that want to see answers themselves (e.g. a 401 for a revoked token).
+    pub fn placement_request(
+        &self,
+        method: Method,
+        path: &str,
+        token: &str,
+    ) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.placement))
+            .header("accept", "application/json")
+            .header("openstack-api-version", PLACEMENT_MICROVERSION)
+            .header("x-auth-token", token)
+    }
+
+    /// Sends `request`; any answer is an `Ok`, only a failure to get one is an error.
+    pub async fn send(&self, request: reqwest::RequestBuilder) -> anyhow::Result<Answer> {
+        let response = request.send().await.context("no answer")?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let text = response.text().await.context("answer body")?;
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        Ok(Answer {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    async fn placement_call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<Answer> {
+        let token = self.helper_token().await?;
+        let what = format!("{method} {path}");
+        let mut request = self.placement_request(method, path, &token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        self.send(request).await.context(what)
+    }
+
+    async fn keystone(
+        &self,
+        method: Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+        extra: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+    ) -> anyhow::Result<Answer> {
+        let what = format!("Keystone {method} {path}");
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.keystone_url()))
+            .header("accept", "application/json")
+            .header("x-auth-token", token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        self.send(extra(request)).await.context(what)
+    }
+
+    /// The helpers' admin token, reissued after [`TOKEN_REUSE`].
+    async fn helper_token(&self) -> anyhow::Result<String> {
+        let held = match self.helper_token.lock() {
+            Ok(held) => held.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        if let Some((token, issued)) = held {
+            if issued.elapsed() < TOKEN_REUSE {
+                return Ok(token);
+            }
+        }
+        let token = self.issue_token(ADMIN_USER, ADMIN_PASSWORD).await?.id;
+        let mut held = match self.helper_token.lock() {
+            Ok(held) => held,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *held = Some((token.clone(), Instant::now()));
+        Ok(token)
+    }
+
+    async fn start() -> anyhow::Result<Self> {
+        let target = target_dir()?;
+        let base = target.join("openstack");
+        let run_dir = base.join(format!("run-{}", std::process::id()));
+        let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("openstack");
+        if run_dir.exists() {
+            // left by an earlier process with our pid whose watchdog could not finish
+            let _ = std::process::Command::new(scripts.join("stop-openstack.sh"))
+                .args(subdirs(&run_dir))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            std::fs::remove_dir_all(&run_dir)
+                .with_context(|| format!("cannot clear {}", run_dir.display()))?;
+        }
+        std::fs::create_dir_all(&run_dir)
+            .with_context(|| format!("cannot create {}", run_dir.display()))?;
+        let mut watchdog = Watchdog::spawn(&scripts, &base, &run_dir)?;
+        let venvs = [
+            ("KEYSTONE_VENV", base.join("venv-keystone")),
+            ("PLACEMENT_VENV", base.join("venv-placement")),
+        ];
+        let script = |name: &str, port: u16, dir: &str, env: Vec<(&'static str, String)>| Script {
+            path: scripts.join(name),
+            port,
+            data_dir: run_dir.join(dir),
+            env: venvs
+                .iter()
+                .map(|(k, v)| (*k, v.display().to_string()))
+                .chain(env)
+                .collect(),
+        };
+
+        // Keystone first: it registers the URL Placement is about to get.
+        let began = Instant::now();
+        let [keystone_port, mut placement_port] = free_ports()?;
+        let keystone_env = |placement_port: u16| {
+            vec![(
+                "PLACEMENT_URL",
+                format!("http://127.0.0.1:{placement_port}"),
+            )]
+        };
+        let mut keystone = script(
+            "start-keystone.sh",
+            keystone_port,
+            "keystone",
+            keystone_env(placement_port),
+        );
+        if let Err(clash) = keystone.run(&mut watchdog).await {
+            if !clash.port_in_use {
+                return Err(clash.error);
+            }
+            // someone took the port meanwhile: another one, and a fresh data dir (the
+            // bootstrap there registered Keystone's own URL with the port)
+            [keystone.port] = free_ports()?;
+            keystone = script(
+                "start-keystone.sh",
+                keystone.port,
+                "keystone-retry",
+                keystone_env(placement_port),
+            );
+            keystone.run(&mut watchdog).await.map_err(|f| f.error)?;
+        }
+        let keystone_start = began.elapsed();
+        let keystone_url = format!("http://127.0.0.1:{}", keystone.port);
+
+        let began = Instant::now();
+        let placement_env = || {
+            vec![
+                ("PLACEMENT_AUTH", "keystone".to_owned()),
+                ("PLACEMENT_KEYSTONE_URL", keystone_url.clone()),
+            ]
+        };
+        let mut placement = script(
+            "start-placement.sh",
+            placement_port,
+            "placement",
+            placement_env(),
+        );
+        if let Err(clash) = placement.run(&mut watchdog).await {
+            if !clash.port_in_use {
+                return Err(clash.error);
+            }
+            // someone took the port meanwhile: another one, registered anew (Keystone is
+            // reused as it runs, only its Placement endpoints change)
+            [placement_port] = free_ports()?;
+            keystone.env = keystone
+                .env
+                .into_iter()
+                .filter(|(k, _)| *k != "PLACEMENT_URL")
+                .chain(keystone_env(placement_port))
+                .collect();
+            keystone.run(&mut watchdog).await.map_err(|f| f.error)?;
+            placement = script(
+                "start-placement.sh",
+                placement_port,
+                "placement-retry",
+                placement_env(),
+            );
+            placement.run(&mut watchdog).await.map_err(|f| f.error)?;
+        }
+        let placement_start = began.elapsed();
+
+        let cloud = Self {
+            keystone: keystone_url,
+            placement: format!("http://127.0.0.1:{placement_port}"),
+            run_dir,
+            http: Client::builder()
+                .pool_max_idle_per_host(0)
+                .timeout(Duration::from_secs(60))
+                .build()
+                .context("HTTP client")?,
+            helper_token: Mutex::new(None),
+            keystone_start,
+            placement_start,
+            _watchdog: Mutex::new(watchdog.stdin),
+        };
+        eprintln!(
+            "real OpenStack: Keystone {} up in {:.1?}, Placement {} in {:.1?} (data: {})",
+            cloud.keystone_url(),
+            keystone_start,
+            cloud.placement,
+            placement_start,
+            cloud.run_dir.display()
+        );
+        Ok(cloud)
+    }
+}
+
+/// The cargo target dir: `CARGO_TARGET_DIR` if set (and absolute), else the one this test
+/// binary was built into: `<target>/[<triple>/]<profile>/deps/<binary>`, the nearest ancestor
+/// holding the `CACHEDIR.TAG` cargo writes.
+fn target_dir() -> anyhow::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from) {
+        if dir.is_absolute() {
+            return Ok(dir);
+        }
+    }
+    let exe = std::env::current_exe().context("cannot find the test binary")?;
+    if let Some(dir) = exe
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+    {
+        return Ok(dir.to_owned());
+    }
+    exe.ancestors()
+        .nth(3)
+        .map(Path::to_owned)
+        .with_context(|| format!("no target dir above {}", exe.display()))
+}
+
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `N` distinct free loopback ports, as the kernel picks them (all bound at once, so no two
+/// are the same). Each is free only until someone else takes it, hence the one retry on a
+/// clash.
+fn free_ports<const N: usize>() -> anyhow::Result<[u16; N]> {
+    let mut listeners = Vec::with_capacity(N);
+    let mut ports = [0; N];
+    for port in &mut ports {
+        let listener =
+            TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).context("no free loopback port")?;
+        *port = listener.local_addr().context("bound port")?.port();
+        listeners.push(listener);
+    }
+    Ok(ports)
+}
+
+/// `watch-openstack.sh`, in a session of its own (a Ctrl-C at the terminal is for the tests,
+/// not for it), reading from a pipe this process holds until it ends.
+struct Watchdog {
+    stdin: ChildStdin,
+}
+
+impl Watchdog {
+    fn spawn(scripts: &Path, base: &Path, run_dir: &Path) -> anyhow::Result<Self> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(base.join("watchdog.log"))
+            .context("watchdog log")?;
+        let mut child = std::process::Command::new("setsid")
+            .arg(scripts.join("watch-openstack.sh"))
+            .arg(run_dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .context(
+                "cannot start the watchdog (tests/openstack/watch-openstack.sh under setsid)",
+            )?;
+        let stdin = child.stdin.take().context("watchdog without stdin")?;
+        // Never waited for: it outlives us by design, and init reaps it.
+        drop(child);
+        Ok(Self { stdin })
+    }
+
+    /// Tells the watchdog about a start script's process group (`script`/`done`). A watchdog
+    /// that cannot be told is gone, and the servers would outlive us: that fails the start.
+    fn tell(&mut self, what: &str, pgid: u32) -> anyhow::Result<()> {
+        writeln!(self.stdin, "{what} {pgid}")
+            .and_then(|()| self.stdin.flush())
+            .context("the watchdog is gone (see <target>/openstack/watchdog.log)")
+    }
+}
+
+impl std::fmt::Debug for Watchdog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watchdog")
+    }
+}
+
+#[derive(Debug)]
+struct Script {
+    path: PathBuf,
+    port: u16,
+    data_dir: PathBuf,
+    env: Vec<(&'static str, String)>,
+}
+
+/// A start script that failed; `port_in_use` if only because its port was taken.
+#[derive(Debug)]
+struct ScriptFailure {
+    error: anyhow::Error,
+    port_in_use: bool,
+}
+
+impl From<anyhow::Error> for ScriptFailure {
+    fn from(error: anyhow::Error) -> Self {
+        Self {
+            error,
+            port_in_use: false,
+        }
+    }
+}
+
+impl Script {
+    /// Runs the script in a process group of its own (which the watchdog stops if we die
+    /// meanwhile); its stdout is the server's pid, its stderr is quoted if it fails.
+    async fn run(&self, watchdog: &mut Watchdog) -> Result<(), ScriptFailure> {
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let child = tokio::process::Command::new(&self.path)
+            .arg(self.port.to_string())
+            .arg(&self.data_dir)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("cannot run {} (is bash there?)", self.path.display()))?;
+        let pgid = child.id().unwrap_or_default();
+        watchdog.tell("script", pgid)?;
+        let output = tokio::time::timeout(SCRIPT_PATIENCE, child.wait_with_output()).await;
+        watchdog.tell("done", pgid)?;
+        let output = output
+            .map_err(|_| anyhow::anyhow!("{name} did not finish within {SCRIPT_PATIENCE:?}"))?
+            .with_context(|| format!("{name} could not be waited for"))?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if output.status.success()
+            && String::from_utf8_lossy(&output.stdout)
+                .trim()
+                .parse::<u32>()
+                .is_ok()
+        {
+            return Ok(());
+        }
+        let lines: Vec<&str> = stderr.lines().collect();
+        let tail = lines[lines.len().saturating_sub(STDERR_TAIL)..].join("\n");
+        Err(ScriptFailure {
+            // the script's own check, or gunicorn's bind failure in the log tail it quotes
+            port_in_use: tail.contains("already in use") || tail.contains("Connection in use"),
+            error: anyhow::anyhow!(
+                "{name} {} {} failed ({}; stdout {:?}); its stderr ends:\n{tail}",
+                self.port,
+                self.data_dir.display(),
+                output.status,
+                String::from_utf8_lossy(&output.stdout).trim(),
+            ),
+        })
+    }
+}
