@@ -1,20 +1,23 @@
-//! `opsbot demo`: the console wired to an embedded simulated cluster, with alice (operator) and
-//! bob (operator and approver). Same engine, same store, same progress code as production.
+//! `opsbot demo`: the console wired to an embedded simulated cluster and cloud, with alice
+//! (operator) and bob (operator and approver). Same engine, same store, same progress code as
+//! production.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use opsbot_commands::name::{ClusterName, NodeAddr, UserName};
+use opsbot_cloud_sim::CloudSimConfig;
+use opsbot_commands::name::{CloudName, ClusterName, NodeAddr, UserName};
 use opsbot_sim::{Flavor, SimConfig};
 
 use crate::config::{
-    ClusterConfig, Config, ConsoleConfig, ConsoleOperator, EngineConfig, NodeControlConfig,
-    ProgressConfig, StoreConfig,
+    CloudConfig, ClusterConfig, Config, ConsoleConfig, ConsoleOperator, EngineConfig,
+    HostControlConfig, Interface, NodeControlConfig, ProgressConfig, StoreConfig,
 };
 
-/// The demo's cluster name, as operators type it.
+/// The demo's cluster and cloud names, as operators type them.
 const CLUSTER: &str = "logs";
+const CLOUD: &str = "prod";
 
 /// Runs the demo until the end of the console's input.
 pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::Result<()> {
@@ -35,8 +38,15 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
         .await
         .context("cannot open a local port for the simulated cluster")?;
     let sim = opsbot_sim::spawn(sim_config, listener).await?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("cannot open a local port for the simulated cloud")?;
+    let cloud_sim = opsbot_cloud_sim::spawn(CloudSimConfig::demo(), listener).await?;
     // A temporary store unless one is given; it lives as long as the demo.
     let temp = tempfile::tempdir().context("cannot create a temporary directory for the store")?;
+    // The simulated cloud's password, in a file as a production config would have it.
+    let password_file = temp.path().join("prod-password");
+    std::fs::write(&password_file, "adminpass\n").context("cannot write the demo password")?;
     let store_path = store.unwrap_or_else(|| temp.path().join("store"));
     let config = Config {
         store: StoreConfig {
@@ -53,7 +63,19 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
             nodes,
             node_control: NodeControlConfig::Sim { url: None },
         }],
-        clouds: Vec::new(),
+        clouds: vec![CloudConfig {
+            name: CloudName::parse(CLOUD)?,
+            auth_url: cloud_sim.identity_url(),
+            username: "admin".to_owned(),
+            user_domain: "Default".to_owned(),
+            project: "admin".to_owned(),
+            project_domain: "Default".to_owned(),
+            region: "RegionOne".to_owned(),
+            interface: Interface::Internal,
+            password_env: None,
+            password_file: Some(password_file),
+            compute_control: HostControlConfig::Sim,
+        }],
         console: ConsoleConfig {
             operators: vec![
                 ConsoleOperator {
@@ -70,14 +92,18 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
     };
     let banner = format!(
         "opsbot demo · simulated {flavor} log cluster `{CLUSTER}` (5 nodes, 90 daily flog-* indices) at {}\n\
+         simulated OpenStack cloud `{CLOUD}` (hypervisors compute-01..03) at {}\n\
          time runs {speed}x faster in the simulation · store: {}\n\
          you are alice (operator); /as user:bob speaks as bob (operator and approver)\n\
          try: /cluster status cluster:{CLUSTER} · /cluster restart cluster:{CLUSTER} · \
-         /indices prune cluster:{CLUSTER} · /cluster remove-node cluster:{CLUSTER} node:10.0.0.14 · /help",
+         /indices prune cluster:{CLUSTER} · /cluster remove-node cluster:{CLUSTER} node:10.0.0.14 · \
+         /placement stale cloud:{CLOUD} host:compute-02 · /compute rpc-cap cloud:{CLOUD} · /help",
         sim.base_url(),
+        cloud_sim.base_url(),
         store_path.display(),
     );
     let result = crate::chat::console::run(config, Some(banner)).await;
     sim.shutdown().await;
+    cloud_sim.shutdown().await;
     result
 }

@@ -416,7 +416,9 @@ impl RealCloud {
         Ok(())
     }
 
-    /// Changes user `name`'s password (as an admin would; Keystone then revokes its tokens).
+    /// Changes user `name`'s password, as an admin would. Keystone then revokes the user's
+    /// tokens, and returns only once a token issued afterwards is valid (see
+    /// [`Self::update_user`]).
     pub async fn set_user_password(&self, name: &str, password: &str) {
         or_panic(
             self.update_user(name, json!({"password": password}))
@@ -425,7 +427,8 @@ impl RealCloud {
         )
     }
 
-    /// Enables or disables user `name`.
+    /// Enables or disables user `name` (disabling revokes its tokens; returns only once a
+    /// token issued afterwards would be valid, see [`Self::update_user`]).
     pub async fn set_user_enabled(&self, name: &str, enabled: bool) {
         or_panic(
             self.update_user(name, json!({"enabled": enabled}))
@@ -434,6 +437,11 @@ impl RealCloud {
         )
     }
 
+    /// Changes user `name`. Keystone's revocation event ("every token of this user issued
+    /// before now") is compared with fernet tokens' issue times, which have whole seconds: a
+    /// token issued in the same second as the change is issued (201) but then refused (401)
+    /// everywhere. Waiting for the next second here keeps tests that re-authenticate at once
+    /// from failing nine times out of ten.
     async fn update_user(&self, name: &str, change: Value) -> anyhow::Result<()> {
         let token = self.helper_token().await?;
         let user = self
@@ -448,6 +456,12 @@ impl RealCloud {
         )
         .await?
         .require("update", &[200])?;
+        let into_second = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .subsec_nanos();
+        let rest = Duration::from_secs(1) - Duration::from_nanos(u64::from(into_second));
+        tokio::time::sleep(rest + Duration::from_millis(50)).await;
         Ok(())
     }
 

@@ -164,7 +164,7 @@ async fn bad_cloud_input_gets_a_clear_answer_and_nothing_is_deleted() {
         ),
         (
             "/image properties cloud:prod image:cirros hw_disk_bus:ide",
-            "hw_disk_bus must be `scsi`",
+            "hw_disk_bus: must be `scsi`",
         ),
         (
             "/image properties cloud:prod image:nope os_type:linux",

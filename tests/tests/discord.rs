@@ -359,3 +359,67 @@ async fn autocomplete_offers_clusters_nodes_indices_and_runs() {
     assert_eq!(runs, ["r-1"]);
     scene.assert_well_behaved();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cloud_commands_come_from_the_same_catalogue_and_approve_by_button() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let cloud = opsbot_cloud_sim::spawn(opsbot_cloud_sim::CloudSimConfig::default(), listener)
+        .await
+        .unwrap();
+    let provider = cloud.add_provider("compute-03");
+    let (gone, running) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+    for consumer in [gone, running] {
+        cloud.add_allocation(provider, consumer, &[("VCPU", 2)]);
+    }
+    cloud.add_server(running, "web-1", "ACTIVE");
+    let dir = tempfile::tempdir().unwrap();
+    let account = opsbot_tests::cloud::Account {
+        auth_url: &cloud.identity_url(),
+        username: "admin",
+        password: "adminpass",
+        project: "admin",
+        region: "RegionOne",
+    };
+    let scene = DiscordScene::start(Setup {
+        clouds: vec![opsbot_tests::cloud::cloud_config(
+            "prod",
+            &account,
+            dir.path(),
+        )],
+        ..Setup::default()
+    })
+    .await;
+
+    let (text, private) = scene
+        .slash(
+            &user("alice"),
+            "/image properties cloud:prod image:cirros os_type:beos",
+        )
+        .await;
+    assert!(
+        private && text.contains("os_type: must be `linux` or `windows`"),
+        "{text}"
+    );
+
+    let (_, private) = scene
+        .slash(
+            &user("alice"),
+            "/placement stale cloud:prod host:compute-03",
+        )
+        .await;
+    assert!(!private);
+    let plan = scene
+        .progress("r-1", |text| text.contains("waiting for approval"))
+        .await;
+    assert!(
+        embed_text(&plan).contains(&gone.to_string()),
+        "{}",
+        embed_text(&plan)
+    );
+    let (decided, private) = scene.press(&user("bob"), &plan, "Approve").await;
+    assert!(!private, "{decided}");
+    scene.progress("r-1", |text| text.starts_with("✅")).await;
+    let left: Vec<uuid::Uuid> = cloud.allocations(provider).into_keys().collect();
+    assert_eq!(left, vec![running]);
+    scene.assert_well_behaved();
+}

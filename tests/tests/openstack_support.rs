@@ -169,20 +169,29 @@ async fn a_revoked_token_is_refused_by_placement_at_once() {
 #[tokio::test]
 async fn a_user_can_authenticate_until_its_password_changes_or_it_is_disabled() {
     let cloud = real_cloud().await;
+    let status = |token: String| async move {
+        let get = cloud.placement_request(Method::GET, "/resource_providers", &token);
+        cloud.send(get).await.unwrap().status
+    };
     let name = unique("operator");
     cloud.create_user(&name, "first-secret").await;
-    let token = cloud.issue_token(&name, "first-secret").await.unwrap();
+    let before = cloud.issue_token(&name, "first-secret").await.unwrap();
     assert_eq!(
-        token.endpoint("placement", "internal", cloud.region()),
+        before.endpoint("placement", "internal", cloud.region()),
         Some(cloud.placement_url())
     );
+    assert_eq!(status(before.id.clone()).await, StatusCode::OK);
 
     cloud.set_user_password(&name, "second-secret").await;
+    // The change revoked the user's tokens, and the old password is refused.
+    assert_eq!(status(before.id).await, StatusCode::UNAUTHORIZED);
     let refused = cloud.issue_token(&name, "first-secret").await.unwrap_err();
     assert!(format!("{refused:#}").contains("401"), "{refused:#}");
-    cloud.issue_token(&name, "second-secret").await.unwrap();
+    let after = cloud.issue_token(&name, "second-secret").await.unwrap();
+    assert_eq!(status(after.id.clone()).await, StatusCode::OK);
 
     cloud.set_user_enabled(&name, false).await;
+    assert_eq!(status(after.id).await, StatusCode::UNAUTHORIZED);
     let refused = cloud.issue_token(&name, "second-secret").await.unwrap_err();
     assert!(format!("{refused:#}").contains("401"), "{refused:#}");
 }

@@ -12,7 +12,8 @@ use crate::name::shorten;
 /// Why a property or value was refused. The `Display` text is shown in chat.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PropertyError {
-    #[error("{property} must be {allowed}, not `{value}`")]
+    /// Shown after the option's name (`hw_disk_bus: must be ...`), so the name is not repeated.
+    #[error("must be {allowed}, not `{value}`")]
     Value {
         property: PropertyKey,
         value: String,
@@ -326,7 +327,7 @@ mod tests {
             );
         }
         let error = Property::parse(PropertyKey::HwDiskBus, "ide").unwrap_err();
-        assert_eq!(error.to_string(), "hw_disk_bus must be `scsi`, not `ide`");
+        assert_eq!(error.to_string(), "must be `scsi`, not `ide`");
     }
 
     #[test]

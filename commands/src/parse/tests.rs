@@ -179,7 +179,7 @@ fn bad_cloud_input_is_refused_before_anything_is_asked() {
         ),
         (
             "/image properties cloud:prod image:ubuntu hw_disk_bus:virtio",
-            "hw_disk_bus must be `scsi`, not `virtio`",
+            "hw_disk_bus: must be `scsi`, not `virtio`",
         ),
         (
             "/image properties cloud:prod image:ubuntu os_type:Linux",

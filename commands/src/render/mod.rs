@@ -32,6 +32,8 @@ pub fn duration(d: time::Duration) -> String {
     match (h, m) {
         (0, 0) => format!("{s}s"),
         (0, _) => format!("{m}m{s:02}s"),
+        // A service that stopped reporting weeks ago: days read better than 984h.
+        (48.., _) => format!("{}d{:02}h", h / 24, h % 24),
         _ => format!("{h}h{m:02}m"),
     }
 }

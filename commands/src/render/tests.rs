@@ -148,6 +148,7 @@ fn durations_are_compact() {
     assert_eq!(duration(d(42)), "42s");
     assert_eq!(duration(d(252)), "4m12s");
     assert_eq!(duration(d(3720)), "1h02m");
+    assert_eq!(duration(d(984 * 3600)), "41d00h");
 }
 
 #[test]

@@ -1,20 +1,12 @@
 //! What a firing fault rule does to a request.
 
-use std::io;
-use std::time::Duration;
-
-use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::errors::{ApiError, Exception};
 use super::json::JSON_CONTENT_TYPE;
 use crate::config::Flavor;
-use crate::fault::FaultKind;
-
-/// Marks a response whose connection is cut, so the call log records no status for it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Dropped;
+use crate::fault::{FaultEffect, FaultKind};
 
 /// The error a real stack sends for a status: ES bodies from the cluster, haproxy pages for
 /// gateway errors.
@@ -38,22 +30,17 @@ fn status_error(status: StatusCode, flavor: Flavor) -> ApiError {
     Exception::new(status, kind, reason).into()
 }
 
-/// Applies a fault. `None` means: go on and answer normally (after any delay).
+/// Applies a fault. `None` means: go on and answer normally (after any delay). The delay and
+/// the cut connection are the ones every simulator shares; the bodies are the cluster's own.
 pub(crate) async fn apply(
     kind: &FaultKind,
     flavor: Flavor,
     cluster_name: &str,
 ) -> Option<Response> {
-    match kind {
-        FaultKind::Latency { ms } | FaultKind::Timeout { ms } => {
-            tokio::time::sleep(Duration::from_millis(*ms)).await;
-            None
-        }
-        FaultKind::Status { status } => {
-            let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            Some(status_error(status, flavor).into_response(false))
-        }
-        FaultKind::MalformedJson => {
+    match kind.apply().await {
+        FaultEffect::Proceed => None,
+        FaultEffect::Status(status) => Some(status_error(status, flavor).into_response(false)),
+        FaultEffect::MalformedJson => {
             // A health body cut short: `{"cluster_name":"kolla_log`.
             let cut: String = cluster_name.chars().take(9).collect();
             let body = format!("{{\"cluster_name\":\"{cut}");
@@ -69,18 +56,7 @@ pub(crate) async fn apply(
                     .into_response(),
             )
         }
-        FaultKind::Drop => {
-            // A body stream that fails at once makes hyper abort the connection mid-response.
-            let failing = futures::stream::once(async {
-                Err::<Bytes, io::Error>(io::Error::new(
-                    io::ErrorKind::ConnectionReset,
-                    "simulated connection drop",
-                ))
-            });
-            let mut response = Body::from_stream(failing).into_response();
-            response.extensions_mut().insert(Dropped);
-            Some(response)
-        }
+        FaultEffect::Drop(response) => Some(response),
     }
 }
 

@@ -58,7 +58,11 @@ async fn cluster_api(State(app): State<Arc<App>>, request: Request) -> Response 
         Ok(body) => respond(&app, &parts, &body).await,
         Err(_) => ApiError::parse("failed to read the request body").into_response(false),
     };
-    let status = if response.extensions().get::<faults::Dropped>().is_some() {
+    let status = if response
+        .extensions()
+        .get::<crate::fault::Dropped>()
+        .is_some()
+    {
         0
     } else {
         response.status().as_u16()
