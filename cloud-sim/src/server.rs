@@ -4,12 +4,9 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
-use opsbot_sim::FaultRule;
+use opsbot_sim::{FaultRule, Server};
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use uuid::Uuid;
 
 use crate::app::App;
@@ -17,39 +14,24 @@ use crate::calls::Call;
 use crate::config::{CloudSimConfig, ComputeServiceSeed, ImageSeed, ServerSeed};
 use crate::world::{ComputeService, Image};
 
-/// How long [`CloudSimHandle::shutdown`] lets in-flight requests finish before cutting them off.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-
 /// A running simulated cloud. Dropping it asks the server to stop gracefully.
 #[derive(Debug)]
 pub struct CloudSimHandle {
     addr: SocketAddr,
     app: Arc<App>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<io::Result<()>>>,
+    server: Server,
 }
 
 /// Serves a simulated cloud on `listener` (bind `127.0.0.1:0` for tests).
 pub async fn spawn(config: CloudSimConfig, listener: TcpListener) -> io::Result<CloudSimHandle> {
     let addr = listener.local_addr()?;
     let app = Arc::new(App::new(&config, format!("http://{addr}")));
-    let (stop, stopped) = oneshot::channel::<()>();
-    let router = crate::http::router(Arc::clone(&app));
-    let task = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async {
-                // A dropped sender means the handle is gone: stop as well.
-                let _ = stopped.await;
-            })
-            .await
-    });
-    tracing::info!(%addr, "simulated cloud listening");
-    Ok(CloudSimHandle {
-        addr,
-        app,
-        stop: Some(stop),
-        task: Some(task),
-    })
+    let server = Server::serve(
+        listener,
+        crate::http::router(Arc::clone(&app)),
+        "simulated cloud",
+    )?;
+    Ok(CloudSimHandle { addr, app, server })
 }
 
 impl CloudSimHandle {
@@ -175,28 +157,7 @@ impl CloudSimHandle {
     }
 
     /// Stops accepting requests, lets in-flight ones finish (up to a few seconds) and returns.
-    pub async fn shutdown(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(mut task) = self.task.take() {
-            match tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await {
-                Ok(Ok(Ok(()))) => {}
-                Ok(Ok(Err(error))) => tracing::warn!(%error, "cloud simulator server failed"),
-                Ok(Err(error)) => tracing::warn!(%error, "cloud simulator task failed"),
-                Err(_) => {
-                    tracing::warn!("cloud simulator did not stop in time; aborting connections");
-                    task.abort();
-                }
-            }
-        }
-    }
-}
-
-impl Drop for CloudSimHandle {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+    pub async fn shutdown(self) {
+        self.server.shutdown().await;
     }
 }

@@ -55,6 +55,7 @@ mod fault;
 mod hash;
 mod http;
 mod server;
+mod serving;
 mod units;
 mod world;
 
@@ -63,6 +64,7 @@ pub use calls::Call;
 pub use config::{ConfigError, Flavor, ParseFlavorError, SimConfig};
 pub use fault::{Dropped, FaultEffect, FaultKind, FaultParseError, FaultRule, take_matching};
 pub use server::{SimHandle, spawn};
+pub use serving::Server;
 pub use units::TimeParseError;
 pub use world::{
     CopySnapshot, CopyStatus, HealthSnapshot, HealthStatus, IndexSnapshot, NodeSnapshot,

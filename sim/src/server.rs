@@ -3,11 +3,10 @@
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
+
+use crate::serving::Server;
 
 use crate::admin::{NodeAction, NodeChange, UnknownNode, change_node};
 use crate::app::App;
@@ -16,16 +15,12 @@ use crate::config::SimConfig;
 use crate::fault::FaultRule;
 use crate::world::WorldSnapshot;
 
-/// How long [`SimHandle::shutdown`] lets in-flight requests finish before cutting them off.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-
 /// A running simulator. Dropping it asks the server to stop gracefully.
 #[derive(Debug)]
 pub struct SimHandle {
     addr: SocketAddr,
     app: Arc<App>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<io::Result<()>>>,
+    server: Server,
 }
 
 /// Serves a simulated cluster on `listener` (bind `127.0.0.1:0` for tests).
@@ -37,23 +32,12 @@ pub async fn spawn(config: SimConfig, listener: TcpListener) -> io::Result<SimHa
         App::new(config).map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?,
     );
     let addr = listener.local_addr()?;
-    let (stop, stopped) = oneshot::channel::<()>();
-    let router = crate::http::router(Arc::clone(&app));
-    let task = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async {
-                // A dropped sender means the handle is gone: stop as well.
-                let _ = stopped.await;
-            })
-            .await
-    });
-    tracing::info!(%addr, "simulated cluster listening");
-    Ok(SimHandle {
-        addr,
-        app,
-        stop: Some(stop),
-        task: Some(task),
-    })
+    let server = Server::serve(
+        listener,
+        crate::http::router(Arc::clone(&app)),
+        "simulated cluster",
+    )?;
+    Ok(SimHandle { addr, app, server })
 }
 
 impl SimHandle {
@@ -103,28 +87,7 @@ impl SimHandle {
     }
 
     /// Stops accepting requests, lets in-flight ones finish (up to a few seconds) and returns.
-    pub async fn shutdown(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(mut task) = self.task.take() {
-            match tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await {
-                Ok(Ok(Ok(()))) => {}
-                Ok(Ok(Err(error))) => tracing::warn!(%error, "simulator server failed"),
-                Ok(Err(error)) => tracing::warn!(%error, "simulator task failed"),
-                Err(_) => {
-                    tracing::warn!("simulator did not stop in time; aborting open connections");
-                    task.abort();
-                }
-            }
-        }
-    }
-}
-
-impl Drop for SimHandle {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+    pub async fn shutdown(self) {
+        self.server.shutdown().await;
     }
 }
