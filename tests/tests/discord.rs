@@ -49,6 +49,9 @@ async fn registration_is_the_catalogue() {
         [
             "cluster",
             "indices",
+            "placement",
+            "compute",
+            "image",
             "run",
             "approve",
             "reject",
