@@ -62,3 +62,32 @@ fn bad_values_are_refused_with_the_reason() {
         );
     }
 }
+
+#[test]
+fn a_cloud_needs_exactly_one_password_source_and_a_url() {
+    let config = parse(EXAMPLE).unwrap();
+    assert_eq!(config.clouds.len(), 1);
+    assert_eq!(config.clouds[0].interface, Interface::Internal);
+    let both = EXAMPLE.replace(
+        "# password_env = \"OPSBOT_PROD_PASSWORD\"",
+        "password_env = \"OPSBOT_PROD_PASSWORD\"",
+    );
+    let neither = EXAMPLE.replace(
+        "password_file = \"/run/credentials/opsbot.service/prod-password\"",
+        "",
+    );
+    let no_url = EXAMPLE.replace("https://10.0.0.10:5000/v3", "keystone:5000");
+    let twice = format!(
+        "{EXAMPLE}\n[[clouds]]\nname = \"prod\"\nauth_url = \"http://k:5000/v3\"\n\
+         username = \"u\"\nproject = \"p\"\npassword_env = \"P\"\n"
+    );
+    for (text, expected) in [
+        (both, "exactly one of password_env and password_file"),
+        (neither, "exactly one of password_env and password_file"),
+        (no_url, "auth_url must be http or https"),
+        (twice, "cloud `prod` is configured twice"),
+    ] {
+        let error = format!("{:#}", parse(&text).unwrap_err());
+        assert!(error.contains(expected), "{error}");
+    }
+}
