@@ -49,31 +49,12 @@ BASE=http://127.0.0.1:$PORT
 URL=$BASE/v3
 
 for t in curl setsid ps awk; do command -v $t >/dev/null || die "$t is required"; done
+# shellcheck source=processes.sh
+source "$HERE/processes.sh"
 
 answers() { curl -fsS --max-time 2 "$URL" 2>/dev/null | grep -q '"v3'; }
-alive() { # running and not a zombie (containers without an init do not reap)
-  [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null || return 1
-  local st; st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1) || return 0
-  [[ $st != Z ]]
-}
 ours() { alive "$1" && tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q 'gunicorn.*keystone_wsgi'; }
 
-# Stop what is left of an earlier instance: the gunicorn master runs under
-# setsid, so it and its workers share process group == master pid. Only
-# processes of that group whose command line names this DATA_DIR are touched.
-group_members() {
-  [[ ${1:-} =~ ^[0-9]+$ ]] || return 0
-  ps -eo pid=,pgid=,args= | awk -v g="$1" -v f="$PIDFILE" '$2 == g && index($0, f) { print $1 }'
-}
-stop_group() {
-  local pids; mapfile -t pids < <(group_members "$1")
-  (( ${#pids[@]} > 0 )) || return 0
-  log "stopping previous instance (pids ${pids[*]})"
-  kill -TERM "${pids[@]}" 2>/dev/null || true
-  for _ in $(seq 50); do [[ -n $(group_members "$1") ]] || return 0; sleep 0.1; done
-  # shellcheck disable=SC2046 # pid list is meant to split
-  kill -KILL $(group_members "$1") 2>/dev/null || true
-}
 
 # ---- venv -------------------------------------------------------------------
 MARKER=$VENV/.keystone-$VERSION-installed
