@@ -3,7 +3,6 @@
 //! allocations, a service already deleted, a property already set are done, not redone.
 
 use opsbot_commands::approval::Approved;
-use opsbot_commands::cluster::Observation;
 use opsbot_commands::name::CloudName;
 use opsbot_commands::openstack::compute::Instance;
 use opsbot_commands::openstack::image::PropertyChange;
@@ -12,8 +11,7 @@ use opsbot_commands::run::Run;
 use opsbot_state::StoreError;
 
 use super::Inner;
-use super::step::{StepOutcome, controlled, mark_started, misplaced};
-use crate::backend::BackendError;
+use super::step::{StepOutcome, controlled, mark_started, misplaced, retried};
 use crate::backend::openstack::Deletion;
 use crate::clouds::Cloud;
 
@@ -39,24 +37,6 @@ pub(super) async fn execute(
         Action::Wait(wait) => misplaced(wait),
     };
     Ok(outcome.unwrap_or_else(StepOutcome::Failed))
-}
-
-/// Runs `call` with the retry policy, reporting retries in the run's progress.
-async fn retried<T, Fut>(inner: &Inner, run: &Run, call: impl FnMut() -> Fut) -> Result<T, String>
-where
-    Fut: Future<Output = Result<T, BackendError>>,
-{
-    let retry = inner.config.retry;
-    retry
-        .run(call, |error, tries| {
-            let last = Observation::default();
-            inner.progress.observe(
-                run,
-                Observation::retrying(&last, tries, retry.attempts, error),
-            );
-        })
-        .await
-        .map_err(|error| error.to_string())
 }
 
 async fn destroy(

@@ -201,38 +201,20 @@ async fn perform(
     run: &Run,
     action: &SafeAction,
 ) -> Result<StepOutcome, String> {
-    let retry = inner.config.retry;
-    let observe_retry = |error: &BackendError, tries: u32| {
-        let last = Observation::default();
-        inner.progress.observe(
-            run,
-            Observation::retrying(&last, tries, retry.attempts, error),
-        );
-    };
-    let backend = |e: BackendError| e.to_string();
     match action {
         SafeAction::DisableAllocation => {
-            retry
-                .run(
-                    || cluster.search.set_allocation_enable(Some("none")),
-                    observe_retry,
-                )
-                .await
-                .map_err(backend)?;
+            retried(inner, run, || {
+                cluster.search.set_allocation_enable(Some("none"))
+            })
+            .await?;
             Ok(StepOutcome::Done("allocation disabled".into()))
         }
         SafeAction::EnableAllocation => {
-            retry
-                .run(|| cluster.search.set_allocation_enable(None), observe_retry)
-                .await
-                .map_err(backend)?;
+            retried(inner, run, || cluster.search.set_allocation_enable(None)).await?;
             Ok(StepOutcome::Done("allocation re-enabled".into()))
         }
         SafeAction::Flush { mode } => {
-            let report = retry
-                .run(|| cluster.search.flush(*mode), observe_retry)
-                .await
-                .map_err(backend)?;
+            let report = retried(inner, run, || cluster.search.flush(*mode)).await?;
             let what = match mode {
                 FlushMode::Synced => "synced-flushed",
                 FlushMode::Plain => "flushed",
@@ -249,49 +231,34 @@ async fn perform(
         SafeAction::StopNode { node } => control(inner, cluster, run, NodeOp::Stop, *node).await,
         SafeAction::StartNode { node } => control(inner, cluster, run, NodeOp::Start, *node).await,
         SafeAction::Report => {
-            let health = retry
-                .run(|| cluster.search.cat_health(), observe_retry)
-                .await;
-            let recovery = retry
-                .run(|| cluster.search.cat_recovery(), observe_retry)
-                .await;
-            let nodes = retry
-                .run(|| cluster.search.cat_nodes(), observe_retry)
-                .await;
+            let health = retried(inner, run, || cluster.search.cat_health()).await;
+            let recovery = retried(inner, run, || cluster.search.cat_recovery()).await;
+            let nodes = retried(inner, run, || cluster.search.cat_nodes()).await;
             let report = CatReport {
-                health: health.map_err(backend)?,
-                recovery: recovery.map_err(backend)?,
-                nodes: nodes.map_err(backend)?,
+                health: health?,
+                recovery: recovery?,
+                nodes: nodes?,
             };
             Ok(StepOutcome::Done(render::report(&report, &cluster.name)))
         }
         SafeAction::VerifyDeleted => delete::verify(inner, cluster, run).await,
         SafeAction::ExcludeNode { node } => {
             let value = node.to_string();
-            retry
-                .run(|| cluster.search.set_exclusion(&value), observe_retry)
-                .await
-                .map_err(backend)?;
+            retried(inner, run, || cluster.search.set_exclusion(&value)).await?;
             Ok(StepOutcome::Done(format!(
                 "excluded {node}: its shards move to the other nodes"
             )))
         }
         SafeAction::ClearExclusion { node } => {
             // Only this run's address goes: one another person added meanwhile stays.
-            let settings = retry
-                .run(|| cluster.search.allocation(), observe_retry)
-                .await
-                .map_err(backend)?;
+            let settings = retried(inner, run, || cluster.search.allocation()).await?;
             let Some(exclusion) = settings.exclusion.filter(|e| e.names(*node)) else {
                 return Ok(StepOutcome::Done(format!(
                     "the exclusion of {node} was already cleared"
                 )));
             };
             let rest = exclusion.without(*node);
-            retry
-                .run(|| cluster.search.set_exclusion(&rest), observe_retry)
-                .await
-                .map_err(backend)?;
+            retried(inner, run, || cluster.search.set_exclusion(&rest)).await?;
             Ok(StepOutcome::Done(if rest.is_empty() {
                 format!("cleared the exclusion of {node}")
             } else {
@@ -307,6 +274,29 @@ async fn perform(
         | SafeAction::RestartCompute { .. }
         | SafeAction::SetImageProperties { .. } => misplaced(action),
     }
+}
+
+/// Runs `call` with the retry policy, each retried fault shown in the run's progress; a fault
+/// that remains is the step's failure, in words.
+pub(super) async fn retried<T, Fut>(
+    inner: &Inner,
+    run: &Run,
+    call: impl FnMut() -> Fut,
+) -> Result<T, String>
+where
+    Fut: Future<Output = Result<T, BackendError>>,
+{
+    let retry = inner.config.retry;
+    retry
+        .run(call, |error, tries| {
+            let last = Observation::default();
+            inner.progress.observe(
+                run,
+                Observation::retrying(&last, tries, retry.attempts, error),
+            );
+        })
+        .await
+        .map_err(|error| error.to_string())
 }
 
 /// Keeps a command's output in the run log, and turns node or host control's answer into the
