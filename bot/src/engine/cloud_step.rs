@@ -164,16 +164,8 @@ async fn perform(
             let Some(current) = found.first() else {
                 return Err(format!("image `{name}` ({image}) is gone"));
             };
-            let needed: Vec<PropertyChange> = changes
-                .iter()
-                .filter_map(|c| {
-                    let before = current.properties.get(&c.property.key()).cloned();
-                    (before.as_deref() != Some(c.property.value())).then(|| PropertyChange {
-                        property: c.property.clone(),
-                        before,
-                    })
-                })
-                .collect();
+            let wanted = changes.iter().map(|c| &c.property);
+            let needed = PropertyChange::needed(wanted, &current.properties);
             if needed.is_empty() {
                 return Ok(StepOutcome::Done(format!(
                     "`{name}` already has every property"

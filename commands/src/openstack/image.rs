@@ -273,6 +273,25 @@ pub struct PropertyChange {
 }
 
 impl PropertyChange {
+    /// What must change for an image that has `current` to have `wanted`: the properties whose
+    /// value differs, each with the value it had. Planning and executing both ask this, so a
+    /// value set meanwhile (or before a restart) is not patched again.
+    pub fn needed<'a>(
+        wanted: impl IntoIterator<Item = &'a Property>,
+        current: &BTreeMap<PropertyKey, String>,
+    ) -> Vec<Self> {
+        wanted
+            .into_iter()
+            .filter_map(|property| {
+                let before = current.get(&property.key).cloned();
+                (before.as_deref() != Some(property.value.as_str())).then(|| Self {
+                    property: property.clone(),
+                    before,
+                })
+            })
+            .collect()
+    }
+
     /// The JSON-patch operation for this change.
     pub fn patch_op(&self) -> serde_json::Value {
         let op = if self.before.is_some() {

@@ -39,16 +39,7 @@ pub(super) fn properties(
             });
         }
     };
-    let changes: Vec<PropertyChange> = properties
-        .iter()
-        .filter_map(|property| {
-            let before = found.properties.get(&property.key()).cloned();
-            (before.as_deref() != Some(property.value())).then(|| PropertyChange {
-                property: property.clone(),
-                before,
-            })
-        })
-        .collect();
+    let changes = PropertyChange::needed(properties.iter(), &found.properties);
     let mut notes = vec![format!(
         "image `{}` ({}), {}",
         found.name, found.id, found.status
