@@ -56,6 +56,18 @@ pub struct BackendError {
     pub tries: u32,
 }
 
+impl BackendError {
+    /// The failure of one try; the retry policy counts further tries.
+    pub fn once(service: impl Into<String>, request: &str, fault: Fault) -> Self {
+        Self {
+            service: service.into(),
+            request: request.to_owned(),
+            fault,
+            tries: 1,
+        }
+    }
+}
+
 fn tries_text(tries: u32) -> String {
     if tries > 1 {
         format!(" after {tries} tries")

@@ -71,12 +71,7 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     fn error(fault: Fault) -> BackendError {
-        BackendError {
-            service: "search cluster `logs`".into(),
-            request: "GET /".into(),
-            fault,
-            tries: 1,
-        }
+        BackendError::once("search cluster `logs`", "GET /", fault)
     }
 
     const FAST: RetryPolicy = RetryPolicy {

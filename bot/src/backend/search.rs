@@ -250,12 +250,7 @@ impl SearchClient {
     }
 
     fn error(&self, request: &str, fault: Fault) -> BackendError {
-        BackendError {
-            service: self.service.clone(),
-            request: request.to_owned(),
-            fault,
-            tries: 1,
-        }
+        BackendError::once(self.service.clone(), request, fault)
     }
 
     /// One request, its answer decoded from JSON, every failure classified.

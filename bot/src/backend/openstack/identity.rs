@@ -237,11 +237,6 @@ impl Session {
     }
 
     fn error(&self, request: &str, fault: Fault) -> BackendError {
-        BackendError {
-            service: self.service.clone(),
-            request: request.to_owned(),
-            fault,
-            tries: 1,
-        }
+        BackendError::once(self.service.clone(), request, fault)
     }
 }

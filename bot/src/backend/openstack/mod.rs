@@ -96,12 +96,11 @@ impl CloudClient {
     }
 
     fn error(&self, api: Api, request: &str, fault: Fault) -> BackendError {
-        BackendError {
-            service: format!("{} of cloud `{}`", api.service_type(), self.cloud),
-            request: request.to_owned(),
+        BackendError::once(
+            format!("{} of cloud `{}`", api.service_type(), self.cloud),
+            request,
             fault,
-            tries: 1,
-        }
+        )
     }
 
     /// One request with the session's token; any status comes back, for the caller to judge
