@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use opsbot_commands::button::ApprovalButton;
+use opsbot_commands::name::{CloudName, ClusterName};
 use opsbot_commands::parse::{self, Origin, ParseError};
 use opsbot_commands::render;
 use opsbot_commands::request::Request;
@@ -259,22 +260,16 @@ impl Handler {
     /// from the cloud's compute services.
     async fn suggestions(&self, data: &CommandData, option: &str) -> Vec<String> {
         let engine = self.service.engine();
-        let cluster = || {
+        // The value typed so far for another option of the same command, parsed.
+        let given = |name: &str| {
             leaf(data)
                 .1
                 .iter()
-                .find(|o| o.name == "cluster")
+                .find(|o| o.name == name)
                 .map(|o| value(&o.value))
-                .and_then(|name| opsbot_commands::name::ClusterName::parse(&name).ok())
         };
-        let cloud = || {
-            leaf(data)
-                .1
-                .iter()
-                .find(|o| o.name == "cloud")
-                .map(|o| value(&o.value))
-                .and_then(|name| opsbot_commands::name::CloudName::parse(&name).ok())
-        };
+        let cluster = || given("cluster").and_then(|n| ClusterName::parse(&n).ok());
+        let cloud = || given("cloud").and_then(|n| CloudName::parse(&n).ok());
         match option {
             "cluster" => engine.clusters().names().map(ToString::to_string).collect(),
             "cloud" => engine.clouds().names().map(ToString::to_string).collect(),
