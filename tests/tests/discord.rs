@@ -393,6 +393,37 @@ async fn cloud_commands_come_from_the_same_catalogue_and_approve_by_button() {
     })
     .await;
 
+    cloud.add_service(opsbot_cloud_sim::ComputeServiceSeed {
+        binary: "nova-compute".into(),
+        host: "compute-03".into(),
+        zone: "nova".into(),
+        status: opsbot_cloud_sim::ServiceStatus::Enabled,
+        state: opsbot_cloud_sim::ServiceState::Up,
+        updated_at: time::OffsetDateTime::now_utc(),
+        disabled_reason: None,
+    });
+    let id = scene
+        .fake
+        .autocomplete(
+            &user("alice"),
+            CHANNEL,
+            "placement",
+            serde_json::json!([{"name": "stale", "type": 1, "options": [
+                {"name": "cloud", "type": 3, "value": "prod"},
+                {"name": "host", "type": 3, "value": "03", "focused": true}]}]),
+        )
+        .await;
+    let offered = scene
+        .fake
+        .response(id, opsbot_tests::PATIENCE)
+        .await
+        .unwrap();
+    assert_eq!(
+        offered.data["choices"][0]["value"], "compute-03",
+        "hosts come from the cloud's compute services: {:?}",
+        offered.data
+    );
+
     let (text, private) = scene
         .slash(
             &user("alice"),
