@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, bail};
+use futures::{StreamExt, TryStreamExt, stream};
 use opsbot_commands::name::{CloudName, HostName};
 use opsbot_commands::openstack::compute::ComputeService;
 use opsbot_commands::openstack::placement::provider_of;
@@ -20,6 +21,9 @@ use crate::backend::{BackendError, RetryPolicy};
 use crate::config::{CloudConfig, Config};
 use crate::engine::{EngineError, Refusal};
 use crate::host_control::HostControl;
+
+/// Instance lookups in flight at once while planning a stale-allocation cleanup.
+const INSTANCE_LOOKUPS: usize = 8;
 
 /// One configured cloud.
 #[derive(Debug)]
@@ -139,14 +143,19 @@ impl Clouds {
             .retry
             .run(|| cloud.client.allocations(&provider), quiet)
             .await?;
-        let mut instances = BTreeMap::new();
-        for consumer in allocations.consumers.keys() {
-            let instance = self
-                .retry
-                .run(|| cloud.client.instance(*consumer), quiet)
-                .await?;
-            instances.insert(*consumer, instance);
-        }
+        // One lookup per consumer, a few at a time: a hypervisor holds dozens of instances, and
+        // each lookup costs a token validation in the compute API.
+        let instances: BTreeMap<_, _> = stream::iter(allocations.consumers.keys().copied())
+            .map(|consumer| async move {
+                let instance = self
+                    .retry
+                    .run(|| cloud.client.instance(consumer), quiet)
+                    .await?;
+                Ok::<_, BackendError>((consumer, instance))
+            })
+            .buffer_unordered(INSTANCE_LOOKUPS)
+            .try_collect()
+            .await?;
         Ok(StaleFacts {
             allocations,
             instances,
