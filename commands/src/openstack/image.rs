@@ -19,10 +19,11 @@ pub enum PropertyError {
         value: String,
         allowed: String,
     },
+    /// Shown after the option's name, like [`Self::Value`].
     #[error(
-        "os_distro `{value}` is not a known OS identifier; use one of the image service's \
-         (ubuntu, debian, centos, rhel, rocky, fedora, opensuse, sled, windows, freebsd, ...) \
-         or a short id of `osinfo-query os` such as ubuntu22.04 or win2k22"
+        "`{value}` is not a known OS id; use a lower-case one of the image service's (ubuntu, \
+         debian, centos, rhel, rocky, fedora, opensuse, windows, ...) or an osinfo short id \
+         such as ubuntu22.04 or win2k22"
     )]
     Distro { value: String },
     #[error(
