@@ -8,7 +8,8 @@ pub use spec::{CommandSpec, OptionKind, OptionSpec, Surface};
 use crate::audit::Since;
 use crate::index::{IndexName, IndexPattern};
 use crate::name::{
-    CloudName, ClusterName, HostName, NameError, NodeAddr, Notice, Reason, RunId, UserName,
+    CloudName, ClusterName, HostName, NameError, NodeAddr, Notice, Reason, RunId, RunbookName,
+    UserName,
 };
 use crate::openstack::ids::{ConsumerId, ImageRef};
 use crate::openstack::image::{Property, PropertyKey, PropertySet};
@@ -76,6 +77,18 @@ const PROPERTIES: [OptionSpec; 4] = [
     },
 ];
 
+const RUNBOOK: OptionSpec = OptionSpec {
+    name: "name",
+    kind: OptionKind::Runbook,
+    required: true,
+    summary: "the runbook, e.g. nested-virt (/runbook list)",
+};
+
+/// A runbook's name as typed; whether such a runbook is loaded, only the running bot knows.
+fn runbook_name(value: &str) -> Result<String, NameError> {
+    RunbookName::parse(value).map(|name| name.to_string())
+}
+
 fn cloud(args: &Args<'_>) -> Result<CloudName, ParseError> {
     args.required("cloud", CloudName::parse)
 }
@@ -118,6 +131,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "health, nodes, shards, allocation settings and runs of a cluster",
         options: &[CLUSTER],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::ClusterStatus {
                 cluster: cluster(a)?,
@@ -130,6 +144,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "disable allocation, flush, stop the nodes one by one",
         options: &[CLUSTER],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ClusterStop {
                 cluster: cluster(a)?,
@@ -142,6 +157,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "start the nodes one by one, wait for yellow, re-enable allocation",
         options: &[CLUSTER],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ClusterStart {
                 cluster: cluster(a)?,
@@ -154,6 +170,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "stop and start the cluster as one run",
         options: &[CLUSTER],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ClusterRestart {
                 cluster: cluster(a)?,
@@ -174,6 +191,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             },
         ],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ClusterRemoveNode {
                 cluster: cluster(a)?,
@@ -195,6 +213,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             },
         ],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::IndicesList {
                 cluster: cluster(a)?,
@@ -222,6 +241,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             },
         ],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::IndicesPrune {
                 cluster: cluster(a)?,
@@ -252,6 +272,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             },
         ],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::IndicesDelete {
                 cluster: cluster(a)?,
@@ -265,6 +286,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "a hypervisor's resource provider and its allocations per instance",
         options: &[CLOUD, HOST],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::PlacementAllocations {
                 cloud: cloud(a)?,
@@ -287,6 +309,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             },
         ],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::PlacementStale {
                 cloud: cloud(a)?,
@@ -301,6 +324,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "the compute services: host, state, status, zone, last report",
         options: &[CLOUD],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| Ok(Request::ComputeServices { cloud: cloud(a)? }),
     },
     CommandSpec {
@@ -317,6 +341,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             },
         ],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ComputeRpcCap {
                 cloud: cloud(a)?,
@@ -342,6 +367,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             PROPERTIES[3],
         ],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ImageProperties {
                 cloud: cloud(a)?,
@@ -351,11 +377,51 @@ pub static CATALOGUE: &[CommandSpec] = &[
         },
     },
     CommandSpec {
+        group: "runbook",
+        sub: Some("list"),
+        summary: "the operators' runbooks: name and what each does",
+        options: &[],
+        surface: Surface::Everywhere,
+        open: false,
+        build: |_| Ok(Request::RunbookList),
+    },
+    CommandSpec {
+        group: "runbook",
+        sub: Some("show"),
+        summary: "one runbook: its parameters and steps",
+        options: &[RUNBOOK],
+        surface: Surface::Everywhere,
+        open: false,
+        build: |a| {
+            Ok(Request::RunbookShow {
+                name: a.required("name", runbook_name)?,
+            })
+        },
+    },
+    CommandSpec {
+        group: "runbook",
+        sub: Some("run"),
+        summary: "run a runbook; give its parameters as name:value (see /runbook show)",
+        options: &[RUNBOOK],
+        surface: Surface::Everywhere,
+        open: true,
+        build: |a| {
+            Ok(Request::RunbookRun {
+                name: a.required("name", runbook_name)?,
+                params: a
+                    .extra()
+                    .map(|(name, value)| (name.to_owned(), value.to_owned()))
+                    .collect(),
+            })
+        },
+    },
+    CommandSpec {
         group: "run",
         sub: Some("status"),
         summary: "one run: its steps, state and what it last observed",
         options: &[RUN],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| Ok(Request::RunStatus { id: run_id(a)? }),
     },
     CommandSpec {
@@ -364,6 +430,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "active runs and those finished in the last 24 hours",
         options: &[],
         surface: Surface::Everywhere,
+        open: false,
         build: |_| Ok(Request::RunList),
     },
     CommandSpec {
@@ -372,6 +439,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "stop a run at its next safe point",
         options: &[RUN],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| Ok(Request::RunCancel { id: run_id(a)? }),
     },
     CommandSpec {
@@ -380,6 +448,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "confirm that you did the manual step a run asked for",
         options: &[RUN],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| Ok(Request::RunDone { id: run_id(a)? }),
     },
     CommandSpec {
@@ -388,6 +457,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "approve a destructive plan (approver role; not your own run)",
         options: &[RUN],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| Ok(Request::Approve { id: run_id(a)? }),
     },
     CommandSpec {
@@ -406,6 +476,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             },
         ],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Reject {
                 id: run_id(a)?,
@@ -426,6 +497,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             summary: "what is maintained and until when",
         }],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::MaintenanceAnnounce {
                 text: a.required("text", Notice::parse)?,
@@ -438,6 +510,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "announce that the announced maintenance is over",
         options: &[],
         surface: Surface::Everywhere,
+        open: false,
         build: |_| Ok(Request::MaintenanceEnd),
     },
     CommandSpec {
@@ -446,6 +519,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "the announced maintenance and the maintenance runs under way",
         options: &[],
         surface: Surface::Everywhere,
+        open: false,
         build: |_| Ok(Request::MaintenanceStatus),
     },
     CommandSpec {
@@ -467,6 +541,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             },
         ],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Audit {
                 run: a.optional("run", RunId::parse)?,
@@ -485,6 +560,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             summary: "a command group, e.g. cluster",
         }],
         surface: Surface::Everywhere,
+        open: false,
         build: |a| {
             Ok(Request::Help {
                 topic: a.optional("topic", topic)?,
@@ -502,6 +578,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             summary: "the operator's handle, e.g. bob",
         }],
         surface: Surface::ConsoleOnly,
+        open: false,
         build: |a| {
             Ok(Request::ActAs {
                 user: a.required("user", UserName::parse)?,

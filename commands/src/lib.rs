@@ -21,4 +21,6 @@ pub mod render;
 pub mod request;
 pub mod retention;
 pub mod run;
+pub mod runbook;
+pub mod shell;
 pub mod target;

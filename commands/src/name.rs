@@ -131,6 +131,54 @@ impl CloudName {
 }
 validated_string!(CloudName, NameError);
 
+/// The name of a runbook, as its file declares it and operators type it (`nested-virt`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RunbookName(String);
+
+impl RunbookName {
+    pub const MAX_LEN: usize = ClusterName::MAX_LEN;
+
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        config_name("runbook name", value).map(Self)
+    }
+}
+validated_string!(RunbookName, NameError);
+
+/// A group of the host inventory (`compute`, `control`), as runbooks and the config name it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupName(String);
+
+impl GroupName {
+    pub const MAX_LEN: usize = ClusterName::MAX_LEN;
+
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        config_name("group name", value).map(Self)
+    }
+}
+validated_string!(GroupName, NameError);
+
+/// The name of a runbook's parameter (`host`, `module`). Discord takes it as an option name, so
+/// it keeps to what Discord accepts there, and `{name}` placeholders refer to it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ParamName(String);
+
+impl ParamName {
+    pub const MAX_LEN: usize = 32;
+
+    pub fn parse(value: &str) -> Result<Self, NameError> {
+        check(
+            "parameter name",
+            value,
+            Self::MAX_LEN,
+            "lower-case letters, digits and `_`, starting with a letter",
+            |c| c.is_ascii_lowercase(),
+            |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_',
+        )?;
+        Ok(Self(value.to_owned()))
+    }
+}
+validated_string!(ParamName, NameError);
+
 /// The alphabet of names operators give things in opsbot's config: a word that is safe in a
 /// store key, a chat line and a command line alike.
 fn config_name(what: &'static str, value: &str) -> Result<String, NameError> {

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::catalogue::{self, CATALOGUE, CommandSpec, Surface};
-use crate::name::{NameError, shorten};
+use crate::catalogue::{self, CATALOGUE, CommandSpec, OptionKind, Surface};
+use crate::name::{NameError, ParamName, shorten};
 use crate::request::Request;
 
 /// Longest line accepted; Discord's message limit, so nothing longer could come from chat either.
@@ -51,6 +51,8 @@ pub enum ParseError {
 pub struct Args<'a> {
     command: &'static CommandSpec,
     values: BTreeMap<&'static str, &'a str>,
+    /// Options beyond the spec's, for an open command, in the order given.
+    extra: Vec<(&'a str, &'a str)>,
 }
 
 impl<'a> Args<'a> {
@@ -61,26 +63,27 @@ impl<'a> Args<'a> {
         given: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Self, ParseError> {
         let mut values = BTreeMap::new();
+        let mut extra: Vec<(&'a str, &'a str)> = Vec::new();
         for (name, value) in given {
             let Some(spec) = command.option(name) else {
+                if command.open && ParamName::parse(name).is_ok() {
+                    check_len("value", OptionKind::Param, value)?;
+                    if extra.iter().any(|(given, _)| *given == name) {
+                        return Err(ParseError::DuplicateOption {
+                            option: name.to_owned(),
+                            usage: command.usage(),
+                        });
+                    }
+                    extra.push((name, value));
+                    continue;
+                }
                 return Err(ParseError::UnknownOption {
                     command: command.path(),
                     option: shorten(name, 32),
                     usage: command.usage(),
                 });
             };
-            let len = value.chars().count();
-            if len > spec.kind.max_len() {
-                return Err(ParseError::BadValue {
-                    option: spec.name,
-                    error: NameError::TooLong {
-                        what: "value",
-                        value: shorten(value, 40),
-                        len,
-                        max: spec.kind.max_len(),
-                    },
-                });
-            }
+            check_len(spec.name, spec.kind, value)?;
             if values.insert(spec.name, value).is_some() {
                 return Err(ParseError::DuplicateOption {
                     option: spec.name.to_owned(),
@@ -97,7 +100,16 @@ impl<'a> Args<'a> {
                 });
             }
         }
-        Ok(Self { command, values })
+        Ok(Self {
+            command,
+            values,
+            extra,
+        })
+    }
+
+    /// The options beyond the spec's of an open command, as given.
+    pub fn extra(&self) -> impl Iterator<Item = (&'a str, &'a str)> + '_ {
+        self.extra.iter().copied()
     }
 
     /// A required option, validated by `parse`. `new` has checked presence already.
@@ -130,6 +142,23 @@ impl<'a> Args<'a> {
             })
             .transpose()
     }
+}
+
+/// Refuses a value longer than its kind takes, before anything else looks at it.
+fn check_len(option: &'static str, kind: OptionKind, value: &str) -> Result<(), ParseError> {
+    let len = value.chars().count();
+    if len > kind.max_len() {
+        return Err(ParseError::BadValue {
+            option,
+            error: NameError::TooLong {
+                what: "value",
+                value: shorten(value, 40),
+                len,
+                max: kind.max_len(),
+            },
+        });
+    }
+    Ok(())
 }
 
 /// Which surface the line came from; `/as` is refused outside the console.

@@ -12,6 +12,7 @@ use crate::openstack::ids::{ConsumerId, ImageId, ProviderId, ServiceId};
 use crate::openstack::image::PropertyChange;
 use crate::openstack::placement::Resources;
 use crate::request::ProcedureRequest;
+use crate::runbook::Word;
 
 /// What a run will do, computed before it starts and shown to the operators.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,11 +34,24 @@ impl Plan {
         PlanDigest(hash.iter().map(|b| format!("{b:02x}")).collect())
     }
 
-    /// True when any step needs a second operator's approval before the run may start.
+    /// True when the run needs a second operator's approval at some point.
     pub fn needs_approval(&self) -> bool {
+        self.approval_at().is_some()
+    }
+
+    /// Where the run stops for approval: at a runbook's approval gate, so that the approver
+    /// sees what the steps before it found; else, when any step is destructive, before the
+    /// first step.
+    pub fn approval_at(&self) -> Option<usize> {
         self.steps
             .iter()
-            .any(|a| matches!(a, Action::Destructive(_)))
+            .position(|a| matches!(a, Action::Gate { .. }))
+            .or_else(|| {
+                self.steps
+                    .iter()
+                    .any(|a| matches!(a, Action::Destructive(_)))
+                    .then_some(0)
+            })
     }
 }
 
@@ -77,15 +91,19 @@ impl fmt::Display for PlanDigest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
-    /// A side effect that is safe to repeat and needs no approval.
+    /// A side effect that needs no approval.
     Safe(SafeAction),
     /// Observe until a condition holds or the wait times out; no side effect.
     Wait(Wait),
     /// A side effect that destroys something; runs only with an `Approved` proof.
     Destructive(DestructiveAction),
+    /// A runbook's approval gate: the run stops here until a second operator approves; every
+    /// step after it is destructive.
+    Gate { reason: String },
 }
 
-/// Side effects that are idempotent and reversible.
+/// Side effects that need no approval: idempotent and reversible, or a runbook's steps before its
+/// approval gate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SafeAction {
@@ -122,6 +140,44 @@ pub enum SafeAction {
         name: String,
         changes: Vec<PropertyChange>,
     },
+    /// A runbook's command on a host, before its approval gate (if it has one).
+    HostCommand(HostCommand),
+    /// A runbook's manual step: an operator does it and confirms with `/run done`.
+    Confirm { prompt: Word },
+}
+
+/// A command a runbook runs on a host, through host access (ssh, kolla tooling, or a person).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostCommand {
+    pub host: HostName,
+    /// The program and its arguments; never given to a shell.
+    pub argv: Vec<Word>,
+    /// Text written to the program's standard input (e.g. a configuration file for `tee`).
+    pub stdin: Option<Word>,
+    pub timeout_secs: u64,
+    /// Exit codes that count as success.
+    pub exit_codes: Vec<i32>,
+    /// A regular expression the output must match; its named groups are captured for the
+    /// steps after it.
+    pub output: Option<String>,
+    /// Running it twice does no harm, so one interrupted by a restart is run again; otherwise
+    /// an operator is asked whether it took effect.
+    pub idempotent: bool,
+    /// The output is posted in chat (shortened), not only kept in the run log.
+    pub post_output: bool,
+    /// The runbook's words for the step, shown instead of the command line.
+    pub title: Option<String>,
+}
+
+/// A runbook's wait: run a command every `interval_secs` until its output matches `until`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostWait {
+    pub host: HostName,
+    pub argv: Vec<Word>,
+    pub until: String,
+    pub interval_secs: u64,
+    pub timeout_secs: u64,
+    pub title: Option<String>,
 }
 
 impl SafeAction {
@@ -151,6 +207,8 @@ pub enum Wait {
     ClusterFormed { nodes: usize, status: HealthStatus },
     /// No shard is relocating and the node holds no shard copy any more.
     NodeDrained { node: NodeAddr },
+    /// A runbook's command on a host prints what `until` matches.
+    HostOutput(HostWait),
 }
 
 /// Destructive side effects: each runs only with an `Approved` proof for the run's digest.
@@ -174,6 +232,8 @@ pub enum DestructiveAction {
     /// `DELETE /os-services/{id}` of a disabled compute service that is down. Right before, the
     /// services are listed again: one that came back up or was enabled is kept.
     DeleteComputeService { id: ServiceId, host: HostName },
+    /// A runbook's command on a host after its approval gate.
+    HostCommand(HostCommand),
 }
 
 /// Longest `DELETE` path, in bytes: well under the 4 KB request-line limit of common proxies.
@@ -188,10 +248,12 @@ impl Plan {
                 DestructiveAction::RetireNode { .. }
                 | DestructiveAction::UnlistNode { .. }
                 | DestructiveAction::DeleteAllocation { .. }
-                | DestructiveAction::DeleteComputeService { .. },
+                | DestructiveAction::DeleteComputeService { .. }
+                | DestructiveAction::HostCommand(_),
             )
             | Action::Safe(_)
-            | Action::Wait(_) => &[],
+            | Action::Wait(_)
+            | Action::Gate { .. } => &[],
         })
     }
 }

@@ -11,6 +11,7 @@ use crate::openstack::ids::{ConsumerId, ImageRef};
 use crate::openstack::image::PropertySet;
 use crate::openstack::rpc::VersionCapError;
 use crate::retention::RetentionDays;
+use crate::runbook::RunbookRequest;
 use crate::target::Target;
 
 /// A parsed command.
@@ -29,6 +30,16 @@ pub enum Request {
     PlacementAllocations { cloud: CloudName, host: HostName },
     /// `/compute services`: the compute services, disabled and down ones first.
     ComputeServices { cloud: CloudName },
+    /// `/runbook list`: the loaded runbooks.
+    RunbookList,
+    /// `/runbook show`: one runbook's parameters and steps.
+    RunbookShow { name: String },
+    /// `/runbook run`: a runbook with its parameters' values as typed; they are checked against
+    /// the runbook, which only the running bot knows.
+    RunbookRun {
+        name: String,
+        params: Vec<(String, String)>,
+    },
     /// `/run status`: one run in detail.
     RunStatus { id: RunId },
     /// `/run list`: runs that are active or finished recently.
@@ -103,6 +114,8 @@ pub enum ProcedureRequest {
         image: ImageRef,
         properties: PropertySet,
     },
+    /// An operator's runbook, with its parameters' values.
+    Runbook(RunbookRequest),
 }
 
 impl ProcedureRequest {
@@ -118,6 +131,7 @@ impl ProcedureRequest {
             Self::PlacementStale { cloud, .. }
             | Self::ComputeRpcCap { cloud, .. }
             | Self::ImageProperties { cloud, .. } => Target::Cloud(cloud.clone()),
+            Self::Runbook(runbook) => Target::Hosts(runbook.hosts.clone()),
         }
     }
 
@@ -133,6 +147,7 @@ impl ProcedureRequest {
             | Self::IndicesDelete { .. }
             | Self::PlacementStale { .. }
             | Self::ImageProperties { .. } => false,
+            Self::Runbook(runbook) => runbook.maintenance,
         }
     }
 }
@@ -199,6 +214,7 @@ impl fmt::Display for ProcedureRequest {
                     )
                 }
             }
+            Self::Runbook(runbook) => runbook.fmt(f),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! A procedure run: its plan, who asked, where it is, and every step's state. This is the record
 //! the store keeps; its transitions are methods here so that the rules live in one place.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -150,6 +152,10 @@ pub struct Run {
     pub approval: Option<ApprovalGrant>,
     pub cancel: Option<CancelRequest>,
     pub progress_message: Option<MessageId>,
+    /// Values runbook steps captured from their output, for the steps after them. Kept with the
+    /// run so that a step resumed after a restart still has them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub captured: BTreeMap<String, String>,
 }
 
 impl Run {
@@ -182,6 +188,7 @@ impl Run {
             approval: None,
             cancel: None,
             progress_message: None,
+            captured: BTreeMap::new(),
         }
     }
 

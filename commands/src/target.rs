@@ -1,35 +1,32 @@
-//! What a procedure run works on: a log cluster or a cloud. A target runs at most one
-//! procedure at a time; its lock is keyed by [`Target::lock_key`].
+//! What a procedure run works on: a log cluster, a cloud, or the hosts a runbook runs on. A
+//! target runs at most one procedure at a time; its locks are keyed by [`Target::lock_keys`].
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::name::{CloudName, ClusterName};
+use crate::name::{CloudName, ClusterName, HostName};
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Target {
     Cluster(ClusterName),
     Cloud(CloudName),
+    /// The inventory hosts a runbook's steps run on: two runbooks never work on one host at once.
+    Hosts(BTreeSet<HostName>),
 }
 
 impl Target {
-    /// The store's lock key. A cluster keeps its bare name, as before clouds existed, so that
-    /// stores written by earlier versions keep their locks; a cloud's is prefixed, and `:` can
-    /// appear in no configured name, so the two never collide.
-    pub fn lock_key(&self) -> String {
+    /// The store's lock keys: one for a cluster or a cloud, one per host for a runbook. A
+    /// cluster keeps its bare name, as before clouds existed, so that stores written by earlier
+    /// versions keep their locks; the others are prefixed, and `:` can appear in no configured
+    /// name or host name, so no two kinds collide.
+    pub fn lock_keys(&self) -> Vec<String> {
         match self {
-            Self::Cluster(name) => name.to_string(),
-            Self::Cloud(name) => format!("cloud:{name}"),
-        }
-    }
-
-    /// The inverse of [`Self::lock_key`], for reading a stored lock back.
-    pub fn from_lock_key(key: &str) -> Option<Self> {
-        match key.strip_prefix("cloud:") {
-            Some(cloud) => CloudName::parse(cloud).ok().map(Self::Cloud),
-            None => ClusterName::parse(key).ok().map(Self::Cluster),
+            Self::Cluster(name) => vec![name.to_string()],
+            Self::Cloud(name) => vec![format!("cloud:{name}")],
+            Self::Hosts(hosts) => hosts.iter().map(|h| format!("host:{h}")).collect(),
         }
     }
 }
@@ -40,6 +37,13 @@ impl fmt::Display for Target {
         match self {
             Self::Cluster(name) => write!(f, "cluster `{name}`"),
             Self::Cloud(name) => write!(f, "cloud `{name}`"),
+            Self::Hosts(hosts) => {
+                let names: Vec<String> = hosts.iter().map(|h| format!("`{h}`")).collect();
+                match names.as_slice() {
+                    [one] => write!(f, "host {one}"),
+                    _ => write!(f, "hosts {}", names.join(", ")),
+                }
+            }
         }
     }
 }
@@ -49,14 +53,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lock_keys_read_back_and_never_collide() {
+    fn lock_keys_never_collide() {
         let cluster = Target::Cluster(ClusterName::parse("prod").unwrap());
         let cloud = Target::Cloud(CloudName::parse("prod").unwrap());
-        assert_ne!(cluster.lock_key(), cloud.lock_key());
-        assert_eq!(cluster.lock_key(), "prod");
-        for target in [cluster, cloud] {
-            assert_eq!(Target::from_lock_key(&target.lock_key()), Some(target));
-        }
-        assert_eq!(Target::from_lock_key("cloud:Bad"), None);
+        let hosts = Target::Hosts(BTreeSet::from([
+            HostName::parse("prod").unwrap(),
+            HostName::parse("cloud").unwrap(),
+        ]));
+        assert_eq!(cluster.lock_keys(), ["prod"]);
+        assert_eq!(cloud.lock_keys(), ["cloud:prod"]);
+        assert_eq!(hosts.lock_keys(), ["host:cloud", "host:prod"]);
+        assert_eq!(hosts.to_string(), "hosts `cloud`, `prod`");
     }
 }

@@ -182,15 +182,19 @@ impl Store {
         Ok(unfinished)
     }
 
-    /// The run holding `target`'s lock. A lock left pointing at a finished, missing or
-    /// other-target run (possible only after a repair by hand) counts as free: `None`.
+    /// The run holding one of `target`'s locks. A lock left pointing at a finished, missing or
+    /// other-target run (possible only after a repair by hand) counts as free.
     pub fn lock_holder(&self, target: &Target) -> Result<Option<RunId>, StoreError> {
-        let key = target.lock_key();
-        let Some(bytes) = self.locks.get(key.as_bytes())? else {
-            return Ok(None);
-        };
-        let holder: RunId = self.decode(keys::LOCKS, key.as_bytes(), &bytes)?;
-        let record = self.runs.get(keys::run_key(holder))?;
-        Ok(self.is_live(holder, record, target)?.then_some(holder))
+        for key in target.lock_keys() {
+            let Some(bytes) = self.locks.get(key.as_bytes())? else {
+                continue;
+            };
+            let holder: RunId = self.decode(keys::LOCKS, key.as_bytes(), &bytes)?;
+            let record = self.runs.get(keys::run_key(holder))?;
+            if self.is_live(holder, record, &key)? {
+                return Ok(Some(holder));
+            }
+        }
+        Ok(None)
     }
 }

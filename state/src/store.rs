@@ -280,7 +280,7 @@ impl Store {
     }
 
     /// Makes the locks agree with `run` as it is about to be written: an unfinished run holds
-    /// its cluster's lock, a finished one holds none. `before` is the stored run being replaced.
+    /// its target's locks, a finished one holds none. `before` is the stored run being replaced.
     pub(crate) fn sync_lock<E: From<StoreError>>(
         &self,
         runs: &TransactionalTree,
@@ -297,57 +297,66 @@ impl Store {
         if run.state.is_finished() {
             return self.release(locks, &target, run.id);
         }
-        let key = target.lock_key();
-        let key = key.as_bytes();
-        if let Some(bytes) = locks.get(key)? {
-            let holder: RunId = self.decode(LOCKS, key, &bytes).map_err(abort)?;
-            if holder == run.id {
-                return Ok(());
+        for key in target.lock_keys() {
+            let key = key.as_str();
+            if let Some(bytes) = locks.get(key)? {
+                let holder: RunId = self.decode(LOCKS, key.as_bytes(), &bytes).map_err(abort)?;
+                if holder == run.id {
+                    continue;
+                }
+                let held = runs.get(keys::run_key(holder))?;
+                if self.is_live(holder, held, key).map_err(abort)? {
+                    return Err(abort(StoreError::Locked { target, holder }));
+                }
+                tracing::warn!(%key, %holder, run = %run.id, "taking over a stale lock");
             }
-            let held = runs.get(keys::run_key(holder))?;
-            if self.is_live(holder, held, &target).map_err(abort)? {
-                return Err(abort(StoreError::Locked { target, holder }));
-            }
-            tracing::warn!(%target, %holder, run = %run.id, "taking over a stale lock");
+            let value = self.encode("a lock", &run.id).map_err(abort)?;
+            locks.insert(key, value)?;
         }
-        let value = self.encode("a lock", &run.id).map_err(abort)?;
-        locks.insert(key, value)?;
         Ok(())
     }
 
-    /// Removes `target`'s lock if `run` holds it (a lock held by another run is theirs).
+    /// Removes `target`'s locks that `run` holds (a lock held by another run is theirs).
     fn release<E: From<StoreError>>(
         &self,
         locks: &TransactionalTree,
         target: &Target,
         run: RunId,
     ) -> ConflictableTransactionResult<(), E> {
-        let key = target.lock_key();
-        let key = key.as_bytes();
-        if let Some(bytes) = locks.get(key)? {
-            let holder: RunId = self.decode(LOCKS, key, &bytes).map_err(abort)?;
-            if holder == run {
-                locks.remove(key)?;
+        for key in target.lock_keys() {
+            let key = key.as_bytes();
+            if let Some(bytes) = locks.get(key)? {
+                let holder: RunId = self.decode(LOCKS, key, &bytes).map_err(abort)?;
+                if holder == run {
+                    locks.remove(key)?;
+                }
             }
         }
         Ok(())
     }
 
-    /// Whether a lock held by `holder` (whose stored record is `record`) still counts. A lock
-    /// whose run is missing, finished or on another target cannot happen through this store's
-    /// methods, only after a repair by hand; it is treated as free so that the target is not
-    /// blocked forever by a run that will never release it.
+    /// Whether the lock `key` held by `holder` (whose stored record is `record`) still counts.
+    /// A lock whose run is missing, finished or on another target cannot happen through this
+    /// store's methods, only after a repair by hand; it is treated as free so that the target is
+    /// not blocked forever by a run that will never release it.
     pub(crate) fn is_live(
         &self,
         holder: RunId,
         record: Option<IVec>,
-        target: &Target,
+        key: &str,
     ) -> Result<bool, StoreError> {
         let Some(bytes) = record else {
             return Ok(false);
         };
         let run = self.decode_run(&keys::run_key(holder), &bytes)?;
-        Ok(!run.state.is_finished() && run.plan.request.target() == *target)
+        Ok(!run.state.is_finished()
+            && run
+                .plan
+                .request
+                .target()
+                .lock_keys()
+                .iter()
+                .any(|k| k == key))
     }
 }
 

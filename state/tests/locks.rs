@@ -119,7 +119,7 @@ proptest! {
             .collect();
         let mut expected = BTreeMap::new();
         for run in runs.iter().filter(|r| !r.state.is_finished()) {
-            let previous = expected.insert(run.plan.request.target().lock_key(), run.id.get());
+            let previous = expected.insert(run.plan.request.target().lock_keys()[0].clone(), run.id.get());
             prop_assert_eq!(previous, None, "two unfinished runs on one cluster");
         }
         prop_assert_eq!(locks, expected);

@@ -1,7 +1,7 @@
 //! The types of the catalogue: what a command and its options are.
 
 use crate::index::MAX_INDEX_BYTES;
-use crate::name::{CloudName, ClusterName, HostName, UserName};
+use crate::name::{CloudName, ClusterName, HostName, RunbookName, UserName};
 use crate::openstack::ids::ImageRef;
 use crate::openstack::image::PropertyKey;
 use crate::parse::{Args, ParseError};
@@ -41,6 +41,11 @@ pub enum OptionKind {
     Image,
     /// A value of an image property of spec 2.10; Discord offers the fixed ones as choices.
     Property(PropertyKey),
+    /// A loaded runbook's name (autocomplete from the runbooks).
+    Runbook,
+    /// A runbook parameter's value, given as a further `name:value` option (autocomplete from
+    /// the parameter's kind).
+    Param,
     /// A command group, for `/help` (Discord offers the groups as choices).
     Topic,
     /// Free text up to `max_len` characters.
@@ -63,6 +68,8 @@ impl OptionKind {
             Self::Instance => 36,
             Self::Image => ImageRef::MAX_LEN,
             Self::Property(_) => 32,
+            Self::Runbook => RunbookName::MAX_LEN,
+            Self::Param => crate::runbook::MAX_VALUE_LEN,
             Self::Topic => 32,
             Self::Text { max_len } => max_len,
         }
@@ -85,6 +92,8 @@ impl OptionKind {
             Self::Property(PropertyKey::HwDiskBus) => "scsi",
             Self::Property(PropertyKey::OsType) => "linux|windows",
             Self::Property(PropertyKey::OsDistro) => "<os id>",
+            Self::Runbook => "<runbook>",
+            Self::Param => "<value>",
             Self::Topic => "<group>",
             Self::Text { .. } => "<text>",
         }
@@ -108,6 +117,9 @@ pub struct CommandSpec {
     pub summary: &'static str,
     pub options: &'static [OptionSpec],
     pub surface: Surface,
+    /// Takes further `name:value` options beyond `options`, each checked as an
+    /// [`OptionKind::Param`] here and by name where they are used (a runbook's parameters).
+    pub open: bool,
     /// Turns checked arguments into the request; the only place a command's options are read.
     pub build: fn(&Args<'_>) -> Result<Request, ParseError>,
 }
@@ -132,6 +144,9 @@ impl CommandSpec {
             } else {
                 usage.push_str(&format!(" [{part}]"));
             }
+        }
+        if self.open {
+            usage.push_str(" [<parameter>:<value> ...]");
         }
         usage
     }

@@ -151,6 +151,8 @@ pub enum FactsKind {
     RpcCap,
     /// The images the reference names.
     Image { image: ImageRef },
+    /// None from a backend: a runbook is planned from its file and the host inventory.
+    Runbook,
 }
 
 pub fn facts_needed(request: &ProcedureRequest) -> FactsKind {
@@ -167,6 +169,7 @@ pub fn facts_needed(request: &ProcedureRequest) -> FactsKind {
         ProcedureRequest::ImageProperties { image, .. } => FactsKind::Image {
             image: image.clone(),
         },
+        ProcedureRequest::Runbook(_) => FactsKind::Runbook,
     }
 }
 

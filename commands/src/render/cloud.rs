@@ -93,7 +93,7 @@ pub fn services(cloud: &CloudName, services: &[ComputeService], now: OffsetDateT
 pub(super) fn aftermath(run: &Run) -> String {
     let (mut done, mut pending, mut partial) = (Vec::new(), Vec::new(), Vec::new());
     for (action, state) in run.plan.steps.iter().zip(&run.steps) {
-        if matches!(action, Action::Wait(_)) {
+        if matches!(action, Action::Wait(_) | Action::Gate { .. }) {
             continue;
         }
         let label = step_label(action);

@@ -8,12 +8,14 @@ mod cluster;
 mod indices;
 mod plan;
 mod run;
+mod runbook;
 
 pub use audit::audit;
 pub use cloud::{allocations, services};
 pub use cluster::{cluster_status, report};
 pub use indices::{bytes, compact, index_list};
 pub use plan::{plan, started, step_label};
+pub use runbook::{runbook_list, runbook_show};
 pub use run::{
     ApprovalButtons, ProgressView, Tone, aftermath, progress, progress_view, run_list, run_status,
 };

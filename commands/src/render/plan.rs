@@ -4,7 +4,9 @@ use std::fmt::Write as _;
 
 use super::{compact, fit, hhmm};
 use crate::cluster::{EXCLUDE_IP, FlushMode};
-use crate::plan::{Action, DestructiveAction, Plan, SafeAction, Wait};
+use crate::name::shorten;
+use crate::plan::{Action, DestructiveAction, HostCommand, Plan, SafeAction, Wait};
+use crate::runbook::Word;
 use crate::run::{Run, RunState};
 
 /// What a step does, in a few words.
@@ -51,6 +53,8 @@ pub fn step_label(action: &Action) -> String {
                 let set: Vec<String> = changes.iter().map(|c| c.property.to_string()).collect();
                 format!("set {} on image `{name}` (JSON patch)", set.join(" "))
             }
+            SafeAction::HostCommand(command) => host_command(command),
+            SafeAction::Confirm { prompt } => format!("ask an operator: {prompt}"),
         },
         Action::Wait(wait) => match wait {
             Wait::NodeLeft { node } => format!("wait until {node} has left the cluster"),
@@ -61,7 +65,22 @@ pub fn step_label(action: &Action) -> String {
             Wait::NodeDrained { node } => {
                 format!("wait until {node} holds no shards and none is relocating")
             }
+            Wait::HostOutput(wait) => {
+                let what = wait
+                    .title
+                    .as_ref()
+                    .map_or_else(String::new, |title| format!("{title}: "));
+                format!(
+                    "wait {what}until `{}` on {} prints /{}/ (every {}s, up to {})",
+                    command_line(&wait.argv),
+                    wait.host,
+                    wait.until,
+                    wait.interval_secs,
+                    super::duration(secs(wait.timeout_secs)),
+                )
+            }
         },
+        Action::Gate { reason } => format!("a second operator approves here: {reason}"),
         Action::Destructive(DestructiveAction::DeleteIndices { indices }) => {
             let noun = if indices.len() == 1 {
                 "index"
@@ -84,13 +103,53 @@ pub fn step_label(action: &Action) -> String {
         Action::Destructive(DestructiveAction::DeleteComputeService { id, host }) => {
             format!("delete the compute service record of {host} ({id})")
         }
+        Action::Destructive(DestructiveAction::HostCommand(command)) => host_command(command),
     }
+}
+
+/// `write the modprobe option: on compute-01, `tee /etc/modprobe.d/kvm.conf` < "options …"`.
+/// The command is always shown: the approver approves what runs, not a title.
+fn host_command(command: &HostCommand) -> String {
+    let mut label = match &command.title {
+        Some(title) => format!("{title}: "),
+        None => String::new(),
+    };
+    label.push_str(&format!(
+        "on {}, `{}`",
+        command.host,
+        command_line(&command.argv)
+    ));
+    if let Some(stdin) = &command.stdin {
+        let input = stdin.to_string();
+        let input = input.trim_end().replace('\n', "⏎");
+        label.push_str(&format!(" with input \"{}\"", shorten(&input, 80)));
+    }
+    label
+}
+
+/// An argv as one line; a word with a space or nothing in it is quoted so the words stay visible.
+fn command_line(argv: &[Word]) -> String {
+    argv.iter()
+        .map(|word| {
+            let word = word.to_string();
+            if word.is_empty() || word.contains(char::is_whitespace) {
+                format!("'{word}'")
+            } else {
+                word
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn secs(secs: u64) -> time::Duration {
+    time::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX))
 }
 
 fn destructive_marker(action: &Action) -> &'static str {
     match action {
         Action::Destructive(_) => " (needs approval)",
-        Action::Safe(_) | Action::Wait(_) => "",
+        Action::Safe(_) | Action::Wait(_) | Action::Gate { .. } => "",
     }
 }
 

@@ -256,7 +256,8 @@ pub fn aftermath(run: &Run) -> String {
         | ProcedureRequest::IndicesDelete { cluster, .. } => deletion_aftermath(run, cluster),
         ProcedureRequest::PlacementStale { .. }
         | ProcedureRequest::ComputeRpcCap { .. }
-        | ProcedureRequest::ImageProperties { .. } => super::cloud::aftermath(run),
+        | ProcedureRequest::ImageProperties { .. }
+        | ProcedureRequest::Runbook(_) => super::cloud::aftermath(run),
     }
 }
 
@@ -276,7 +277,8 @@ fn follow_up(request: &ProcedureRequest) -> Option<String> {
         | ProcedureRequest::IndicesPrune { .. }
         | ProcedureRequest::IndicesDelete { .. }
         | ProcedureRequest::PlacementStale { .. }
-        | ProcedureRequest::ImageProperties { .. } => None,
+        | ProcedureRequest::ImageProperties { .. }
+        | ProcedureRequest::Runbook(_) => None,
     }
 }
 
