@@ -12,7 +12,7 @@ use opsbot_commands::audit::Since;
 use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::render;
-use opsbot_commands::request::Request;
+use opsbot_commands::request::{ProcedureRequest, Request};
 use opsbot_commands::target::Target;
 use opsbot_sim::{FaultRule, Flavor, SimConfig};
 use serde::Serialize;
@@ -22,6 +22,7 @@ use time::format_description::well_known::Rfc3339;
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
 use crate::config::Config;
+use crate::runbooks::Library;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -246,9 +247,11 @@ async fn plan(
         );
     };
     // Planning needs the target's clients only, not the store: it works while the bot runs.
-    let plan = match procedure.target() {
-        Target::Cluster(cluster) => Clusters::new(config)?.plan(&cluster, &procedure).await?,
-        Target::Cloud(cloud) => Clouds::new(config)?.plan(&cloud, &procedure).await?,
+    let plan = match (&procedure, procedure.target()) {
+        (ProcedureRequest::Runbook(runbook), _) => Library::load(&config.runbooks)?.plan(runbook)?,
+        (_, Target::Cluster(cluster)) => Clusters::new(config)?.plan(&cluster, &procedure).await?,
+        (_, Target::Cloud(cloud)) => Clouds::new(config)?.plan(&cloud, &procedure).await?,
+        (_, Target::Hosts(_)) => bail!("only a runbook runs on hosts"),
     };
     if json {
         let output = PlanOutput {

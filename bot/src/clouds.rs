@@ -116,7 +116,10 @@ impl Clouds {
                     .run(|| cloud.client.images(&image), quiet)
                     .await?,
             })),
-            FactsKind::Cluster | FactsKind::Indices | FactsKind::Removal { .. } => {
+            FactsKind::Cluster
+            | FactsKind::Indices
+            | FactsKind::Removal { .. }
+            | FactsKind::Runbook => {
                 Err(Refusal::Plan(PlanError::FactsMismatch {
                     needed: planner::facts_needed(request),
                 })

@@ -74,7 +74,10 @@ impl Clusters {
                 now: OffsetDateTime::now_utc(),
             })),
             FactsKind::Removal { node } => self.removal_facts(cluster, node).await,
-            FactsKind::Stale { .. } | FactsKind::RpcCap | FactsKind::Image { .. } => {
+            FactsKind::Stale { .. }
+            | FactsKind::RpcCap
+            | FactsKind::Image { .. }
+            | FactsKind::Runbook => {
                 Err(Refusal::Plan(planner::PlanError::FactsMismatch {
                     needed: planner::facts_needed(request),
                 })

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use opsbot_commands::name::{CloudName, ClusterName, NodeAddr, UserName};
+use opsbot_commands::name::{CloudName, ClusterName, GroupName, HostName, NodeAddr, UserName};
 use serde::Deserialize;
 
 use crate::backend::RetryPolicy;
@@ -25,6 +25,9 @@ pub struct Config {
     /// OpenStack clouds whose placement, compute and image APIs opsbot acts on.
     #[serde(default)]
     pub clouds: Vec<CloudConfig>,
+    /// Operators' own procedures, and the hosts they run on.
+    #[serde(default)]
+    pub runbooks: RunbooksConfig,
     #[serde(default)]
     pub console: ConsoleConfig,
     /// The Discord front end (`opsbot run`); absent when only the console is used.
@@ -237,6 +240,32 @@ fn default_compute_container() -> String {
     "nova_compute".to_owned()
 }
 
+/// Runbooks: where their files are, which hosts they may run on, and how commands reach a host.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunbooksConfig {
+    /// The directory of `*.toml` runbook files, read at start-up; none loaded without it.
+    pub dir: Option<PathBuf>,
+    /// The hosts by group, in the order `each` steps go through them.
+    #[serde(default)]
+    pub inventory: BTreeMap<GroupName, Vec<HostName>>,
+    #[serde(default)]
+    pub access: HostAccessConfig,
+}
+
+/// How a runbook's command reaches its host.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum HostAccessConfig {
+    /// Run `prefix` (an argv template with `{host}`, e.g. `["ssh", "-o", "BatchMode=yes",
+    /// "{host}", "--"]` or kolla tooling) followed by the step's argv. Through ssh, every word is
+    /// quoted for the remote shell, so that the host runs exactly the argv.
+    Command { prefix: CommandTemplate },
+    /// Ask an operator to run each command on its host and confirm with `/run done`.
+    #[default]
+    Manual,
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConsoleConfig {
@@ -349,9 +378,30 @@ impl Config {
                     .with_context(|| format!("cloud `{}`", cloud.name))?;
             }
         }
-        if self.clusters.is_empty() && self.clouds.is_empty() {
+        if let HostAccessConfig::Command { prefix } = &self.runbooks.access {
+            if !prefix.uses("{host}") || prefix.uses("{container}") || prefix.uses("{node}") {
+                bail!(
+                    "[runbooks.access] prefix must name the host as {{host}} and nothing else, \
+                     e.g. [\"ssh\", \"-o\", \"BatchMode=yes\", \"{{host}}\", \"--\"]"
+                );
+            }
+        }
+        for (group, hosts) in &self.runbooks.inventory {
+            let unique: BTreeSet<_> = hosts.iter().collect();
+            if unique.len() != hosts.len() {
+                bail!("[runbooks.inventory] group `{group}` lists a host twice");
+            }
+        }
+        if self.runbooks.dir.is_some() && self.runbooks.inventory.values().all(Vec::is_empty) {
             bail!(
-                "the config names no [[clusters]] and no [[clouds]]: opsbot would have nothing to act on"
+                "[runbooks] has a dir but [runbooks.inventory] lists no hosts: runbooks would \
+                 have nowhere to run"
+            );
+        }
+        if self.clusters.is_empty() && self.clouds.is_empty() && self.runbooks.dir.is_none() {
+            bail!(
+                "the config names no [[clusters]], no [[clouds]] and no [runbooks]: opsbot would \
+                 have nothing to act on"
             );
         }
         if let Some(discord) = &self.discord {

@@ -11,6 +11,7 @@ use opsbot_commands::name::{CloudName, ClusterName, NodeAddr, UserName};
 use opsbot_sim::{Flavor, SimConfig};
 
 use crate::config::{
+    RunbooksConfig,
     CloudConfig, ClusterConfig, Config, ConsoleConfig, ConsoleOperator, EngineConfig,
     HostControlConfig, Interface, NodeControlConfig, ProgressConfig, StoreConfig,
 };
@@ -57,6 +58,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
             ..EngineConfig::default()
         },
         progress: ProgressConfig::default(),
+        runbooks: RunbooksConfig::default(),
         clusters: vec![ClusterConfig {
             name: ClusterName::parse(CLUSTER)?,
             url: sim.base_url(),

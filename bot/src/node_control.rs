@@ -2,7 +2,6 @@
 //! shell), by asking an operator, or through the simulator. Whatever did it, the engine verifies
 //! the effect through the cluster API afterwards.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use opsbot_commands::name::NodeAddr;
@@ -85,28 +84,21 @@ pub enum NodeControlError {
 }
 
 /// An argv template such as `["ssh", "{host}", "docker", "stop", "{container}"]`, checked at load:
-/// a known program position, known placeholders only, and no shell.
+/// a known program position, known placeholders only, and no shell (`opsbot_commands::shell`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "Vec<String>")]
 pub struct CommandTemplate(Vec<String>);
 
 const PLACEHOLDERS: [&str; 3] = ["{host}", "{node}", "{container}"];
-const SHELLS: [&str; 8] = ["sh", "bash", "dash", "zsh", "ksh", "fish", "busybox", "env"];
 
 impl TryFrom<Vec<String>> for CommandTemplate {
     type Error = String;
 
     fn try_from(argv: Vec<String>) -> Result<Self, Self::Error> {
+        opsbot_commands::shell::check_argv(&argv)?;
         let Some(program) = argv.first() else {
             return Err("a command template needs at least the program".into());
         };
-        let base = program.rsplit('/').next().unwrap_or(program);
-        if SHELLS.contains(&base) {
-            return Err(format!(
-                "`{program}` is a shell; give the program and its arguments directly, \
-                 opsbot never runs commands through a shell"
-            ));
-        }
         if program.contains('{') {
             return Err("the program itself cannot be a placeholder".into());
         }
@@ -132,6 +124,16 @@ impl TryFrom<Vec<String>> for CommandTemplate {
 }
 
 impl CommandTemplate {
+    /// The program, for rules that depend on it (ssh quoting).
+    pub(crate) fn program(&self) -> &str {
+        self.0.first().map_or("", String::as_str)
+    }
+
+    /// True when some word has `placeholder` (`"{host}"`).
+    pub(crate) fn uses(&self, placeholder: &str) -> bool {
+        self.0.iter().any(|w| w.contains(placeholder))
+    }
+
     /// The argv for one target; `{node}` is a search node's IP, or the host itself.
     pub(crate) fn render(&self, host: &str, node: &str, container: &str) -> Vec<String> {
         self.0
@@ -277,53 +279,23 @@ struct SimAnswer {
     changed: bool,
 }
 
-/// Runs argv with a timeout, keeping the last lines of its output (stdout, then stderr).
+/// Runs argv with a timeout; exit 0 is done, anything else a failure with its last lines.
 pub(crate) async fn run_command(
     argv: &[String],
     timeout: Duration,
 ) -> Result<Outcome, NodeControlError> {
-    let program = argv.first().cloned().unwrap_or_default();
-    let child = tokio::process::Command::new(&program)
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // A timed-out command is killed when its future is dropped.
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| NodeControlError::Spawn {
-            program: program.clone(),
-            detail: e.to_string(),
-        })?;
-    let Ok(finished) = tokio::time::timeout(timeout, child.wait_with_output()).await else {
-        return Err(NodeControlError::Timeout { program, timeout });
-    };
-    let output = finished.map_err(|e| NodeControlError::Spawn {
-        program: program.clone(),
-        detail: e.to_string(),
-    })?;
-    let mut lines: Vec<String> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .chain(String::from_utf8_lossy(&output.stderr).lines())
-        .map(str::to_owned)
-        .collect();
-    if lines.len() > KEPT_LINES {
-        lines.drain(..lines.len() - KEPT_LINES);
-    }
-    if output.status.success() {
+    let finished = crate::process::run(argv, None, timeout, KEPT_LINES).await?;
+    if finished.code == Some(0) {
         Ok(Outcome::Done {
             note: format!("`{}` exited 0", argv.join(" ")),
-            output: lines,
+            output: finished.lines,
         })
     } else {
         Err(NodeControlError::Failed {
-            program,
-            code: output
-                .status
-                .code()
-                .map_or_else(|| "a signal".to_owned(), |c| c.to_string()),
-            last_line: lines.last().cloned().unwrap_or_default(),
-            output: lines,
+            program: argv.first().cloned().unwrap_or_default(),
+            code: finished.code_text(),
+            last_line: finished.lines.last().cloned().unwrap_or_default(),
+            output: finished.lines,
         })
     }
 }

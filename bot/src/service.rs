@@ -8,7 +8,7 @@ use opsbot_commands::maintenance::{self, MaintenanceNotice};
 use opsbot_commands::name::Reason;
 use opsbot_commands::parse::Origin;
 use opsbot_commands::render;
-use opsbot_commands::request::Request;
+use opsbot_commands::request::{ProcedureRequest, Request};
 use opsbot_commands::run::{Actor, ChannelId, Run};
 use time::OffsetDateTime;
 
@@ -115,6 +115,20 @@ impl Service {
         decided.map_err(|error| refused(actor, error))
     }
 
+    async fn start(
+        &self,
+        actor: &Actor,
+        channel: &ChannelId,
+        procedure: ProcedureRequest,
+    ) -> Result<Reply, EngineError> {
+        Ok(
+            match self.engine.start(actor, channel.clone(), procedure).await? {
+                Start::Started(run) => Reply::public(render::started(&run)),
+                Start::NothingToDo(plan) => Reply::public(plan.notes.join("\n")),
+            },
+        )
+    }
+
     async fn dispatch(
         &self,
         actor: &Actor,
@@ -135,12 +149,7 @@ impl Service {
             return Err(Refusal::NotOperator.into());
         }
         Ok(match request {
-            Request::Procedure(procedure) => {
-                match self.engine.start(actor, channel.clone(), procedure).await? {
-                    Start::Started(run) => Reply::public(render::started(&run)),
-                    Start::NothingToDo(plan) => Reply::public(plan.notes.join("\n")),
-                }
-            }
+            Request::Procedure(procedure) => self.start(actor, channel, procedure).await?,
             Request::ClusterStatus { cluster } => {
                 let status = self.engine.cluster_status(&cluster).await?;
                 Reply::public(render::cluster_status(&status))
@@ -161,6 +170,36 @@ impl Service {
                 let clouds = self.engine.clouds();
                 let services = clouds.services(clouds.get(&cloud)?).await?;
                 Reply::public(render::services(&cloud, &services, now))
+            }
+            Request::RunbookList => {
+                Reply::public(render::runbook_list(&self.engine.library().runbooks))
+            }
+            Request::RunbookShow { name } => {
+                let runbook = self
+                    .engine
+                    .library()
+                    .runbooks
+                    .get(&name)
+                    .map_err(Refusal::from)?;
+                Reply::public(render::runbook_show(runbook))
+            }
+            Request::RunbookRun { name, params } => {
+                let request = self
+                    .engine
+                    .library()
+                    .request(&name, &params)
+                    .map_err(Refusal::from)?;
+                self.start(actor, channel, ProcedureRequest::Runbook(request))
+                    .await?
+            }
+            Request::RunLog { id } => {
+                let lines = self.engine.store().run_log(id).map_err(|error| match error {
+                    opsbot_state::StoreError::NotFound { run } => {
+                        EngineError::from(Refusal::NoSuchRun { run })
+                    }
+                    other => other.into(),
+                })?;
+                Reply::public(render::run_log(id, &lines))
             }
             Request::RunStatus { id } => {
                 let run = self.engine.run(id)?;

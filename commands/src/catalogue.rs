@@ -426,6 +426,15 @@ pub static CATALOGUE: &[CommandSpec] = &[
     },
     CommandSpec {
         group: "run",
+        sub: Some("log"),
+        summary: "what a run's commands printed (the latest lines that fit)",
+        options: &[RUN],
+        surface: Surface::Everywhere,
+        open: false,
+        build: |a| Ok(Request::RunLog { id: run_id(a)? }),
+    },
+    CommandSpec {
+        group: "run",
         sub: Some("list"),
         summary: "active runs and those finished in the last 24 hours",
         options: &[],

@@ -63,7 +63,7 @@ const SHOWN: usize = 40;
 
 /// Keeps long user input out of error messages, so chat errors stay short: the first `max`
 /// characters, and `…` when something was cut.
-pub(crate) fn shorten(value: &str, max: usize) -> String {
+pub fn shorten(value: &str, max: usize) -> String {
     match value.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &value[..cut]),
         None => value.to_owned(),

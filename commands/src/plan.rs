@@ -165,7 +165,7 @@ pub struct HostCommand {
     pub idempotent: bool,
     /// The output is posted in chat (shortened), not only kept in the run log.
     pub post_output: bool,
-    /// The runbook's words for the step, shown instead of the command line.
+    /// The runbook's words for the step, shown before the command line.
     pub title: Option<String>,
 }
 

@@ -42,6 +42,8 @@ pub enum Request {
     },
     /// `/run status`: one run in detail.
     RunStatus { id: RunId },
+    /// `/run log`: the output a run's commands printed, the latest that fits.
+    RunLog { id: RunId },
     /// `/run list`: runs that are active or finished recently.
     RunList,
     /// `/run cancel`: stop a run at its next safe point.

@@ -159,7 +159,8 @@ pub struct Run {
 }
 
 impl Run {
-    /// A new run of `plan`; destructive plans start by waiting for approval until `expires_at`.
+    /// A new run of `plan`. One that needs approval before its first step starts by waiting for
+    /// it until `expires_at`; a runbook with a later gate waits there (see [`Plan::approval_at`]).
     pub fn new(
         id: RunId,
         plan: Plan,
@@ -168,7 +169,7 @@ impl Run {
         now: OffsetDateTime,
         approval_ttl: time::Duration,
     ) -> Self {
-        let state = if plan.needs_approval() {
+        let state = if plan.approval_at() == Some(0) {
             RunState::AwaitingApproval {
                 expires_at: now + approval_ttl,
             }

@@ -148,16 +148,13 @@ pub struct RunbookRequest {
     pub maintenance: bool,
 }
 
-/// `/runbook run name:nested-virt host:compute-01 module:kvm_amd`.
+/// `/runbook run name:nested-virt host:compute-01 module:kvm_amd`. Values are single words
+/// without quotes, so the line parses back as it is.
 impl fmt::Display for RunbookRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "/runbook run name:{}", self.runbook)?;
         for (name, value) in &self.params {
-            if value.contains(char::is_whitespace) {
-                write!(f, " {name}:\"{value}\"")?;
-            } else {
-                write!(f, " {name}:{value}")?;
-            }
+            write!(f, " {name}:{value}")?;
         }
         Ok(())
     }
@@ -262,7 +259,7 @@ impl Runbooks {
 }
 
 impl Runbook {
-    /// `/runbook run name:nested-virt host:<a host of group compute> [module:kvm_amd|kvm_intel]`.
+    /// `/runbook run name:nested-virt host:<a host of group compute> [module:<kvm_amd|kvm_intel>]`.
     pub fn usage(&self) -> String {
         let mut usage = format!("/runbook run name:{}", self.name);
         for param in &self.params {

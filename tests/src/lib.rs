@@ -9,6 +9,7 @@ mod chat;
 pub mod cloud;
 pub mod discord;
 pub mod openstack;
+pub mod runbooks;
 
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -63,6 +64,8 @@ pub struct Setup {
     pub clusters: usize,
     /// Clouds, simulated or real, made by the test (see [`cloud::cloud_config`]).
     pub clouds: Vec<opsbot::config::CloudConfig>,
+    /// Runbooks and the hosts they run on (see [`runbooks::test_hosts`]).
+    pub runbooks: opsbot::config::RunbooksConfig,
 }
 
 impl Default for Setup {
@@ -87,6 +90,7 @@ impl Default for Setup {
             days_of_indices: 90,
             clusters: 1,
             clouds: Vec::new(),
+            runbooks: opsbot::config::RunbooksConfig::default(),
         }
     }
 }
@@ -156,6 +160,7 @@ pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir)
         },
         clusters,
         clouds: setup.clouds.clone(),
+        runbooks: setup.runbooks.clone(),
         console: ConsoleConfig::default(),
         discord: None,
     };

@@ -34,7 +34,7 @@ pub(super) async fn execute(
     let outcome = match action {
         Action::Safe(safe) => perform(inner, cloud, run, safe).await,
         Action::Destructive(destructive) => destroy(inner, cloud, run, destructive).await,
-        Action::Wait(wait) => misplaced(wait),
+        Action::Wait(_) | Action::Gate { .. } => misplaced(action),
     };
     Ok(outcome.unwrap_or_else(StepOutcome::Failed))
 }
@@ -105,7 +105,8 @@ async fn destroy(
         }
         DestructiveAction::DeleteIndices { .. }
         | DestructiveAction::RetireNode { .. }
-        | DestructiveAction::UnlistNode { .. } => misplaced(action),
+        | DestructiveAction::UnlistNode { .. }
+        | DestructiveAction::HostCommand(_) => misplaced(action),
     }
 }
 

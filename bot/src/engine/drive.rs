@@ -179,6 +179,8 @@ fn record(
     on_failure: OnFailure,
 ) -> Result<(), opsbot_state::StoreError> {
     let now = OffsetDateTime::now_utc();
+    let approval_ttl =
+        time::Duration::try_from(inner.config.approval_ttl).unwrap_or(time::Duration::minutes(30));
     let updated = inner.store.update_run(id, None, |run| {
         Ok::<_, std::convert::Infallible>(match &outcome {
             StepOutcome::Done(note) => {
@@ -190,6 +192,23 @@ fn record(
                     step: index,
                     note: note.clone(),
                 }]
+            }
+            StepOutcome::Captured { note, values } => {
+                run.steps[index] = StepState::Done {
+                    at: now,
+                    note: note.clone(),
+                };
+                run.captured.extend(values.clone());
+                vec![AuditKind::StepDone {
+                    step: index,
+                    note: note.clone(),
+                }]
+            }
+            StepOutcome::AwaitApproval => {
+                run.state = RunState::AwaitingApproval {
+                    expires_at: now + approval_ttl,
+                };
+                vec![]
             }
             StepOutcome::AskOperator(prompt) => {
                 run.steps[index] = StepState::AwaitingOperator {

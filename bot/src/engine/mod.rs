@@ -6,6 +6,7 @@ mod cloud_step;
 mod delete;
 mod drive;
 mod refusal;
+mod runbook_step;
 mod status;
 mod step;
 mod wait;
@@ -29,6 +30,7 @@ use crate::clouds::Clouds;
 use crate::clusters::Clusters;
 use crate::config::{Config, EngineConfig};
 use crate::progress::ProgressSink;
+use crate::runbooks::Library;
 
 pub use refusal::{EngineError, Refusal};
 
@@ -58,6 +60,7 @@ struct Inner {
     store: Store,
     clusters: Clusters,
     clouds: Clouds,
+    library: Library,
     config: EngineConfig,
     progress: Arc<dyn ProgressSink>,
     /// Wakes a run's task when an operator acts on it (cancel, approve, done).
@@ -91,10 +94,12 @@ impl Engine {
     ) -> anyhow::Result<Self> {
         let clusters = Clusters::new(config)?;
         let clouds = Clouds::new(config)?;
+        let library = Library::load(&config.runbooks)?;
         Ok(Self(Arc::new(Inner {
             store,
             clusters,
             clouds,
+            library,
             config: config.engine,
             progress,
             wakers: Mutex::new(HashMap::new()),
@@ -116,6 +121,11 @@ impl Engine {
         &self.0.clouds
     }
 
+    /// The runbooks, their inventory and host access, for `/runbook` and autocomplete.
+    pub fn library(&self) -> &Library {
+        &self.0.library
+    }
+
     /// Picks up every unfinished run after a restart. Each run's task reconciles a started step
     /// with the world before it does anything.
     pub fn resume_all(&self) -> Result<usize, StoreError> {
@@ -134,9 +144,12 @@ impl Engine {
 
     /// Observes the target and computes the plan a request would run, without running it.
     pub async fn plan(&self, request: &ProcedureRequest) -> Result<Plan, EngineError> {
-        match request.target() {
-            Target::Cluster(cluster) => self.0.clusters.plan(&cluster, request).await,
-            Target::Cloud(cloud) => self.0.clouds.plan(&cloud, request).await,
+        match (request, request.target()) {
+            (ProcedureRequest::Runbook(runbook), _) => Ok(self.0.library.plan(runbook)?),
+            (_, Target::Cluster(cluster)) => self.0.clusters.plan(&cluster, request).await,
+            (_, Target::Cloud(cloud)) => self.0.clouds.plan(&cloud, request).await,
+            // Only a runbook request has hosts for its target, and it was planned above.
+            (_, Target::Hosts(_)) => Err(Refusal::NotARunbook.into()),
         }
     }
 
@@ -156,6 +169,8 @@ impl Engine {
             Target::Cloud(name) => {
                 self.0.clouds.get(name)?;
             }
+            // The plan checks the runbook and its values.
+            Target::Hosts(_) => {}
         }
         // Refuse a busy target before sending it anything; `create_run` checks again atomically.
         if let Some(holder) = self.0.store.lock_holder(&target)? {

@@ -4,6 +4,7 @@
 use opsbot_commands::approval::ApprovalRefusal;
 use opsbot_commands::name::{CloudName, ClusterName, RunId};
 use opsbot_commands::planner::PlanError;
+use opsbot_commands::runbook::RunbookError;
 use opsbot_commands::target::Target;
 use opsbot_state::StoreError;
 
@@ -32,6 +33,10 @@ pub enum Refusal {
     NotOperator,
     #[error("{0}")]
     Backend(BackendError),
+    #[error("{0}")]
+    Runbook(#[from] RunbookError),
+    #[error("internal error: a request for hosts that names no runbook; nothing was done")]
+    NotARunbook,
 }
 
 /// Either a refusal for the operator or an internal failure for the log.
@@ -41,6 +46,12 @@ pub enum EngineError {
     Refused(#[from] Refusal),
     #[error("the store failed: {0}")]
     Store(#[from] StoreError),
+}
+
+impl From<RunbookError> for EngineError {
+    fn from(error: RunbookError) -> Self {
+        Self::Refused(Refusal::Runbook(error))
+    }
 }
 
 impl From<BackendError> for EngineError {

@@ -1,6 +1,8 @@
 //! Executing one step: write the intent, act, and report the outcome. A step found started after
 //! a restart is first settled by looking at the world (`reconcile`), never replayed blindly.
 
+use std::collections::BTreeMap;
+
 use opsbot_commands::approval::Approved;
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::cluster::{CatReport, FlushMode, Membership, Observation};
@@ -22,6 +24,13 @@ use crate::node_control::{NodeControlError, NodeOp, Outcome};
 #[derive(Debug)]
 pub(super) enum StepOutcome {
     Done(String),
+    /// Done, with values a runbook step captured from its output for the steps after it.
+    Captured {
+        note: String,
+        values: BTreeMap<String, String>,
+    },
+    /// A runbook's approval gate is reached without an approval: the run waits for one.
+    AwaitApproval,
     /// A person must act; the run waits for `/run done`.
     AskOperator(String),
     /// A cancel arrived during a wait.
@@ -40,6 +49,9 @@ pub(super) async fn execute(
     let cluster = match run.plan.request.target() {
         Target::Cloud(cloud) => {
             return super::cloud_step::execute(inner, &cloud, run, index, resumed).await;
+        }
+        Target::Hosts(_) => {
+            return super::runbook_step::execute(inner, run, index, resumed, waker).await;
         }
         Target::Cluster(name) => match inner.clusters.get(&name) {
             Ok(cluster) => cluster,
@@ -73,6 +85,7 @@ pub(super) async fn execute(
                 Err(failure) => StepOutcome::Failed(failure),
             }
         }
+        Action::Gate { .. } => misplaced(action).unwrap_or_else(StepOutcome::Failed),
     })
 }
 
@@ -109,7 +122,8 @@ async fn destroy(
             control(inner, cluster, run, NodeOp::Stop, *node).await
         }
         DestructiveAction::DeleteAllocation { .. }
-        | DestructiveAction::DeleteComputeService { .. } => misplaced(action),
+        | DestructiveAction::DeleteComputeService { .. }
+        | DestructiveAction::HostCommand(_) => misplaced(action),
         DestructiveAction::UnlistNode { node } => {
             if resumed && !cluster.nodes.repeatable(NodeOp::Unlist) {
                 return Ok(StepOutcome::AskOperator(format!(
@@ -191,7 +205,9 @@ async fn reconcile(cluster: &Cluster, action: &SafeAction) -> Option<String> {
         | SafeAction::Redeploy { .. }
         | SafeAction::VerifyReleased { .. }
         | SafeAction::RestartCompute { .. }
-        | SafeAction::SetImageProperties { .. } => None,
+        | SafeAction::SetImageProperties { .. }
+        | SafeAction::HostCommand(_)
+        | SafeAction::Confirm { .. } => None,
     }
 }
 
@@ -272,7 +288,9 @@ async fn perform(
         }
         SafeAction::VerifyReleased { .. }
         | SafeAction::RestartCompute { .. }
-        | SafeAction::SetImageProperties { .. } => misplaced(action),
+        | SafeAction::SetImageProperties { .. }
+        | SafeAction::HostCommand(_)
+        | SafeAction::Confirm { .. } => misplaced(action),
     }
 }
 

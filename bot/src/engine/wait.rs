@@ -11,7 +11,7 @@ use opsbot_state::StoreError;
 use tokio::sync::Notify;
 
 use super::Inner;
-use super::step::StepOutcome;
+use super::step::{StepOutcome, misplaced};
 use crate::backend::BackendError;
 use crate::clusters::Cluster;
 
@@ -34,6 +34,7 @@ pub(super) async fn until(
         Wait::NodeLeft { .. } | Wait::NodeJoined { .. } => config.node_timeout,
         Wait::ClusterFormed { .. } => config.formation_timeout,
         Wait::NodeDrained { .. } => config.drain_timeout,
+        Wait::HostOutput(_) => return Ok(misplaced(condition).unwrap_or_else(StepOutcome::Failed)),
     };
     let deadline = Instant::now() + timeout;
     let waiting = render::step_label(&Action::Wait(condition.clone()));
@@ -139,6 +140,8 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
             // Without a master nothing moves; the wait goes on and says so.
             None => (false, String::new()),
         },
+        // Refused by `until` before any look; never satisfied here.
+        Wait::HostOutput(_) => (false, String::new()),
     };
     Ok(Look {
         satisfied,

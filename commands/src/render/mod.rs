@@ -17,7 +17,8 @@ pub use indices::{bytes, compact, index_list};
 pub use plan::{plan, started, step_label};
 pub use runbook::{runbook_list, runbook_show};
 pub use run::{
-    ApprovalButtons, ProgressView, Tone, aftermath, progress, progress_view, run_list, run_status,
+    ApprovalButtons, ProgressView, Tone, aftermath, progress, progress_view, run_list, run_log,
+    run_status, tail,
 };
 
 use time::OffsetDateTime;

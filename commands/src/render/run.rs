@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use super::{compact, duration, first_that_fits, fit, hhmm, step_label};
 use crate::button::{ApprovalButton, Decision};
 use crate::cluster::{Exclusion, Observation, SettingScope};
-use crate::name::{ClusterName, NodeAddr};
+use crate::name::{ClusterName, NodeAddr, RunId};
 use crate::plan::{Action, DestructiveAction, SafeAction};
 use crate::request::ProcedureRequest;
 use crate::run::{Run, RunState, StepState};
@@ -396,4 +396,35 @@ fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
         );
     }
     text
+}
+
+/// `/run log`: the latest lines of a run's command output that fit one message.
+pub fn run_log(id: RunId, lines: &[String]) -> String {
+    if lines.is_empty() {
+        return format!("{id} has no command output");
+    }
+    let head = format!("{id}: command output, {} lines", lines.len());
+    // Room for the head, the fences and the note on what was left out.
+    let shown = tail(lines, super::MESSAGE_LIMIT - head.len() - 80);
+    let left_out = lines.len() - shown.len();
+    let mut text = format!("{head}\n```\n{}\n```", shown.join("\n"));
+    if left_out > 0 {
+        text.push_str(&format!("\n{left_out} earlier lines are not shown"));
+    }
+    fit(&text)
+}
+
+/// The last lines of `lines` that fit in `max_chars`, newlines counted: output shown in chat.
+pub fn tail(lines: &[String], max_chars: usize) -> Vec<&str> {
+    let mut shown = Vec::new();
+    let mut used = 0;
+    for line in lines.iter().rev() {
+        used += line.chars().count() + 1;
+        if used > max_chars {
+            break;
+        }
+        shown.push(line.as_str());
+    }
+    shown.reverse();
+    shown
 }

@@ -225,9 +225,11 @@ fn param(
     };
     let kind = match p.kind.get_ref().as_str() {
         "host" => {
+            unused("example", p.example.is_some())?;
             unused("values", p.values.is_some())?;
             unused("pattern", p.pattern.is_some())?;
-            unused("min", p.min.is_some() || p.max.is_some())?;
+            unused("min", p.min.is_some())?;
+            unused("max", p.max.is_some())?;
             let group = p
                 .group
                 .as_ref()
@@ -236,9 +238,11 @@ fn param(
             ParamKind::Host { group }
         }
         "choice" => {
+            unused("example", p.example.is_some())?;
             unused("group", p.group.is_some())?;
             unused("pattern", p.pattern.is_some())?;
-            unused("min", p.min.is_some() || p.max.is_some())?;
+            unused("min", p.min.is_some())?;
+            unused("max", p.max.is_some())?;
             let Some(values) = &p.values else {
                 return Err(lines.error(
                     raw.span(),
@@ -258,7 +262,8 @@ fn param(
         "pattern" => {
             unused("group", p.group.is_some())?;
             unused("values", p.values.is_some())?;
-            unused("min", p.min.is_some() || p.max.is_some())?;
+            unused("min", p.min.is_some())?;
+            unused("max", p.max.is_some())?;
             let Some(pattern) = &p.pattern else {
                 return Err(lines.error(
                     raw.span(),
@@ -284,6 +289,7 @@ fn param(
             ParamKind::Pattern { regex, example }
         }
         "number" => {
+            unused("example", p.example.is_some())?;
             unused("group", p.group.is_some())?;
             unused("values", p.values.is_some())?;
             unused("pattern", p.pattern.is_some())?;
@@ -362,10 +368,10 @@ pub(super) fn check_value(value: &str) -> Result<(), String> {
     }
     if let Some(c) = value
         .chars()
-        .find(|c| c.is_control() || c.is_whitespace() || matches!(c, '{' | '}'))
+        .find(|c| c.is_control() || c.is_whitespace() || matches!(c, '{' | '}' | '"'))
     {
         return Err(format!(
-            "`{}` has {c:?}; values are single words without braces",
+            "`{}` has {c:?}; values are single words without braces or quotes",
             crate::name::shorten(value, 40)
         ));
     }
@@ -586,9 +592,6 @@ fn step(
             }
         }
         _ => {
-            if each.is_some() {
-                return Err(lines.error(raw.span(), "an approval step cannot be in an `each` block"));
-            }
             let Some(reason) = &s.reason else {
                 return Err(lines.error(
                     raw.span(),
@@ -721,8 +724,16 @@ impl Param {
                     Err(format!("`{value}` is not of the expected form, e.g. {example}"))
                 }
             }
+            // Digits only, without leading zeros: `+5` or `007` would reach the argv as typed,
+            // and some programs read them otherwise (`tail -n +5`).
             ParamKind::Number { min, max } => match value.parse::<u64>() {
-                Ok(n) if (*min..=*max).contains(&n) => Ok(()),
+                Ok(n)
+                    if (*min..=*max).contains(&n)
+                        && value.bytes().all(|b| b.is_ascii_digit())
+                        && (value == "0" || !value.starts_with('0')) =>
+                {
+                    Ok(())
+                }
                 _ => Err(format!("`{value}` is not a whole number from {min} to {max}")),
             },
         }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use opsbot_commands::button::ApprovalButton;
+use opsbot_commands::catalogue::OptionKind;
 use opsbot_commands::name::{CloudName, ClusterName};
 use opsbot_commands::parse::{self, Origin, ParseError};
 use opsbot_commands::render;
@@ -19,11 +20,10 @@ use serenity::all::{
 use time::OffsetDateTime;
 
 use super::access::Access;
+use super::suggest::{self, Choice};
 use super::transport::{buttons, embed};
 use crate::service::{Reply, Service};
 
-/// Discord shows at most 25 autocomplete choices.
-const MAX_CHOICES: usize = 25;
 /// Autocomplete must answer within Discord's 3 seconds; a cluster slower than this gets none.
 const SUGGEST_WITHIN: Duration = Duration::from_millis(1500);
 
@@ -78,8 +78,12 @@ fn needs_a_backend(request: &Request) -> bool {
         | Request::ClusterStatus { .. }
         | Request::IndicesList { .. }
         | Request::PlacementAllocations { .. }
-        | Request::ComputeServices { .. } => true,
-        Request::RunStatus { .. }
+        | Request::ComputeServices { .. }
+        | Request::RunbookRun { .. } => true,
+        Request::RunbookList
+        | Request::RunbookShow { .. }
+        | Request::RunLog { .. }
+        | Request::RunStatus { .. }
         | Request::RunList
         | Request::RunCancel { .. }
         | Request::RunDone { .. }
@@ -109,7 +113,10 @@ fn leaf(data: &CommandData) -> (Option<&str>, Vec<ResolvedOption<'_>>) {
     }
 }
 
-/// The request of a slash command, checked exactly like a console line.
+/// The request of a slash command, checked exactly like a console line. Every option given is
+/// passed on by name: those of the command's spec, and for an open command (`/runbook run`) the
+/// others too, which `parse::request` takes as its further `name:value` pairs (a runbook's
+/// parameters) and refuses for any other command.
 fn request(data: &CommandData) -> Result<Request, ParseError> {
     let (sub, options) = leaf(data);
     let Some(command) = parse::command_by_path(&data.name, sub) else {
@@ -236,44 +243,55 @@ impl Handler {
         let Some(focused) = command.data.autocomplete() else {
             return Ok(());
         };
-        let typed = focused.value.to_lowercase();
         let suggestions = tokio::time::timeout(
             SUGGEST_WITHIN,
-            self.suggestions(&command.data, focused.name),
+            self.suggestions(&command.data, focused.name, focused.value),
         )
         .await
         .unwrap_or_default();
-        let choices = suggestions
-            .into_iter()
-            .filter(|s| s.contains(&typed))
-            .take(MAX_CHOICES)
-            .fold(CreateAutocompleteResponse::new(), |response, s| {
-                response.add_string_choice(s.clone(), s)
-            });
+        let choices = suggest::fit(suggestions).into_iter().fold(
+            CreateAutocompleteResponse::new(),
+            |response, choice| response.add_string_choice(choice.label, choice.value),
+        );
         command
             .create_response(&self.http, CreateInteractionResponse::Autocomplete(choices))
             .await
     }
 
-    /// Values offered for an option: clusters and clouds from the config, runs from the store
-    /// (unfinished first), nodes from the inventory, index names from the cluster, hypervisors
-    /// from the cloud's compute services.
-    async fn suggestions(&self, data: &CommandData, option: &str) -> Vec<String> {
+    /// Values offered for an option, by its kind in the catalogue (a parameter of an open
+    /// command, when the catalogue does not name it): clusters and clouds from the config, runs
+    /// from the store (unfinished first), nodes from the inventory, index names from the
+    /// cluster, hypervisors from the cloud's compute services, runbooks and their parameters'
+    /// values from the runbook library.
+    async fn suggestions(&self, data: &CommandData, option: &str, typed: &str) -> Vec<Choice> {
         let engine = self.service.engine();
-        // The value typed so far for another option of the same command, parsed.
-        let given = |name: &str| {
-            leaf(data)
-                .1
+        let (sub, options) = leaf(data);
+        let Some(command) = parse::command_by_path(&data.name, sub) else {
+            return Vec::new();
+        };
+        let kind = match command.option(option) {
+            Some(spec) => spec.kind,
+            None if command.open => OptionKind::Param,
+            None => return Vec::new(),
+        };
+        // The value given so far for the command's option of `kind` (its cluster, its runbook).
+        let given = |kind: OptionKind| {
+            let name = command.options.iter().find(|o| o.kind == kind)?.name;
+            options
                 .iter()
                 .find(|o| o.name == name)
                 .map(|o| value(&o.value))
         };
-        let cluster = || given("cluster").and_then(|n| ClusterName::parse(&n).ok());
-        let cloud = || given("cloud").and_then(|n| CloudName::parse(&n).ok());
-        match option {
-            "cluster" => engine.clusters().names().map(ToString::to_string).collect(),
-            "cloud" => engine.clouds().names().map(ToString::to_string).collect(),
-            "host" => match cloud().and_then(|name| engine.clouds().get(&name).ok()) {
+        let cluster = || given(OptionKind::Cluster).and_then(|n| ClusterName::parse(&n).ok());
+        let cloud = || given(OptionKind::Cloud).and_then(|n| CloudName::parse(&n).ok());
+        match kind {
+            OptionKind::Cluster => {
+                suggest::containing(engine.clusters().names().map(ToString::to_string), typed)
+            }
+            OptionKind::Cloud => {
+                suggest::containing(engine.clouds().names().map(ToString::to_string), typed)
+            }
+            OptionKind::Host => match cloud().and_then(|name| engine.clouds().get(&name).ok()) {
                 Some(c) => {
                     let services = engine.clouds().services(c).await.unwrap_or_default();
                     let mut hosts: Vec<String> = services
@@ -283,32 +301,49 @@ impl Handler {
                         .collect();
                     hosts.sort_unstable();
                     hosts.dedup();
-                    hosts
+                    suggest::containing(hosts, typed)
                 }
                 None => Vec::new(),
             },
-            "id" | "run" => {
+            OptionKind::Run => {
                 let mut runs = engine.store().runs().unwrap_or_default();
                 runs.sort_by_key(|run| run.state.is_finished());
-                runs.iter().map(|run| run.id.to_string()).collect()
+                suggest::containing(runs.iter().map(|run| run.id.to_string()), typed)
             }
-            "node" => cluster()
+            OptionKind::Node => cluster()
                 .and_then(|name| engine.clusters().get(&name).ok())
-                .map(|c| c.inventory.iter().map(ToString::to_string).collect())
+                .map(|c| suggest::containing(c.inventory.iter().map(ToString::to_string), typed))
                 .unwrap_or_default(),
-            "index" | "pattern" | "prefix" => match cluster() {
+            OptionKind::Index => match cluster() {
                 Some(name) => engine
                     .indices(&name)
                     .await
                     .map(|rows| {
                         let mut names: Vec<String> = rows.into_iter().map(|r| r.index).collect();
                         names.sort_unstable_by(|a, b| b.cmp(a));
-                        names
+                        suggest::containing(names, typed)
                     })
                     .unwrap_or_default(),
                 None => Vec::new(),
             },
-            _ => Vec::new(),
+            OptionKind::Runbook => suggest::runbooks(&engine.library().runbooks, typed),
+            OptionKind::Param => {
+                let library = engine.library();
+                suggest::param(
+                    &library.runbooks,
+                    &library.inventory,
+                    given(OptionKind::Runbook).as_deref(),
+                    option,
+                    typed,
+                )
+            }
+            OptionKind::User
+            | OptionKind::Days
+            | OptionKind::Instance
+            | OptionKind::Image
+            | OptionKind::Property(_)
+            | OptionKind::Topic
+            | OptionKind::Text { .. } => Vec::new(),
         }
     }
 
@@ -339,5 +374,93 @@ impl Handler {
             }
             Err(reply) => click.create_response(&self.http, respond(&reply)).await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use opsbot_commands::parse::parse_line;
+
+    use super::*;
+
+    /// The command data Discord sends for `/group sub` with string options.
+    fn data(group: &str, sub: Option<&str>, options: &[(&str, &str)]) -> CommandData {
+        let options: Vec<serde_json::Value> = options
+            .iter()
+            .map(|(name, value)| serde_json::json!({"name": name, "type": 3, "value": value}))
+            .collect();
+        let options = match sub {
+            Some(sub) => serde_json::json!([{"name": sub, "type": 1, "options": options}]),
+            None => serde_json::Value::Array(options),
+        };
+        serde_json::from_value(serde_json::json!({
+            "id": "100000000000000001",
+            "name": group,
+            "type": 1,
+            "options": options,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn runbook_parameters_pass_through_as_from_the_console() {
+        let from_discord = request(&data(
+            "runbook",
+            Some("run"),
+            &[
+                ("name", "nested-virt"),
+                ("host", "compute-01"),
+                ("module", "kvm_amd"),
+            ],
+        ))
+        .unwrap();
+        let from_console = parse_line(
+            "/runbook run name:nested-virt host:compute-01 module:kvm_amd",
+            Origin::Chat,
+        )
+        .unwrap();
+        assert_eq!(from_discord, from_console);
+        let Request::RunbookRun { name, params } = from_discord else {
+            panic!("{from_discord:?}");
+        };
+        assert_eq!(name, "nested-virt");
+        assert_eq!(
+            params,
+            [
+                ("host".to_owned(), "compute-01".to_owned()),
+                ("module".to_owned(), "kvm_amd".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn options_beyond_the_spec_are_refused_by_closed_commands() {
+        let error = request(&data(
+            "cluster",
+            Some("status"),
+            &[("cluster", "logs"), ("host", "compute-01")],
+        ))
+        .unwrap_err();
+        assert!(
+            matches!(error, ParseError::UnknownOption { ref option, .. } if option == "host"),
+            "{error}"
+        );
+        // An open command still checks what it is given: a name Discord would not send, twice.
+        let bad = request(&data(
+            "runbook",
+            Some("run"),
+            &[("name", "nested-virt"), ("Host", "compute-01")],
+        ))
+        .unwrap_err();
+        assert!(matches!(bad, ParseError::UnknownOption { .. }), "{bad}");
+        let twice = request(&data(
+            "runbook",
+            Some("run"),
+            &[("name", "x"), ("host", "a"), ("host", "b")],
+        ))
+        .unwrap_err();
+        assert!(matches!(twice, ParseError::DuplicateOption { .. }), "{twice}");
+        let missing = request(&data("runbook", Some("run"), &[("host", "a")])).unwrap_err();
+        assert!(matches!(missing, ParseError::MissingOption { .. }), "{missing}");
     }
 }

@@ -1,10 +1,12 @@
 //! The Discord front end (`opsbot run`) on serenity: checks the token, the guild and the
-//! channels at start-up with a clear message for each, registers the catalogue as guild
-//! commands, resumes unfinished runs, and serves interactions until SIGTERM or Ctrl-C.
+//! channels at start-up with a clear message for each, loads the engine (runbooks included),
+//! registers the catalogue and the runbooks' parameters as guild commands, resumes unfinished
+//! runs, and serves interactions until SIGTERM or Ctrl-C.
 
 mod access;
 mod handler;
 mod register;
+mod suggest;
 mod transport;
 
 use std::sync::Arc;
@@ -37,10 +39,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let client = reqwest_client(&discord)?;
     let http = Arc::new(http(&token, client.clone()));
     check(&http, &discord).await?;
-    GuildId::new(discord.guild)
-        .set_commands(&http, register::commands())
-        .await
-        .map_err(|e| explain(e, "registering the slash commands"))?;
 
     let store = opsbot_state::Store::open(&config.store.path)
         .with_context(|| format!("cannot open the store at {}", config.store.path.display()))?;
@@ -50,6 +48,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         config.progress,
     ));
     let engine = Engine::new(&config, store, publisher.clone())?;
+    // Registered once the runbooks are loaded: their parameters are options of `/runbook run`.
+    let params = engine.library().runbooks.param_names();
+    GuildId::new(discord.guild)
+        .set_commands(&http, register::commands(params))
+        .await
+        .map_err(|e| explain(e, "registering the slash commands"))?;
     let service = Service::new(engine.clone(), publisher);
     let resumed = engine.resume_all()?;
     tracing::info!(resumed, "unfinished runs resumed");

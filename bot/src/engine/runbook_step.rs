@@ -1,0 +1,291 @@
+//! Executing one step of a runbook run: a command on a host, a wait on a command's output, an
+//! operator's manual step, or the approval gate. A command found started after a restart is run
+//! again only when the runbook calls it idempotent; otherwise an operator says whether it took
+//! effect, because nothing else can tell.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use opsbot_commands::approval::Approved;
+use opsbot_commands::cluster::Observation;
+use opsbot_commands::name::shorten;
+use opsbot_commands::plan::{Action, DestructiveAction, HostCommand, HostWait, SafeAction, Wait};
+use opsbot_commands::render;
+use opsbot_commands::run::Run;
+use opsbot_commands::runbook::Word;
+use opsbot_state::StoreError;
+use regex::Regex;
+use tokio::sync::Notify;
+
+use super::Inner;
+use super::step::{StepOutcome, mark_started, misplaced};
+use crate::host_access::Reached;
+use crate::process::Finished;
+
+/// Lines of output kept in the run log for a step whose output is posted: a tracer's minutes.
+const POSTED_LINES: usize = 5000;
+/// Lines kept for any other command: enough to diagnose a failure.
+const KEPT_LINES: usize = 200;
+/// How much of a posted output goes into the chat message; the rest is in `/run log`.
+const POSTED_CHARS: usize = 900;
+/// Lines kept of one look of a wait: only the last matters.
+const WAIT_LINES: usize = 50;
+/// Longest a single look of a wait may take.
+const LOOK_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub(super) async fn execute(
+    inner: &Inner,
+    run: &Run,
+    index: usize,
+    resumed: bool,
+    waker: &Notify,
+) -> Result<StepOutcome, StoreError> {
+    let action = &run.plan.steps[index];
+    let command = match action {
+        Action::Gate { .. } => {
+            return Ok(match &run.approval {
+                Some(grant) => StepOutcome::Done(format!("approved by {}", grant.by.name)),
+                None => StepOutcome::AwaitApproval,
+            });
+        }
+        Action::Safe(SafeAction::Confirm { prompt }) => {
+            return Ok(StepOutcome::AskOperator(shown(prompt, &run.captured)));
+        }
+        Action::Wait(Wait::HostOutput(wait)) => {
+            return until(inner, run, wait, waker).await;
+        }
+        Action::Safe(SafeAction::HostCommand(command))
+        | Action::Destructive(DestructiveAction::HostCommand(command)) => command,
+        other => return Ok(misplaced(other).unwrap_or_else(StepOutcome::Failed)),
+    };
+    if matches!(action, Action::Destructive(_)) {
+        if let Err(refusal) = Approved::verify(run) {
+            return Ok(StepOutcome::Failed(refusal.to_string()));
+        }
+    }
+    if resumed && !command.idempotent {
+        return Ok(StepOutcome::AskOperator(format!(
+            "the bot stopped while this step ran: on {}, `{}` may or may not have taken \
+             effect. Check on the host, finish it by hand if it did not",
+            command.host,
+            line(&command.argv, &run.captured)
+        )));
+    }
+    if !resumed {
+        mark_started(inner, run, index)?;
+    }
+    Ok(match run_command(inner, run, index, command).await {
+        Ok(outcome) => outcome,
+        Err(failure) => StepOutcome::Failed(failure),
+    })
+}
+
+/// Runs the command and judges it: its exit code, then its output; named groups of the output
+/// expression are captured for the steps after it.
+async fn run_command(
+    inner: &Inner,
+    run: &Run,
+    index: usize,
+    command: &HostCommand,
+) -> Result<StepOutcome, String> {
+    let access = &inner.library.access;
+    let host = &command.host;
+    let argv = if access.is_automatic() {
+        filled(&command.argv, &run.captured)?
+    } else {
+        command.argv.iter().map(|w| shown(w, &run.captured)).collect()
+    };
+    let stdin = command.stdin.as_ref().map(|w| shown(w, &run.captured));
+    let cmd = argv.join(" ");
+    let kept = if command.post_output {
+        POSTED_LINES
+    } else {
+        KEPT_LINES
+    };
+    let timeout = Duration::from_secs(command.timeout_secs);
+    let reached = access
+        .run(host, &argv, stdin.as_deref(), timeout, kept)
+        .await
+        .map_err(|error| format!("on {host}: {error}"))?;
+    let finished = match reached {
+        Reached::AskOperator(prompt) => return Ok(StepOutcome::AskOperator(prompt)),
+        Reached::Ran(finished) => finished,
+    };
+    keep_output(inner, run, index, host.as_str(), &cmd, &finished);
+    let code = finished.code_text();
+    if !finished.code.is_some_and(|c| command.exit_codes.contains(&c)) {
+        let last = finished.lines.last().map_or("(no output)", String::as_str);
+        return Err(format!(
+            "on {host}, `{cmd}` exited {code}: {last}; the whole output is in /run log id:{}",
+            run.id
+        ));
+    }
+    let mut captured = BTreeMap::new();
+    if let Some(expected) = &command.output {
+        let regex = Regex::new(expected).map_err(|e| format!("the runbook's output check: {e}"))?;
+        let text = finished.lines.join("\n");
+        let Some(found) = regex.captures(&text) else {
+            let last = finished.lines.last().map_or("(no output)", String::as_str);
+            return Err(format!(
+                "on {host}, the output of `{cmd}` does not match /{expected}/; it ended with: \
+                 {last}"
+            ));
+        };
+        for name in regex.capture_names().flatten() {
+            if let Some(value) = found.name(name) {
+                captured.insert(name.to_owned(), value.as_str().to_owned());
+            }
+        }
+    }
+    let mut note = format!("on {host}, `{cmd}` exited {code}");
+    if !captured.is_empty() {
+        let values: Vec<String> = captured.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        note.push_str(&format!(" · captured {}", values.join(" ")));
+    }
+    if command.post_output {
+        note.push_str(&posted(&finished.lines, run));
+    }
+    Ok(if captured.is_empty() {
+        StepOutcome::Done(note)
+    } else {
+        StepOutcome::Captured {
+            note,
+            values: captured,
+        }
+    })
+}
+
+/// The tail of an output that fits a chat message, and where the rest is.
+fn posted(lines: &[String], run: &Run) -> String {
+    let shown = render::tail(lines, POSTED_CHARS);
+    let mut text = format!("\n```\n{}\n```", shown.join("\n"));
+    if shown.len() < lines.len() {
+        text.push_str(&format!(
+            "\nlast {} of {} lines; all of them: /run log id:{}",
+            shown.len(),
+            lines.len(),
+            run.id
+        ));
+    }
+    text
+}
+
+/// Keeps a command's output in the run log under a header naming the step and the command.
+fn keep_output(inner: &Inner, run: &Run, index: usize, host: &str, cmd: &str, finished: &Finished) {
+    let header = format!(
+        "── step {} on {host}: `{cmd}` exited {}",
+        index + 1,
+        finished.code_text()
+    );
+    let lines: Vec<&str> = std::iter::once(header.as_str())
+        .chain(finished.lines.iter().map(String::as_str))
+        .collect();
+    // The output is evidence, not the outcome: a run does not fail because it could not be kept.
+    if let Err(error) = inner.store.append_run_log(run.id, &lines) {
+        tracing::error!(%error, "cannot keep command output in the run log");
+    }
+}
+
+/// Runs the wait's command every interval until its output matches, showing what it printed.
+async fn until(
+    inner: &Inner,
+    run: &Run,
+    wait: &HostWait,
+    waker: &Notify,
+) -> Result<StepOutcome, StoreError> {
+    let access = &inner.library.access;
+    let host = &wait.host;
+    let argv = match filled(&wait.argv, &run.captured) {
+        Ok(argv) => argv,
+        Err(failure) => return Ok(StepOutcome::Failed(failure)),
+    };
+    let cmd = argv.join(" ");
+    let Ok(regex) = Regex::new(&wait.until) else {
+        return Ok(StepOutcome::Failed(format!(
+            "the runbook's /{}/ is no regular expression",
+            wait.until
+        )));
+    };
+    let timeout = Duration::from_secs(wait.timeout_secs);
+    let interval = Duration::from_secs(wait.interval_secs);
+    let deadline = Instant::now() + timeout;
+    let mut last;
+    loop {
+        let look = interval.max(LOOK_TIMEOUT);
+        match access.run(host, &argv, None, look, WAIT_LINES).await {
+            Ok(Reached::AskOperator(prompt)) => {
+                return Ok(StepOutcome::AskOperator(format!(
+                    "{prompt} until it prints /{}/",
+                    wait.until
+                )));
+            }
+            Ok(Reached::Ran(finished)) => {
+                let text = finished.lines.join("\n");
+                last = match finished.lines.iter().rev().find(|l| !l.trim().is_empty()) {
+                    Some(line) => format!("`{}`", shorten(line.trim(), 80)),
+                    None => format!("no output (exit {})", finished.code_text()),
+                };
+                inner.progress.observe(run, noted(format!("{host}: {last}")));
+                if regex.is_match(&text) {
+                    return Ok(StepOutcome::Done(format!(
+                        "on {host}, `{cmd}` printed {last}"
+                    )));
+                }
+            }
+            // A command that cannot run yet (a container restarting) is one more look.
+            Err(error) => {
+                last = error.to_string();
+                inner.progress.observe(run, noted(format!("{host}: {last}")));
+            }
+        }
+        if Instant::now() >= deadline {
+            return Ok(StepOutcome::Failed(format!(
+                "gave up after {} waiting until `{cmd}` on {host} prints /{}/; last seen: {last}",
+                render::duration(time::Duration::try_from(timeout).unwrap_or_default()),
+                wait.until
+            )));
+        }
+        tokio::select! {
+            () = tokio::time::sleep(interval) => {}
+            () = waker.notified() => {}
+        }
+        if inner.store.run(run.id)?.is_some_and(|r| r.cancel.is_some()) {
+            return Ok(StepOutcome::Cancelled);
+        }
+    }
+}
+
+fn noted(note: String) -> Observation {
+    Observation {
+        note: Some(note),
+        ..Observation::default()
+    }
+}
+
+/// The words with captured values in place; a value no step captured fails the step.
+fn filled(words: &[Word], captured: &BTreeMap<String, String>) -> Result<Vec<String>, String> {
+    words
+        .iter()
+        .map(|w| {
+            w.fill(captured).map_err(|name| {
+                format!(
+                    "{{{name}}} was never captured (the step that captures it was confirmed by \
+                     hand?); run the rest by hand"
+                )
+            })
+        })
+        .collect()
+}
+
+/// A word for a person: captured values in place, `{name}` where none was captured.
+fn shown(word: &Word, captured: &BTreeMap<String, String>) -> String {
+    word.fill(captured).unwrap_or_else(|_| word.to_string())
+}
+
+fn line(words: &[Word], captured: &BTreeMap<String, String>) -> String {
+    words
+        .iter()
+        .map(|w| shown(w, captured))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

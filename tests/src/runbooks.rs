@@ -1,0 +1,51 @@
+//! Runbook runs against test hosts: the shipped runbooks of `deploy/runbooks/`, and an inventory
+//! of compute and control hosts made of local scripts (`opsbot-host-sim`) that opsbot reaches
+//! through their launcher, as it reaches real hosts through ssh.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use opsbot::config::{HostAccessConfig, RunbooksConfig};
+use opsbot::node_control::CommandTemplate;
+use opsbot_commands::name::{GroupName, HostName};
+use opsbot_host_sim::TestHosts;
+
+pub const COMPUTE: [&str; 2] = ["compute-01", "compute-02"];
+pub const CONTROL: [&str; 1] = ["ctl-01"];
+
+/// The runbooks the project ships.
+pub fn shipped() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/runbooks")
+}
+
+/// Test hosts, kept alive as long as the value lives.
+#[derive(Debug)]
+pub struct Hosts {
+    pub hosts: TestHosts,
+    _dir: tempfile::TempDir,
+}
+
+/// Installs the test hosts and the config that runs `dir`'s runbooks on them.
+pub fn test_hosts(dir: PathBuf) -> (RunbooksConfig, Hosts) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let all: Vec<&str> = COMPUTE.iter().chain(&CONTROL).copied().collect();
+    let hosts = TestHosts::install(tmp.path(), &all).expect("test hosts");
+    let group = |names: &[&str]| -> Vec<HostName> {
+        names.iter().map(|h| HostName::parse(h).expect("host")).collect()
+    };
+    let inventory = BTreeMap::from([
+        (GroupName::parse("compute").expect("group"), group(&COMPUTE)),
+        (GroupName::parse("control").expect("group"), group(&CONTROL)),
+    ]);
+    let prefix = CommandTemplate::try_from(vec![
+        hosts.launcher().display().to_string(),
+        "{host}".to_owned(),
+    ])
+    .expect("prefix");
+    let config = RunbooksConfig {
+        dir: Some(dir),
+        inventory,
+        access: HostAccessConfig::Command { prefix },
+    };
+    (config, Hosts { hosts, _dir: tmp })
+}
