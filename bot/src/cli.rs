@@ -248,7 +248,9 @@ async fn plan(
     };
     // Planning needs the target's clients only, not the store: it works while the bot runs.
     let plan = match (&procedure, procedure.target()) {
-        (ProcedureRequest::Runbook(runbook), _) => Library::load(&config.runbooks)?.plan(runbook)?,
+        (ProcedureRequest::Runbook(runbook), _) => {
+            Library::load(&config.runbooks)?.plan(runbook)?
+        }
         (_, Target::Cluster(cluster)) => Clusters::new(config)?.plan(&cluster, &procedure).await?,
         (_, Target::Cloud(cloud)) => Clouds::new(config)?.plan(&cloud, &procedure).await?,
         (_, Target::Hosts(_)) => bail!("only a runbook runs on hosts"),

@@ -119,12 +119,10 @@ impl Clouds {
             FactsKind::Cluster
             | FactsKind::Indices
             | FactsKind::Removal { .. }
-            | FactsKind::Runbook => {
-                Err(Refusal::Plan(PlanError::FactsMismatch {
-                    needed: planner::facts_needed(request),
-                })
-                .into())
-            }
+            | FactsKind::Runbook => Err(Refusal::Plan(PlanError::FactsMismatch {
+                needed: planner::facts_needed(request),
+            })
+            .into()),
         }
     }
 

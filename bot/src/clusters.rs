@@ -77,12 +77,10 @@ impl Clusters {
             FactsKind::Stale { .. }
             | FactsKind::RpcCap
             | FactsKind::Image { .. }
-            | FactsKind::Runbook => {
-                Err(Refusal::Plan(planner::PlanError::FactsMismatch {
-                    needed: planner::facts_needed(request),
-                })
-                .into())
-            }
+            | FactsKind::Runbook => Err(Refusal::Plan(planner::PlanError::FactsMismatch {
+                needed: planner::facts_needed(request),
+            })
+            .into()),
         }
     }
 

@@ -7,18 +7,45 @@ use std::time::Duration;
 
 use anyhow::Context;
 use opsbot_cloud_sim::CloudSimConfig;
-use opsbot_commands::name::{CloudName, ClusterName, NodeAddr, UserName};
+use opsbot_commands::name::{CloudName, ClusterName, GroupName, HostName, NodeAddr, UserName};
 use opsbot_sim::{Flavor, SimConfig};
 
 use crate::config::{
-    RunbooksConfig,
     CloudConfig, ClusterConfig, Config, ConsoleConfig, ConsoleOperator, EngineConfig,
-    HostControlConfig, Interface, NodeControlConfig, ProgressConfig, StoreConfig,
+    HostAccessConfig, HostControlConfig, Interface, NodeControlConfig, ProgressConfig,
+    RunbooksConfig, StoreConfig,
 };
+use crate::node_control::CommandTemplate;
 
 /// The demo's cluster and cloud names, as operators type them.
 const CLUSTER: &str = "logs";
 const CLOUD: &str = "prod";
+
+/// The runbooks the project ships, as the demo runs them.
+const RUNBOOKS: [(&str, &str); 4] = [
+    (
+        "compute-rpc-cap-restart.toml",
+        include_str!("../../deploy/runbooks/compute-rpc-cap-restart.toml"),
+    ),
+    (
+        "debug-silent-service.toml",
+        include_str!("../../deploy/runbooks/debug-silent-service.toml"),
+    ),
+    (
+        "nested-virt.toml",
+        include_str!("../../deploy/runbooks/nested-virt.toml"),
+    ),
+    (
+        "workflow-db-populate.toml",
+        include_str!("../../deploy/runbooks/workflow-db-populate.toml"),
+    ),
+];
+
+/// The demo's simulated hosts, by inventory group: hypervisors first, as spec 7 restarts them.
+const HOSTS: [(&str, &[&str]); 2] = [
+    ("compute", &["compute-01", "compute-02", "compute-03"]),
+    ("control", &["ctl-01"]),
+];
 
 /// Runs the demo until the end of the console's input.
 pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::Result<()> {
@@ -49,6 +76,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
     let password_file = temp.path().join("prod-password");
     std::fs::write(&password_file, "adminpass\n").context("cannot write the demo password")?;
     let store_path = store.unwrap_or_else(|| temp.path().join("store"));
+    let runbooks = runbooks(temp.path())?;
     let config = Config {
         store: StoreConfig {
             path: store_path.clone(),
@@ -58,7 +86,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
             ..EngineConfig::default()
         },
         progress: ProgressConfig::default(),
-        runbooks: RunbooksConfig::default(),
+        runbooks,
         clusters: vec![ClusterConfig {
             name: ClusterName::parse(CLUSTER)?,
             url: sim.base_url(),
@@ -99,7 +127,8 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
          you are alice (operator); /as user:bob speaks as bob (operator and approver)\n\
          try: /cluster status cluster:{CLUSTER} · /cluster restart cluster:{CLUSTER} · \
          /indices prune cluster:{CLUSTER} · /cluster remove-node cluster:{CLUSTER} node:10.0.0.14 · \
-         /placement stale cloud:{CLOUD} host:compute-02 · /compute rpc-cap cloud:{CLOUD} · /help",
+         /placement stale cloud:{CLOUD} host:compute-02 · /compute rpc-cap cloud:{CLOUD} · \
+         /runbook list · /runbook run name:nested-virt host:compute-01 · /help",
         sim.base_url(),
         cloud_sim.base_url(),
         store_path.display(),
@@ -108,4 +137,39 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
     sim.shutdown().await;
     cloud_sim.shutdown().await;
     result
+}
+
+/// The shipped runbooks, on simulated hosts made of local scripts (`opsbot-host-sim`) that
+/// behave like a Kolla host's commands; the demo reaches them through their launcher, where
+/// production goes through ssh.
+fn runbooks(dir: &std::path::Path) -> anyhow::Result<RunbooksConfig> {
+    let books = dir.join("runbooks");
+    std::fs::create_dir_all(&books).context("cannot create the demo's runbooks directory")?;
+    for (name, text) in RUNBOOKS {
+        std::fs::write(books.join(name), text).context("cannot write the demo's runbooks")?;
+    }
+    let names: Vec<&str> = HOSTS
+        .iter()
+        .flat_map(|(_, hosts)| hosts.iter().copied())
+        .collect();
+    let hosts = opsbot_host_sim::TestHosts::install(&dir.join("hosts"), &names)
+        .context("cannot install the demo's simulated hosts")?;
+    let mut inventory = std::collections::BTreeMap::new();
+    for (group, names) in HOSTS {
+        let members = names
+            .iter()
+            .map(|h| HostName::parse(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        inventory.insert(GroupName::parse(group)?, members);
+    }
+    let prefix = CommandTemplate::try_from(vec![
+        hosts.launcher().display().to_string(),
+        "{host}".to_owned(),
+    ])
+    .map_err(anyhow::Error::msg)?;
+    Ok(RunbooksConfig {
+        dir: Some(books),
+        inventory,
+        access: HostAccessConfig::Command { prefix },
+    })
 }

@@ -86,7 +86,10 @@ mod tests {
     #[test]
     fn words_are_quoted_for_a_remote_shell() {
         assert_eq!(quote("kvm_amd"), "kvm_amd");
-        assert_eq!(quote("/etc/modprobe.d/kvm.conf"), "/etc/modprobe.d/kvm.conf");
+        assert_eq!(
+            quote("/etc/modprobe.d/kvm.conf"),
+            "/etc/modprobe.d/kvm.conf"
+        );
         assert_eq!(quote("a b"), "'a b'");
         assert_eq!(quote("$(reboot)"), "'$(reboot)'");
         assert_eq!(quote("it's"), r"'it'\''s'");

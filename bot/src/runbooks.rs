@@ -72,3 +72,56 @@ impl Library {
             .plan(request, &self.inventory)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use opsbot_commands::name::{GroupName, HostName};
+
+    use super::*;
+    use crate::config::HostAccessConfig;
+
+    fn config(dir: &std::path::Path) -> RunbooksConfig {
+        RunbooksConfig {
+            dir: Some(dir.to_owned()),
+            inventory: BTreeMap::from([(
+                GroupName::parse("compute").unwrap(),
+                vec![HostName::parse("compute-01").unwrap()],
+            )]),
+            access: HostAccessConfig::Manual,
+        }
+    }
+
+    #[test]
+    fn a_malformed_runbook_stops_the_start_naming_its_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = "name = \"ok\"\ndescription = \"fine\"\n[[steps]]\nkind = \"confirm\"\nprompt = \"look\"\n";
+        std::fs::write(dir.path().join("a.toml"), good).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "not a runbook").unwrap();
+        let bad = "name = \"bad\"\ndescription = \"x\"\n[[steps]]\nkind = \"run\"\non = \"compute-01\"\nargv = [\"bash\", \"-c\", \"reboot\"]\n";
+        std::fs::write(dir.path().join("b.toml"), bad).unwrap();
+        let error = format!("{:#}", Library::load(&config(dir.path())).unwrap_err());
+        let file = dir.path().join("b.toml");
+        assert!(
+            error.starts_with(&format!("{}:6: `bash` is a shell", file.display())),
+            "{error}"
+        );
+        std::fs::remove_file(&file).unwrap();
+        let library = Library::load(&config(dir.path())).unwrap();
+        assert_eq!(
+            library.runbooks.iter().count(),
+            1,
+            "only *.toml files are read"
+        );
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_that_names_it() {
+        let error = format!(
+            "{:#}",
+            Library::load(&config(std::path::Path::new("/nonexistent/runbooks"))).unwrap_err()
+        );
+        assert!(error.contains("/nonexistent/runbooks"), "{error}");
+    }
+}

@@ -193,12 +193,16 @@ impl Service {
                     .await?
             }
             Request::RunLog { id } => {
-                let lines = self.engine.store().run_log(id).map_err(|error| match error {
-                    opsbot_state::StoreError::NotFound { run } => {
-                        EngineError::from(Refusal::NoSuchRun { run })
-                    }
-                    other => other.into(),
-                })?;
+                let lines = self
+                    .engine
+                    .store()
+                    .run_log(id)
+                    .map_err(|error| match error {
+                        opsbot_state::StoreError::NotFound { run } => {
+                            EngineError::from(Refusal::NoSuchRun { run })
+                        }
+                        other => other.into(),
+                    })?;
                 Reply::public(render::run_log(id, &lines))
             }
             Request::RunStatus { id } => {

@@ -117,6 +117,34 @@ impl DiscordScene {
         }
     }
 
+    /// Types in the option of `options` marked `"focused": true` (Discord's options array, e.g.
+    /// `[{"name":"run","type":1,"options":[...]}]`) and returns the autocomplete choices offered,
+    /// each as the name shown and the value sent.
+    pub async fn choices(
+        &self,
+        user: &FakeUser,
+        command: &str,
+        options: Value,
+    ) -> Vec<(String, String)> {
+        let id = self
+            .fake
+            .autocomplete(user, CHANNEL, command, options)
+            .await;
+        let record = self.fake.response(id, PATIENCE).await.unwrap();
+        assert_eq!(record.kind, 8, "an autocomplete result: {:?}", record.data);
+        record.data["choices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_owned(),
+                    c["value"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+
     /// The progress message of a run: the channel message whose embed starts with its icon
     /// and id, once `done` holds for it.
     pub async fn progress(&self, run: &str, done: impl Fn(&str) -> bool) -> FakeMessage {

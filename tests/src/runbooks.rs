@@ -31,7 +31,10 @@ pub fn test_hosts(dir: PathBuf) -> (RunbooksConfig, Hosts) {
     let all: Vec<&str> = COMPUTE.iter().chain(&CONTROL).copied().collect();
     let hosts = TestHosts::install(tmp.path(), &all).expect("test hosts");
     let group = |names: &[&str]| -> Vec<HostName> {
-        names.iter().map(|h| HostName::parse(h).expect("host")).collect()
+        names
+            .iter()
+            .map(|h| HostName::parse(h).expect("host"))
+            .collect()
     };
     let inventory = BTreeMap::from([
         (GroupName::parse("compute").expect("group"), group(&COMPUTE)),

@@ -3,6 +3,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
+use std::collections::BTreeMap;
+
+use opsbot::config::{HostAccessConfig, RunbooksConfig};
+use opsbot_commands::name::{GroupName, HostName, ParamName};
 use opsbot_tests::Setup;
 use opsbot_tests::discord::{
     ANNOUNCE_CHANNEL, CHANNEL, DiscordScene, OTHER_CHANNEL, buttons_enabled, embed_text, user,
@@ -32,13 +36,15 @@ fn shape(value: &serde_json::Value) -> serde_json::Value {
 async fn registration_is_the_catalogue() {
     let scene = DiscordScene::start(Setup::default()).await;
     let registered: Vec<serde_json::Value> = scene.fake.commands().iter().map(shape).collect();
-    let catalogue: Vec<serde_json::Value> = serde_json::to_value(opsbot::chat::discord::commands())
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(shape)
-        .collect();
+    // No runbooks are configured: `/runbook run` takes only its name.
+    let catalogue: Vec<serde_json::Value> =
+        serde_json::to_value(opsbot::chat::discord::commands(&[]))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(shape)
+            .collect();
     assert_eq!(registered, catalogue);
     let names: Vec<&str> = registered
         .iter()
@@ -52,6 +58,7 @@ async fn registration_is_the_catalogue() {
             "placement",
             "compute",
             "image",
+            "runbook",
             "run",
             "approve",
             "reject",
@@ -455,5 +462,211 @@ async fn cloud_commands_come_from_the_same_catalogue_and_approve_by_button() {
     scene.progress("r-1", |text| text.starts_with("✅")).await;
     let left: Vec<uuid::Uuid> = cloud.allocations(provider).into_keys().collect();
     assert_eq!(left, vec![running]);
+    scene.assert_well_behaved();
+}
+
+/// A runbook with a host and a choice parameter: an operator's look at the host, then a command
+/// on it.
+const SAY_HELLO: &str = r#"
+name = "say-hello"
+description = "greet a hypervisor after a look at it"
+
+[[params]]
+name = "host"
+kind = "host"
+group = "compute"
+help = "the hypervisor to greet"
+
+[[params]]
+name = "greeting"
+kind = "choice"
+values = ["hello", "hi"]
+default = "hello"
+
+[[steps]]
+kind = "confirm"
+prompt = "check {host}"
+
+[[steps]]
+kind = "run"
+on = "{host}"
+argv = ["echo", "{greeting}"]
+"#;
+
+/// Discord's options for `/runbook run` with `given` and the `focused` option being typed.
+fn runbook_run(given: &[(&str, &str)], focused: (&str, &str)) -> serde_json::Value {
+    let mut options: Vec<serde_json::Value> = given
+        .iter()
+        .map(|(name, value)| serde_json::json!({"name": name, "type": 3, "value": value}))
+        .collect();
+    options.push(serde_json::json!({
+        "name": focused.0, "type": 3, "value": focused.1, "focused": true
+    }));
+    serde_json::json!([{"name": "run", "type": 1, "options": options}])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runbook_takes_its_parameters_as_options_with_suggestions() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("say-hello.toml"), SAY_HELLO).unwrap();
+    let host = |name: &str| HostName::parse(name).unwrap();
+    let scene = DiscordScene::start(Setup {
+        runbooks: RunbooksConfig {
+            dir: Some(dir.path().to_owned()),
+            inventory: BTreeMap::from([(
+                GroupName::parse("compute").unwrap(),
+                vec![host("compute-01"), host("compute-02")],
+            )]),
+            access: HostAccessConfig::Manual,
+        },
+        ..Setup::default()
+    })
+    .await;
+    let alice = user("alice");
+
+    // Registered: `/runbook run` takes its name, then each parameter name, sorted.
+    let registered = scene.fake.commands();
+    let runbook = registered.iter().find(|c| c["name"] == "runbook").unwrap();
+    let run = runbook["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "run")
+        .unwrap();
+    let options: Vec<(&str, bool, bool)> = run["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["name"].as_str().unwrap(),
+                o["required"] == true,
+                o["autocomplete"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        options,
+        [
+            ("name", true, true),
+            ("greeting", false, true),
+            ("host", false, true)
+        ]
+    );
+    let params = [
+        ParamName::parse("host").unwrap(),
+        ParamName::parse("greeting").unwrap(),
+    ];
+    let expected: Vec<serde_json::Value> =
+        serde_json::to_value(opsbot::chat::discord::commands(&params))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(shape)
+            .collect();
+    let registered: Vec<serde_json::Value> = registered.iter().map(shape).collect();
+    assert_eq!(registered, expected);
+
+    // Autocomplete: runbooks by name, shown by description; a parameter's values from the
+    // chosen runbook; nothing before a runbook is chosen.
+    let names = scene
+        .choices(&alice, "runbook", runbook_run(&[], ("name", "say")))
+        .await;
+    assert_eq!(
+        names,
+        [(
+            "greet a hypervisor after a look at it".to_owned(),
+            "say-hello".to_owned()
+        )]
+    );
+    let values = |choices: Vec<(String, String)>| -> Vec<String> {
+        choices.into_iter().map(|(_, value)| value).collect()
+    };
+    let hosts = scene
+        .choices(
+            &alice,
+            "runbook",
+            runbook_run(&[("name", "say-hello")], ("host", "")),
+        )
+        .await;
+    assert_eq!(values(hosts), ["compute-01", "compute-02"]);
+    let typed = scene
+        .choices(
+            &alice,
+            "runbook",
+            runbook_run(&[("name", "say-hello")], ("host", "compute-02")),
+        )
+        .await;
+    assert_eq!(values(typed), ["compute-02"]);
+    let greetings = scene
+        .choices(
+            &alice,
+            "runbook",
+            runbook_run(
+                &[("name", "say-hello"), ("host", "compute-01")],
+                ("greeting", ""),
+            ),
+        )
+        .await;
+    assert_eq!(
+        greetings,
+        [
+            ("hello (default)".to_owned(), "hello".to_owned()),
+            ("hi".to_owned(), "hi".to_owned())
+        ]
+    );
+    for given in [&[][..], &[("name", "no-such-runbook")][..]] {
+        let none = scene
+            .choices(&alice, "runbook", runbook_run(given, ("host", "")))
+            .await;
+        assert!(none.is_empty(), "{given:?}: {none:?}");
+    }
+
+    // A host outside the inventory: refused privately, naming the inventory; nothing starts.
+    let (refused, private) = scene
+        .slash(&alice, "/runbook run name:say-hello host:db-9 greeting:hi")
+        .await;
+    assert!(private, "{refused}");
+    assert!(
+        refused.contains("db-9") && refused.contains("inventory"),
+        "{refused}"
+    );
+    assert!(
+        scene
+            .fake
+            .messages(CHANNEL)
+            .iter()
+            .all(|m| m.embeds.is_empty()),
+        "no run started"
+    );
+
+    // The same command with a host of the inventory starts r-1, which asks the operator to
+    // check the host, then (manual access) to run the command on it.
+    let (started, private) = scene
+        .slash(
+            &alice,
+            "/runbook run name:say-hello host:compute-01 greeting:hi",
+        )
+        .await;
+    assert!(!private, "{started}");
+    let asked = scene
+        .progress("r-1", |text| text.contains("👉 check compute-01"))
+        .await;
+    assert!(
+        embed_text(&asked).contains("/runbook run name:say-hello greeting:hi host:compute-01"),
+        "{}",
+        embed_text(&asked)
+    );
+    let (done, private) = scene.slash(&alice, "/run done id:r-1").await;
+    assert!(!private, "{done}");
+    scene
+        .progress("r-1", |text| {
+            text.contains("👉 on compute-01, run `echo hi`")
+        })
+        .await;
+    let (done, private) = scene.slash(&alice, "/run done id:r-1").await;
+    assert!(!private, "{done}");
+    scene.progress("r-1", |text| text.starts_with("✅")).await;
     scene.assert_well_behaved();
 }

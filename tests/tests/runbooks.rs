@@ -57,9 +57,14 @@ async fn nested_virt_stops_at_its_gate_then_reloads_the_module_and_restarts_nova
             .as_deref(),
         Some("options kvm_amd nested=y\n")
     );
-    assert!(!ran(&hosts, "compute-01").iter().any(|l| l.starts_with("modprobe")));
+    assert!(
+        !ran(&hosts, "compute-01")
+            .iter()
+            .any(|l| l.starts_with("modprobe"))
+    );
     // The progress message asks for the approval; the approver reads the steps and what the
     // ones before the gate found.
+    h.publisher.flushed().await;
     let progress = h.chat().messages()[0].text().to_owned();
     assert!(progress.contains("waiting for approval"), "{progress}");
     let shown = h.slash("bob", &format!("/run status id:{id}")).await.text;
@@ -92,7 +97,10 @@ async fn nested_virt_stops_at_its_gate_then_reloads_the_module_and_restarts_nova
     assert!(position("modprobe -r kvm_amd") < position("modprobe kvm_amd"));
     assert!(position("modprobe kvm_amd") < position("docker restart nova_compute"));
     assert_eq!(
-        commands.iter().filter(|l| *l == "modprobe -r kvm_amd").count(),
+        commands
+            .iter()
+            .filter(|l| *l == "modprobe -r kvm_amd")
+            .count(),
         1
     );
     // Only the named host was touched.
@@ -107,7 +115,10 @@ async fn nested_virt_with_running_vms_stops_before_its_gate_and_says_what_to_do(
     let (h, hosts) = harness().await;
     hosts.hosts.set_running_vms("compute-02", 2).unwrap();
     let id = h
-        .start_run("alice", "/runbook run name:nested-virt host:compute-02 module:kvm_amd")
+        .start_run(
+            "alice",
+            "/runbook run name:nested-virt host:compute-02 module:kvm_amd",
+        )
         .await;
     let run = h.finished(id).await;
     let error = failure(&run.state);
@@ -115,7 +126,11 @@ async fn nested_virt_with_running_vms_stops_before_its_gate_and_says_what_to_do(
     assert!(error.contains("migrate or shut them off"), "{error}");
     // It never asked for approval and never touched the module.
     assert!(run.approval.is_none());
-    assert!(!ran(&hosts, "compute-02").iter().any(|l| l.starts_with("modprobe")));
+    assert!(
+        !ran(&hosts, "compute-02")
+            .iter()
+            .any(|l| l.starts_with("modprobe"))
+    );
 }
 
 #[tokio::test]
@@ -159,7 +174,10 @@ async fn debug_silent_service_traces_the_process_it_found_and_posts_the_end_of_t
     // The end of the trace in chat, shortened; all of it in the run log.
     let shown = h.chat().messages()[0].text().to_owned();
     assert!(shown.contains("```"), "{shown}");
-    assert!(shown.contains("epoll_wait") || shown.contains("futex"), "{shown}");
+    assert!(
+        shown.contains("epoll_wait") || shown.contains("futex"),
+        "{shown}"
+    );
     let log = h.engine.store().run_log(id).unwrap();
     assert!(log.len() > 10, "{log:?}");
     assert!(log.iter().any(|l| l.contains("attached")), "{log:?}");
@@ -181,7 +199,10 @@ async fn debug_silent_service_without_strace_or_without_the_process_fails_clearl
     assert!(error.contains("exited 127"), "{error}");
     assert!(error.contains("strace"), "{error}");
 
-    hosts.hosts.stop_process("compute-02", "nova-compute").unwrap();
+    hosts
+        .hosts
+        .stop_process("compute-02", "nova-compute")
+        .unwrap();
     let id = h
         .start_run(
             "alice",
@@ -189,9 +210,14 @@ async fn debug_silent_service_without_strace_or_without_the_process_fails_clearl
         )
         .await;
     let error = failure(&h.finished(id).await.state).to_owned();
-    assert!(error.contains("pgrep -o -f nova-compute` exited 1"), "{error}");
     assert!(
-        !ran(&hosts, "compute-02").iter().any(|l| l.contains("strace")),
+        error.contains("pgrep -o -f nova-compute` exited 1"),
+        "{error}"
+    );
+    assert!(
+        !ran(&hosts, "compute-02")
+            .iter()
+            .any(|l| l.contains("strace")),
         "no tracer without a process"
     );
 }
@@ -200,20 +226,27 @@ async fn debug_silent_service_without_strace_or_without_the_process_fails_clearl
 async fn workflow_db_populate_fills_an_empty_action_list_and_refuses_a_full_one() {
     let (h, hosts) = harness().await;
     let id = h
-        .start_run("alice", "/runbook run name:workflow-db-populate host:ctl-01")
+        .start_run(
+            "alice",
+            "/runbook run name:workflow-db-populate host:ctl-01",
+        )
         .await;
     let run = h.finished(id).await;
     assert_eq!(run.state, RunState::Succeeded, "{run:?}");
     assert!(
         ran(&hosts, "ctl-01")
             .iter()
-            .any(|l| l.contains("mistral-db-manage --config-file /etc/mistral/mistral.conf populate")),
+            .any(|l| l
+                .contains("mistral-db-manage --config-file /etc/mistral/mistral.conf populate")),
         "{:?}",
         ran(&hosts, "ctl-01")
     );
     // Again: the list is no longer empty, so nothing is populated twice.
     let id = h
-        .start_run("alice", "/runbook run name:workflow-db-populate host:ctl-01")
+        .start_run(
+            "alice",
+            "/runbook run name:workflow-db-populate host:ctl-01",
+        )
         .await;
     let error = failure(&h.finished(id).await.state).to_owned();
     assert!(error.contains("does not match"), "{error}");
@@ -240,7 +273,10 @@ async fn compute_rpc_cap_restart_goes_host_by_host_hypervisors_first() {
         .collect();
     let order: Vec<&str> = restarts.iter().map(|(host, _)| host.as_str()).collect();
     assert_eq!(order.first(), Some(&"compute-01"), "{restarts:?}");
-    let last_compute = order.iter().rposition(|h| h.starts_with("compute")).unwrap();
+    let last_compute = order
+        .iter()
+        .rposition(|h| h.starts_with("compute"))
+        .unwrap();
     let first_control = order.iter().position(|h| *h == "ctl-01").unwrap();
     assert!(last_compute < first_control, "{restarts:?}");
     // Host by host: compute-01 is running again before compute-02 restarts.
@@ -285,24 +321,54 @@ timeout = "1s"
         .start_run("alice", "/runbook run name:quick host:compute-01")
         .await;
     let error = failure(&h.finished(id).await.state).to_owned();
-    assert!(error.contains("did not finish within 1s and was killed"), "{error}");
+    assert!(
+        error.contains("did not finish within 1s and was killed"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
 async fn bad_input_is_refused_before_anything_runs() {
     let (h, hosts) = harness().await;
     let cases = [
-        ("/runbook run name:no-such-book host:compute-01", "there is no runbook `no-such-book`"),
-        ("/runbook run name:nested-virt host:ctl-01", "not a host of group `compute`"),
-        ("/runbook run name:nested-virt host:db-9", "not a host of group `compute`"),
-        ("/runbook run name:nested-virt host:compute-01 module:kvm_arm", "is not one of kvm_amd, kvm_intel"),
+        (
+            "/runbook run name:no-such-book host:compute-01",
+            "there is no runbook `no-such-book`",
+        ),
+        (
+            "/runbook run name:nested-virt host:ctl-01",
+            "not a host of group `compute`",
+        ),
+        (
+            "/runbook run name:nested-virt host:db-9",
+            "not a host of group `compute`",
+        ),
+        (
+            "/runbook run name:nested-virt host:compute-01 module:kvm_arm",
+            "is not one of kvm_amd, kvm_intel",
+        ),
         ("/runbook run name:nested-virt", "needs `host:`"),
-        ("/runbook run name:nested-virt host:compute-01 colour:red", "has no parameter `colour`"),
-        ("/runbook run name:debug-silent-service host:compute-01 process:-x", "starts with `-`"),
-        ("/runbook run name:debug-silent-service host:compute-01 process:nova seconds:9999", "from 5 to 300"),
-        ("/runbook run name:debug-silent-service host:compute-01 process:a*b", "e.g. nova-compute"),
+        (
+            "/runbook run name:nested-virt host:compute-01 colour:red",
+            "has no parameter `colour`",
+        ),
+        (
+            "/runbook run name:debug-silent-service host:compute-01 process:-x",
+            "starts with `-`",
+        ),
+        (
+            "/runbook run name:debug-silent-service host:compute-01 process:nova seconds:9999",
+            "from 5 to 300",
+        ),
+        (
+            "/runbook run name:debug-silent-service host:compute-01 process:a*b",
+            "e.g. nova-compute",
+        ),
         ("/runbook run name:Nested host:compute-01", "runbook name"),
-        ("/runbook run name:nested-virt host:compute-01 host:compute-02", "given twice"),
+        (
+            "/runbook run name:nested-virt host:compute-01 host:compute-02",
+            "given twice",
+        ),
     ];
     for (line, expected) in cases {
         let reply = h.slash("alice", line).await;
@@ -310,7 +376,11 @@ async fn bad_input_is_refused_before_anything_runs() {
         assert!(reply.text.contains(expected), "{line}: {}", reply.text);
     }
     for host in ["compute-01", "compute-02", "ctl-01"] {
-        assert!(ran(&hosts, host).is_empty(), "{host} ran {:?}", ran(&hosts, host));
+        assert!(
+            ran(&hosts, host).is_empty(),
+            "{host} ran {:?}",
+            ran(&hosts, host)
+        );
     }
     assert!(h.engine.store().runs().unwrap().is_empty());
 }
@@ -328,7 +398,11 @@ async fn two_runbooks_on_one_host_do_not_run_at_once() {
     let busy = h
         .slash("alice", "/runbook run name:compute-rpc-cap-restart")
         .await;
-    assert!(busy.text.contains(&format!("busy with run {id}")), "{}", busy.text);
+    assert!(
+        busy.text.contains(&format!("busy with run {id}")),
+        "{}",
+        busy.text
+    );
     // Another host is free.
     let other = h
         .start_run(
@@ -352,10 +426,57 @@ async fn list_and_show_describe_the_runbooks() {
         assert!(list.contains(&format!("`{name}`")), "{list}");
     }
     assert!(list.contains("(needs approval)"), "{list}");
-    let show = h.slash("alice", "/runbook show name:nested-virt").await.text;
+    let show = h
+        .slash("alice", "/runbook show name:nested-virt")
+        .await
+        .text;
     assert!(
         show.contains("usage: /runbook run name:nested-virt host:<a host of group compute>"),
         "{show}"
     );
     assert!(show.contains("modprobe -r {module}"), "{show}");
+}
+
+#[tokio::test]
+async fn with_manual_access_an_operator_runs_each_command_and_confirms_it() {
+    let (mut runbooks, hosts) = test_hosts(shipped());
+    runbooks.access = opsbot::config::HostAccessConfig::Manual;
+    let h = Harness::start(Setup {
+        runbooks,
+        ..Setup::default()
+    })
+    .await;
+    let id = h
+        .start_run(
+            "alice",
+            "/runbook run name:debug-silent-service host:compute-01 process:nova-compute seconds:5",
+        )
+        .await;
+    let expected = [
+        "on compute-01, run `pgrep -o -f nova-compute`",
+        // Nothing captured the pid: the operator sees where it goes.
+        "on compute-01, run `timeout 5 strace -f -tt -p {pid}`",
+    ];
+    for prompt in expected {
+        let run = h
+            .wait_for(id, "asking an operator", |r| {
+                r.awaiting_operator().is_some()
+            })
+            .await;
+        let step = run.awaiting_operator().unwrap();
+        let StepState::AwaitingOperator { prompt: asked, .. } = &run.steps[step] else {
+            unreachable!()
+        };
+        assert!(asked.starts_with(prompt), "{asked}");
+        assert!(
+            asked.ends_with(&format!("then type /run done id:{id}")),
+            "{asked}"
+        );
+        h.slash("bob", &format!("/run done id:{id}")).await;
+    }
+    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    assert!(
+        ran(&hosts, "compute-01").is_empty(),
+        "no command ran by itself"
+    );
 }

@@ -91,3 +91,49 @@ fn a_cloud_needs_exactly_one_password_source_and_a_url() {
         assert!(error.contains(expected), "{error}");
     }
 }
+
+#[test]
+fn the_runbooks_section_is_checked() {
+    let config = parse(EXAMPLE).unwrap();
+    assert_eq!(config.runbooks.inventory.len(), 2);
+    let prefix = "prefix = [\"ssh\", \"-o\", \"BatchMode=yes\", \"-o\", \"ConnectTimeout=10\", \"{host}\", \"--\"]";
+    assert!(EXAMPLE.contains(prefix));
+    let cases = [
+        (
+            EXAMPLE.replace(prefix, "prefix = [\"ssh\", \"ctl-01\"]"),
+            "must name the host as {host}",
+        ),
+        (
+            EXAMPLE.replace(prefix, "prefix = [\"sudo\", \"sh\", \"-c\", \"{host}\"]"),
+            "runs a shell script",
+        ),
+        (
+            EXAMPLE.replace(prefix, "prefix = [\"ssh\", \"{host}\", \"{container}\"]"),
+            "nothing else",
+        ),
+        (
+            EXAMPLE.replace("\"ctl-01\", \"ctl-02\"", "\"ctl-01\", \"ctl-01\""),
+            "group `control` lists a host twice",
+        ),
+        (EXAMPLE.replace("compute = [", "Compute = ["), "group name"),
+        (EXAMPLE.replace("\"ctl-03\"", "\"ctl 03\""), "host name"),
+    ];
+    for (text, expected) in cases {
+        let error = format!("{:#}", parse(&text).unwrap_err());
+        assert!(
+            error.contains(expected),
+            "expected `{expected}` in: {error}"
+        );
+    }
+}
+
+#[test]
+fn runbooks_without_hosts_are_refused() {
+    let text = "[store]\npath = \"/tmp/s\"\n[runbooks]\ndir = \"/etc/opsbot/runbooks\"\n";
+    let error = format!("{:#}", parse(text).unwrap_err());
+    assert!(error.contains("lists no hosts"), "{error}");
+    // Runbooks alone are something to act on.
+    let text = format!("{text}[runbooks.inventory]\ncompute = [\"compute-01\"]\n");
+    let config = parse(&text).unwrap();
+    assert!(matches!(config.runbooks.access, HostAccessConfig::Manual));
+}

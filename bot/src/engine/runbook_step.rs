@@ -93,7 +93,11 @@ async fn run_command(
     let argv = if access.is_automatic() {
         filled(&command.argv, &run.captured)?
     } else {
-        command.argv.iter().map(|w| shown(w, &run.captured)).collect()
+        command
+            .argv
+            .iter()
+            .map(|w| shown(w, &run.captured))
+            .collect()
     };
     let stdin = command.stdin.as_ref().map(|w| shown(w, &run.captured));
     let cmd = argv.join(" ");
@@ -113,7 +117,10 @@ async fn run_command(
     };
     keep_output(inner, run, index, host.as_str(), &cmd, &finished);
     let code = finished.code_text();
-    if !finished.code.is_some_and(|c| command.exit_codes.contains(&c)) {
+    if !finished
+        .code
+        .is_some_and(|c| command.exit_codes.contains(&c))
+    {
         let last = finished.lines.last().map_or("(no output)", String::as_str);
         return Err(format!(
             "on {host}, `{cmd}` exited {code}: {last}; the whole output is in /run log id:{}",
@@ -225,7 +232,9 @@ async fn until(
                     Some(line) => format!("`{}`", shorten(line.trim(), 80)),
                     None => format!("no output (exit {})", finished.code_text()),
                 };
-                inner.progress.observe(run, noted(format!("{host}: {last}")));
+                inner
+                    .progress
+                    .observe(run, noted(format!("{host}: {last}")));
                 if regex.is_match(&text) {
                     return Ok(StepOutcome::Done(format!(
                         "on {host}, `{cmd}` printed {last}"
@@ -235,7 +244,9 @@ async fn until(
             // A command that cannot run yet (a container restarting) is one more look.
             Err(error) => {
                 last = error.to_string();
-                inner.progress.observe(run, noted(format!("{host}: {last}")));
+                inner
+                    .progress
+                    .observe(run, noted(format!("{host}: {last}")));
             }
         }
         if Instant::now() >= deadline {

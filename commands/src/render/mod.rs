@@ -15,11 +15,11 @@ pub use cloud::{allocations, services};
 pub use cluster::{cluster_status, report};
 pub use indices::{bytes, compact, index_list};
 pub use plan::{plan, started, step_label};
-pub use runbook::{runbook_list, runbook_show};
 pub use run::{
     ApprovalButtons, ProgressView, Tone, aftermath, progress, progress_view, run_list, run_log,
     run_status, tail,
 };
+pub use runbook::{runbook_list, runbook_show};
 
 use time::OffsetDateTime;
 

@@ -6,8 +6,8 @@ use super::{compact, fit, hhmm};
 use crate::cluster::{EXCLUDE_IP, FlushMode};
 use crate::name::shorten;
 use crate::plan::{Action, DestructiveAction, HostCommand, Plan, SafeAction, Wait};
-use crate::runbook::Word;
 use crate::run::{Run, RunState};
+use crate::runbook::Word;
 
 /// What a step does, in a few words.
 pub fn step_label(action: &Action) -> String {
@@ -69,9 +69,9 @@ pub fn step_label(action: &Action) -> String {
                 let what = wait
                     .title
                     .as_ref()
-                    .map_or_else(String::new, |title| format!("{title}: "));
+                    .map_or_else(|| "wait".to_owned(), |title| format!("{title}:"));
                 format!(
-                    "wait {what}until `{}` on {} prints /{}/ (every {}s, up to {})",
+                    "{what} until `{}` on {} prints /{}/ (every {}s, up to {})",
                     command_line(&wait.argv),
                     wait.host,
                     wait.until,

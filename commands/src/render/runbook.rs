@@ -29,7 +29,12 @@ pub fn runbook_list(runbooks: &Runbooks) -> String {
 
 /// A runbook's usage, parameters and steps.
 pub fn runbook_show(runbook: &Runbook) -> String {
-    let mut text = format!("`{}`: {}\nusage: {}\n", runbook.name, runbook.description, runbook.usage());
+    let mut text = format!(
+        "`{}`: {}\nusage: {}\n",
+        runbook.name,
+        runbook.description,
+        runbook.usage()
+    );
     if !runbook.params.is_empty() {
         text.push_str("parameters:\n");
         for param in &runbook.params {

@@ -119,9 +119,8 @@ impl Runbook {
     /// Reads and checks one runbook file; `source` names it in errors.
     pub fn parse(source: &str, text: &str, inventory: &Inventory) -> Result<Self, LoadError> {
         let lines = Lines { source, text };
-        let raw: RawRunbook = toml::from_str(text).map_err(|e| {
-            lines.error(e.span().unwrap_or(0..0), e.message().trim().to_owned())
-        })?;
+        let raw: RawRunbook = toml::from_str(text)
+            .map_err(|e| lines.error(e.span().unwrap_or(0..0), e.message().trim().to_owned()))?;
         let name = RunbookName::parse(raw.name.get_ref())
             .map_err(|e| lines.error(raw.name.span(), e.to_string()))?;
         let description = text_field(&lines, &raw.description, "description")?;
@@ -302,9 +301,7 @@ fn param(
         other => {
             return Err(lines.error(
                 p.kind.span(),
-                format!(
-                    "unknown parameter kind `{other}`; use host, choice, pattern or number"
-                ),
+                format!("unknown parameter kind `{other}`; use host, choice, pattern or number"),
             ));
         }
     };
@@ -471,7 +468,9 @@ fn step(
             };
             if !fine {
                 let why = if scope.captured.contains(var) {
-                    format!("{{{var}}} is captured while the run goes; here it must be known before")
+                    format!(
+                        "{{{var}}} is captured while the run goes; here it must be known before"
+                    )
                 } else {
                     format!(
                         "{{{var}}} is not a parameter{} or a value an earlier step captures",
@@ -487,9 +486,9 @@ fn step(
         "run" | "wait" => {
             let on = match &s.on {
                 Some(on) => word(on, false)?,
-                None if each.is_some() => Template::parse("{host}").map_err(|why| {
-                    lines.error(raw.span(), why)
-                })?,
+                None if each.is_some() => {
+                    Template::parse("{host}").map_err(|why| lines.error(raw.span(), why))?
+                }
                 None => {
                     return Err(lines.error(
                         raw.span(),
@@ -635,7 +634,10 @@ fn argv(
     if words.is_empty() || words.len() > MAX_WORDS {
         return Err(lines.error(
             raw.span(),
-            format!("`argv` needs the program and at most {} arguments", MAX_WORDS - 1),
+            format!(
+                "`argv` needs the program and at most {} arguments",
+                MAX_WORDS - 1
+            ),
         ));
     }
     shell::check_argv(words).map_err(|why| lines.error(raw.span(), why))?;
@@ -644,10 +646,7 @@ fn argv(
         .enumerate()
         .map(|(i, w)| {
             if i == 0 && w.contains('{') {
-                return Err(lines.error(
-                    raw.span(),
-                    "the program itself cannot be a placeholder",
-                ));
+                return Err(lines.error(raw.span(), "the program itself cannot be a placeholder"));
             }
             word(&Spanned::new(raw.span(), w.clone()), true)
         })
@@ -659,7 +658,10 @@ fn regex(lines: &Lines<'_>, raw: &Spanned<String>, what: &str) -> Result<Regex, 
         // The regex crate's message spans several lines; its last line says what is wrong.
         let why = e.to_string();
         let why = why.lines().last().unwrap_or("invalid").trim().to_owned();
-        lines.error(raw.span(), format!("`{what}` is no regular expression: {why}"))
+        lines.error(
+            raw.span(),
+            format!("`{what}` is no regular expression: {why}"),
+        )
     })
 }
 
@@ -675,14 +677,14 @@ fn duration(
     let value = humantime::parse_duration(raw.get_ref()).map_err(|e| {
         lines.error(
             raw.span(),
-            format!("`{what}` = \"{}\": {e}; write e.g. \"30s\", \"5m\", \"2h\"", raw.get_ref()),
+            format!(
+                "`{what}` = \"{}\": {e}; write e.g. \"30s\", \"5m\", \"2h\"",
+                raw.get_ref()
+            ),
         )
     })?;
     if value < Duration::from_secs(1) || value > MAX_TIMEOUT {
-        return Err(lines.error(
-            raw.span(),
-            format!("`{what}` must be from 1s to 24h"),
-        ));
+        return Err(lines.error(raw.span(), format!("`{what}` must be from 1s to 24h")));
     }
     Ok(value)
 }
@@ -721,7 +723,9 @@ impl Param {
                 if regex.is_match(value) {
                     Ok(())
                 } else {
-                    Err(format!("`{value}` is not of the expected form, e.g. {example}"))
+                    Err(format!(
+                        "`{value}` is not of the expected form, e.g. {example}"
+                    ))
                 }
             }
             // Digits only, without leading zeros: `+5` or `007` would reach the argv as typed,
@@ -734,7 +738,9 @@ impl Param {
                 {
                     Ok(())
                 }
-                _ => Err(format!("`{value}` is not a whole number from {min} to {max}")),
+                _ => Err(format!(
+                    "`{value}` is not a whole number from {min} to {max}"
+                )),
             },
         }
     }

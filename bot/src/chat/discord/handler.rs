@@ -249,10 +249,11 @@ impl Handler {
         )
         .await
         .unwrap_or_default();
-        let choices = suggest::fit(suggestions).into_iter().fold(
-            CreateAutocompleteResponse::new(),
-            |response, choice| response.add_string_choice(choice.label, choice.value),
-        );
+        let choices = suggest::fit(suggestions)
+            .into_iter()
+            .fold(CreateAutocompleteResponse::new(), |response, choice| {
+                response.add_string_choice(choice.label, choice.value)
+            });
         command
             .create_response(&self.http, CreateInteractionResponse::Autocomplete(choices))
             .await
@@ -459,8 +460,14 @@ mod tests {
             &[("name", "x"), ("host", "a"), ("host", "b")],
         ))
         .unwrap_err();
-        assert!(matches!(twice, ParseError::DuplicateOption { .. }), "{twice}");
+        assert!(
+            matches!(twice, ParseError::DuplicateOption { .. }),
+            "{twice}"
+        );
         let missing = request(&data("runbook", Some("run"), &[("host", "a")])).unwrap_err();
-        assert!(matches!(missing, ParseError::MissingOption { .. }), "{missing}");
+        assert!(
+            matches!(missing, ParseError::MissingOption { .. }),
+            "{missing}"
+        );
     }
 }

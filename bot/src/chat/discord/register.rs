@@ -62,14 +62,7 @@ fn options(spec: &CommandSpec, params: &[&ParamName]) -> Vec<CreateCommandOption
     let extra = params
         .iter()
         .filter(|name| spec.option(name.as_str()).is_none())
-        .map(|name| {
-            typed_option(
-                name.as_str(),
-                OptionKind::Param,
-                false,
-                PARAM_SUMMARY,
-            )
-        });
+        .map(|name| typed_option(name.as_str(), OptionKind::Param, false, PARAM_SUMMARY));
     own.chain(extra).take(MAX_OPTIONS).collect()
 }
 
@@ -77,7 +70,12 @@ fn option(spec: &OptionSpec) -> CreateCommandOption {
     typed_option(spec.name, spec.kind, spec.required, spec.summary)
 }
 
-fn typed_option(name: &str, kind: OptionKind, required: bool, summary: &str) -> CreateCommandOption {
+fn typed_option(
+    name: &str,
+    kind: OptionKind,
+    required: bool,
+    summary: &str,
+) -> CreateCommandOption {
     let typed = |ty| CreateCommandOption::new(ty, name, summary).required(required);
     let text = |autocomplete: bool| {
         let max = u16::try_from(kind.max_len()).unwrap_or(u16::MAX);
@@ -198,7 +196,10 @@ mod tests {
         assert_eq!(added, [&param("count"), &param("host"), &param("module")]);
         let run = with.iter().position(|l| l.starts_with("  run — ")).unwrap();
         assert!(with[run + 1].starts_with("    name string (required, autocomplete"));
-        assert_eq!(with[run + 2..run + 5], [param("count"), param("host"), param("module")]);
+        assert_eq!(
+            with[run + 2..run + 5],
+            [param("count"), param("host"), param("module")]
+        );
         assert!(
             !without.iter().any(|l| l.contains("a runbook parameter")),
             "no runbooks, no parameter options"

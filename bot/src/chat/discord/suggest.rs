@@ -287,7 +287,7 @@ argv = ["uptime"]
         assert_eq!(values(&super::runbooks(&runbooks, "NEST")), ["nested-virt"]);
         // The description counts too, after names that start with what is typed.
         assert_eq!(
-            values(&super::runbooks(&runbooks, "up")),
+            values(&super::runbooks(&runbooks, "u")),
             ["uptime", "nested-virt"]
         );
         assert!(super::runbooks(&runbooks, "zzz").is_empty());
@@ -299,7 +299,10 @@ argv = ["uptime"]
         let (runbooks, inventory) = library(&[NESTED_VIRT, ANY_HOST]);
         let hosts = |runbook: &str, param: &str, typed: &str| {
             let choices = super::param(&runbooks, &inventory, Some(runbook), param, typed);
-            values(&choices).iter().map(|v| (*v).to_owned()).collect::<Vec<_>>()
+            values(&choices)
+                .iter()
+                .map(|v| (*v).to_owned())
+                .collect::<Vec<_>>()
         };
         // The group's hosts, in the inventory's order.
         assert_eq!(
@@ -317,7 +320,10 @@ argv = ["uptime"]
             hosts("uptime", "target", ""),
             ["compute-01", "compute-02", "compute-10", "ctl-01"]
         );
-        assert_eq!(hosts("uptime", "target", "C"), hosts("uptime", "target", "c"));
+        assert_eq!(
+            hosts("uptime", "target", "C"),
+            hosts("uptime", "target", "c")
+        );
     }
 
     #[test]
@@ -329,7 +335,10 @@ argv = ["uptime"]
         let module = suggest("nested-virt", "module", "");
         assert_eq!(values(&module), ["kvm_intel", "kvm_amd"]);
         assert_eq!(labels(&module), ["kvm_intel (default)", "kvm_amd"]);
-        assert_eq!(values(&suggest("nested-virt", "module", "amd")), ["kvm_amd"]);
+        assert_eq!(
+            values(&suggest("nested-virt", "module", "amd")),
+            ["kvm_amd"]
+        );
         // Nothing else would be accepted: every value, rather than none.
         assert_eq!(
             values(&suggest("nested-virt", "module", "xen")),
@@ -354,7 +363,10 @@ argv = ["uptime"]
             values(&suggest("nested-virt", "ticket", "OPS-9")),
             ["OPS-9", "OPS-123"]
         );
-        assert_eq!(values(&suggest("nested-virt", "ticket", "OPS-")), ["OPS-123"]);
+        assert_eq!(
+            values(&suggest("nested-virt", "ticket", "OPS-")),
+            ["OPS-123"]
+        );
         assert_eq!(values(&suggest("uptime", "tag", "")), ["db"]);
         assert_eq!(values(&suggest("uptime", "tag", "web")), ["web", "db"]);
     }
@@ -437,7 +449,11 @@ argv = ["uptime"]
             .collect();
         let fitted = fit(choices);
         assert_eq!(fitted.len(), MAX_CHOICES);
-        assert!(fitted.iter().all(|c| c.label.chars().count() == MAX_CHOICE_LEN));
+        assert!(
+            fitted
+                .iter()
+                .all(|c| c.label.chars().count() == MAX_CHOICE_LEN)
+        );
         let seen: std::collections::BTreeSet<&str> = values(&fitted).into_iter().collect();
         assert_eq!(seen.len(), MAX_CHOICES, "each value once");
 
@@ -458,7 +474,10 @@ argv = ["uptime"]
     #[test]
     fn containing_ignores_case() {
         let names = || ["logs".to_owned(), "Metrics".to_owned(), "prod".to_owned()];
-        assert_eq!(values(&containing(names(), "")), ["logs", "Metrics", "prod"]);
+        assert_eq!(
+            values(&containing(names(), "")),
+            ["logs", "Metrics", "prod"]
+        );
         assert_eq!(values(&containing(names(), "TR")), ["Metrics"]);
         assert!(containing(names(), "zz").is_empty());
     }
