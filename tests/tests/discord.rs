@@ -568,7 +568,7 @@ async fn a_runbook_takes_its_parameters_as_options_with_suggestions() {
     let registered: Vec<serde_json::Value> = registered.iter().map(shape).collect();
     assert_eq!(registered, expected);
 
-    // Autocomplete: runbooks by name, shown by description; a parameter's values from the
+    // Autocomplete: runbooks by name, shown with their description; a parameter's values from the
     // chosen runbook; nothing before a runbook is chosen.
     let names = scene
         .choices(&alice, "runbook", runbook_run(&[], ("name", "say")))
@@ -576,7 +576,7 @@ async fn a_runbook_takes_its_parameters_as_options_with_suggestions() {
     assert_eq!(
         names,
         [(
-            "greet a hypervisor after a look at it".to_owned(),
+            "say-hello — greet a hypervisor after a look at it".to_owned(),
             "say-hello".to_owned()
         )]
     );

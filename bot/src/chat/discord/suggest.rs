@@ -80,7 +80,7 @@ pub(super) fn runbooks(runbooks: &Runbooks, typed: &str) -> Vec<Choice> {
             r.name.as_str().contains(&typed) || r.description.to_lowercase().contains(&typed)
         })
         .map(|r| Choice {
-            label: r.description.clone(),
+            label: format!("{} — {}", r.name, r.description),
             value: r.name.to_string(),
         })
         .partition(|c| c.value.starts_with(&typed));
@@ -273,15 +273,15 @@ argv = ["uptime"]
     }
 
     #[test]
-    fn runbook_names_match_what_is_typed_and_show_the_description() {
+    fn runbook_names_match_what_is_typed_and_show_name_and_description() {
         let (runbooks, _) = library(&[NESTED_VIRT, ANY_HOST]);
         let all = super::runbooks(&runbooks, "");
         assert_eq!(values(&all), ["nested-virt", "uptime"]);
         assert_eq!(
             labels(&all),
             [
-                "enable nested virtualisation on a hypervisor",
-                "how long a host has been up"
+                "nested-virt — enable nested virtualisation on a hypervisor",
+                "uptime — how long a host has been up"
             ]
         );
         assert_eq!(values(&super::runbooks(&runbooks, "NEST")), ["nested-virt"]);
