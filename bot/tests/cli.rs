@@ -11,7 +11,8 @@ use opsbot_sim::SimConfig;
 
 mod support;
 
-use support::{Scene, output, scene, spawn};
+use opsbot_host_sim::TestHosts;
+use support::{COMPUTE, Scene, output, runbook_config, scene, spawn};
 
 fn small() -> SimConfig {
     SimConfig {
@@ -22,7 +23,7 @@ fn small() -> SimConfig {
 }
 
 /// Runs `opsbot ARGS` to its end.
-async fn run(args: Vec<String>, input: &'static str) -> Output {
+async fn run(args: Vec<String>, input: &str) -> Output {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     output(spawn(&args, input)).await
 }
@@ -186,6 +187,48 @@ async fn the_console_exits_at_end_of_input_leaving_a_parked_run_for_later() {
         stdout.contains("👉  3. stop the search container on 10.0.0.12 (waiting for /run done)"),
         "{stdout}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_on_the_last_line_is_carried_out_before_the_console_exits() {
+    // When the input ends, the approved run is woken but not yet executing: the console must
+    // still wait for it, and not drop it mid-command.
+    let dir = tempfile::tempdir().unwrap();
+    let books = dir.path().join("runbooks");
+    std::fs::create_dir(&books).unwrap();
+    std::fs::write(
+        books.join("slow.toml"),
+        "name = \"slow\"\ndescription = \"a command that takes a second, after approval\"\n\
+         [[steps]]\nkind = \"approval\"\nreason = \"to see the console wait\"\n\
+         [[steps]]\nkind = \"run\"\non = \"compute-01\"\nargv = [\"sleep\", \"1\"]\n",
+    )
+    .unwrap();
+    let hosts = TestHosts::install(&dir.path().join("hosts"), &COMPUTE).unwrap();
+    let config = runbook_config(dir.path(), &hosts, &books)
+        .display()
+        .to_string();
+    let console = |input: &str| {
+        let input = input.to_owned();
+        let args = vec!["console".into(), "--config".into(), config.clone()];
+        async move { run(args, &input).await }
+    };
+    // Three runs: the window was a few milliseconds wide.
+    for round in 1..=3 {
+        let asked = console("/runbook run name:slow\n").await;
+        let stdout = String::from_utf8_lossy(&asked.stdout);
+        assert!(
+            stdout.contains(&format!("r-{round} waits for approval")),
+            "{stdout}"
+        );
+        let input = format!("/as user:bob\n/approve id:r-{round}\n");
+        let approved = console(&input).await;
+        let stdout = String::from_utf8_lossy(&approved.stdout);
+        assert!(
+            stdout.contains(&format!("✅ r-{round}")),
+            "round {round}: the console left the run running: {stdout}"
+        );
+    }
+    assert_eq!(hosts.log("compute-01"), ["sleep 1", "sleep 1", "sleep 1"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use opsbot_cloud_sim::{CloudSimConfig, CloudSimHandle};
 use opsbot_sim::FaultRule;
-use support::{Dice, complete, kill_when};
+use support::{Dice, complete, config_file, kill_when};
 use uuid::Uuid;
 
 /// Kills per run of the test suite.
@@ -82,14 +82,10 @@ fn deletes(cloud: &CloudSimHandle) -> impl Iterator<Item = opsbot_cloud_sim::Cal
 fn write_config(dir: &Path, cloud: &CloudSimHandle) -> PathBuf {
     let password = dir.join("prod-password");
     std::fs::write(&password, "adminpass\n").unwrap();
-    let config = dir.join("opsbot.toml");
-    std::fs::write(
-        &config,
-        format!(
+    config_file(
+        dir,
+        &format!(
             r#"
-[store]
-path = "{store}"
-
 [engine]
 request_timeout = "5s"
 
@@ -108,14 +104,9 @@ password_file = "{password}"
 [clouds.compute_control]
 kind = "sim"
 
-[console]
-operators = [{{ name = "alice" }}, {{ name = "bob", approver = true }}]
 "#,
-            store = dir.join("store").display(),
             auth = cloud.identity_url(),
             password = password.display(),
         ),
     )
-    .unwrap();
-    config
 }

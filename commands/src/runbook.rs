@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 use crate::name::{GroupName, HostName, ParamName, RunbookName};
 
 pub use file::LoadError;
-pub use template::{Segment, Word};
 use template::Template;
+pub use template::{Segment, Word};
 
 /// Longest parameter value accepted: a fully qualified host name.
 pub const MAX_VALUE_LEN: usize = HostName::MAX_LEN;
@@ -320,7 +320,11 @@ impl Runbook {
                     ),
                     StepKind::Wait {
                         on, argv, until, ..
-                    } => format!("on {}, wait until `{}` prints /{until}/", on.bind(&none), line(argv)),
+                    } => format!(
+                        "on {}, wait until `{}` prints /{until}/",
+                        on.bind(&none),
+                        line(argv)
+                    ),
                     StepKind::Confirm { prompt } => {
                         format!("ask an operator: {}", prompt.bind(&none))
                     }

@@ -48,6 +48,15 @@ fn next(run: &Run) -> Next {
     }
 }
 
+/// True when the run can go on without a person: its task is executing it, or is about to
+/// (woken by an approval or a confirmation a moment ago).
+pub(super) fn can_go_on(run: &Run) -> bool {
+    !matches!(
+        next(run),
+        Next::Finished | Next::AwaitApproval { .. } | Next::AwaitOperator
+    )
+}
+
 pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
     let procedure = match inner.store.run(id) {
         Ok(Some(run)) => run.plan.request.to_string(),

@@ -34,6 +34,11 @@ use crate::runbooks::Library;
 
 pub use refusal::{EngineError, Refusal};
 
+/// How often `idle` looks at the store for a run that was woken but not yet picked up, and for
+/// how many looks at most (5 s).
+const IDLE_LOOK: std::time::Duration = std::time::Duration::from_millis(20);
+const IDLE_GRACE_LOOKS: u32 = 250;
+
 /// What asking for a procedure led to.
 #[derive(Debug)]
 pub enum Start {
@@ -297,8 +302,20 @@ impl Engine {
     /// count (the console waits for this at the end of its input).
     pub async fn idle(&self) {
         let mut busy = self.0.busy.subscribe();
-        // The sender lives in `self`, so the channel cannot close while we wait.
-        let _ = busy.wait_for(|n| *n == 0).await;
+        // A run woken by the last command (an approval, `/run done`) counts as busy only once
+        // its task has looked at it again; until then the store says it can go on. A task that
+        // does not pick its run up within the grace period has stopped (on a store error, which
+        // it logged), and the run resumes at the next start.
+        for _ in 0..IDLE_GRACE_LOOKS {
+            // The sender lives in `self`, so the channel cannot close while we wait.
+            let _ = busy.wait_for(|n| *n == 0).await;
+            match self.0.store.unfinished_runs() {
+                Ok(runs) if runs.iter().any(drive::can_go_on) => {
+                    tokio::time::sleep(IDLE_LOOK).await;
+                }
+                _ => return,
+            }
+        }
     }
 
     fn spawn(&self, id: RunId) {

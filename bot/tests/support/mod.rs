@@ -9,9 +9,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use opsbot_host_sim::TestHosts;
 use opsbot_sim::{SimConfig, SimHandle};
 
 pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The runbook tests' inventory.
+pub const COMPUTE: [&str; 2] = ["compute-01", "compute-02"];
+pub const CONTROL: [&str; 1] = ["ctl-01"];
+
+/// The runbooks the project ships.
+pub fn shipped_runbooks() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/runbooks")
+}
 
 /// A simulated cluster and a config file for it, in a temporary directory.
 pub struct Scene {
@@ -35,16 +45,25 @@ pub async fn scene(sim: SimConfig, node_control: &str) -> Scene {
     Scene { sim, config, dir }
 }
 
+/// Writes `opsbot.toml` in `dir`: a store beside it, `body` (clusters, clouds, runbooks, ...),
+/// and at the console alice (operator) and bob (operator and approver); returns its path.
+pub fn config_file(dir: &Path, body: &str) -> PathBuf {
+    let config = dir.join("opsbot.toml");
+    let text = format!(
+        "[store]\npath = \"{}\"\n{body}\n[console]\n\
+         operators = [{{ name = \"alice\" }}, {{ name = \"bob\", approver = true }}]\n",
+        dir.join("store").display()
+    );
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
 /// Writes `opsbot.toml` in `dir` for the 5-node simulated cluster at `url`; returns its path.
 pub fn write_config(dir: &Path, url: &str, node_control: &str, poll: Duration) -> PathBuf {
-    let config = dir.join("opsbot.toml");
-    std::fs::write(
-        &config,
-        format!(
+    config_file(
+        dir,
+        &format!(
             r#"
-[store]
-path = "{store}"
-
 [engine]
 poll_interval = "{poll}ms"
 node_timeout = "30s"
@@ -64,15 +83,10 @@ nodes = ["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14", "10.0.0.15"]
 [clusters.node_control]
 {node_control}
 
-[console]
-operators = [{{ name = "alice" }}, {{ name = "bob", approver = true }}]
 "#,
-            store = dir.join("store").display(),
             poll = poll.as_millis(),
         ),
     )
-    .unwrap();
-    config
 }
 
 /// `opsbot ARGS`, reading `input`; stdin is closed after it, so a console exits once its runs
@@ -95,6 +109,23 @@ pub fn spawn(args: &[&str], input: &str) -> Child {
 pub fn console(config: &Path, input: &str) -> Child {
     let config = config.display().to_string();
     spawn(&["console", "--config", &config], input)
+}
+
+/// `opsbot console --config CONFIG` reading `input`, with its stdin left open (until the child
+/// is waited for or dropped): it never reaches the end of its input, so it keeps running its
+/// runs until it is killed, however they are parked and woken.
+pub fn console_held(config: &Path, input: &str) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .args(["console", "--config", &config.display().to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.as_mut().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    child
 }
 
 /// Waits for a child off the async runtime that serves the simulator.
@@ -190,4 +221,43 @@ pub async fn complete(config: &Path, request: &str, what: &str) {
         }
     }
     panic!("{what}: the run never completed");
+}
+
+/// Writes `opsbot.toml` in `dir`: the runbooks of `runbooks` run on the test hosts through their
+/// launcher, with alice (operator) and bob (operator and approver) at the console.
+pub fn runbook_config(dir: &Path, hosts: &TestHosts, runbooks: &Path) -> PathBuf {
+    let quoted = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    config_file(
+        dir,
+        &format!(
+            r#"
+[runbooks]
+dir = "{runbooks}"
+
+[runbooks.inventory]
+compute = [{compute}]
+control = [{control}]
+
+[runbooks.access]
+kind = "command"
+prefix = ["{launcher}", "{{host}}"]
+
+# Progress edits unthrottled: a console exits only once the run's last state is shown.
+[progress]
+edits_per_window = 100
+window = "1s"
+
+"#,
+            runbooks = runbooks.display(),
+            compute = quoted(&COMPUTE),
+            control = quoted(&CONTROL),
+            launcher = hosts.launcher().display(),
+        ),
+    )
 }
