@@ -19,6 +19,7 @@ use tokio::sync::Notify;
 
 use super::Inner;
 use super::step::{StepOutcome, mark_started, misplaced};
+use super::wait;
 use crate::host_access::Reached;
 use crate::process::Finished;
 
@@ -252,15 +253,11 @@ async fn until(
         if Instant::now() >= deadline {
             return Ok(StepOutcome::Failed(format!(
                 "gave up after {} waiting until `{cmd}` on {host} prints /{}/; last seen: {last}",
-                render::duration(time::Duration::try_from(timeout).unwrap_or_default()),
+                wait::shown(timeout),
                 wait.until
             )));
         }
-        tokio::select! {
-            () = tokio::time::sleep(interval) => {}
-            () = waker.notified() => {}
-        }
-        if inner.store.run(run.id)?.is_some_and(|r| r.cancel.is_some()) {
+        if wait::paused_for_cancel(inner, run, interval, waker).await? {
             return Ok(StepOutcome::Cancelled);
         }
     }

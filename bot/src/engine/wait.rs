@@ -65,17 +65,34 @@ pub(super) async fn until(
         if Instant::now() >= deadline {
             return Ok(StepOutcome::Failed(format!(
                 "gave up after {} waiting {waiting}; last observed: {last}",
-                render::duration(time::Duration::try_from(timeout).unwrap_or_default()),
+                shown(timeout)
             )));
         }
-        tokio::select! {
-            () = tokio::time::sleep(config.poll_interval) => {}
-            () = waker.notified() => {}
-        }
-        if inner.store.run(run.id)?.is_some_and(|r| r.cancel.is_some()) {
+        if paused_for_cancel(inner, run, config.poll_interval, waker).await? {
             return Ok(StepOutcome::Cancelled);
         }
     }
+}
+
+/// Sleeps one poll interval, or less when the run is woken (an operator acted on it), and says
+/// whether a cancel arrived: every wait, of a cluster or of a runbook's command, paces itself
+/// with this.
+pub(super) async fn paused_for_cancel(
+    inner: &Inner,
+    run: &Run,
+    interval: std::time::Duration,
+    waker: &Notify,
+) -> Result<bool, StoreError> {
+    tokio::select! {
+        () = tokio::time::sleep(interval) => {}
+        () = waker.notified() => {}
+    }
+    Ok(inner.store.run(run.id)?.is_some_and(|r| r.cancel.is_some()))
+}
+
+/// A wait's timeout as the failure names it: `1m00s`.
+pub(super) fn shown(timeout: std::time::Duration) -> String {
+    render::duration(time::Duration::try_from(timeout).unwrap_or_default())
 }
 
 async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError> {
