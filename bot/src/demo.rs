@@ -148,14 +148,25 @@ fn runbooks(dir: &std::path::Path) -> anyhow::Result<RunbooksConfig> {
     for (name, text) in RUNBOOKS {
         std::fs::write(books.join(name), text).context("cannot write the demo's runbooks")?;
     }
-    let names: Vec<&str> = HOSTS
+    let (config, _hosts) = simulated_hosts(&dir.join("hosts"), &HOSTS, books)?;
+    Ok(config)
+}
+
+/// Installs simulated hosts in `dir`, by inventory group, and the runbook config that runs the
+/// runbooks of `books` on them through their launcher: for the demo and the tests alike.
+pub fn simulated_hosts(
+    dir: &std::path::Path,
+    groups: &[(&str, &[&str])],
+    books: PathBuf,
+) -> anyhow::Result<(RunbooksConfig, opsbot_host_sim::TestHosts)> {
+    let names: Vec<&str> = groups
         .iter()
         .flat_map(|(_, hosts)| hosts.iter().copied())
         .collect();
-    let hosts = opsbot_host_sim::TestHosts::install(&dir.join("hosts"), &names)
-        .context("cannot install the demo's simulated hosts")?;
+    let hosts = opsbot_host_sim::TestHosts::install(dir, &names)
+        .context("cannot install the simulated hosts")?;
     let mut inventory = std::collections::BTreeMap::new();
-    for (group, names) in HOSTS {
+    for (group, names) in groups {
         let members = names
             .iter()
             .map(|h| HostName::parse(h))
@@ -167,9 +178,10 @@ fn runbooks(dir: &std::path::Path) -> anyhow::Result<RunbooksConfig> {
         "{host}".to_owned(),
     ])
     .map_err(anyhow::Error::msg)?;
-    Ok(RunbooksConfig {
+    let config = RunbooksConfig {
         dir: Some(books),
         inventory,
         access: HostAccessConfig::Command { prefix },
-    })
+    };
+    Ok((config, hosts))
 }

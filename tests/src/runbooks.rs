@@ -2,12 +2,9 @@
 //! of compute and control hosts made of local scripts (`opsbot-host-sim`) that opsbot reaches
 //! through their launcher, as it reaches real hosts through ssh.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use opsbot::config::{HostAccessConfig, RunbooksConfig};
-use opsbot::node_control::CommandTemplate;
-use opsbot_commands::name::{GroupName, HostName};
+use opsbot::config::RunbooksConfig;
 use opsbot_host_sim::TestHosts;
 
 pub const COMPUTE: [&str; 2] = ["compute-01", "compute-02"];
@@ -28,27 +25,11 @@ pub struct Hosts {
 /// Installs the test hosts and the config that runs `dir`'s runbooks on them.
 pub fn test_hosts(dir: PathBuf) -> (RunbooksConfig, Hosts) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let all: Vec<&str> = COMPUTE.iter().chain(&CONTROL).copied().collect();
-    let hosts = TestHosts::install(tmp.path(), &all).expect("test hosts");
-    let group = |names: &[&str]| -> Vec<HostName> {
-        names
-            .iter()
-            .map(|h| HostName::parse(h).expect("host"))
-            .collect()
-    };
-    let inventory = BTreeMap::from([
-        (GroupName::parse("compute").expect("group"), group(&COMPUTE)),
-        (GroupName::parse("control").expect("group"), group(&CONTROL)),
-    ]);
-    let prefix = CommandTemplate::try_from(vec![
-        hosts.launcher().display().to_string(),
-        "{host}".to_owned(),
-    ])
-    .expect("prefix");
-    let config = RunbooksConfig {
-        dir: Some(dir),
-        inventory,
-        access: HostAccessConfig::Command { prefix },
-    };
+    let (config, hosts) = opsbot::demo::simulated_hosts(
+        tmp.path(),
+        &[("compute", &COMPUTE), ("control", &CONTROL)],
+        dir,
+    )
+    .expect("test hosts");
     (config, Hosts { hosts, _dir: tmp })
 }
