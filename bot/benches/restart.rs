@@ -24,9 +24,10 @@ use opsbot::progress::{ChatError, ChatTransport, Publisher};
 use opsbot::service::Service;
 use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
+use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
 use opsbot_commands::plan::{Action, Wait};
 use opsbot_commands::render::ProgressView;
-use opsbot_commands::run::{Actor, ChannelId, MessageId, Roles, Run, RunState, StepState, UserRef};
+use opsbot_commands::run::{ChannelId, MessageId, Run, RunState, StepState};
 use opsbot_sim::{Call, HealthStatus, NodeStatus, SimConfig, SimHandle};
 use opsbot_state::Store;
 use time::OffsetDateTime;
@@ -296,7 +297,7 @@ async fn restart_in_process(speed: f64) -> anyhow::Result<RunFigures> {
     let typed = OffsetDateTime::now_utc();
     let reply = service
         .handle(
-            &operator(),
+            &operator()?,
             &ChannelId("bench".into()),
             Origin::Console,
             parse::parse_line(COMMAND, Origin::Console)?,
@@ -346,17 +347,19 @@ async fn restart_in_process(speed: f64) -> anyhow::Result<RunFigures> {
     })
 }
 
-fn operator() -> Actor {
-    Actor {
-        user: UserRef {
-            id: "bench:alice".into(),
-            name: "alice".into(),
+fn operator() -> anyhow::Result<Actor> {
+    Ok(Actor {
+        person: PersonRef {
+            name: opsbot_commands::name::PersonName::parse("alice")?,
+            via: Surface::Console {
+                account: "alice".into(),
+            },
         },
         roles: Roles {
             operator: true,
             approver: false,
         },
-    }
+    })
 }
 
 async fn finished(engine: &Engine, id: RunId) -> anyhow::Result<Run> {

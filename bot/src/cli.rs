@@ -41,14 +41,15 @@ enum Command {
     Demo(DemoArgs),
     /// Serve the simulated search cluster (for tests and trials).
     Sim(SimArgs),
-    /// The Discord bot: slash commands, approval buttons and progress in the configured guild.
-    /// The token comes from OPSBOT_DISCORD_TOKEN or [discord] token_file.
+    /// The bot as a service: Discord (slash commands, approval buttons, progress in the
+    /// configured guild; the token from OPSBOT_DISCORD_TOKEN or [discord] token_file) and/or
+    /// the console socket of [console] socket, on one store.
     Run {
         /// The TOML config (documented in deploy/opsbot.example.toml).
         #[arg(long)]
         config: PathBuf,
     },
-    /// The local console against the clusters of a config file.
+    /// The local console on this terminal, speaking as your OS account's person.
     Console {
         /// The TOML config (documented in deploy/opsbot.example.toml).
         #[arg(long)]
@@ -162,10 +163,8 @@ async fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Demo(args) => crate::demo::run(args.flavor, args.speed, args.store).await,
         Command::Sim(args) => sim(args).await,
-        Command::Run { config } => crate::chat::discord::run(Config::load(&config)?).await,
-        Command::Console { config } => {
-            crate::chat::console::run(Config::load(&config)?, None).await
-        }
+        Command::Run { config } => crate::serve::run(Config::load(&config)?).await,
+        Command::Console { config } => crate::chat::console::run(Config::load(&config)?).await,
         Command::Audit {
             command: AuditCommand::Export { config, since, run },
         } => export_audit(&Config::load(&config)?, since, run),

@@ -6,11 +6,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use opsbot_commands::name::{CloudName, ClusterName, GroupName, HostName, NodeAddr, UserName};
+use opsbot_commands::name::{CloudName, ClusterName, GroupName, HostName, NodeAddr};
+use opsbot_commands::people::People;
 use serde::Deserialize;
 
 use crate::backend::RetryPolicy;
 use crate::node_control::CommandTemplate;
+
+mod front;
+
+pub use front::{ConsoleConfig, DiscordConfig, PersonConfig, Role};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -28,6 +33,9 @@ pub struct Config {
     /// Operators' own procedures, and the hosts they run on.
     #[serde(default)]
     pub runbooks: RunbooksConfig,
+    /// Who may use opsbot: each person once, with their account on every surface.
+    #[serde(default)]
+    pub people: Vec<PersonConfig>,
     #[serde(default)]
     pub console: ConsoleConfig,
     /// The Discord front end (`opsbot run`); absent when only the console is used.
@@ -266,62 +274,30 @@ pub enum HostAccessConfig {
     Manual,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConsoleConfig {
-    /// Who may speak in the local console; the first is the default speaker.
-    #[serde(default)]
-    pub operators: Vec<ConsoleOperator>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConsoleOperator {
-    pub name: UserName,
-    #[serde(default)]
-    pub approver: bool,
-}
-
-/// Where opsbot serves in Discord, and who may do what there. Ids are Discord snowflakes; the
-/// bot token is never in this file: it comes from `OPSBOT_DISCORD_TOKEN` or `token_file`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DiscordConfig {
-    /// A file holding the bot token (e.g. a systemd credential); else `OPSBOT_DISCORD_TOKEN`.
-    pub token_file: Option<PathBuf>,
-    /// The guild (server) whose slash commands opsbot registers.
-    pub guild: u64,
-    /// Channels where commands are served; a command typed elsewhere is refused.
-    pub channels: Vec<u64>,
-    /// Where maintenance is announced; none when absent.
-    pub announce_channel: Option<u64>,
-    /// Members with one of these roles (or listed by user id) may run commands.
-    #[serde(default)]
-    pub operator_roles: Vec<u64>,
-    #[serde(default)]
-    pub operator_users: Vec<u64>,
-    /// Members with one of these roles (or listed by user id) may approve destructive plans.
-    #[serde(default)]
-    pub approver_roles: Vec<u64>,
-    #[serde(default)]
-    pub approver_users: Vec<u64>,
-    /// Reach `discord.com` at this address instead of through DNS, trusting `ca_file` too: for
-    /// a TLS-inspecting egress proxy, or a Discord test double.
-    pub api_address: Option<std::net::SocketAddr>,
-    pub ca_file: Option<PathBuf>,
-}
-
 impl Config {
     /// Reads and validates a config file; errors name the file and what is wrong.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the config file {}", path.display()))?;
-        let config: Self =
-            toml::from_str(&text).with_context(|| format!("config file {}", path.display()))?;
+        let config =
+            Self::parse(&text).with_context(|| format!("config file {}", path.display()))?;
         config
             .validate()
             .with_context(|| format!("config file {}", path.display()))?;
         Ok(config)
+    }
+
+    /// Parses a config's text; keys of earlier versions are refused naming what replaced them.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        // Read twice: as a table to name retired keys, then typed, with the line of any error.
+        let table: toml::Table = toml::from_str(text)?;
+        front::refuse_retired_keys(&table)?;
+        Ok(toml::from_str(text)?)
+    }
+
+    /// The configured people, checked: each account belongs to one person.
+    pub fn people(&self) -> anyhow::Result<People> {
+        front::people(&self.people)
     }
 
     /// Checks what the types alone cannot: uniqueness, URLs, hosts.
@@ -404,23 +380,7 @@ impl Config {
                  have nothing to act on"
             );
         }
-        if let Some(discord) = &self.discord {
-            if discord.channels.is_empty() {
-                bail!("[discord] channels is empty: list the channels opsbot serves in");
-            }
-            if discord.operator_roles.is_empty() && discord.operator_users.is_empty() {
-                bail!(
-                    "[discord] names no operator_roles or operator_users: nobody could run anything"
-                );
-            }
-        }
-        let mut operators = BTreeSet::new();
-        for operator in &self.console.operators {
-            if !operators.insert(&operator.name) {
-                bail!("console operator `{}` is listed twice", operator.name);
-            }
-        }
-        Ok(())
+        front::validate(self)
     }
 
     pub fn cluster(&self, name: &ClusterName) -> Option<&ClusterConfig> {

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use opsbot_cloud_sim::CloudSimConfig;
-use opsbot_commands::name::{CloudName, ClusterName, GroupName, HostName, NodeAddr, UserName};
+use opsbot_commands::name::{CloudName, ClusterName, GroupName, HostName, NodeAddr, PersonName};
 use opsbot_sim::{Flavor, SimConfig};
 
 use crate::config::{
-    CloudConfig, ClusterConfig, Config, ConsoleConfig, ConsoleOperator, EngineConfig,
-    HostAccessConfig, HostControlConfig, Interface, NodeControlConfig, ProgressConfig,
+    CloudConfig, ClusterConfig, Config, ConsoleConfig, EngineConfig, HostAccessConfig,
+    HostControlConfig, Interface, NodeControlConfig, PersonConfig, ProgressConfig, Role,
     RunbooksConfig, StoreConfig,
 };
 use crate::node_control::CommandTemplate;
@@ -106,18 +106,11 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
             password_file: Some(password_file),
             compute_control: HostControlConfig::Sim,
         }],
-        console: ConsoleConfig {
-            operators: vec![
-                ConsoleOperator {
-                    name: UserName::parse("alice")?,
-                    approver: false,
-                },
-                ConsoleOperator {
-                    name: UserName::parse("bob")?,
-                    approver: true,
-                },
-            ],
-        },
+        people: vec![
+            person("alice", &[Role::Operator])?,
+            person("bob", &[Role::Operator, Role::Approver])?,
+        ],
+        console: ConsoleConfig::default(),
         discord: None,
     };
     let banner = format!(
@@ -133,10 +126,25 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
         cloud_sim.base_url(),
         store_path.display(),
     );
-    let result = crate::chat::console::run(config, Some(banner)).await;
+    let people = config.people()?;
+    let alice = people
+        .in_demo(&PersonName::parse("alice")?)
+        .context("the demo's people lack alice")?;
+    let result = crate::chat::console::demo(config, people, alice, banner).await;
     sim.shutdown().await;
     cloud_sim.shutdown().await;
     result
+}
+
+/// One of the demo's people; the demo's console speaks as them through `/as`.
+fn person(name: &str, roles: &[Role]) -> anyhow::Result<PersonConfig> {
+    Ok(PersonConfig {
+        name: PersonName::parse(name)?,
+        roles: roles.to_vec(),
+        discord_user: None,
+        discord_roles: Vec::new(),
+        accounts: vec![format!("opsbot-demo-{name}")],
+    })
 }
 
 /// The shipped runbooks, on simulated hosts made of local scripts (`opsbot-host-sim`) that

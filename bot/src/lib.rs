@@ -15,4 +15,5 @@ pub mod node_control;
 pub mod process;
 pub mod progress;
 pub mod runbooks;
+pub mod serve;
 pub mod service;

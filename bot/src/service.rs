@@ -3,13 +3,17 @@
 
 use std::sync::Arc;
 
+use opsbot_commands::approval;
+use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::button::{ApprovalButton, Decision};
 use opsbot_commands::maintenance::{self, MaintenanceNotice};
-use opsbot_commands::name::Reason;
+use opsbot_commands::name::{Reason, RunId};
 use opsbot_commands::parse::Origin;
+use opsbot_commands::people::{Actor, Speaker};
+use opsbot_commands::plan::PlanDigest;
 use opsbot_commands::render;
 use opsbot_commands::request::{ProcedureRequest, Request};
-use opsbot_commands::run::{Actor, ChannelId, Run};
+use opsbot_commands::run::{ChannelId, Run, RunState};
 use time::OffsetDateTime;
 
 use crate::engine::{Engine, EngineError, Refusal, Start};
@@ -42,18 +46,25 @@ impl Reply {
 /// The reason recorded for a rejection by button; `/reject` takes a reason of one's own.
 const REJECTED_BY_BUTTON: &str = "rejected with the button under the plan";
 
-/// What the person is told when a request fails: a refusal says why; anything else is an
-/// internal error, logged with its causes and never shown.
-fn refused(actor: &Actor, error: EngineError) -> Reply {
-    match error {
-        EngineError::Refused(refusal) => Reply::private(refusal.to_string()),
-        error => {
-            let error = anyhow::Error::from(error);
-            tracing::error!(error = format!("{error:#}"), user = %actor.user.name, "internal error");
-            Reply::private(
-                "internal error: nothing was changed by this command; the bot's log has the details",
-            )
+/// What a request that failed is about, for the audit record of a refusal.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    pub summary: String,
+    pub run: Option<RunId>,
+}
+
+impl Asked {
+    pub fn new(summary: impl Into<String>, run: Option<RunId>) -> Self {
+        Self {
+            summary: summary.into(),
+            run,
         }
+    }
+}
+
+impl From<&Request> for Asked {
+    fn from(request: &Request) -> Self {
+        Self::new(request.summary(), request.run())
     }
 }
 
@@ -89,9 +100,49 @@ impl Service {
         origin: Origin,
         request: Request,
     ) -> Reply {
+        let asked = Asked::from(&request);
         match self.dispatch(actor, channel, origin, request).await {
             Ok(reply) => reply,
-            Err(error) => refused(actor, error),
+            Err(error) => self.refused(&actor.speaker(), &asked, error),
+        }
+    }
+
+    /// What the person is told when a request fails: a refusal says why (and is audited when
+    /// it says no to the person); anything else is an internal error, logged with its causes
+    /// and never shown.
+    pub fn refused(&self, speaker: &Speaker, asked: &Asked, error: EngineError) -> Reply {
+        match error {
+            EngineError::Refused(refusal) => {
+                if refusal.is_audited() {
+                    self.audit_refusal(speaker, asked, &refusal.to_string());
+                }
+                Reply::private(refusal.to_string())
+            }
+            error => {
+                let error = anyhow::Error::from(error);
+                tracing::error!(error = format!("{error:#}"), %speaker, "internal error");
+                Reply::private(
+                    "internal error: nothing was changed by this command; the bot's log has the \
+                     details",
+                )
+            }
+        }
+    }
+
+    /// Records a refusal: who tried (the person, or the surface account that maps to nobody),
+    /// what, and why.
+    fn audit_refusal(&self, speaker: &Speaker, asked: &Asked, reason: &str) {
+        let event = AuditEvent {
+            at: OffsetDateTime::now_utc(),
+            run: asked.run,
+            actor: Some(speaker.clone()),
+            event: AuditKind::Refused {
+                request: asked.summary.clone(),
+                reason: reason.to_owned(),
+            },
+        };
+        if let Err(error) = self.engine.store().append_audit(&event) {
+            tracing::error!(%error, "cannot audit a refusal");
         }
     }
 
@@ -99,11 +150,21 @@ impl Service {
     /// bound to the digest the button was posted with, so a stale button is refused. The
     /// updated run, or the private reply that says why not.
     pub fn decide(&self, actor: &Actor, button: &ApprovalButton) -> Result<Run, Reply> {
+        let asked = match button.decision {
+            Decision::Approve => Asked::new(
+                format!("Approve button of {}", button.run),
+                Some(button.run),
+            ),
+            Decision::Reject => {
+                Asked::new(format!("Reject button of {}", button.run), Some(button.run))
+            }
+        };
+        let refuse = |error: EngineError| self.refused(&actor.speaker(), &asked, error);
         if !(actor.roles.operator || actor.roles.approver) {
-            return Err(refused(actor, Refusal::NotOperator.into()));
+            return Err(refuse(Refusal::NotOperator.into()));
         }
         let decided = match button.decision {
-            Decision::Approve => self.engine.approve(actor, button.run, Some(&button.digest)),
+            Decision::Approve => self.engine.approve(actor, button.run, &button.digest),
             Decision::Reject => {
                 // A constant that passes `Reason::parse` (unit-tested); never refused.
                 let Ok(reason) = Reason::parse(REJECTED_BY_BUTTON) else {
@@ -112,7 +173,20 @@ impl Service {
                 self.engine.reject(actor, button.run, &reason)
             }
         };
-        decided.map_err(|error| refused(actor, error))
+        decided.map_err(refuse)
+    }
+
+    /// `/approve` without a digest: the plan and the command that approves exactly it, for
+    /// the approver's eyes, with its digest; refused (and audited) as the approval itself
+    /// would be, so that nobody is shown a plan they could not approve.
+    pub fn preview(&self, actor: &Actor, id: RunId) -> Result<(String, PlanDigest), Reply> {
+        let asked = Asked::new(format!("/approve id:{id}"), Some(id));
+        let refuse = |error: EngineError| self.refused(&actor.speaker(), &asked, error);
+        let run = self.engine.run(id).map_err(refuse)?;
+        let now = OffsetDateTime::now_utc();
+        approval::approve(&run, actor, run.digest.as_str(), now)
+            .map_err(|refusal| refuse(Refusal::Approval(refusal).into()))?;
+        Ok((render::approval_preview(&run), run.digest))
     }
 
     async fn start(
@@ -137,14 +211,9 @@ impl Service {
         request: Request,
     ) -> Result<Reply, EngineError> {
         let now = OffsetDateTime::now_utc();
-        let allowed = match request {
-            Request::Help { .. } => true,
-            // The approval rules check the approver role themselves, with a precise refusal.
-            Request::Approve { .. } | Request::Reject { .. } => {
-                actor.roles.operator || actor.roles.approver
-            }
-            _ => actor.roles.operator,
-        };
+        // Who may ask is the catalogue's word; the approval rules then check the approver role
+        // themselves, with a precise refusal.
+        let allowed = request.who().admits(actor.roles);
         if !allowed {
             return Err(Refusal::NotOperator.into());
         }
@@ -228,28 +297,53 @@ impl Service {
             }
             Request::RunCancel { id } => {
                 let run = self.engine.cancel(actor, id)?;
-                Reply::public(format!(
-                    "{} will stop at its next safe point (cancel requested by {})",
-                    run.id, actor.user.name
-                ))
+                Reply::public(match &run.state {
+                    RunState::Withdrawn { .. } => format!(
+                        "{} withdrawn by {} before approval; nothing was done",
+                        run.id,
+                        actor.name()
+                    ),
+                    RunState::Cancelled { note, .. } => {
+                        format!("{} cancelled by {}: {note}", run.id, actor.name())
+                    }
+                    _ => format!(
+                        "{} will stop at its next safe point (cancel requested by {})",
+                        run.id,
+                        actor.name()
+                    ),
+                })
             }
             Request::RunDone { id } => {
                 let run = self.engine.confirm(actor, id)?;
                 Reply::public(format!(
                     "{}: manual step confirmed by {}; verifying",
-                    run.id, actor.user.name
+                    run.id,
+                    actor.name()
                 ))
             }
-            Request::Approve { id } => {
-                let run = self.engine.approve(actor, id, None)?;
-                Reply::public(format!("{} approved by {}", run.id, actor.user.name))
+            Request::Approve { id, digest: None } => match self.preview(actor, id) {
+                Ok((text, _)) => Reply::private(text),
+                Err(refusal) => refusal,
+            },
+            Request::Approve {
+                id,
+                digest: Some(digest),
+            } => {
+                let run = self.engine.approve(actor, id, digest.as_str())?;
+                Reply::public(format!(
+                    "{} approved by {} (plan digest {})",
+                    run.id,
+                    actor.name(),
+                    run.digest
+                ))
             }
             Request::Reject { id, reason } => {
                 let run = self.engine.reject(actor, id, &reason)?;
-                Reply::public(format!(
-                    "{} rejected by {}: {reason}",
-                    run.id, actor.user.name
-                ))
+                let verb = match run.state {
+                    RunState::Withdrawn { .. } => "withdrawn",
+                    _ => "rejected",
+                };
+                Reply::public(format!("{} {verb} by {}: {reason}", run.id, actor.name()))
             }
             Request::Audit { run, since } => {
                 let start = since.map_or(now - time::Duration::days(1), |s| s.start(now));
@@ -265,7 +359,7 @@ impl Service {
             Request::MaintenanceAnnounce { text } => {
                 let notice = MaintenanceNotice {
                     text,
-                    by: actor.user.clone(),
+                    by: actor.person.clone(),
                     since: now,
                 };
                 self.engine.store().set_maintenance_notice(Some(&notice))?;
@@ -279,7 +373,7 @@ impl Service {
                 let Some(ended) = self.engine.store().set_maintenance_notice(None)? else {
                     return Ok(Reply::private("no maintenance is announced"));
                 };
-                let ending = ended.ending(&actor.user);
+                let ending = ended.ending(&actor.person);
                 let reply = Reply::public(ending.text.clone());
                 self.progress.announce(ending);
                 reply
@@ -290,9 +384,9 @@ impl Service {
                 Reply::public(maintenance::status(notice.as_ref(), &runs))
             }
             Request::Help { topic } => {
-                Reply::private(render::help(topic.as_deref(), origin == Origin::Console))
+                Reply::private(render::help(topic.as_deref(), origin == Origin::Demo))
             }
-            Request::ActAs { .. } => Reply::private("`/as` works in the local console only"),
+            Request::ActAs { .. } => Reply::private("`/as` works in the demo only"),
         })
     }
 }

@@ -190,16 +190,16 @@ async fn the_console_exits_at_end_of_input_leaving_a_parked_run_for_later() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_approval_on_the_last_line_is_carried_out_before_the_console_exits() {
-    // When the input ends, the approved run is woken but not yet executing: the console must
+async fn a_run_woken_on_the_last_line_is_carried_out_before_the_console_exits() {
+    // When the input ends, the run that `/run done` woke is not yet executing: the console must
     // still wait for it, and not drop it mid-command.
     let dir = tempfile::tempdir().unwrap();
     let books = dir.path().join("runbooks");
     std::fs::create_dir(&books).unwrap();
     std::fs::write(
         books.join("slow.toml"),
-        "name = \"slow\"\ndescription = \"a command that takes a second, after approval\"\n\
-         [[steps]]\nkind = \"approval\"\nreason = \"to see the console wait\"\n\
+        "name = \"slow\"\ndescription = \"a command that takes a second, after a manual step\"\n\
+         [[steps]]\nkind = \"confirm\"\nprompt = \"look at compute-01\"\n\
          [[steps]]\nkind = \"run\"\non = \"compute-01\"\nargv = [\"sleep\", \"1\"]\n",
     )
     .unwrap();
@@ -217,12 +217,13 @@ async fn an_approval_on_the_last_line_is_carried_out_before_the_console_exits() 
         let asked = console("/runbook run name:slow\n").await;
         let stdout = String::from_utf8_lossy(&asked.stdout);
         assert!(
-            stdout.contains(&format!("r-{round} waits for approval")),
+            stdout.contains(&format!(
+                "look at compute-01, then type /run done id:r-{round}"
+            )),
             "{stdout}"
         );
-        let input = format!("/as user:bob\n/approve id:r-{round}\n");
-        let approved = console(&input).await;
-        let stdout = String::from_utf8_lossy(&approved.stdout);
+        let done = console(&format!("/run done id:r-{round}\n")).await;
+        let stdout = String::from_utf8_lossy(&done.stdout);
         assert!(
             stdout.contains(&format!("✅ r-{round}")),
             "round {round}: the console left the run running: {stdout}"
@@ -301,7 +302,8 @@ async fn audit_export_writes_json_lines_and_refuses_a_store_in_use() {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
     assert_eq!(events[0]["event"]["kind"], "run_requested");
-    assert_eq!(events[0]["actor"]["name"], "alice");
+    assert_eq!(events[0]["actor"]["person"], "alice");
+    assert_eq!(events[0]["actor"]["via"]["surface"], "console");
     assert_eq!(
         events.last().unwrap()["event"],
         serde_json::json!({"kind": "run_finished", "state": "succeeded"})

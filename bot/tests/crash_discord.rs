@@ -70,8 +70,6 @@ async fn a_plan_approved_after_a_sigkill_goes_on_in_the_same_message() {
 token_file = "{token}"
 guild = {guild}
 channels = [{CHANNEL}]
-operator_roles = [{OPERATOR_ROLE}]
-approver_roles = [{APPROVER_ROLE}]
 api_address = "{address}"
 ca_file = "{ca}"
 "#,

@@ -59,7 +59,7 @@ async fn round(kill: u64, point: u64, delay: Duration, seed: u64) {
         .collect();
 
     kill_during(&scene, PRUNE, point, delay, &what).await;
-    complete(&scene.config, PRUNE, &what).await;
+    complete(&scene.config, &what).await;
 
     let world = scene.sim.state();
     let rule = Retention {

@@ -43,14 +43,14 @@ use opsbot_commands::run::{Run, RunState};
 use opsbot_host_sim::TestHosts;
 use opsbot_state::Store;
 use support::{
-    COMPUTE, CONTROL, Dice, console, console_held, output, runbook_config, shipped_runbooks, until,
+    COMPUTE, CONTROL, Dice, approve, console, console_held, output, runbook_config,
+    shipped_runbooks, until,
 };
 
 /// Kills per run of the test suite, one per run of the runbook.
 const KILLS: u64 = 10;
 
 const RUN: &str = "/runbook run name:nested-virt host:compute-01";
-const APPROVE: &str = "/as user:bob\n/approve id:r-1\n";
 const DONE: &str = "/run done id:r-1\n";
 
 /// The run may touch compute-01 only.
@@ -102,7 +102,7 @@ async fn sigkill_during_an_approved_nested_virt_run_never_replays_the_module_unl
 
 async fn round(kill: u64, point: usize, jitter: Duration, seed: u64) {
     let at = match point {
-        0 => "the approving console started".to_owned(),
+        0 => "the resuming console started".to_owned(),
         n => format!("`{}` appeared in {HOST}'s log", POINTS[n - 1]),
     };
     let what = format!(
@@ -129,9 +129,14 @@ async fn round(kill: u64, point: usize, jitter: Duration, seed: u64) {
         hosts.log(HOST)
     );
 
-    // Bob approves; the bot is killed somewhere in the steps after the gate. Its input stays
-    // open: a console at the end of its input may exit before a run it just woke executes.
-    let mut approving = console_held(&config, APPROVE);
+    // Bob approves (from Discord, as the store records it); a console resumes the run and is
+    // killed somewhere in the steps after the gate. Its input stays open: a console at the end
+    // of its input may exit before a run it just woke executes.
+    let approving = config.clone();
+    tokio::task::spawn_blocking(move || approve(&approving, RunId::new(1)))
+        .await
+        .unwrap();
+    let mut approving = console_held(&config, "");
     if point > 0 {
         let line = POINTS[point - 1];
         until(&what, || {
@@ -154,7 +159,7 @@ async fn round(kill: u64, point: usize, jitter: Duration, seed: u64) {
 /// asks: checks the host, finishes the unload by hand if the bot's never took effect, and
 /// confirms. Returns the finished run and what happened, for the test's output.
 async fn complete(config: &Path, hosts: &TestHosts, what: &str) -> (Run, String) {
-    let mut input = APPROVE.to_owned();
+    let mut input = String::new();
     let mut story = Vec::new();
     for restart in 1..=RESTARTS {
         let out = output(console(config, &input)).await;
@@ -169,7 +174,7 @@ async fn complete(config: &Path, hosts: &TestHosts, what: &str) -> (Run, String)
             story.push(format!("{} after {restart} restart(s)", run.state.label()));
             return (run, story.join(", "));
         }
-        input = APPROVE.to_owned();
+        input.clear();
         let Some(step) = run.awaiting_operator() else {
             // A console whose last line woke a parked run (`/run done`, `/approve`) may reach
             // the end of its input and exit before the run's task counts as busy again: the

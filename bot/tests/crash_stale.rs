@@ -53,7 +53,7 @@ async fn round(kill: u64, delay: Duration, seed: u64) {
 
     let delete_arrived = || deletes(&cloud).next().is_some();
     kill_when(&config, STALE, delete_arrived, delay, &what).await;
-    complete(&config, STALE, &what).await;
+    complete(&config, &what).await;
 
     let left: Vec<Uuid> = cloud.allocations(provider).into_keys().collect();
     assert_eq!(left, vec![running], "{what}");

@@ -1,53 +1,69 @@
 //! The two-person rule. An approval is bound to the exact plan digest that was shown, may come
-//! only from an approver who is not the requester, and only before the request expires.
-//! [`Approved`] is the proof a destructive call requires; only the checks here construct it.
+//! only from an approver who is not the requester (the same person on any surface), and only
+//! while the request is open. Approve, reject, withdraw, cancel and expire are each one
+//! transition that the store applies as a compare-and-swap: the first to land wins, and the
+//! checks here tell everyone after it what happened instead. [`Approved`] is the proof a
+//! destructive call requires; only the checks here construct it.
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::name::RunId;
+use crate::people::{Actor, PersonRef};
 use crate::plan::PlanDigest;
-use crate::run::{Actor, Run, RunState, UserRef};
+use crate::render::utc;
+use crate::run::{Run, RunState};
 
 /// The stored record of an approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalGrant {
-    pub by: UserRef,
+    pub by: PersonRef,
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
     /// The digest the approver was shown.
     pub digest: PlanDigest,
 }
 
-/// Why an approval (or rejection) was refused. The `Display` text is shown to the clicker only.
+/// Why an approval, rejection or withdrawal was refused. The `Display` text is shown to the
+/// person who tried, privately, and recorded in the audit log.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ApprovalRefusal {
-    #[error("you requested run {run}; another approver must approve it")]
+    #[error(
+        "you requested run {run}; another approver must approve it (to withdraw it: /reject \
+         id:{run} reason:\"...\" or /run cancel id:{run})"
+    )]
     OwnRun { run: RunId },
     #[error("approving needs the approver role; ask an approver")]
     NotApprover,
     #[error(
-        "the plan of run {run} changed since it was shown (digest {current}, you saw {shown}); \
-         look at it again with /run status id:{run}"
+        "the plan of run {run} is not the one you name (its digest is {current}, you gave \
+         {shown}); look at it again with /run status id:{run}"
     )]
     StaleDigest {
         run: RunId,
         shown: String,
         current: String,
     },
-    #[error("the approval request of run {run} expired; request the run again")]
-    Expired { run: RunId },
-    #[error("run {run} is not waiting for approval (it is {state})")]
-    NotAwaiting { run: RunId, state: &'static str },
+    #[error("the approval request of run {run} expired at {at}; request the run again")]
+    Expired { run: RunId, at: String },
+    #[error("run {run} needs no approval: its plan has no destructive step")]
+    NoApprovalNeeded { run: RunId },
+    /// Someone (or the clock) decided first; `what` says who and when.
+    #[error("run {run} {what}")]
+    Decided { run: RunId, what: String },
+    #[error(
+        "run {run} has not reached its approval gate yet; /run status id:{run} shows where it is"
+    )]
+    NotYet { run: RunId },
+    #[error("run {run} was requested before opsbot knew people by name; request it again")]
+    Legacy { run: RunId },
 }
 
-/// What an approval attempt did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApprovalOutcome {
-    /// Record this grant; the run may start.
-    Granted(ApprovalGrant),
-    /// The run was already approved for this digest: approving twice is harmless.
-    AlreadyApproved,
+/// What a rejection does: an approver's refusal, or the requester taking their request back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    Rejected,
+    Withdrawn,
 }
 
 /// Proof that a run's destructive steps were approved for its current plan. It has no public
@@ -64,12 +80,9 @@ impl Approved {
     /// by someone other than the requester.
     pub fn verify(run: &Run) -> Result<Self, ApprovalRefusal> {
         let Some(grant) = &run.approval else {
-            return Err(ApprovalRefusal::NotAwaiting {
-                run: run.id,
-                state: "not approved",
-            });
+            return Err(ApprovalRefusal::NotYet { run: run.id });
         };
-        if grant.by.id == run.requester.id {
+        if grant.by.same_person(&run.requester) {
             return Err(ApprovalRefusal::OwnRun { run: run.id });
         }
         if grant.digest != run.digest {
@@ -94,71 +107,117 @@ impl Approved {
     }
 }
 
-/// Checks everything an approver must satisfy, in the order that gives the most useful refusal.
-/// `shown` is the digest (or its prefix) the approver saw; `None` means the current plan, as
-/// with a typed `/approve` right after `/run status` showed it.
+/// What already decided the run's approval request, in words after the run id: `is already
+/// approved by bob at 2026-11-21 14:02 UTC`. `None` while the request is open.
+pub fn decided(run: &Run) -> Option<String> {
+    if let Some(grant) = run.approval.as_ref().filter(|g| g.digest == run.digest) {
+        return Some(format!(
+            "is already approved by {} at {}",
+            grant.by.name,
+            utc(grant.at)
+        ));
+    }
+    let at = run.finished_at.map(utc).unwrap_or_default();
+    match &run.state {
+        RunState::AwaitingApproval { .. } | RunState::Running => run.cancel.as_ref().map(|c| {
+            format!(
+                "is being cancelled (asked by {} at {})",
+                c.by.name,
+                utc(c.at)
+            )
+        }),
+        RunState::Rejected { by, .. } => {
+            Some(format!("is already rejected by {} at {at}", by.name))
+        }
+        RunState::Withdrawn { by, .. } => {
+            Some(format!("is already withdrawn by {} at {at}", by.name))
+        }
+        RunState::Cancelled { by, .. } => {
+            Some(format!("is already cancelled by {} at {at}", by.name))
+        }
+        RunState::Expired => Some(format!("already expired at {at}: nobody approved in time")),
+        RunState::Succeeded | RunState::Failed { .. } => {
+            Some(format!("has already finished ({})", run.state.label()))
+        }
+    }
+}
+
+/// The checks every decision shares: the plan needs approval, nobody decided yet, the run waits
+/// for it. Returns when the request expires.
+fn open(run: &Run) -> Result<OffsetDateTime, ApprovalRefusal> {
+    if !run.plan.needs_approval() {
+        return Err(ApprovalRefusal::NoApprovalNeeded { run: run.id });
+    }
+    if let Some(what) = decided(run) {
+        return Err(ApprovalRefusal::Decided { run: run.id, what });
+    }
+    match run.state {
+        RunState::AwaitingApproval { expires_at } => Ok(expires_at),
+        _ => Err(ApprovalRefusal::NotYet { run: run.id }),
+    }
+}
+
+/// Checks everything an approver must satisfy, in the order that gives the most useful
+/// refusal. `shown` is the digest (or its prefix of at least [`PlanDigest::SHORT`]) of the plan
+/// the approver saw and approves.
 pub fn approve(
     run: &Run,
     actor: &Actor,
-    shown: Option<&str>,
+    shown: &str,
     now: OffsetDateTime,
-) -> Result<ApprovalOutcome, ApprovalRefusal> {
-    check_decider(run, actor)?;
-    if let Some(shown) = shown {
-        if !run.digest.matches(shown) {
-            return Err(ApprovalRefusal::StaleDigest {
-                run: run.id,
-                shown: shown.chars().take(PlanDigest::SHORT).collect(),
-                current: run.digest.short().to_owned(),
-            });
-        }
+) -> Result<ApprovalGrant, ApprovalRefusal> {
+    let expires_at = open(run)?;
+    if run.requester.is_legacy() {
+        return Err(ApprovalRefusal::Legacy { run: run.id });
     }
-    match &run.state {
-        RunState::AwaitingApproval { expires_at } if now >= *expires_at => {
-            Err(ApprovalRefusal::Expired { run: run.id })
-        }
-        RunState::AwaitingApproval { .. } => Ok(ApprovalOutcome::Granted(ApprovalGrant {
-            by: actor.user.clone(),
-            at: now,
-            digest: run.digest.clone(),
-        })),
-        _ if run
-            .approval
-            .as_ref()
-            .is_some_and(|g| g.digest == run.digest) =>
-        {
-            Ok(ApprovalOutcome::AlreadyApproved)
-        }
-        state => Err(ApprovalRefusal::NotAwaiting {
-            run: run.id,
-            state: state.label(),
-        }),
-    }
-}
-
-/// Checks a rejection: the same people who may approve may reject, while the request is open.
-pub fn reject(run: &Run, actor: &Actor, now: OffsetDateTime) -> Result<(), ApprovalRefusal> {
-    check_decider(run, actor)?;
-    match &run.state {
-        RunState::AwaitingApproval { expires_at } if now >= *expires_at => {
-            Err(ApprovalRefusal::Expired { run: run.id })
-        }
-        RunState::AwaitingApproval { .. } => Ok(()),
-        state => Err(ApprovalRefusal::NotAwaiting {
-            run: run.id,
-            state: state.label(),
-        }),
-    }
-}
-
-fn check_decider(run: &Run, actor: &Actor) -> Result<(), ApprovalRefusal> {
-    if actor.user.id == run.requester.id {
+    if actor.person.same_person(&run.requester) {
         return Err(ApprovalRefusal::OwnRun { run: run.id });
     }
     if !actor.roles.approver {
         return Err(ApprovalRefusal::NotApprover);
     }
-    Ok(())
+    if !run.digest.matches(shown) {
+        return Err(ApprovalRefusal::StaleDigest {
+            run: run.id,
+            shown: crate::echo::visible(shown, PlanDigest::SHORT),
+            current: run.digest.short().to_owned(),
+        });
+    }
+    if now >= expires_at {
+        return Err(ApprovalRefusal::Expired {
+            run: run.id,
+            at: utc(expires_at),
+        });
+    }
+    Ok(ApprovalGrant {
+        by: actor.person.clone(),
+        at: now,
+        digest: run.digest.clone(),
+    })
+}
+
+/// Checks a rejection: an approver other than the requester rejects; the requester withdraws.
+pub fn reject(run: &Run, actor: &Actor, now: OffsetDateTime) -> Result<Rejection, ApprovalRefusal> {
+    let expires_at = open(run)?;
+    if now >= expires_at {
+        return Err(ApprovalRefusal::Expired {
+            run: run.id,
+            at: utc(expires_at),
+        });
+    }
+    if !run.requester.is_legacy() && actor.person.same_person(&run.requester) {
+        return Ok(Rejection::Withdrawn);
+    }
+    if !actor.roles.approver {
+        return Err(ApprovalRefusal::NotApprover);
+    }
+    Ok(Rejection::Rejected)
+}
+
+/// True when nobody decided in time: the one condition under which the engine expires a run.
+pub fn expired(run: &Run, now: OffsetDateTime) -> bool {
+    matches!(run.state, RunState::AwaitingApproval { expires_at } if now >= expires_at)
+        && run.cancel.is_none()
 }
 
 #[cfg(test)]

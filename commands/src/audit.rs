@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::name::RunId;
-use crate::run::UserRef;
+use crate::people::Speaker;
 
 /// One entry of the audit log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -12,8 +12,9 @@ pub struct AuditEvent {
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
     pub run: Option<RunId>,
-    /// Who caused it; `None` for the engine's own steps.
-    pub actor: Option<UserRef>,
+    /// Who caused it (the person, and the surface account they spoke from); `None` for the
+    /// engine's own steps.
+    pub actor: Option<Speaker>,
     pub event: AuditKind,
 }
 
@@ -30,13 +31,22 @@ pub enum AuditKind {
     ApprovalGranted {
         digest: String,
     },
-    /// An approval or rejection was refused, and why.
-    ApprovalRefused {
+    /// Something was refused to someone, and why: an unknown person, a missing role, a wrong
+    /// channel, a self-approval, an expired, decided or changed plan. `request` is what they
+    /// tried (empty in records from before it was kept).
+    #[serde(alias = "approval_refused")]
+    Refused {
+        #[serde(default)]
+        request: String,
         reason: String,
     },
     /// A second operator rejected the plan.
     Rejected {
         reason: String,
+    },
+    /// The requester took their plan back before anyone approved it.
+    Withdrawn {
+        reason: Option<String>,
     },
     /// An operator asked the run to stop.
     CancelRequested,
@@ -81,19 +91,21 @@ impl Since {
     /// `30m`, `2h`, `3d`, or `2026-11-21T03:00:00Z`.
     pub fn parse(value: &str) -> Result<Self, crate::name::NameError> {
         let bad = || crate::name::NameError::BadSince {
-            value: crate::name::shorten(value, 40),
+            value: crate::echo::visible(value, 40),
         };
         if let Ok(at) = OffsetDateTime::parse(value, &time::format_description::well_known::Rfc3339)
         {
             return Ok(Self::At(at));
         }
-        let split = value.len().checked_sub(1).ok_or_else(bad)?;
-        let (number, unit) = value.split_at(split);
-        let n: i64 = number.parse().map_err(|_| bad())?;
+        // The unit is the last character, whatever its width: a multi-byte one is refused
+        // like any other unknown unit, never split in the middle.
+        let mut chars = value.chars();
+        let unit = chars.next_back().ok_or_else(bad)?;
+        let n: i64 = chars.as_str().parse().map_err(|_| bad())?;
         let ago = match unit {
-            "m" => time::Duration::minutes(n),
-            "h" => time::Duration::hours(n),
-            "d" => time::Duration::days(n),
+            'm' => time::Duration::minutes(n),
+            'h' => time::Duration::hours(n),
+            'd' => time::Duration::days(n),
             _ => return Err(bad()),
         };
         if ago <= time::Duration::ZERO || ago > Self::MAX_AGO {
@@ -118,8 +130,15 @@ impl AuditKind {
                 format!("requested {command} (digest {})", short(digest))
             }
             Self::ApprovalGranted { digest } => format!("approved (digest {})", short(digest)),
-            Self::ApprovalRefused { reason } => format!("approval refused: {reason}"),
+            Self::Refused { request, reason } if request.is_empty() => {
+                format!("refused: {reason}")
+            }
+            Self::Refused { request, reason } => format!("refused {request}: {reason}"),
             Self::Rejected { reason } => format!("rejected: {reason}"),
+            Self::Withdrawn { reason: None } => "withdrew the plan".to_owned(),
+            Self::Withdrawn {
+                reason: Some(reason),
+            } => format!("withdrew the plan: {reason}"),
             Self::CancelRequested => "asked to cancel".to_owned(),
             Self::OperatorConfirmed { step } => format!("confirmed manual step {}", step + 1),
             Self::StepStarted { step, action } => format!("step {} started: {action}", step + 1),
@@ -168,6 +187,9 @@ mod tests {
             "367d",
             "yesterday",
             "2026-11-20",
+            "12\u{AD}",
+            "3é",
+            "ß",
         ] {
             assert!(Since::parse(bad).is_err(), "{bad}");
         }

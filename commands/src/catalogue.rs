@@ -3,18 +3,19 @@
 
 mod spec;
 
-pub use spec::{CommandSpec, OptionKind, OptionSpec, Surface};
+pub use spec::{CommandSpec, OptionKind, OptionSpec, Reach, Who};
 
 use crate::audit::Since;
 use crate::index::{IndexName, IndexPattern};
 use crate::name::{
-    CloudName, ClusterName, HostName, NameError, NodeAddr, Notice, Reason, RunId, RunbookName,
-    UserName,
+    CloudName, ClusterName, HostName, NameError, NodeAddr, Notice, PersonName, Reason, RunId,
+    RunbookName,
 };
 use crate::openstack::ids::{ConsumerId, ImageRef};
 use crate::openstack::image::{Property, PropertyKey, PropertySet};
 use crate::openstack::rpc::VersionCapError;
 use crate::parse::{Args, ParseError};
+use crate::plan::DigestPrefix;
 use crate::request::{ProcedureRequest, Request};
 use crate::retention::RetentionDays;
 
@@ -120,7 +121,7 @@ fn run_id(args: &Args<'_>) -> Result<RunId, ParseError> {
 }
 
 fn topic(value: &str) -> Result<String, NameError> {
-    UserName::parse(value).map(|word| word.to_string())
+    PersonName::parse(value).map(|word| word.to_string())
 }
 
 /// Every command, in the order `/help` lists them.
@@ -130,7 +131,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("status"),
         summary: "health, nodes, shards, allocation settings and runs of a cluster",
         options: &[CLUSTER],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::ClusterStatus {
@@ -143,7 +145,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("stop"),
         summary: "disable allocation, flush, stop the nodes one by one",
         options: &[CLUSTER],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ClusterStop {
@@ -156,7 +159,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("start"),
         summary: "start the nodes one by one, wait for yellow, re-enable allocation",
         options: &[CLUSTER],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ClusterStart {
@@ -169,7 +173,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("restart"),
         summary: "stop and start the cluster as one run",
         options: &[CLUSTER],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ClusterRestart {
@@ -190,7 +195,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 summary: "the node's IPv4 address, e.g. 10.0.0.14",
             },
         ],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ClusterRemoveNode {
@@ -212,7 +218,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 summary: "only names matching this, e.g. flog-2026.10.*",
             },
         ],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::IndicesList {
@@ -240,7 +247,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 summary: "only indices starting with this (default flog-)",
             },
         ],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::IndicesPrune {
@@ -271,7 +279,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 summary: "the exact index name, e.g. flog-2026.09.01",
             },
         ],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::IndicesDelete {
@@ -285,7 +294,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("allocations"),
         summary: "a hypervisor's resource provider and its allocations per instance",
         options: &[CLOUD, HOST],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::PlacementAllocations {
@@ -308,7 +318,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 summary: "only this instance's allocations (its UUID, from the compute log)",
             },
         ],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::PlacementStale {
@@ -323,7 +334,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("services"),
         summary: "the compute services: host, state, status, zone, last report",
         options: &[CLOUD],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| Ok(Request::ComputeServices { cloud: cloud(a)? }),
     },
@@ -340,7 +352,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 summary: "the RPCVersionCapError log line, to explain it",
             },
         ],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ComputeRpcCap {
@@ -366,7 +379,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
             PROPERTIES[2],
             PROPERTIES[3],
         ],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::Procedure(ProcedureRequest::ImageProperties {
@@ -381,7 +395,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("list"),
         summary: "the operators' runbooks: name and what each does",
         options: &[],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |_| Ok(Request::RunbookList),
     },
@@ -390,7 +405,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("show"),
         summary: "one runbook: its parameters and steps",
         options: &[RUNBOOK],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::RunbookShow {
@@ -403,7 +419,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("run"),
         summary: "run a runbook; give its parameters as name:value (see /runbook show)",
         options: &[RUNBOOK],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: true,
         build: |a| {
             Ok(Request::RunbookRun {
@@ -420,7 +437,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("status"),
         summary: "one run: its steps, state and what it last observed",
         options: &[RUN],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| Ok(Request::RunStatus { id: run_id(a)? }),
     },
@@ -429,7 +447,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("log"),
         summary: "what a run's commands printed (the latest lines that fit)",
         options: &[RUN],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| Ok(Request::RunLog { id: run_id(a)? }),
     },
@@ -438,7 +457,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("list"),
         summary: "active runs and those finished in the last 24 hours",
         options: &[],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |_| Ok(Request::RunList),
     },
@@ -447,7 +467,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("cancel"),
         summary: "stop a run at its next safe point",
         options: &[RUN],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| Ok(Request::RunCancel { id: run_id(a)? }),
     },
@@ -456,7 +477,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("done"),
         summary: "confirm that you did the manual step a run asked for",
         options: &[RUN],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| Ok(Request::RunDone { id: run_id(a)? }),
     },
@@ -464,10 +486,24 @@ pub static CATALOGUE: &[CommandSpec] = &[
         group: "approve",
         sub: None,
         summary: "approve a destructive plan (approver role; not your own run)",
-        options: &[RUN],
-        surface: Surface::Everywhere,
+        options: &[
+            RUN,
+            OptionSpec {
+                name: "digest",
+                kind: OptionKind::Digest,
+                required: false,
+                summary: "the digest of the plan you approve; without it, the plan is shown",
+            },
+        ],
+        reach: Reach::Everywhere,
+        who: Who::Deciders,
         open: false,
-        build: |a| Ok(Request::Approve { id: run_id(a)? }),
+        build: |a| {
+            Ok(Request::Approve {
+                id: run_id(a)?,
+                digest: a.optional("digest", DigestPrefix::parse)?,
+            })
+        },
     },
     CommandSpec {
         group: "reject",
@@ -484,7 +520,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 summary: "why, for the requester and the audit log",
             },
         ],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Deciders,
         open: false,
         build: |a| {
             Ok(Request::Reject {
@@ -505,7 +542,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
             required: true,
             summary: "what is maintained and until when",
         }],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::MaintenanceAnnounce {
@@ -518,7 +556,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("end"),
         summary: "announce that the announced maintenance is over",
         options: &[],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |_| Ok(Request::MaintenanceEnd),
     },
@@ -527,7 +566,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
         sub: Some("status"),
         summary: "the announced maintenance and the maintenance runs under way",
         options: &[],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |_| Ok(Request::MaintenanceStatus),
     },
@@ -549,7 +589,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 summary: "30m, 2h, 3d or an RFC 3339 time (default 24h)",
             },
         ],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Operators,
         open: false,
         build: |a| {
             Ok(Request::Audit {
@@ -568,7 +609,8 @@ pub static CATALOGUE: &[CommandSpec] = &[
             required: false,
             summary: "a command group, e.g. cluster",
         }],
-        surface: Surface::Everywhere,
+        reach: Reach::Everywhere,
+        who: Who::Anyone,
         open: false,
         build: |a| {
             Ok(Request::Help {
@@ -579,18 +621,19 @@ pub static CATALOGUE: &[CommandSpec] = &[
     CommandSpec {
         group: "as",
         sub: None,
-        summary: "speak as another configured operator (console only)",
+        summary: "speak as another of the demo's people (demo only)",
         options: &[OptionSpec {
             name: "user",
             kind: OptionKind::User,
             required: true,
-            summary: "the operator's handle, e.g. bob",
+            summary: "the person's name, e.g. bob",
         }],
-        surface: Surface::ConsoleOnly,
+        reach: Reach::Demo,
+        who: Who::Anyone,
         open: false,
         build: |a| {
             Ok(Request::ActAs {
-                user: a.required("user", UserName::parse)?,
+                user: a.required("user", PersonName::parse)?,
             })
         },
     },
@@ -599,10 +642,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
 /// The command groups that chat offers, in catalogue order: `/help topic:` choices.
 pub fn chat_groups() -> Vec<&'static str> {
     let mut groups: Vec<&'static str> = Vec::new();
-    for command in CATALOGUE
-        .iter()
-        .filter(|c| c.surface == Surface::Everywhere)
-    {
+    for command in CATALOGUE.iter().filter(|c| c.reach == Reach::Everywhere) {
         if !groups.contains(&command.group) {
             groups.push(command.group);
         }

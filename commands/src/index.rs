@@ -16,8 +16,9 @@ pub enum IndexNameError {
     All { name: String },
     #[error("`{name}` is a system index (it starts with a dot); opsbot never deletes those")]
     System { name: String },
-    #[error("`{name}` has `{ch}`; index names are lower-case letters, digits, `-`, `_` and `.`")]
-    BadChar { name: String, ch: char },
+    /// `ch` is described so that it can be seen (see [`crate::echo::describe`]).
+    #[error("`{name}` has {ch}; index names are lower-case letters, digits, `-`, `_` and `.`")]
+    BadChar { name: String, ch: String },
     #[error("`{name}` starts with `{ch}`, which no index name can")]
     BadStart { name: String, ch: char },
 }
@@ -28,13 +29,13 @@ pub const MAX_INDEX_BYTES: usize = 255;
 /// How much of a refused name an error shows: enough for a daily name and its suffix.
 const SHOWN: usize = 60;
 
-fn shorten(name: &str) -> String {
-    crate::name::shorten(name, SHOWN)
+fn visible(name: &str) -> String {
+    crate::echo::visible(name, SHOWN)
 }
 
 /// Checks what names and patterns share; `wildcards` allows `*` (patterns only).
 fn check(name: &str, wildcards: bool) -> Result<(), IndexNameError> {
-    let shown = || shorten(name);
+    let shown = || visible(name);
     if name.is_empty() {
         return Err(IndexNameError::Empty);
     }
@@ -57,7 +58,7 @@ fn check(name: &str, wildcards: bool) -> Result<(), IndexNameError> {
             other => {
                 return Err(IndexNameError::BadChar {
                     name: shown(),
-                    ch: other,
+                    ch: crate::echo::describe(other),
                 });
             }
         }
@@ -80,7 +81,7 @@ impl IndexName {
         check(name, false)?;
         if name.starts_with('.') {
             return Err(IndexNameError::System {
-                name: shorten(name),
+                name: visible(name),
             });
         }
         Ok(Self(name.to_owned()))

@@ -5,14 +5,15 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::name::Notice;
+use crate::people::PersonRef;
 use crate::render;
-use crate::run::{Run, RunState, StepState, UserRef};
+use crate::run::{Run, RunState, StepState};
 
 /// An operator's own announcement, in force until `/maintenance end`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MaintenanceNotice {
     pub text: Notice,
-    pub by: UserRef,
+    pub by: PersonRef,
     #[serde(with = "time::serde::rfc3339")]
     pub since: OffsetDateTime,
 }
@@ -27,7 +28,7 @@ impl MaintenanceNotice {
     }
 
     /// What it is told when `by` ends the notice: one end per notice, whoever ends it.
-    pub fn ending(&self, by: &UserRef) -> Announcement {
+    pub fn ending(&self, by: &PersonRef) -> Announcement {
         Announcement {
             key: self.key('e'),
             text: format!(
@@ -87,6 +88,7 @@ pub fn announcement(run: &Run) -> Option<Announcement> {
         RunState::AwaitingApproval { .. }
         | RunState::Running
         | RunState::Rejected { .. }
+        | RunState::Withdrawn { .. }
         | RunState::Expired => return None,
     };
     Some(Announcement {
@@ -131,21 +133,23 @@ pub fn status(notice: Option<&MaintenanceNotice>, runs: &[Run]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::people::Surface;
+
+    fn person(name: &str) -> PersonRef {
+        PersonRef {
+            name: crate::name::PersonName::parse(name).unwrap(),
+            via: Surface::Demo,
+        }
+    }
 
     #[test]
     fn a_notice_announces_and_ends_under_keys_of_its_own() {
         let notice = MaintenanceNotice {
             text: Notice::parse("log cluster upgrade until 04:00 UTC").unwrap(),
-            by: UserRef {
-                id: "1".into(),
-                name: "alice".into(),
-            },
+            by: person("alice"),
             since: time::macros::datetime!(2026-11-21 03:00 UTC),
         };
-        let bob = UserRef {
-            id: "2".into(),
-            name: "bob".into(),
-        };
+        let bob = person("bob");
         let posted = notice.announcement();
         let ended = notice.ending(&bob);
         assert_eq!(

@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::echo::visible;
+
 /// Why a value typed by a user was refused. The `Display` text is shown in chat as it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
@@ -18,11 +20,12 @@ pub enum NameError {
         len: usize,
         max: usize,
     },
-    #[error("{what} `{value}` has `{ch}`; use {allowed}")]
+    #[error("{what} `{value}` has {ch}; use {allowed}")]
     BadChar {
         what: &'static str,
         value: String,
-        ch: char,
+        /// The character, described so that it can be seen (see [`crate::echo::describe`]).
+        ch: String,
         allowed: &'static str,
     },
     #[error("`{value}` is not an IPv4 address such as 10.0.0.14")]
@@ -38,6 +41,11 @@ pub enum NameError {
     NotUuid { value: String },
     #[error("`{value}` is not a run id such as r-42")]
     NotRunId { value: String },
+    #[error(
+        "`{value}` is not a plan digest such as 3f9a0c1b2d4e (the 12 characters shown with the \
+         plan)"
+    )]
+    NotDigest { value: String },
     /// An image property value outside spec 2.10.
     #[error(transparent)]
     Property(#[from] crate::openstack::image::PropertyError),
@@ -61,15 +69,6 @@ pub enum NameError {
 /// How much of a refused value an error shows.
 const SHOWN: usize = 40;
 
-/// Keeps long user input out of error messages, so chat errors stay short: the first `max`
-/// characters, and `…` when something was cut.
-pub fn shorten(value: &str, max: usize) -> String {
-    match value.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &value[..cut]),
-        None => value.to_owned(),
-    }
-}
-
 /// Checks length and alphabet; `first` may be stricter than the rest.
 fn check(
     what: &'static str,
@@ -86,7 +85,7 @@ fn check(
     if len > max {
         return Err(NameError::TooLong {
             what,
-            value: shorten(value, SHOWN),
+            value: visible(value, SHOWN),
             len,
             max,
         });
@@ -96,8 +95,8 @@ fn check(
         if !ok {
             return Err(NameError::BadChar {
                 what,
-                value: shorten(value, SHOWN),
-                ch,
+                value: visible(value, SHOWN),
+                ch: crate::echo::describe(ch),
                 allowed,
             });
         }
@@ -215,7 +214,7 @@ impl HostName {
         )?;
         if value.ends_with(['.', '-']) || value.contains("..") {
             return Err(NameError::BadHost {
-                value: shorten(value, SHOWN),
+                value: visible(value, SHOWN),
             });
         }
         Ok(Self(value.to_owned()))
@@ -223,17 +222,18 @@ impl HostName {
 }
 validated_string!(HostName, NameError);
 
-/// An operator's handle in the console and in the config (`alice`).
+/// A person's name, as the config names them once for every surface (`alice`). Requests,
+/// approvals and audit records carry it; the two-person rule compares it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct UserName(String);
+pub struct PersonName(String);
 
-impl UserName {
+impl PersonName {
     pub const MAX_LEN: usize = 32;
 
     pub fn parse(value: &str) -> Result<Self, NameError> {
         let lower = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
         check(
-            "user name",
+            "person name",
             value,
             Self::MAX_LEN,
             "lower-case letters, digits, `.`, `-` and `_`",
@@ -243,13 +243,21 @@ impl UserName {
         Ok(Self(value.to_owned()))
     }
 }
-validated_string!(UserName, NameError);
+validated_string!(PersonName, NameError);
 
-/// Printable text up to `max` characters, trimmed.
+impl PersonName {
+    /// Stands for someone an old record names in a way no person name can be written.
+    pub(crate) fn unknown() -> Self {
+        Self("unknown".to_owned())
+    }
+}
+
+/// Printable text up to `max` characters, trimmed. Nothing hidden (zero-width, bidi controls):
+/// what the bot repeats to others must read as what it is.
 fn free_text(what: &'static str, value: &str, max: usize) -> Result<String, NameError> {
-    let printable = |c: char| !c.is_control();
+    let printable = |c: char| c == ' ' || c == '`' || !crate::echo::is_hidden(c);
     let value = value.trim();
-    check(what, value, max, "printable text", printable, printable)?;
+    check(what, value, max, "visible text", printable, printable)?;
     Ok(value.to_owned())
 }
 
@@ -289,7 +297,7 @@ impl NodeAddr {
     pub fn parse(value: &str) -> Result<Self, NameError> {
         // `Ipv4Addr::from_str` already refuses leading zeros, signs and spaces.
         value.parse::<Ipv4Addr>().map(Self).map_err(|_| {
-            let value = shorten(value, SHOWN);
+            let value = visible(value, SHOWN);
             let brackets: &[char] = &['[', ']'];
             if value.trim_matches(brackets).parse::<Ipv6Addr>().is_ok() {
                 NameError::Ipv6 { value }
@@ -353,7 +361,7 @@ impl RunId {
     pub fn parse(value: &str) -> Result<Self, NameError> {
         let digits = value.strip_prefix("r-").unwrap_or(value);
         let bad = || NameError::NotRunId {
-            value: shorten(value, SHOWN),
+            value: visible(value, SHOWN),
         };
         if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::catalogue::{self, CATALOGUE, CommandSpec, OptionKind, Surface};
-use crate::name::{NameError, ParamName, shorten};
+use crate::catalogue::{self, CATALOGUE, CommandSpec, OptionKind, Reach};
+use crate::echo::visible;
+use crate::name::{NameError, ParamName};
 use crate::request::Request;
 
 /// Longest line accepted; Discord's message limit, so nothing longer could come from chat either.
@@ -21,8 +22,6 @@ pub enum ParseError {
     UnclosedQuote,
     #[error("unknown command `{typed}`; {hint}")]
     UnknownCommand { typed: String, hint: String },
-    #[error("`{command}` is for the console only")]
-    ConsoleOnly { command: String },
     #[error("`{token}` is not an option; give options as name:value, e.g. {usage}")]
     NotAnOption { token: String, usage: String },
     #[error("`{command}` has no option `{option}`; usage: {usage}")]
@@ -79,7 +78,7 @@ impl<'a> Args<'a> {
                 }
                 return Err(ParseError::UnknownOption {
                     command: command.path(),
-                    option: shorten(name, 32),
+                    option: visible(name, 32),
                     usage: command.usage(),
                 });
             };
@@ -152,7 +151,7 @@ fn check_len(option: &'static str, kind: OptionKind, value: &str) -> Result<(), 
             option,
             error: NameError::TooLong {
                 what: "value",
-                value: shorten(value, 40),
+                value: visible(value, 40),
                 len,
                 max: kind.max_len(),
             },
@@ -161,10 +160,15 @@ fn check_len(option: &'static str, kind: OptionKind, value: &str) -> Result<(), 
     Ok(())
 }
 
-/// Which surface the line came from; `/as` is refused outside the console.
+/// Which surface the line came from: `/as` exists only in the demo, and `/help` lists what the
+/// surface offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
+    /// `opsbot demo`'s console.
+    Demo,
+    /// The console of a real deployment (a terminal, or the console socket).
     Console,
+    /// Discord.
     Chat,
 }
 
@@ -186,7 +190,7 @@ pub fn parse_line(line: &str, origin: Origin) -> Result<Request, ParseError> {
     for token in rest {
         let Some((name, value)) = token.split_once(':') else {
             return Err(ParseError::NotAnOption {
-                token: shorten(token, 40),
+                token: visible(token, 40),
                 usage: command.usage(),
             });
         };
@@ -202,9 +206,10 @@ pub fn request<'a>(
     given: impl IntoIterator<Item = (&'a str, &'a str)>,
     origin: Origin,
 ) -> Result<Request, ParseError> {
-    if command.surface == Surface::ConsoleOnly && origin != Origin::Console {
-        return Err(ParseError::ConsoleOnly {
-            command: command.path(),
+    if command.reach == Reach::Demo && origin != Origin::Demo {
+        return Err(ParseError::UnknownCommand {
+            typed: command.path(),
+            hint: "type /help for the list".into(),
         });
     }
     let args = Args::new(command, given)?;
@@ -219,7 +224,7 @@ fn find_command<'t>(
     let mut in_group = catalogue::group(group).peekable();
     if in_group.peek().is_none() {
         return Err(ParseError::UnknownCommand {
-            typed: format!("/{}", shorten(group, 32)),
+            typed: format!("/{}", visible(group, 32)),
             hint: "type /help for the list".into(),
         });
     }
@@ -235,7 +240,7 @@ fn find_command<'t>(
         None => {
             let subs: Vec<String> = candidates.iter().map(|c| c.path()).collect();
             Err(ParseError::UnknownCommand {
-                typed: format!("/{group} {}", shorten(sub, 32))
+                typed: format!("/{group} {}", visible(sub, 32))
                     .trim_end()
                     .to_owned(),
                 hint: format!("try one of: {}", subs.join(", ")),

@@ -80,6 +80,28 @@ impl PlanDigest {
     }
 }
 
+/// A digest as an approver types it: the 12 hex digits shown with a plan, or more of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DigestPrefix(String);
+
+impl DigestPrefix {
+    pub fn parse(value: &str) -> Result<Self, crate::name::NameError> {
+        let value = value.trim().to_ascii_lowercase();
+        if (PlanDigest::SHORT..=64).contains(&value.len())
+            && value.bytes().all(|b| b.is_ascii_hexdigit())
+        {
+            return Ok(Self(value));
+        }
+        Err(crate::name::NameError::NotDigest {
+            value: crate::echo::visible(&value, 64),
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 impl fmt::Display for PlanDigest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.short())

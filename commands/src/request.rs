@@ -6,10 +6,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::audit::Since;
 use crate::index::{IndexName, IndexPattern};
-use crate::name::{CloudName, ClusterName, HostName, NodeAddr, Notice, Reason, RunId, UserName};
+use crate::name::{CloudName, ClusterName, HostName, NodeAddr, Notice, PersonName, Reason, RunId};
 use crate::openstack::ids::{ConsumerId, ImageRef};
 use crate::openstack::image::PropertySet;
 use crate::openstack::rpc::VersionCapError;
+use crate::plan::DigestPrefix;
 use crate::retention::RetentionDays;
 use crate::runbook::RunbookRequest;
 use crate::target::Target;
@@ -50,8 +51,12 @@ pub enum Request {
     RunCancel { id: RunId },
     /// `/run done`: an operator confirms a manual step.
     RunDone { id: RunId },
-    /// `/approve`: a second operator approves a destructive plan.
-    Approve { id: RunId },
+    /// `/approve`: a second operator approves the destructive plan with this digest; without
+    /// one, the plan and its digest are shown, so that what is approved is what was seen.
+    Approve {
+        id: RunId,
+        digest: Option<DigestPrefix>,
+    },
     /// `/reject`: a second operator refuses a destructive plan.
     Reject { id: RunId, reason: Reason },
     /// `/audit`: the audit trail, of one run or since a time (default: the last 24 hours).
@@ -67,8 +72,102 @@ pub enum Request {
     MaintenanceStatus,
     /// `/help`: the catalogue, or one group of it.
     Help { topic: Option<String> },
-    /// `/as`: the console speaks as another configured operator.
-    ActAs { user: UserName },
+    /// `/as`: the demo's console speaks as another of its people.
+    ActAs { user: PersonName },
+}
+
+impl Request {
+    /// The command's group and subcommand in the catalogue: `("cluster", Some("status"))`.
+    pub fn path(&self) -> (&'static str, Option<&'static str>) {
+        match self {
+            Self::Procedure(procedure) => procedure.path(),
+            Self::ClusterStatus { .. } => ("cluster", Some("status")),
+            Self::IndicesList { .. } => ("indices", Some("list")),
+            Self::PlacementAllocations { .. } => ("placement", Some("allocations")),
+            Self::ComputeServices { .. } => ("compute", Some("services")),
+            Self::RunbookList => ("runbook", Some("list")),
+            Self::RunbookShow { .. } => ("runbook", Some("show")),
+            Self::RunbookRun { .. } => ("runbook", Some("run")),
+            Self::RunStatus { .. } => ("run", Some("status")),
+            Self::RunLog { .. } => ("run", Some("log")),
+            Self::RunList => ("run", Some("list")),
+            Self::RunCancel { .. } => ("run", Some("cancel")),
+            Self::RunDone { .. } => ("run", Some("done")),
+            Self::Approve { .. } => ("approve", None),
+            Self::Reject { .. } => ("reject", None),
+            Self::Audit { .. } => ("audit", None),
+            Self::MaintenanceAnnounce { .. } => ("maintenance", Some("announce")),
+            Self::MaintenanceEnd => ("maintenance", Some("end")),
+            Self::MaintenanceStatus => ("maintenance", Some("status")),
+            Self::Help { .. } => ("help", None),
+            Self::ActAs { .. } => ("as", None),
+        }
+    }
+
+    /// Who may ask for it: the catalogue's word on its command.
+    pub fn who(&self) -> crate::catalogue::Who {
+        let (group, sub) = self.path();
+        crate::parse::command_by_path(group, sub)
+            .map_or(crate::catalogue::Who::Operators, |c| c.who)
+    }
+
+    /// What was asked, in a few words, for the audit record of a refusal: the procedure's
+    /// command line, or the command and what it names.
+    pub fn summary(&self) -> String {
+        match self {
+            Self::Procedure(procedure) => procedure.to_string(),
+            Self::ClusterStatus { cluster } => format!("/cluster status cluster:{cluster}"),
+            Self::IndicesList { cluster, .. } => format!("/indices list cluster:{cluster}"),
+            Self::PlacementAllocations { cloud, host } => {
+                format!("/placement allocations cloud:{cloud} host:{host}")
+            }
+            Self::ComputeServices { cloud } => format!("/compute services cloud:{cloud}"),
+            Self::RunbookList => "/runbook list".to_owned(),
+            Self::RunbookShow { name } | Self::RunbookRun { name, .. } => {
+                format!("/runbook name:{}", crate::echo::visible(name, 64))
+            }
+            Self::RunStatus { id } => format!("/run status id:{id}"),
+            Self::RunLog { id } => format!("/run log id:{id}"),
+            Self::RunList => "/run list".to_owned(),
+            Self::RunCancel { id } => format!("/run cancel id:{id}"),
+            Self::RunDone { id } => format!("/run done id:{id}"),
+            Self::Approve { id, .. } => format!("/approve id:{id}"),
+            Self::Reject { id, .. } => format!("/reject id:{id}"),
+            Self::Audit { .. } => "/audit".to_owned(),
+            Self::MaintenanceAnnounce { .. } => "/maintenance announce".to_owned(),
+            Self::MaintenanceEnd => "/maintenance end".to_owned(),
+            Self::MaintenanceStatus => "/maintenance status".to_owned(),
+            Self::Help { .. } => "/help".to_owned(),
+            Self::ActAs { user } => format!("/as user:{user}"),
+        }
+    }
+
+    /// The run the request acts on, if it names one.
+    pub fn run(&self) -> Option<RunId> {
+        match self {
+            Self::RunStatus { id }
+            | Self::RunLog { id }
+            | Self::RunCancel { id }
+            | Self::RunDone { id }
+            | Self::Approve { id, .. }
+            | Self::Reject { id, .. } => Some(*id),
+            Self::Audit { run, .. } => *run,
+            Self::Procedure(_)
+            | Self::ClusterStatus { .. }
+            | Self::IndicesList { .. }
+            | Self::PlacementAllocations { .. }
+            | Self::ComputeServices { .. }
+            | Self::RunbookList
+            | Self::RunbookShow { .. }
+            | Self::RunbookRun { .. }
+            | Self::RunList
+            | Self::MaintenanceAnnounce { .. }
+            | Self::MaintenanceEnd
+            | Self::MaintenanceStatus
+            | Self::Help { .. }
+            | Self::ActAs { .. } => None,
+        }
+    }
 }
 
 /// A request that becomes a durable procedure run. Its canonical text is part of the plan digest.
@@ -121,6 +220,22 @@ pub enum ProcedureRequest {
 }
 
 impl ProcedureRequest {
+    /// The command's group and subcommand in the catalogue.
+    pub fn path(&self) -> (&'static str, Option<&'static str>) {
+        match self {
+            Self::ClusterStop { .. } => ("cluster", Some("stop")),
+            Self::ClusterStart { .. } => ("cluster", Some("start")),
+            Self::ClusterRestart { .. } => ("cluster", Some("restart")),
+            Self::ClusterRemoveNode { .. } => ("cluster", Some("remove-node")),
+            Self::IndicesPrune { .. } => ("indices", Some("prune")),
+            Self::IndicesDelete { .. } => ("indices", Some("delete")),
+            Self::PlacementStale { .. } => ("placement", Some("stale")),
+            Self::ComputeRpcCap { .. } => ("compute", Some("rpc-cap")),
+            Self::ImageProperties { .. } => ("image", Some("properties")),
+            Self::Runbook(_) => ("runbook", Some("run")),
+        }
+    }
+
     /// What the run works on; it holds that target's lock for its whole life.
     pub fn target(&self) -> Target {
         match self {

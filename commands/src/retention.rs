@@ -26,7 +26,7 @@ impl RetentionDays {
     pub fn parse(value: &str) -> Result<Self, NameError> {
         let bad = || NameError::OutOfRange {
             what: "the age in days",
-            value: crate::name::shorten(value, 20),
+            value: crate::echo::visible(value, 20),
             min: 1,
             max: u64::from(Self::MAX),
         };

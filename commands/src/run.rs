@@ -8,29 +8,8 @@ use time::OffsetDateTime;
 
 use crate::approval::ApprovalGrant;
 use crate::name::RunId;
+use crate::people::PersonRef;
 use crate::plan::{Action, Plan, PlanDigest};
-
-/// A person, as the chat platform identifies them: `id` is stable (a Discord user id), `name` is
-/// only for display and is never used to authorize anything.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct UserRef {
-    pub id: String,
-    pub name: String,
-}
-
-/// What an actor may do, resolved by the front end from its config (Discord roles, console users).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Roles {
-    pub operator: bool,
-    pub approver: bool,
-}
-
-/// Whoever typed a command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Actor {
-    pub user: UserRef,
-    pub roles: Roles,
-}
 
 /// Where a run reports: a channel id of the front end that started it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -60,12 +39,17 @@ pub enum RunState {
     },
     /// Stopped by an operator at a safe point; `note` says what is left in place.
     Cancelled {
-        by: UserRef,
+        by: PersonRef,
         note: String,
     },
     Rejected {
-        by: UserRef,
+        by: PersonRef,
         reason: String,
+    },
+    /// Taken back by its requester before anyone approved it; nothing was done.
+    Withdrawn {
+        by: PersonRef,
+        reason: Option<String>,
     },
     /// Nobody approved in time.
     Expired,
@@ -80,6 +64,7 @@ impl RunState {
             | Self::Failed { .. }
             | Self::Cancelled { .. }
             | Self::Rejected { .. }
+            | Self::Withdrawn { .. }
             | Self::Expired => true,
         }
     }
@@ -93,6 +78,7 @@ impl RunState {
             Self::Failed { .. } => "failed",
             Self::Cancelled { .. } => "cancelled",
             Self::Rejected { .. } => "rejected",
+            Self::Withdrawn { .. } => "withdrawn",
             Self::Expired => "expired",
         }
     }
@@ -129,7 +115,7 @@ pub enum StepState {
 /// An operator asked the run to stop; the engine honours it at the next safe point.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CancelRequest {
-    pub by: UserRef,
+    pub by: PersonRef,
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
 }
@@ -140,7 +126,7 @@ pub struct Run {
     pub id: RunId,
     pub plan: Plan,
     pub digest: PlanDigest,
-    pub requester: UserRef,
+    pub requester: PersonRef,
     pub channel: ChannelId,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
@@ -164,7 +150,7 @@ impl Run {
     pub fn new(
         id: RunId,
         plan: Plan,
-        requester: UserRef,
+        requester: PersonRef,
         channel: ChannelId,
         now: OffsetDateTime,
         approval_ttl: time::Duration,
@@ -227,6 +213,57 @@ impl Run {
             })
             .map(|(index, _)| index)
             .collect()
+    }
+
+    /// What is wrong with a stored record, if anything: its steps must match its plan's, its
+    /// digest the plan, its state its finish time, and a destructive step may have begun only
+    /// under an approval of this plan by someone other than the requester. A run task trusts
+    /// these (it indexes steps by the plan's), so the store refuses a record that breaks them.
+    pub fn inconsistency(&self) -> Option<String> {
+        if self.steps.len() != self.plan.steps.len() {
+            return Some(format!(
+                "it has {} step states for {} planned steps",
+                self.steps.len(),
+                self.plan.steps.len()
+            ));
+        }
+        if self.digest != self.plan.digest() {
+            return Some("its digest is not its plan's".to_owned());
+        }
+        if self.state.is_finished() != self.finished_at.is_some() {
+            let has = if self.finished_at.is_some() {
+                "has a finish time"
+            } else {
+                "has no finish time"
+            };
+            return Some(format!("it is {} but {has}", self.state.label()));
+        }
+        let approved = self.approval.as_ref().is_some_and(|grant| {
+            grant.digest == self.digest && !grant.by.same_person(&self.requester)
+        });
+        if let RunState::AwaitingApproval { .. } = self.state {
+            if !self.plan.needs_approval() {
+                return Some("it awaits approval of a plan that needs none".to_owned());
+            }
+            if approved {
+                return Some("it awaits an approval it already has".to_owned());
+            }
+        }
+        let begun_destructive =
+            self.plan
+                .steps
+                .iter()
+                .zip(&self.steps)
+                .position(|(action, state)| {
+                    matches!(action, Action::Destructive(_)) && !matches!(state, StepState::Pending)
+                });
+        if let Some(step) = begun_destructive.filter(|_| !approved) {
+            return Some(format!(
+                "destructive step {} has begun without an approval of this plan by a second person",
+                step + 1
+            ));
+        }
+        None
     }
 
     /// Ends the run in `state` at `now`.

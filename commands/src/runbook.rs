@@ -225,7 +225,7 @@ impl Runbooks {
             .iter()
             .find(|r| r.name.as_str() == name)
             .ok_or_else(|| RunbookError::Unknown {
-                name: crate::name::shorten(name, 40),
+                name: crate::echo::visible(name, 40),
                 known: if self.list.is_empty() {
                     "none is loaded (see [runbooks] in the config)".to_owned()
                 } else {

@@ -4,8 +4,9 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
+use crate::options::options_of;
 use crate::rest::Reply;
-use crate::rules::{Check, Invalid, at_most, fail, items, join, length, text};
+use crate::rules::{Check, Invalid, fail, items, join, length, text};
 use crate::state::Shared;
 
 pub(crate) fn put(s: &Shared, body: &Value) -> Reply {
@@ -58,7 +59,7 @@ pub(crate) fn validate(body: &Value) -> Check {
             "Only iterables may be used in a ListType",
         );
     };
-    at_most(list, "", 110)?;
+    counts(list)?;
     let mut names = HashSet::new();
     for (i, cmd) in list.iter().enumerate() {
         let p = i.to_string();
@@ -68,6 +69,13 @@ pub(crate) fn validate(body: &Value) -> Check {
                 &join(&p, "type"),
                 "BASE_TYPE_CHOICES",
                 "Value must be one of {1, 2, 3, 4}.",
+            )?;
+        }
+        if kind == 4 {
+            fail(
+                &join(&p, "type"),
+                "APPLICATION_COMMAND_TYPE_INVALID",
+                "A primary entry point command cannot be a guild command",
             )?;
         }
         let name = text(cmd, "name").unwrap_or_default();
@@ -104,8 +112,29 @@ pub(crate) fn validate(body: &Value) -> Check {
     Ok(())
 }
 
+/// How many commands of each type a guild may have: 100 chat-input, 15 user and 15 message
+/// commands (`interactions/application-commands.mdx`, "Registering a Command"). Discord may
+/// answer this with `30032 Maximum number of application commands reached`; the fake answers
+/// 50035 at the list, as for the other limits of the overwrite.
+fn counts(list: &[Value]) -> Check {
+    for (kind, max, what) in [(1, 100, "chat input"), (2, 15, "user"), (3, 15, "message")] {
+        let n = list
+            .iter()
+            .filter(|c| c.get("type").and_then(Value::as_u64).unwrap_or(1) == kind)
+            .count();
+        if n > max {
+            fail(
+                "",
+                "APPLICATION_COMMANDS_TOO_MANY",
+                format!("At most {max} {what} commands, got {n}"),
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// A chat-input name: 1-32 lowercase letters, digits, `-` and `_`.
-fn chat_name(v: &Value, path: &str) -> Result<usize, Invalid> {
+pub(crate) fn chat_name(v: &Value, path: &str) -> Result<usize, Invalid> {
     let n = length(v, path, "name", 1, 32)?;
     let name = text(v, "name").unwrap_or_default();
     let ok = name
@@ -119,119 +148,4 @@ fn chat_name(v: &Value, path: &str) -> Result<usize, Invalid> {
         )?;
     }
     Ok(n)
-}
-
-/// Options of a command (depth 0), a subcommand group (1) or a subcommand (2); returns their size.
-fn options_of(options: &[Value], path: &str, depth: u8) -> Result<usize, Invalid> {
-    at_most(options, path, 25)?;
-    let mut total = 0;
-    let mut names = HashSet::new();
-    let mut seen_optional = false;
-    let nested = |o: &Value| matches!(o.get("type").and_then(Value::as_u64), Some(1 | 2));
-    if options.iter().any(nested) && !options.iter().all(nested) {
-        fail(
-            path,
-            "APPLICATION_COMMAND_OPTIONS_TYPE_INVALID",
-            "Sub-command and sub-command group option types are mutually exclusive to all other types",
-        )?;
-    }
-    for (i, o) in options.iter().enumerate() {
-        let p = join(path, i);
-        let kind = o.get("type").and_then(Value::as_u64).unwrap_or(0);
-        if !(1..=11).contains(&kind) {
-            fail(
-                &join(&p, "type"),
-                "BASE_TYPE_CHOICES",
-                "Value must be one of {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}.",
-            )?;
-        }
-        total += chat_name(o, &p)? + length(o, &p, "description", 1, 100)?;
-        if !names.insert(text(o, "name").unwrap_or_default().to_owned()) {
-            fail(
-                &join(&p, "name"),
-                "APPLICATION_COMMAND_OPTIONS_NAME_ALREADY_EXISTS",
-                "Option names must be unique",
-            )?;
-        }
-        let allowed = match (kind, depth) {
-            (2, 0) | (1, 0 | 1) => true,
-            (1 | 2, _) => false,
-            _ => depth == 2 || !options.iter().any(nested),
-        };
-        if !allowed {
-            fail(
-                &join(&p, "type"),
-                "APPLICATION_COMMAND_OPTIONS_TYPE_INVALID",
-                "This option type cannot be nested here",
-            )?;
-        }
-        let children = items(o, "options");
-        match kind {
-            1 => total += options_of(children, &join(&p, "options"), 2)?,
-            2 => {
-                if children
-                    .iter()
-                    .any(|c| c.get("type").and_then(Value::as_u64) != Some(1))
-                {
-                    fail(
-                        &join(&p, "options"),
-                        "APPLICATION_COMMAND_OPTIONS_TYPE_INVALID",
-                        "A sub-command group holds sub-commands only",
-                    )?;
-                }
-                total += options_of(children, &join(&p, "options"), 1)?;
-            }
-            _ if !children.is_empty() => {
-                fail(
-                    &join(&p, "options"),
-                    "BASE_TYPE_MAX_LENGTH",
-                    "Must be 0 or fewer in length.",
-                )?;
-            }
-            _ => {}
-        }
-        let required = o.get("required").and_then(Value::as_bool).unwrap_or(false);
-        if required && seen_optional {
-            fail(
-                &join(&p, "required"),
-                "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID",
-                "Required options must be placed before non-required options",
-            )?;
-        }
-        seen_optional |= !required && !matches!(kind, 1 | 2);
-        total += choices(o, &p, kind)?;
-    }
-    Ok(total)
-}
-
-fn choices(o: &Value, path: &str, kind: u64) -> Result<usize, Invalid> {
-    let list = items(o, "choices");
-    let cp = join(path, "choices");
-    if list.is_empty() {
-        return Ok(0);
-    }
-    if !matches!(kind, 3 | 4 | 10) {
-        fail(
-            &cp,
-            "APPLICATION_COMMAND_OPTION_CHOICES_INVALID",
-            "Only string, integer and number options have choices",
-        )?;
-    }
-    if o.get("autocomplete").and_then(Value::as_bool) == Some(true) {
-        fail(
-            &join(path, "autocomplete"),
-            "APPLICATION_COMMAND_AUTOCOMPLETE_INVALID",
-            "Autocomplete cannot be set with choices",
-        )?;
-    }
-    at_most(list, &cp, 25)?;
-    let mut total = 0;
-    for (i, c) in list.iter().enumerate() {
-        let p = join(&cp, i);
-        total += length(c, &p, "name", 1, 100)?;
-        if c.get("value").is_some_and(Value::is_string) {
-            total += length(c, &p, "value", 1, 100)?;
-        }
-    }
-    Ok(total)
 }

@@ -1,15 +1,15 @@
 //! The test-control API: act as Discord's users, and look at what the client did.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::interactions::text_of;
 use crate::payloads::{self, NewInteraction};
 use crate::state::{Inner, Interaction, Outbound, StoredMessage, random_token};
-use crate::{FakeDiscord, FakeMessage, FakeUser, InteractionId, InteractionRecord};
+use crate::{FakeDiscord, FakeMessage, FakeUser, InteractionId, InteractionRecord, Ping};
 
-fn fake_message(id: u64, stored: &StoredMessage) -> FakeMessage {
+pub(crate) fn fake_message(id: u64, stored: &StoredMessage) -> FakeMessage {
     let m = &stored.current;
     let list = |key: &str| {
         m.get(key)
@@ -93,6 +93,7 @@ impl FakeDiscord {
         );
         let id = self.shared.snowflake();
         let token = format!("aW50ZXJhY3Rpb246{id}:{}", random_token(64));
+        let app_permissions = self.shared.read().bot_permissions(cfg, channel);
         let payload = payloads::interaction(
             cfg,
             NewInteraction {
@@ -103,6 +104,7 @@ impl FakeDiscord {
                 channel_id: channel,
                 data,
                 message: source.as_ref().map(|(_, m)| m.clone()),
+                app_permissions,
             },
         );
         let mut inner = self.shared.lock();
@@ -112,7 +114,7 @@ impl FakeDiscord {
                 kind,
                 token,
                 channel_id: channel,
-                dispatched: Instant::now(),
+                dispatched: self.shared.now(),
                 source_message: source.map(|(mid, _)| mid),
                 response: None,
                 original: None,
@@ -317,6 +319,16 @@ impl FakeDiscord {
     /// Every rule a client broke, in order.
     pub fn violations(&self) -> Vec<String> {
         self.shared.read().violations.clone()
+    }
+
+    /// Every mention that would have notified someone, in order. Each is a violation too.
+    pub fn pings(&self) -> Vec<Ping> {
+        self.shared.read().pings.clone()
+    }
+
+    /// The 401, 403 and 429 answers so far: what Discord counts toward an IP ban.
+    pub fn invalid_requests(&self) -> usize {
+        self.shared.read().invalid
     }
 
     /// From dispatch to first response, for every answered interaction.

@@ -226,16 +226,24 @@ fn identify(shared: &Shared, conn: u64, tx: &mpsc::UnboundedSender<Outbound>, d:
         "_trace": ["[\"fake-discord\"]"],
     });
     let mut inner = shared.lock();
+    let bits: Vec<(u64, u64)> = cfg
+        .channels
+        .iter()
+        .map(|c| (*c, inner.bot_permissions(cfg, *c)))
+        .collect();
+    let intents = d.get("intents").and_then(Value::as_u64).unwrap_or(0);
     let g = &mut inner.gateway;
     g.session_id = Some(session_id);
+    g.intents = intents;
     g.seq = 0;
     g.events.clear();
     g.current = Some((conn, tx.clone()));
     g.identifies += 1;
     g.dispatch("READY", ready);
     // With the GUILDS intent, Discord follows READY with each guild's GUILD_CREATE.
-    if d.get("intents").and_then(Value::as_u64).unwrap_or(0) & 1 != 0 {
-        g.dispatch("GUILD_CREATE", payloads::guild_create(cfg));
+    if intents & 1 != 0 {
+        let of = |c: u64| bits.iter().find(|(id, _)| *id == c).map_or(0, |(_, b)| *b);
+        g.dispatch("GUILD_CREATE", payloads::guild_create(cfg, of));
     }
     g.ready = true;
 }

@@ -18,19 +18,29 @@
 //! ```
 //!
 //! The fake enforces Discord's rules (3 s to answer an interaction, once; content limits; a
-//! per-channel message rate limit answered with 429s) and records every breach in
-//! [`FakeDiscord::violations`].
+//! per-channel message rate limit answered with 429s; the bot's channel permissions; mentions
+//! and `allowed_mentions`; nonces) and records every breach in [`FakeDiscord::violations`].
+//! Every message that would ping someone is a breach too ([`FakeDiscord::pings`]), and every
+//! 401, 403 and 429 is counted as Discord counts invalid requests
+//! ([`FakeDiscord::invalid_requests`]).
 
 mod commands;
 mod control;
 mod gateway;
 mod interactions;
+mod invalid;
+mod mentions;
 mod messages;
+mod nonces;
+mod options;
 mod payloads;
+pub mod permissions;
 mod rest;
 mod rules;
+mod staff;
 mod state;
 mod tls;
+mod webhook;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -64,6 +74,17 @@ pub struct FakeConfig {
     pub interaction_token_ttl: Duration,
     /// The heartbeat interval announced in HELLO.
     pub heartbeat_interval: Duration,
+    /// The bot's permissions in every channel until [`FakeDiscord::set_bot_permissions`] changes
+    /// them: Discord's bits, see [`permissions`]. The default is what a bot in a channel it
+    /// serves has in a guild left at Discord's defaults ([`permissions::BOT_DEFAULT`]).
+    pub bot_permissions: u64,
+    /// How long a message's nonce is remembered for `enforce_nonce`. Discord says only "a few
+    /// minutes"; the default, 2 minutes, errs on the short side, where a bot that relies on the
+    /// nonce after a restart gets duplicates sooner.
+    pub nonce_window: Duration,
+    /// Invalid requests (401, 403, 429) in any 10 minutes after which Discord bans the client's
+    /// IP (10,000); the fake records the ban as a violation and keeps answering.
+    pub invalid_request_limit: usize,
 }
 
 impl Default for FakeConfig {
@@ -80,6 +101,9 @@ impl Default for FakeConfig {
             first_response_deadline: Duration::from_secs(3),
             interaction_token_ttl: Duration::from_secs(15 * 60),
             heartbeat_interval: Duration::from_millis(41_250),
+            bot_permissions: permissions::BOT_DEFAULT,
+            nonce_window: Duration::from_secs(2 * 60),
+            invalid_request_limit: 10_000,
         }
     }
 }
@@ -101,7 +125,7 @@ impl FakeUser {
             id,
             name: name.to_owned(),
             roles: roles.to_vec(),
-            permissions: payloads::MEMBER_PERMISSIONS,
+            permissions: permissions::MEMBER,
         }
     }
 }
@@ -145,6 +169,40 @@ impl FakeMessage {
     pub fn ephemeral(&self) -> bool {
         self.flags & payloads::EPHEMERAL != 0
     }
+}
+
+/// What a mention in a message's content stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mention {
+    /// `@everyone`
+    Everyone,
+    /// `@here`
+    Here,
+    /// `<@id>` or `<@!id>`
+    User(u64),
+    /// `<@&id>`
+    Role(u64),
+}
+
+impl std::fmt::Display for Mention {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Everyone => f.write_str("@everyone"),
+            Self::Here => f.write_str("@here"),
+            Self::User(id) => write!(f, "user {id}"),
+            Self::Role(id) => write!(f, "role {id}"),
+        }
+    }
+}
+
+/// A mention Discord would have notified someone of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ping {
+    pub channel_id: u64,
+    pub message_id: u64,
+    pub mention: Mention,
+    /// Made by an edit of the message's content rather than by its first content.
+    pub edit: bool,
 }
 
 /// Why the fake could not start.

@@ -1,19 +1,21 @@
 //! Channel messages (bot token): create, get, edit, delete, and the per-channel rate limit.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
+use crate::mentions::{self, Source, Target};
+use crate::nonces::{self, Earlier};
 use crate::payloads::{self, NewMessage};
 use crate::rest::{Limit, Reply, unknown_message};
-use crate::rules;
 use crate::state::{Inner, Shared};
+use crate::{permissions, rules};
 
 /// Counts one message create or edit against the channel's window, or answers 429.
 fn take(s: &Shared, inner: &mut Inner, channel: u64) -> Result<Limit, Reply> {
     let cfg = &s.cfg;
-    let now = Instant::now();
+    let now = s.now();
     let state = inner.channels.entry(channel).or_default();
     let (opened, count) = match state.window {
         Some((opened, count)) if now.duration_since(opened) < cfg.window => (opened, count),
@@ -60,7 +62,16 @@ pub(crate) fn create(s: &Shared, channel: u64, body: &Value) -> Reply {
         Ok(limit) => limit,
         Err(too_many) => return too_many,
     };
-    if let Err(invalid) = rules::message(body, "") {
+    let bits = inner.bot_permissions(&s.cfg, channel);
+    if let Err(denied) = permissions::create(bits, body) {
+        tracing::debug!(
+            channel,
+            bits,
+            "fake discord: message create refused: permissions"
+        );
+        return denied.with_limit(limit);
+    }
+    if let Err(invalid) = rules::message(body, "").and_then(|()| nonces::validate(body)) {
         inner.violation(format!(
             "message to channel {channel}: {}: {}",
             invalid.path, invalid.message
@@ -73,15 +84,12 @@ pub(crate) fn create(s: &Shared, channel: u64, body: &Value) -> Reply {
     }
     // `enforce_nonce`: a create repeated with the nonce of a recent message returns that
     // message instead of posting another (how a bot that crashed mid-post avoids duplicates).
-    let nonce = body.get("nonce").filter(|n| !n.is_null()).cloned();
+    let nonce = nonces::key(body);
     if let Some(nonce) = nonce.as_ref().filter(|_| body["enforce_nonce"] == true) {
-        let earlier = inner.channels.get(&channel).and_then(|c| {
-            c.messages
-                .values()
-                .find(|m| m.current.get("nonce") == Some(nonce))
-        });
-        if let Some(earlier) = earlier {
-            return Reply::ok(earlier.current.clone()).with_limit(limit);
+        match nonces::earlier(s, &inner, nonce) {
+            Earlier::Live(earlier) => return Reply::ok(earlier).with_limit(limit),
+            Earlier::Deleted => return unknown_message().with_limit(limit),
+            Earlier::None => {}
         }
     }
     let id = s.snowflake();
@@ -96,8 +104,19 @@ pub(crate) fn create(s: &Shared, channel: u64, body: &Value) -> Reply {
             server_flags: 0,
         },
     );
-    if let (Some(nonce), Some(object)) = (nonce, message.as_object_mut()) {
-        object.insert("nonce".to_owned(), nonce);
+    let sent = body.get("nonce").filter(|n| !n.is_null());
+    if let (Some(nonce), Some(object)) = (sent, message.as_object_mut()) {
+        object.insert("nonce".to_owned(), nonce.clone());
+    }
+    let target = Target {
+        channel,
+        message: id,
+        source: Source::Channel,
+        edit: false,
+    };
+    mentions::apply(&mut inner, &s.cfg, &target, body, &mut message);
+    if let Some(nonce) = nonce {
+        nonces::remember(s, &mut inner, nonce, channel, id);
     }
     inner.store_message(channel, id, message.clone());
     Reply::ok(message).with_limit(limit)
@@ -105,6 +124,15 @@ pub(crate) fn create(s: &Shared, channel: u64, body: &Value) -> Reply {
 
 pub(crate) fn existing(s: &Shared, method: &str, channel: u64, mid: &str, body: &Value) -> Reply {
     let mut inner = s.lock();
+    let bits = inner.bot_permissions(&s.cfg, channel);
+    let allowed = if method == "GET" {
+        permissions::read(bits)
+    } else {
+        permissions::view(bits)
+    };
+    if let Err(denied) = allowed {
+        return denied;
+    }
     let Ok(mid) = mid.parse::<u64>() else {
         return unknown_message();
     };
@@ -120,9 +148,7 @@ pub(crate) fn existing(s: &Shared, method: &str, channel: u64, mid: &str, body: 
             .message_mut(channel, mid)
             .map_or_else(unknown_message, |m| Reply::ok(m.current.clone())),
         "DELETE" => {
-            if let Some(c) = inner.channels.get_mut(&channel) {
-                c.messages.remove(&mid);
-            }
+            inner.delete_message(s.cfg.guild_id, channel, mid);
             Reply::no_content()
         }
         _ => {
@@ -130,6 +156,9 @@ pub(crate) fn existing(s: &Shared, method: &str, channel: u64, mid: &str, body: 
                 Ok(limit) => limit,
                 Err(too_many) => return too_many,
             };
+            if let Err(denied) = permissions::embeds(bits, body) {
+                return denied.with_limit(limit);
+            }
             if let Err(invalid) = rules::message(body, "") {
                 inner.violation(format!(
                     "edit of message {mid}: {}: {}",
@@ -146,7 +175,16 @@ pub(crate) fn existing(s: &Shared, method: &str, channel: u64, mid: &str, body: 
                 inner.violation(format!("edit would leave message {mid} empty"));
                 return Reply::empty_message().with_limit(limit);
             }
-            stored.replace(next.clone());
+            let target = Target {
+                channel,
+                message: mid,
+                source: Source::Channel,
+                edit: true,
+            };
+            mentions::apply(&mut inner, &s.cfg, &target, body, &mut next);
+            if let Some(stored) = inner.message_mut(channel, mid) {
+                stored.replace(next.clone());
+            }
             Reply::ok(next).with_limit(limit)
         }
     }

@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::permissions::{MEMBER, overwrites};
 use crate::state::timestamp;
 use crate::{FakeConfig, FakeUser};
 
@@ -13,18 +14,6 @@ pub(crate) const EPHEMERAL: u64 = 1 << 6;
 pub(crate) const LOADING: u64 = 1 << 7;
 /// `flags` bits a client may set on a message it sends: SUPPRESS_EMBEDS, SUPPRESS_NOTIFICATIONS.
 const CLIENT_FLAGS: u64 = (1 << 2) | (1 << 12);
-
-/// VIEW_CHANNEL, SEND_MESSAGES, EMBED_LINKS, ATTACH_FILES, READ_MESSAGE_HISTORY, ADD_REACTIONS,
-/// USE_EXTERNAL_EMOJIS, USE_APPLICATION_COMMANDS, SEND_MESSAGES_IN_THREADS.
-pub(crate) const MEMBER_PERMISSIONS: u64 = (1 << 10)
-    | (1 << 11)
-    | (1 << 14)
-    | (1 << 15)
-    | (1 << 16)
-    | (1 << 6)
-    | (1 << 18)
-    | (1 << 31)
-    | (1 << 38);
 
 pub(crate) fn bot_user(cfg: &FakeConfig) -> Value {
     json!({
@@ -77,7 +66,8 @@ pub(crate) fn member(u: &FakeUser) -> Value {
     })
 }
 
-pub(crate) fn channel(cfg: &FakeConfig, id: u64) -> Value {
+/// A text channel of the guild, in which the bot has `bot_permissions`.
+pub(crate) fn channel(cfg: &FakeConfig, id: u64, bot_permissions: u64) -> Value {
     let position = cfg.channels.iter().position(|c| *c == id).unwrap_or(0);
     json!({
         "id": id.to_string(),
@@ -85,7 +75,7 @@ pub(crate) fn channel(cfg: &FakeConfig, id: u64) -> Value {
         "guild_id": cfg.guild_id.to_string(),
         "name": format!("channel-{id}"),
         "position": position,
-        "permission_overwrites": [],
+        "permission_overwrites": overwrites(cfg, bot_permissions),
         "parent_id": null,
         "topic": null,
         "nsfw": false,
@@ -110,7 +100,7 @@ pub(crate) fn guild(cfg: &FakeConfig) -> Value {
             "id": id, "name": "@everyone", "description": null,
             "color": 0, "colors": {"primary_color": 0, "secondary_color": null, "tertiary_color": null},
             "hoist": false, "icon": null, "unicode_emoji": null, "position": 0,
-            "permissions": MEMBER_PERMISSIONS.to_string(), "managed": false, "mentionable": false,
+            "permissions": MEMBER.to_string(), "managed": false, "mentionable": false,
             "flags": 0,
         }],
         "emojis": [], "stickers": [], "features": [],
@@ -128,7 +118,8 @@ pub(crate) fn guild(cfg: &FakeConfig) -> Value {
 }
 
 /// GUILD_CREATE's data: the guild, plus what only the gateway tells (channels, members, ...).
-pub(crate) fn guild_create(cfg: &FakeConfig) -> Value {
+/// `bot_permissions` gives the bot's bits in each channel.
+pub(crate) fn guild_create(cfg: &FakeConfig, bot_permissions: impl Fn(u64) -> u64) -> Value {
     let mut guild = guild(cfg);
     let bot = json!({
         "user": bot_user(cfg), "nick": null, "avatar": null, "banner": null, "roles": [],
@@ -143,7 +134,11 @@ pub(crate) fn guild_create(cfg: &FakeConfig) -> Value {
         "member_count": 1,
         "voice_states": [],
         "members": [bot],
-        "channels": cfg.channels.iter().map(|c| channel(cfg, *c)).collect::<Vec<_>>(),
+        "channels": cfg
+            .channels
+            .iter()
+            .map(|c| channel(cfg, *c, bot_permissions(*c)))
+            .collect::<Vec<_>>(),
         "threads": [],
         "presences": [],
         "stage_instances": [],
@@ -313,11 +308,13 @@ pub(crate) struct NewInteraction<'a> {
     pub(crate) channel_id: u64,
     pub(crate) data: Value,
     pub(crate) message: Option<Value>,
+    /// The bot's permissions in the channel.
+    pub(crate) app_permissions: u64,
 }
 
 pub(crate) fn interaction(cfg: &FakeConfig, i: NewInteraction<'_>) -> Value {
     let guild = cfg.guild_id.to_string();
-    let mut channel = channel(cfg, i.channel_id);
+    let mut channel = channel(cfg, i.channel_id, i.app_permissions);
     if let Some(obj) = channel.as_object_mut() {
         obj.insert("permissions".into(), json!(i.user.permissions.to_string()));
     }
@@ -339,7 +336,7 @@ pub(crate) fn interaction(cfg: &FakeConfig, i: NewInteraction<'_>) -> Value {
         "entitlement_sku_ids": [],
         "authorizing_integration_owners": {"0": guild},
         "context": 0,
-        "app_permissions": MEMBER_PERMISSIONS.to_string(),
+        "app_permissions": i.app_permissions.to_string(),
         "attachment_size_limit": ATTACHMENT_SIZE_LIMIT,
     });
     if let (Some(obj), Some(message)) = (out.as_object_mut(), i.message) {

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::rules::Invalid;
 use crate::state::Shared;
-use crate::{commands, interactions, messages, payloads};
+use crate::{commands, interactions, invalid, messages, payloads, permissions, webhook};
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new().fallback(handle).with_state(shared)
@@ -148,6 +148,7 @@ async fn handle(
     tracing::debug!(%method, %path, bytes = body.len(), "fake discord: request");
     let reply = route(&shared, &method, path, &headers, &body);
     tracing::debug!(%method, %path, status = reply.status.as_u16(), "fake discord: answered");
+    invalid::count(&shared, reply.status);
     reply
 }
 
@@ -201,7 +202,13 @@ fn route(s: &Shared, method: &Method, path: &str, headers: &HeaderMap, body: &[u
         ("GET", ["guilds", id]) if id_is(id, cfg.guild_id) => Reply::ok(payloads::guild(cfg)),
         ("GET", ["guilds", _]) => Reply::error(StatusCode::NOT_FOUND, 10004, "Unknown Guild"),
         ("GET", ["channels", id]) => match known_channel(s, id) {
-            Some(id) => Reply::ok(payloads::channel(cfg, id)),
+            Some(id) => {
+                let bits = s.read().bot_permissions(cfg, id);
+                match permissions::view(bits) {
+                    Ok(()) => Reply::ok(payloads::channel(cfg, id, bits)),
+                    Err(denied) => denied,
+                }
+            }
             None => unknown_channel(),
         },
         (m @ ("GET" | "PUT"), ["applications", app, "guilds", guild, "commands"]) => {
@@ -217,9 +224,9 @@ fn route(s: &Shared, method: &Method, path: &str, headers: &HeaderMap, body: &[u
         ("POST", ["interactions", id, token, "callback"]) => {
             interactions::callback(s, id, token, &json)
         }
-        ("POST", ["webhooks", app, token]) => interactions::followup(s, app, token, &json),
+        ("POST", ["webhooks", app, token]) => webhook::followup(s, app, token, &json),
         (m @ ("GET" | "PATCH" | "DELETE"), ["webhooks", app, token, "messages", mid]) => {
-            interactions::webhook_message(s, m, app, token, mid, &json)
+            webhook::webhook_message(s, m, app, token, mid, &json)
         }
         ("POST", ["channels", id, "messages"]) => match known_channel(s, id) {
             Some(id) => messages::create(s, id, &json),

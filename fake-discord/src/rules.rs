@@ -99,7 +99,7 @@ pub(crate) fn at_most(list: &[Value], path: &str, max: usize) -> Check {
     Ok(())
 }
 
-/// Content, embeds and components of a message a client creates or edits.
+/// Content, embeds, components and `allowed_mentions` of a message a client creates or edits.
 pub(crate) fn message(body: &Value, path: &str) -> Check {
     length(body, path, "content", 0, 2000)?;
     let embeds = items(body, "embeds");
@@ -130,7 +130,8 @@ pub(crate) fn message(body: &Value, path: &str) -> Check {
             "Embed size exceeds maximum size of 6000",
         )?;
     }
-    components(body, path)
+    components(body, path)?;
+    crate::mentions::validate(body, path)
 }
 
 /// A message with nothing in it is refused (code 50006).

@@ -1,16 +1,17 @@
 //! What the fake remembers, shared by the REST server, the gateway and the test-control API.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use time::OffsetDateTime;
 use time::macros::format_description;
 use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
 
-use crate::FakeConfig;
+use crate::{FakeConfig, Ping};
 
 /// Discord's epoch (2015-01-01) in milliseconds since the Unix epoch.
 const DISCORD_EPOCH_MS: u64 = 1_420_070_400_000;
@@ -22,6 +23,8 @@ pub(crate) struct Shared {
     inner: Mutex<Inner>,
     changed: watch::Sender<u64>,
     last_id: AtomicU64,
+    /// How far the fake's clock runs ahead of tokio's, in nanoseconds.
+    skew: AtomicU64,
 }
 
 impl Shared {
@@ -33,7 +36,25 @@ impl Shared {
             inner: Mutex::new(Inner::default()),
             changed,
             last_id: AtomicU64::new(0),
+            skew: AtomicU64::new(0),
         }
+    }
+
+    /// The fake's clock: tokio's, plus what [`Shared::advance`] added. Every window, deadline
+    /// and token lifetime of the fake is measured on it.
+    pub(crate) fn now(&self) -> Instant {
+        Instant::now() + Duration::from_nanos(self.skew.load(Ordering::Relaxed))
+    }
+
+    /// Time passes for the fake at once (and for nobody else).
+    pub(crate) fn advance(&self, by: Duration) {
+        let nanos = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
+        self.skew.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// How long ago `then` was, on the fake's clock.
+    pub(crate) fn since(&self, then: Instant) -> Duration {
+        self.now().saturating_duration_since(then)
     }
 
     /// Locks the state. Every change made through the guard is announced when it is dropped.
@@ -134,12 +155,59 @@ pub(crate) struct Inner {
     pub(crate) rate_limited: usize,
     pub(crate) latencies: Vec<Duration>,
     pub(crate) gateway: Gateway,
+    /// The bot's permissions in the channels where a test changed them.
+    pub(crate) permissions: HashMap<u64, u64>,
+    /// Every mention that would have notified someone, in order.
+    pub(crate) pings: Vec<Ping>,
+    /// Recent nonces of the bot's messages: the nonce's text -> (channel, message, created).
+    pub(crate) nonces: HashMap<String, (u64, u64, Instant)>,
+    /// 401, 403 and 429 answers: how many, and when those of the last 10 minutes came.
+    pub(crate) invalid: usize,
+    pub(crate) invalid_recent: VecDeque<Instant>,
+    pub(crate) banned: bool,
 }
 
 impl Inner {
     pub(crate) fn violation(&mut self, what: String) {
         tracing::warn!("fake discord: rule broken: {what}");
         self.violations.push(what);
+    }
+
+    /// The bot's permission bits in `channel`.
+    pub(crate) fn bot_permissions(&self, cfg: &FakeConfig, channel: u64) -> u64 {
+        self.permissions
+            .get(&channel)
+            .copied()
+            .unwrap_or(cfg.bot_permissions)
+    }
+
+    /// Deletes a message: it leaves the channel for the channel's deleted ones, and a client
+    /// subscribed to GUILD_MESSAGES hears of it (ephemeral messages excepted: they were never
+    /// in the channel). False if there was no such message.
+    pub(crate) fn delete_message(&mut self, guild: u64, channel: u64, id: u64) -> bool {
+        let Some(c) = self.channels.get_mut(&channel) else {
+            return false;
+        };
+        let Some(gone) = c.messages.remove(&id) else {
+            return false;
+        };
+        let ephemeral = gone
+            .current
+            .get("flags")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            & crate::payloads::EPHEMERAL
+            != 0;
+        c.deleted.insert(id, gone);
+        if !ephemeral && self.gateway.intents & GUILD_MESSAGES != 0 {
+            let data = serde_json::json!({
+                "id": id.to_string(),
+                "channel_id": channel.to_string(),
+                "guild_id": guild.to_string(),
+            });
+            self.gateway.dispatch("MESSAGE_DELETE", data);
+        }
+        true
     }
 
     pub(crate) fn message_mut(&mut self, channel: u64, id: u64) -> Option<&mut StoredMessage> {
@@ -159,10 +227,15 @@ impl Inner {
     }
 }
 
+/// The gateway intent that carries MESSAGE_CREATE, _UPDATE and _DELETE for guild channels.
+const GUILD_MESSAGES: u64 = 1 << 9;
+
 /// One channel's messages and its message rate-limit window.
 #[derive(Default)]
 pub(crate) struct Channel {
     pub(crate) messages: BTreeMap<u64, StoredMessage>,
+    /// Messages deleted by a moderator or by the client, as they were last.
+    pub(crate) deleted: BTreeMap<u64, StoredMessage>,
     /// When the current window opened and how many creates and edits it has counted.
     pub(crate) window: Option<(Instant, u32)>,
 }
@@ -227,6 +300,8 @@ pub(crate) enum Outbound {
 #[derive(Default)]
 pub(crate) struct Gateway {
     pub(crate) session_id: Option<String>,
+    /// The intents of the session's IDENTIFY.
+    pub(crate) intents: u64,
     pub(crate) seq: u64,
     /// Every dispatch of the session, for RESUME to replay.
     pub(crate) events: Vec<(u64, String)>,

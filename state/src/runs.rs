@@ -5,7 +5,8 @@ use std::sync::PoisonError;
 
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::RunId;
-use opsbot_commands::run::{Run, RunState, UserRef};
+use opsbot_commands::people::Speaker;
+use opsbot_commands::run::{Run, RunState};
 use opsbot_commands::target::Target;
 use serde::Deserialize;
 use sled::Transactional;
@@ -44,14 +45,14 @@ impl Store {
     pub fn create_run(
         &self,
         build: impl FnOnce(RunId) -> Run,
-        actor: Option<&UserRef>,
+        actor: Option<&Speaker>,
     ) -> Result<Run, StoreError> {
         let _one_at_a_time = self.creating.lock().unwrap_or_else(PoisonError::into_inner);
         let id = RunId::new(self.counter(NEXT_RUN)?);
         let mut run = build(id);
         run.id = id;
         let what = format!("run {id}");
-        let record = self.encode(&what, &run)?;
+        let record = self.encode_run(&run)?;
         let requested = AuditEvent {
             at: OffsetDateTime::now_utc(),
             run: Some(id),
@@ -98,7 +99,7 @@ impl Store {
     pub fn update_run<E>(
         &self,
         id: RunId,
-        actor: Option<&UserRef>,
+        actor: Option<&Speaker>,
         mut change: impl FnMut(&mut Run) -> Result<Vec<AuditKind>, E>,
     ) -> Result<Run, UpdateError<E>> {
         let key = keys::run_key(id);
@@ -116,7 +117,7 @@ impl Store {
                 return Ok(after);
             }
             let what = format!("run {id}");
-            let record = self.encode(&what, &after)?;
+            let record = self.encode_run(&after)?;
             let at = OffsetDateTime::now_utc();
             let events = kinds
                 .into_iter()

@@ -224,13 +224,30 @@ impl Store {
         })
     }
 
-    /// Decodes a run and checks that it is filed under its own id.
+    /// Decodes a run and checks it: filed under its own id, and consistent in itself (see
+    /// [`Run::inconsistency`]), so that no run task ever works from a record that breaks them.
     pub(crate) fn decode_run(&self, key: &[u8], bytes: &[u8]) -> Result<Run, StoreError> {
         let run: Run = self.decode(RUNS, key, bytes)?;
         if keys::run_key(run.id) != key {
             return Err(self.corrupt(RUNS, key, &format!("it holds run {}", run.id)));
         }
+        if let Some(wrong) = run.inconsistency() {
+            return Err(self.corrupt(RUNS, key, &wrong));
+        }
         Ok(run)
+    }
+
+    /// Encodes a run about to be written; one that breaks [`Run::inconsistency`] is never
+    /// written, so the store never holds a record it would refuse to read.
+    pub(crate) fn encode_run(&self, run: &Run) -> Result<Vec<u8>, StoreError> {
+        let what = format!("run {}", run.id);
+        if let Some(wrong) = run.inconsistency() {
+            return Err(StoreError::Unencodable {
+                what,
+                detail: wrong,
+            });
+        }
+        self.encode(&what, run)
     }
 
     pub(crate) fn encode<T: Serialize>(

@@ -12,8 +12,9 @@ fn refusal(reason: &str) -> AuditEvent {
     AuditEvent {
         at: T0,
         run: None,
-        actor: Some(bob()),
-        event: AuditKind::ApprovalRefused {
+        actor: Some(common::speaking(bob())),
+        event: AuditKind::Refused {
+            request: "/approve id:r-1".into(),
             reason: reason.into(),
         },
     }
@@ -26,7 +27,10 @@ fn the_audit_log_is_append_only_and_ordered() {
     for round in 0..3 {
         let store = common::open(dir.path()).unwrap();
         let run = store
-            .create_run(new_run(&format!("c{round}")), Some(&alice()))
+            .create_run(
+                new_run(&format!("c{round}")),
+                Some(&common::speaking(alice())),
+            )
             .unwrap();
         store
             .append_audit(&refusal(&format!("round {round}")))

@@ -21,16 +21,16 @@ fn a_delivery_is_first_once_even_after_a_restart() {
 fn the_maintenance_notice_is_kept_until_ended_and_survives_a_restart() {
     use opsbot_commands::maintenance::MaintenanceNotice;
     use opsbot_commands::name::Notice;
-    use opsbot_commands::run::UserRef;
+    use opsbot_commands::people::{PersonRef, Surface};
 
     let dir = tempfile::tempdir().unwrap();
     let store = common::open(dir.path()).unwrap();
     assert_eq!(store.maintenance_notice().unwrap(), None);
     let notice = MaintenanceNotice {
         text: Notice::parse("logging cluster maintenance until 04:00 UTC").unwrap(),
-        by: UserRef {
-            id: "1".into(),
-            name: "alice".into(),
+        by: PersonRef {
+            name: opsbot_commands::name::PersonName::parse("alice").unwrap(),
+            via: Surface::Discord { user: 1 },
         },
         since: time::OffsetDateTime::UNIX_EPOCH,
     };

@@ -243,3 +243,90 @@ fn a_lock_left_on_a_missing_run_counts_as_free() {
     );
     assert_eq!(store.run(RunId::new(42)).unwrap(), None);
 }
+
+/// A stored run that decodes but contradicts itself: a run task would index its steps by its
+/// plan's, or act on an approval it does not have.
+#[test]
+fn a_run_record_that_contradicts_itself_is_refused_naming_the_run_and_why() {
+    type Breaks = fn(&mut serde_json::Value);
+    let cases: [(&str, Breaks); 4] = [
+        ("it has 24 step states for 25 planned steps", |run| {
+            run["steps"].as_array_mut().unwrap().pop();
+        }),
+        ("its digest is not its plan's", |run| {
+            run["digest"] = serde_json::json!("00".repeat(32));
+        }),
+        ("it is succeeded but has no finish time", |run| {
+            run["state"] = serde_json::json!({"state": "succeeded"});
+        }),
+        ("it awaits approval of a plan that needs none", |run| {
+            run["state"] = serde_json::json!({"state": "awaiting_approval", "expires_at": "2025-03-04T03:30:00Z"});
+        }),
+    ];
+    for (why, break_it) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        store_with_three_runs(dir.path()).unwrap();
+        let db = common::raw_open(dir.path()).unwrap();
+        let runs = db.open_tree("runs").unwrap();
+        let bytes = runs.get(r(3)).unwrap().unwrap();
+        let mut envelope: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        break_it(&mut envelope["data"]);
+        runs.insert(r(3), serde_json::to_vec(&envelope).unwrap())
+            .unwrap();
+        db.flush().unwrap();
+        drop(runs);
+        drop(db);
+        let error = common::open(dir.path()).unwrap_err();
+        assert!(
+            matches!(&error, StoreError::Corrupt { key, detail, .. } if key == "r-3" && detail == why),
+            "{why}: {error:?}"
+        );
+    }
+}
+
+/// A destructive step that has begun needs an approval by someone else on record; a record
+/// claiming otherwise is refused rather than resumed.
+#[test]
+fn a_begun_deletion_without_an_approval_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = common::open(dir.path()).unwrap();
+        store
+            .create_run(common::new_deletion_run("d"), None)
+            .unwrap();
+        // The store itself never writes such a record.
+        let refused = store.update_run(RunId::new(1), None, |run| {
+            run.state = RunState::Running;
+            run.steps[0] = opsbot_commands::run::StepState::Started { at: T0 };
+            Ok::<_, ()>(vec![])
+        });
+        assert!(
+            matches!(
+                refused,
+                Err(opsbot_state::UpdateError::Store(
+                    StoreError::Unencodable { .. }
+                ))
+            ),
+            "{refused:?}"
+        );
+    }
+    let db = common::raw_open(dir.path()).unwrap();
+    let runs = db.open_tree("runs").unwrap();
+    let bytes = runs.get(r(1)).unwrap().unwrap();
+    let mut envelope: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    envelope["data"]["state"] = serde_json::json!({"state": "running"});
+    envelope["data"]["steps"][0] =
+        serde_json::json!({"state": "started", "at": "2025-03-04T03:00:00Z"});
+    runs.insert(r(1), serde_json::to_vec(&envelope).unwrap())
+        .unwrap();
+    db.flush().unwrap();
+    drop(runs);
+    drop(db);
+    let error = common::open(dir.path()).unwrap_err().to_string();
+    assert!(
+        error.contains(
+            "corrupt run record r-1 (destructive step 1 has begun without an approval of this plan by a second person)"
+        ),
+        "{error}"
+    );
+}

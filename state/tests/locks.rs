@@ -42,7 +42,10 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn state(n: usize) -> RunState {
     match n {
-        0 => RunState::AwaitingApproval { expires_at: T0 },
+        0 => RunState::Withdrawn {
+            by: bob(),
+            reason: None,
+        },
         1 => RunState::Running,
         2 => RunState::Succeeded,
         3 => RunState::Failed { error: "x".into() },
@@ -66,11 +69,16 @@ fn apply(store: &Store, created: &[RunId], op: &Op) -> Result<Option<RunId>, Sto
             let id = created[run % created.len()];
             let result = store.update_run(id, None, |run| {
                 match op {
-                    Op::SetState { .. } => run.state = state(n),
+                    Op::SetState { .. } => {
+                        let state = state(n);
+                        run.finished_at = state.is_finished().then_some(T0);
+                        run.state = state;
+                    }
                     _ => {
                         run.plan.request = ProcedureRequest::ClusterStop {
                             cluster: cluster(CLUSTERS[n]),
-                        }
+                        };
+                        run.digest = run.plan.digest();
                     }
                 }
                 Ok::<_, Infallible>(vec![])

@@ -52,6 +52,10 @@ fn every_run_state() -> Vec<RunState> {
             by: bob(),
             reason: "not tonight".into(),
         },
+        RunState::Withdrawn {
+            by: alice(),
+            reason: Some("wrong cluster".into()),
+        },
         RunState::Expired,
     ]
 }
@@ -63,7 +67,13 @@ fn a_run_survives_close_and_reopen_exactly() {
     {
         let store = common::open(dir.path()).unwrap();
         for (i, state) in every_run_state().into_iter().enumerate() {
-            let build = new_run(&format!("c{i}"));
+            let awaiting = matches!(state, RunState::AwaitingApproval { .. });
+            // A plan waits for approval only when it deletes something, and only until it has it.
+            let build: Box<dyn FnOnce(RunId) -> opsbot_commands::run::Run> = if awaiting {
+                Box::new(common::new_deletion_run(&format!("c{i}")))
+            } else {
+                Box::new(new_run(&format!("c{i}")))
+            };
             let run = store
                 .create_run(
                     |id| {
@@ -71,7 +81,7 @@ fn a_run_survives_close_and_reopen_exactly() {
                         for (slot, step) in run.steps.iter_mut().zip(every_step_state()) {
                             *slot = step;
                         }
-                        run.approval = Some(ApprovalGrant {
+                        run.approval = (!awaiting).then(|| ApprovalGrant {
                             by: bob(),
                             at: T0,
                             digest: run.digest.clone(),
@@ -85,7 +95,7 @@ fn a_run_survives_close_and_reopen_exactly() {
                         }
                         run
                     },
-                    Some(&alice()),
+                    Some(&common::speaking(alice())),
                 )
                 .unwrap();
             created.push(run);
@@ -144,10 +154,14 @@ fn ids_are_dense_and_increase_across_reopen() {
 fn a_second_unfinished_run_on_a_cluster_is_refused_naming_the_holder() {
     let dir = tempfile::tempdir().unwrap();
     let store = common::open(dir.path()).unwrap();
-    let first = store.create_run(new_run("logs"), Some(&alice())).unwrap();
+    let first = store
+        .create_run(new_run("logs"), Some(&common::speaking(alice())))
+        .unwrap();
     let audit_before = store.audit().unwrap();
 
-    let refused = store.create_run(new_run("logs"), Some(&bob())).unwrap_err();
+    let refused = store
+        .create_run(new_run("logs"), Some(&common::speaking(bob())))
+        .unwrap_err();
     match &refused {
         StoreError::Locked { target, holder } => {
             assert_eq!(target, &Target::Cluster(cluster("logs")));
@@ -175,7 +189,7 @@ fn a_finished_run_releases_its_cluster() {
     let store = common::open(dir.path()).unwrap();
     let first = store.create_run(new_run("logs"), None).unwrap();
     store
-        .update_run(first.id, Some(&bob()), |run| {
+        .update_run(first.id, Some(&common::speaking(bob())), |run| {
             run.finish(
                 RunState::Cancelled {
                     by: bob(),
@@ -204,6 +218,7 @@ fn a_finished_run_releases_its_cluster() {
     // A finished run cannot come back to life while another run holds its cluster.
     let revived = store.update_run(first.id, None, |run| {
         run.state = RunState::Running;
+        run.finished_at = None;
         Ok::<_, ()>(vec![])
     });
     assert!(matches!(
@@ -243,9 +258,11 @@ fn runs_on_different_clusters_do_not_block_each_other() {
 fn update_run_writes_its_audit_events_with_the_transition() {
     let dir = tempfile::tempdir().unwrap();
     let store = common::open(dir.path()).unwrap();
-    let run = store.create_run(new_run("logs"), Some(&alice())).unwrap();
+    let run = store
+        .create_run(new_run("logs"), Some(&common::speaking(alice())))
+        .unwrap();
     let updated = store
-        .update_run(run.id, Some(&bob()), |run| {
+        .update_run(run.id, Some(&common::speaking(bob())), |run| {
             run.steps[0] = StepState::Started { at: T0 };
             Ok::<_, ()>(vec![AuditKind::StepStarted {
                 step: 0,
@@ -269,9 +286,9 @@ fn update_run_writes_its_audit_events_with_the_transition() {
                 .into(),
         }
     );
-    assert_eq!(audit[0].actor, Some(alice()));
+    assert_eq!(audit[0].actor, Some(common::speaking(alice())));
     assert_eq!(audit[1].run, Some(run.id));
-    assert_eq!(audit[1].actor, Some(bob()));
+    assert_eq!(audit[1].actor, Some(common::speaking(bob())));
     assert!(matches!(
         audit[1].event,
         AuditKind::StepStarted { step: 0, .. }
@@ -333,7 +350,7 @@ fn concurrent_updates_of_one_run_lose_no_change() {
                 for i in 0..EACH {
                     store
                         .update_run(id, None, |run| {
-                            run.plan.notes.push(format!("t{t}-{i}"));
+                            run.captured.insert(format!("t{t}-{i}"), String::new());
                             Ok::<_, ()>(vec![AuditKind::OperatorConfirmed { step: t * 100 + i }])
                         })
                         .unwrap();
@@ -345,8 +362,7 @@ fn concurrent_updates_of_one_run_lose_no_change() {
         worker.join().unwrap();
     }
     let run = store.run(id).unwrap().unwrap();
-    let mut notes = run.plan.notes[1..].to_vec();
-    notes.sort();
+    let notes: Vec<String> = run.captured.keys().cloned().collect();
     let mut expected: Vec<_> = (0..THREADS)
         .flat_map(|t| (0..EACH).map(move |i| format!("t{t}-{i}")))
         .collect();

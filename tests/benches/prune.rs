@@ -42,7 +42,7 @@ async fn main() {
     let planning_requests = h.calls().len();
 
     let approved = Instant::now();
-    h.slash("bob", "/approve id:r-1").await;
+    h.approve("bob", "r-1").await;
     let run = h.finished(id).await;
     let executed = approved.elapsed();
     assert_eq!(run.state, RunState::Succeeded, "{:?}", run.state);

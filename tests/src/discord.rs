@@ -23,7 +23,9 @@ pub const ANNOUNCE_CHANNEL: u64 = 900_000_000_000_000_003;
 const OPERATOR_ROLE: u64 = 800_000_000_000_000_001;
 const APPROVER_ROLE: u64 = 800_000_000_000_000_002;
 
-/// alice operates; bob operates and approves; dave only approves; carol has no role.
+/// alice operates; bob operates and approves; dave only approves (as [`crate::people`] says);
+/// carol is a guild member opsbot does not know. Their Discord roles are what a guild would
+/// give them; opsbot reads roles from its config.
 pub fn user(name: &str) -> FakeUser {
     let (id, roles): (u64, &[u64]) = match name {
         "alice" => (1, &[OPERATOR_ROLE]),
@@ -41,6 +43,8 @@ pub struct DiscordScene {
     pub sim: SimHandle,
     /// `logs2`, `logs3`, ... when the setup asks for more; held so that they keep serving.
     _others: Vec<SimHandle>,
+    /// The bot's console socket, where alice is the account running the tests.
+    pub console: std::path::PathBuf,
     bot: JoinHandle<anyhow::Result<()>>,
     _dir: tempfile::TempDir,
 }
@@ -75,13 +79,23 @@ impl DiscordScene {
             window: WINDOW,
         };
         config.discord = Some(discord_config(&fake, dir.path()));
-        let bot = tokio::spawn(opsbot::chat::discord::run(config));
+        // The console socket too, where alice speaks from the account running the tests.
+        let console = dir.path().join("console.sock");
+        config.console.socket = Some(console.clone());
+        let me = opsbot::chat::console::running_account().unwrap();
+        for person in &mut config.people {
+            if person.name.as_str() == "alice" {
+                person.accounts.push(me.clone());
+            }
+        }
+        let bot = tokio::spawn(opsbot::serve::run(config));
         fake.wait_ready(PATIENCE).await.unwrap();
         fake.wait_commands(PATIENCE).await.unwrap();
         Self {
             fake,
             sim,
             _others: sims,
+            console,
             bot,
             _dir: dir,
         }
@@ -126,9 +140,20 @@ impl DiscordScene {
         command: &str,
         options: Value,
     ) -> Vec<(String, String)> {
+        self.choices_in(user, CHANNEL, command, options).await
+    }
+
+    /// [`Self::choices`] in `channel`.
+    pub async fn choices_in(
+        &self,
+        user: &FakeUser,
+        channel: u64,
+        command: &str,
+        options: Value,
+    ) -> Vec<(String, String)> {
         let id = self
             .fake
-            .autocomplete(user, CHANNEL, command, options)
+            .autocomplete(user, channel, command, options)
             .await;
         let record = self.fake.response(id, PATIENCE).await.unwrap();
         assert_eq!(record.kind, 8, "an autocomplete result: {:?}", record.data);
@@ -205,10 +230,6 @@ pub fn discord_config(fake: &FakeDiscord, dir: &std::path::Path) -> DiscordConfi
         guild: fake.config().guild_id,
         channels: vec![CHANNEL],
         announce_channel: Some(ANNOUNCE_CHANNEL),
-        operator_roles: vec![OPERATOR_ROLE],
-        operator_users: vec![],
-        approver_roles: vec![APPROVER_ROLE],
-        approver_users: vec![],
         api_address: Some(fake.rest_addr()),
         ca_file: Some(ca_file),
     }

@@ -7,6 +7,7 @@
 
 mod chat;
 pub mod cloud;
+pub mod console;
 pub mod discord;
 pub mod openstack;
 pub mod runbooks;
@@ -16,15 +17,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use opsbot::config::{
-    ClusterConfig, Config, ConsoleConfig, EngineConfig, NodeControlConfig, ProgressConfig,
-    StoreConfig,
+    ClusterConfig, Config, ConsoleConfig, EngineConfig, NodeControlConfig, PersonConfig,
+    ProgressConfig, Role, StoreConfig,
 };
 use opsbot::engine::Engine;
 use opsbot::progress::Publisher;
 use opsbot::service::{Reply, Service};
-use opsbot_commands::name::{ClusterName, NodeAddr, RunId};
+use opsbot_commands::name::{ClusterName, NodeAddr, PersonName, RunId};
 use opsbot_commands::parse::{self, Origin};
-use opsbot_commands::run::{Actor, ChannelId, Roles, Run, UserRef};
+use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
+use opsbot_commands::run::{ChannelId, Run};
 use opsbot_sim::{Call, Flavor, SimConfig, SimHandle};
 use opsbot_state::Store;
 
@@ -33,8 +35,8 @@ pub use chat::{Message, RecordingChat};
 /// The longest any test waits for anything.
 pub const PATIENCE: Duration = Duration::from_secs(60);
 
-/// The operators every harness knows: alice operates, bob (and dave-approver) also approve,
-/// carol only watches.
+/// The people every harness knows, at the console account of their name: alice operates, bob
+/// (and dave-approver) also approve, carol has no role (as someone whose Discord roles lapsed).
 pub fn actor(name: &str) -> Actor {
     let (operator, approver) = match name {
         "alice" => (true, false),
@@ -42,12 +44,31 @@ pub fn actor(name: &str) -> Actor {
         _ => (false, false),
     };
     Actor {
-        user: UserRef {
-            id: format!("id-{name}"),
-            name: name.to_owned(),
+        person: PersonRef {
+            name: PersonName::parse(name).expect("person name"),
+            via: Surface::Console {
+                account: name.to_owned(),
+            },
         },
         roles: Roles { operator, approver },
     }
+}
+
+/// The team as the config names it, each with a Discord user id (`700…001` for alice, `…002`
+/// bob, `…004` dave) and a console account of their name.
+pub fn people() -> Vec<PersonConfig> {
+    let person = |name: &str, discord: u64, roles: &[Role]| PersonConfig {
+        name: PersonName::parse(name).expect("person name"),
+        roles: roles.to_vec(),
+        discord_user: Some(700_000_000_000_000_000 + discord),
+        discord_roles: Vec::new(),
+        accounts: vec![name.to_owned()],
+    };
+    vec![
+        person("alice", 1, &[Role::Operator]),
+        person("bob", 2, &[Role::Operator, Role::Approver]),
+        person("dave", 4, &[Role::Approver]),
+    ]
 }
 
 /// How a harness is set up.
@@ -161,6 +182,7 @@ pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir)
         clusters,
         clouds: setup.clouds.clone(),
         runbooks: setup.runbooks.clone(),
+        people: people(),
         console: ConsoleConfig::default(),
         discord: None,
     };
@@ -192,10 +214,15 @@ impl Harness {
 
     /// Types a command as `user`, the way the console does.
     pub async fn slash(&self, user: &str, line: &str) -> Reply {
+        self.say(&actor(user), line).await
+    }
+
+    /// Types a command as `actor` (a person as a front end found them), the way the console does.
+    pub async fn say(&self, actor: &Actor, line: &str) -> Reply {
         match parse::parse_line(line, Origin::Console) {
             Ok(request) => {
                 self.service
-                    .handle(&actor(user), &self.channel, Origin::Console, request)
+                    .handle(actor, &self.channel, Origin::Console, request)
                     .await
             }
             Err(error) => Reply {
@@ -203,6 +230,18 @@ impl Harness {
                 private: true,
             },
         }
+    }
+
+    /// `user` approves the run's current plan, naming its digest as the approver would after
+    /// `/approve id:<run>` showed it (a run that does not exist gets a digest of zeros).
+    pub async fn approve(&self, user: &str, id: impl std::fmt::Display) -> Reply {
+        let id = id.to_string();
+        let digest = RunId::parse(&id)
+            .ok()
+            .and_then(|run| self.engine.run(run).ok())
+            .map_or_else(|| "0".repeat(12), |run| run.digest.short().to_owned());
+        self.slash(user, &format!("/approve id:{id} digest:{digest}"))
+            .await
     }
 
     /// Starts a procedure and returns its run id; panics with the reply if it did not start.

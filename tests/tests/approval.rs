@@ -45,8 +45,11 @@ async fn a_prune_approved_by_a_second_operator_deletes_exactly_the_selection() {
         "nothing is deleted before the approval"
     );
 
-    let approved = h.slash("bob", "/approve id:r-1").await;
-    assert_eq!(approved.text, "r-1 approved by bob");
+    let approved = h.approve("bob", "r-1").await;
+    assert_eq!(
+        approved.text,
+        format!("r-1 approved by bob (plan digest {})", h.run(id).digest)
+    );
     let run = h.finished(id).await;
     assert_eq!(run.state, RunState::Succeeded, "{:?}", run.state);
 
@@ -83,25 +86,24 @@ async fn a_prune_approved_by_a_second_operator_deletes_exactly_the_selection() {
 async fn the_requester_and_non_approvers_cannot_approve_and_are_audited() {
     let h = Harness::start(Setup::default()).await;
     h.slash("bob", PRUNE).await;
-    let own = h.slash("bob", "/approve id:r-1").await;
+    let own = h.approve("bob", "r-1").await;
     assert!(own.private);
     assert_eq!(
         own.text,
-        "you requested run r-1; another approver must approve it"
+        "you requested run r-1; another approver must approve it (to withdraw it: /reject \
+         id:r-1 reason:\"...\" or /run cancel id:r-1)"
     );
-    let not_approver = h.slash("alice", "/approve id:r-1").await;
+    let not_approver = h.approve("alice", "r-1").await;
     assert_eq!(
         not_approver.text,
         "approving needs the approver role; ask an approver"
     );
-    let watcher = h.slash("carol", "/approve id:r-1").await;
+    let watcher = h.approve("carol", "r-1").await;
     assert_eq!(watcher.text, "only operators may do that; ask an operator");
-    let stale = h.engine.approve(
-        &actor("dave-approver"),
-        opsbot_commands::name::RunId::new(1),
-        Some("000000000000"),
-    );
-    assert!(stale.is_err());
+    let stale = h
+        .slash("dave-approver", "/approve id:r-1 digest:000000000000")
+        .await;
+    assert!(stale.private);
     assert!(matches!(
         h.run(opsbot_commands::name::RunId::new(1)).state,
         RunState::AwaitingApproval { .. }
@@ -113,18 +115,23 @@ async fn the_requester_and_non_approvers_cannot_approve_and_are_audited() {
         .unwrap()
         .into_iter()
         .filter_map(|e| match e.event {
-            AuditKind::ApprovalRefused { reason } => {
-                Some(format!("{}: {reason}", e.actor.unwrap().name))
-            }
+            AuditKind::Refused { reason, .. } => Some(format!("{}: {reason}", e.actor.unwrap())),
             _ => None,
         })
         .collect();
     assert_eq!(
         refused,
         vec![
-            "bob: you requested run r-1; another approver must approve it".to_owned(),
+            "bob: you requested run r-1; another approver must approve it (to withdraw it: \
+             /reject id:r-1 reason:\"...\" or /run cancel id:r-1)"
+                .to_owned(),
             "alice: approving needs the approver role; ask an approver".to_owned(),
-            "dave-approver: the plan of run r-1 changed since it was shown (digest {digest}, you saw 000000000000); look at it again with /run status id:r-1".replace("{digest}", h.run(opsbot_commands::name::RunId::new(1)).digest.short()),
+            "carol: only operators may do that; ask an operator".to_owned(),
+            format!(
+                "dave-approver: the plan of run r-1 is not the one you name (its digest is {}, \
+                 you gave 000000000000); look at it again with /run status id:r-1",
+                h.run(opsbot_commands::name::RunId::new(1)).digest.short()
+            ),
         ]
     );
     assert!(h.calls_by("DELETE").is_empty());
@@ -137,16 +144,16 @@ async fn a_stale_digest_is_refused() {
     let id = opsbot_commands::name::RunId::new(1);
     let error = h
         .engine
-        .approve(&actor("bob"), id, Some("000000000000"))
+        .approve(&actor("bob"), id, "000000000000")
         .unwrap_err();
     assert!(
         error
             .to_string()
-            .starts_with("the plan of run r-1 changed since it was shown"),
+            .starts_with("the plan of run r-1 is not the one you name"),
         "{error}"
     );
     let digest = h.run(id).digest.short().to_owned();
-    h.engine.approve(&actor("bob"), id, Some(&digest)).unwrap();
+    h.engine.approve(&actor("bob"), id, &digest).unwrap();
     assert_eq!(h.finished(id).await.state, RunState::Succeeded);
 }
 
@@ -163,11 +170,14 @@ async fn an_unanswered_request_expires_and_cannot_be_approved_after() {
     h.slash("alice", PRUNE).await;
     let id = opsbot_commands::name::RunId::new(1);
     assert_eq!(h.finished(id).await.state, RunState::Expired);
-    let late = h.slash("bob", "/approve id:r-1").await;
-    assert_eq!(
-        late.text,
-        "run r-1 is not waiting for approval (it is expired)"
+    let late = h.approve("bob", "r-1").await;
+    assert!(
+        late.text.starts_with("run r-1 already expired at ")
+            && late.text.ends_with(": nobody approved in time"),
+        "{}",
+        late.text
     );
+    assert!(late.private);
     assert!(h.calls_by("DELETE").is_empty());
     // The cluster is free again.
     assert!(
@@ -179,12 +189,25 @@ async fn an_unanswered_request_expires_and_cannot_be_approved_after() {
 }
 
 #[tokio::test]
-async fn approving_twice_is_harmless_and_approval_after_cancel_is_refused() {
+async fn a_second_approval_is_told_who_approved_and_approval_after_cancel_is_refused() {
     let h = Harness::start(Setup::default()).await;
     h.slash("alice", PRUNE).await;
-    h.slash("bob", "/approve id:r-1").await;
-    let again = h.slash("bob", "/approve id:r-1").await;
-    assert!(!again.private, "{}", again.text);
+    let first = h.approve("bob", "r-1").await;
+    assert!(!first.private, "{}", first.text);
+    assert!(
+        first.text.starts_with("r-1 approved by bob (plan digest "),
+        "{}",
+        first.text
+    );
+    let again = h.approve("dave-approver", "r-1").await;
+    assert!(again.private, "{}", again.text);
+    assert!(
+        again
+            .text
+            .starts_with("run r-1 is already approved by bob at "),
+        "{}",
+        again.text
+    );
     let run = h.finished(opsbot_commands::name::RunId::new(1)).await;
     assert_eq!(run.state, RunState::Succeeded);
     assert_eq!(deleted_names(&h).len(), 60, "deleted once");
@@ -206,18 +229,24 @@ async fn approving_twice_is_harmless_and_approval_after_cancel_is_refused() {
         "{}",
         reply.text
     );
-    let cancelled = h.slash("alice", "/run cancel id:r-2").await;
+    let cancelled = h.slash("bob", "/run cancel id:r-2").await;
     assert!(!cancelled.private, "{}", cancelled.text);
+    assert_eq!(
+        cancelled.text,
+        "r-2 cancelled by bob: cancelled before approval; nothing was done"
+    );
     let run = h.finished(opsbot_commands::name::RunId::new(2)).await;
     assert!(
         matches!(run.state, RunState::Cancelled { .. }),
         "{:?}",
         run.state
     );
-    let late = h.slash("bob", "/approve id:r-2").await;
-    assert_eq!(
-        late.text,
-        "run r-2 is not waiting for approval (it is cancelled)"
+    let late = h.approve("dave-approver", "r-2").await;
+    assert!(
+        late.text
+            .starts_with("run r-2 is already cancelled by bob at "),
+        "{}",
+        late.text
     );
 }
 
@@ -266,7 +295,7 @@ async fn indices_that_vanish_are_reported_and_ones_that_appear_are_never_deleted
         .error_for_status()
         .unwrap();
     h.sim.clear_calls();
-    h.slash("bob", "/approve id:r-1").await;
+    h.approve("bob", "r-1").await;
     let run = h.finished(id).await;
     assert_eq!(run.state, RunState::Succeeded, "{:?}", run.state);
     let deleted = deleted_names(&h);
@@ -296,7 +325,7 @@ async fn a_cancelled_prune_stops_between_chunks_and_reports_what_was_deleted() {
     assert!(chunks >= 2, "{chunks} chunks");
     h.sim
         .set_faults(vec!["latency=400ms,method=DELETE".parse().unwrap()]);
-    h.slash("bob", "/approve id:r-1").await;
+    h.approve("bob", "r-1").await;
     h.wait_for(id, "deleting", |r| {
         matches!(r.steps[0], opsbot_commands::run::StepState::Started { .. })
     })
@@ -349,8 +378,8 @@ async fn nothing_to_delete_is_a_success_that_says_so() {
 async fn the_audit_trail_shows_who_asked_approved_and_what_each_step_did() {
     let h = Harness::start(Setup::default()).await;
     h.slash("alice", PRUNE).await;
-    h.slash("alice", "/approve id:r-1").await;
-    h.slash("bob", "/approve id:r-1").await;
+    h.approve("alice", "r-1").await;
+    h.approve("bob", "r-1").await;
     h.finished(opsbot_commands::name::RunId::new(1)).await;
     let trail = h.slash("carol", "/audit run:r-1").await;
     assert!(trail.private, "only operators read the audit trail");
@@ -367,11 +396,19 @@ async fn the_audit_trail_shows_who_asked_approved_and_what_each_step_did() {
     );
     assert_eq!(
         events[1],
-        "approval refused: you requested run r-1; another approver must approve it"
+        "refused /approve id:r-1: you requested run r-1; another approver must approve it (to \
+         withdraw it: /reject id:r-1 reason:\"...\" or /run cancel id:r-1)"
     );
     assert!(events[2].starts_with("approved (digest "), "{trail}");
     assert!(events.contains(&"step 1 done: deleted 60"), "{trail}");
-    assert_eq!(events.last(), Some(&"finished: succeeded"));
+    // carol's look at the trail was refused, and that is in the trail too.
+    assert_eq!(
+        events[events.len() - 2..],
+        [
+            "finished: succeeded",
+            "refused /audit: only operators may do that; ask an operator"
+        ]
+    );
     assert!(
         trail.lines().nth(1).unwrap().contains(" r-1 alice · "),
         "{trail}"
@@ -413,7 +450,7 @@ async fn a_button_from_another_plan_or_a_decided_one_is_refused_privately() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(&e.event, AuditKind::ApprovalRefused { .. })),
+            .any(|e| matches!(&e.event, AuditKind::Refused { .. })),
         "refusals are audited"
     );
 }

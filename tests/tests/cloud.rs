@@ -61,11 +61,12 @@ async fn stale_allocations_are_deleted_after_a_second_operators_approval_and_onl
         "nothing before approval"
     );
 
-    let own = h.slash("alice", "/approve id:r-1").await;
+    let own = h.approve("alice", "r-1").await;
     assert!(own.private, "the requester cannot approve: {}", own.text);
-    assert_eq!(
-        h.slash("bob", "/approve id:r-1").await.text,
-        "r-1 approved by bob"
+    let approved = h.approve("bob", "r-1").await.text;
+    assert!(
+        approved.starts_with("r-1 approved by bob (plan digest "),
+        "{approved}"
     );
     let run = h.finished(RunId::new(1)).await;
     assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
@@ -130,7 +131,7 @@ async fn an_instance_that_exists_is_never_deleted() {
         .start_run("alice", "/placement stale cloud:prod host:compute-03")
         .await;
     scene.cloud.add_server(uuid(3), "restored", "ACTIVE");
-    h.slash("bob", &format!("/approve id:{id}")).await;
+    h.approve("bob", id).await;
     let run = h.finished(id).await;
     assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
     let notes: Vec<&str> = run
@@ -239,7 +240,7 @@ async fn the_rpc_cap_fix_deletes_old_disabled_services_then_restarts_the_compute
         deletes(&scene, "/compute").is_empty(),
         "nothing before approval"
     );
-    h.slash("bob", &format!("/approve id:{id}")).await;
+    h.approve("bob", id).await;
     let run = h.finished(id).await;
     assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
     assert_eq!(

@@ -161,13 +161,14 @@ async fn a_prune_is_approved_by_a_second_operator_with_the_button() {
     );
     assert_eq!(buttons_enabled(&plan), [true, true]);
 
-    // The requester, someone without a role, and a channel opsbot does not serve: refused, privately.
+    // The requester, someone opsbot does not know, and a channel opsbot does not serve:
+    // refused, privately.
     let (own, private) = scene.press(&user("alice"), &plan, "Approve").await;
     assert!(private);
     assert!(own.contains("another approver must approve it"), "{own}");
     let (nobody, private) = scene.press(&user("carol"), &plan, "Approve").await;
     assert!(private);
-    assert!(nobody.contains("operator"), "{nobody}");
+    assert!(nobody.contains("is not one of opsbot's people"), "{nobody}");
     let (elsewhere, private) = scene
         .slash_in(&user("bob"), OTHER_CHANNEL, "/run list")
         .await;
@@ -208,7 +209,11 @@ async fn bad_input_and_refusals_are_private() {
             "/cluster status cluster:nope",
             "unknown cluster `nope`; configured: logs",
         ),
-        ("carol", "/cluster status cluster:logs", "operator"),
+        (
+            "carol",
+            "/cluster status cluster:logs",
+            "Discord user 700000000000000003 is not one of opsbot's people",
+        ),
         ("alice", "/approve id:r-9", "no run r-9"),
     ] {
         let (text, private) = scene.slash(&user(who), line).await;
@@ -272,7 +277,7 @@ async fn start_up_problems_are_named_with_what_to_fix() {
         change(&mut discord);
         config.discord = Some(discord);
         async move {
-            let error = opsbot::chat::discord::run(config).await.unwrap_err();
+            let error = opsbot::serve::run(config).await.unwrap_err();
             format!("{error:#}")
         }
     };

@@ -46,7 +46,7 @@ async fn a_cancelled_maintenance_says_so_and_other_runs_announce_nothing() {
     let prune = h
         .start_run("alice", "/indices prune cluster:logs older_than_days:5")
         .await;
-    h.slash("bob", &format!("/approve id:{prune}")).await;
+    h.approve("bob", prune).await;
     h.finished(prune).await;
     assert_eq!(
         h.chat().announcements(),

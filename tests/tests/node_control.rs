@@ -39,7 +39,7 @@ async fn a_cancelled_restart_stops_at_a_safe_point_and_says_what_is_left() {
     let RunState::Cancelled { by, note } = &run.state else {
         panic!("{:?}", run.state)
     };
-    assert_eq!(by.name, "bob");
+    assert_eq!(by.name.as_str(), "bob");
     assert!(
         note.starts_with("left in place: shard allocation is disabled"),
         "{note}"

@@ -141,7 +141,7 @@ async fn a_stale_allocation_run_against_real_keystone_and_placement() {
         3,
         "nothing before approval"
     );
-    h.slash("bob", &format!("/approve id:{id}")).await;
+    h.approve("bob", id).await;
     let run = h.finished(id).await;
     assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
 

@@ -68,9 +68,10 @@ async fn an_approved_removal_drains_the_node_before_stopping_it_on_every_flavour
             settings_puts(&h).is_empty(),
             "{flavor:?}: nothing changes before the approval"
         );
-        assert_eq!(
-            h.slash("bob", "/approve id:r-1").await.text,
-            "r-1 approved by bob"
+        let approved = h.approve("bob", "r-1").await.text;
+        assert!(
+            approved.starts_with("r-1 approved by bob (plan digest "),
+            "{approved}"
         );
         let run = h.finished(opsbot_commands::name::RunId::new(1)).await;
         assert_eq!(
@@ -207,7 +208,7 @@ fn slow() -> Setup {
 /// Starts the removal, approves it, and waits until the drain is under way.
 async fn draining(h: &Harness) -> opsbot_commands::name::RunId {
     let id = h.start_run("alice", REMOVE).await;
-    h.slash("bob", &format!("/approve id:{id}")).await;
+    h.approve("bob", id).await;
     h.wait_for(id, "draining", |run| {
         matches!(run.steps[0], StepState::Done { .. })
             && matches!(run.steps[1], StepState::Started { .. })
@@ -269,7 +270,7 @@ async fn a_drain_that_times_out_fails_and_clears_the_exclusion() {
     setup.engine.drain_timeout = Duration::from_millis(300);
     let h = Harness::start(setup).await;
     let id = h.start_run("alice", REMOVE).await;
-    h.slash("bob", &format!("/approve id:{id}")).await;
+    h.approve("bob", id).await;
     let run = h.finished(id).await;
     let RunState::Failed { error } = &run.state else {
         panic!("{:?}", run.state)
@@ -296,7 +297,7 @@ async fn manual_node_control_asks_for_the_stop_the_inventory_and_the_redeploy() 
     })
     .await;
     let id = h.start_run("alice", REMOVE).await;
-    h.slash("bob", &format!("/approve id:{id}")).await;
+    h.approve("bob", id).await;
     let prompts = [
         "stop the `opensearch` container on 10.0.0.14",
         "remove 10.0.0.14 from the `opensearch` group of the deployment inventory",

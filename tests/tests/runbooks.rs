@@ -73,9 +73,9 @@ async fn nested_virt_stops_at_its_gate_then_reloads_the_module_and_restarts_nova
     assert!(shown.contains("virsh list --name` exited 0"), "{shown}");
 
     // Not the requester: a second operator.
-    let own = h.slash("alice", &format!("/approve id:{id}")).await;
+    let own = h.approve("alice", id).await;
     assert!(own.private, "{}", own.text);
-    h.slash("bob", &format!("/approve id:{id}")).await;
+    h.approve("bob", id).await;
     let run = h.finished(id).await;
     assert_eq!(run.state, RunState::Succeeded, "{run:?}");
     assert_eq!(
@@ -145,7 +145,7 @@ async fn nested_virt_fails_on_a_busy_module_after_approval_and_says_what_is_left
     .await;
     // A VM started after the check.
     hosts.hosts.set_running_vms("compute-01", 1).unwrap();
-    h.slash("bob", &format!("/approve id:{id}")).await;
+    h.approve("bob", id).await;
     let run = h.finished(id).await;
     let error = failure(&run.state);
     assert!(error.contains("modprobe -r kvm_amd` exited 1"), "{error}");

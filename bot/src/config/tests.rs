@@ -3,7 +3,7 @@ use super::*;
 const EXAMPLE: &str = include_str!("../../../deploy/opsbot.example.toml");
 
 fn parse(text: &str) -> anyhow::Result<Config> {
-    let config: Config = toml::from_str(text)?;
+    let config = Config::parse(text)?;
     config.validate()?;
     Ok(config)
 }
@@ -127,13 +127,94 @@ fn the_runbooks_section_is_checked() {
     }
 }
 
+/// One person, as the smallest configs need.
+const ALICE: &str =
+    "[[people]]\nname = \"alice\"\nroles = [\"operator\"]\naccounts = [\"alice\"]\n";
+
+#[test]
+fn people_are_named_once_with_their_accounts() {
+    let config = parse(EXAMPLE).unwrap();
+    let people = config.people().unwrap();
+    let bob = people.on_console("bob-admin").unwrap();
+    assert_eq!(bob.person.name.as_str(), "bob");
+    assert!(bob.roles.approver);
+    assert_eq!(
+        people
+            .on_discord(700_000_000_000_000_001, &[])
+            .unwrap()
+            .person
+            .name
+            .as_str(),
+        "alice"
+    );
+    let cases = [
+        (
+            EXAMPLE.replace(
+                "accounts = [\"bob\", \"bob-admin\"]",
+                "accounts = [\"alice\"]",
+            ),
+            "account `alice` is given to both `alice` and `bob`",
+        ),
+        (
+            EXAMPLE.replace("700000000000000002", "700000000000000001"),
+            "Discord user 700000000000000001 is given to both",
+        ),
+        (
+            EXAMPLE.replace("roles = [\"operator\"]\n", "roles = [\"operater\"]\n"),
+            "operater",
+        ),
+        (
+            EXAMPLE.replace("roles = [\"operator\"]\n", "roles = []\n"),
+            "person `alice` has no roles",
+        ),
+        (
+            EXAMPLE.replace("name = \"bob\"", "name = \"Bob\""),
+            "person name",
+        ),
+    ];
+    for (text, expected) in cases {
+        let error = format!("{:#}", parse(&text).unwrap_err());
+        assert!(
+            error.contains(expected),
+            "expected `{expected}` in: {error}"
+        );
+    }
+}
+
+#[test]
+fn a_config_without_people_or_with_retired_keys_says_what_to_write() {
+    let minimal =
+        "[store]\npath = \"/tmp/s\"\n[runbooks]\ndir = \"/r\"\n[runbooks.inventory]\nc = [\"h\"]\n";
+    let error = format!("{:#}", parse(minimal).unwrap_err());
+    assert!(error.contains("the config names no [[people]]"), "{error}");
+    let retired = format!("{minimal}{ALICE}[console]\noperators = [{{ name = \"alice\" }}]\n");
+    let error = format!("{:#}", parse(&retired).unwrap_err());
+    assert!(
+        error.contains("[console] operators is replaced by [[people]]"),
+        "{error}"
+    );
+    let retired = EXAMPLE.replace("[discord]\n", "[discord]\noperator_roles = [1]\n");
+    let error = format!("{:#}", parse(&retired).unwrap_err());
+    assert!(
+        error.contains("[discord] operator_roles is replaced by [[people]]"),
+        "{error}"
+    );
+    // Discord needs someone who can speak there.
+    let no_discord_people = EXAMPLE
+        .replace("discord_user = 700000000000000001\n", "")
+        .replace("discord_user = 700000000000000002\n", "")
+        .replace("discord_roles = [523456789012345678]\n", "");
+    let error = format!("{:#}", parse(&no_discord_people).unwrap_err());
+    assert!(error.contains("no person has a discord_user"), "{error}");
+}
+
 #[test]
 fn runbooks_without_hosts_are_refused() {
     let text = "[store]\npath = \"/tmp/s\"\n[runbooks]\ndir = \"/etc/opsbot/runbooks\"\n";
     let error = format!("{:#}", parse(text).unwrap_err());
     assert!(error.contains("lists no hosts"), "{error}");
     // Runbooks alone are something to act on.
-    let text = format!("{text}[runbooks.inventory]\ncompute = [\"compute-01\"]\n");
+    let text = format!("{text}[runbooks.inventory]\ncompute = [\"compute-01\"]\n{ALICE}");
     let config = parse(&text).unwrap();
     assert!(matches!(config.runbooks.access, HostAccessConfig::Manual));
 }

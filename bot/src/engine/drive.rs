@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use opsbot_commands::approval;
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::RunId;
 use opsbot_commands::render;
@@ -103,7 +104,7 @@ async fn drive_inner(
             Next::AwaitApproval { expires_at } => {
                 let now = OffsetDateTime::now_utc();
                 if now >= expires_at {
-                    finish(inner, id, |_| RunState::Expired)?;
+                    expire(inner, id, now)?;
                     continue;
                 }
                 let left = std::time::Duration::try_from(expires_at - now).unwrap_or_default();
@@ -251,6 +252,30 @@ fn record(
     let run = updated.map_err(store_only)?;
     if let StepOutcome::Failed(error) = &outcome {
         tracing::warn!(%error, "run failed");
+    }
+    inner.progress.changed(&run);
+    Ok(())
+}
+
+/// Expires a run nobody approved in time: one compare-and-swap that applies only while the
+/// request is still open, so an approval, rejection or cancel that landed first stands.
+pub(super) fn expire(
+    inner: &Inner,
+    id: RunId,
+    now: OffsetDateTime,
+) -> Result<(), opsbot_state::StoreError> {
+    let updated = inner.store.update_run(id, None, |run| {
+        if !approval::expired(run, now) {
+            return Ok::<_, std::convert::Infallible>(vec![]);
+        }
+        run.finish(RunState::Expired, now);
+        Ok(vec![AuditKind::RunFinished {
+            state: run.state.label().to_owned(),
+        }])
+    });
+    let run = updated.map_err(store_only)?;
+    if run.state == RunState::Expired {
+        tracing::info!("run expired: nobody approved in time");
     }
     inner.progress.changed(&run);
     Ok(())

@@ -3,6 +3,7 @@
 //! effect, so that a bot killed at any instant resumes where it was.
 
 mod cloud_step;
+mod decide;
 mod delete;
 mod drive;
 mod refusal;
@@ -15,12 +16,12 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use opsbot_commands::approval::{self, ApprovalOutcome};
 use opsbot_commands::audit::AuditKind;
-use opsbot_commands::name::{Reason, RunId};
+use opsbot_commands::name::RunId;
+use opsbot_commands::people::Actor;
 use opsbot_commands::plan::Plan;
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::{Actor, CancelRequest, ChannelId, Run, RunState, StepState};
+use opsbot_commands::run::{ChannelId, Run};
 use opsbot_commands::target::Target;
 use opsbot_state::{Store, StoreError, UpdateError};
 use time::OffsetDateTime;
@@ -192,103 +193,16 @@ impl Engine {
             .0
             .store
             .create_run(
-                |id| Run::new(id, plan, actor.user.clone(), channel, now, ttl),
-                Some(&actor.user),
+                |id| Run::new(id, plan, actor.person.clone(), channel, now, ttl),
+                Some(&actor.speaker()),
             )
             .map_err(|e| match e {
                 StoreError::Locked { target, holder } => Refusal::Busy { target, holder }.into(),
                 other => EngineError::from(other),
             })?;
-        tracing::info!(run = %run.id, request = %run.plan.request, requester = %actor.user.name, "run created");
+        tracing::info!(run = %run.id, request = %run.plan.request, requester = %actor.name(), "run created");
         self.spawn(run.id);
         Ok(Start::Started(Box::new(run)))
-    }
-
-    /// Asks a run to stop at its next safe point. Any operator may cancel any unfinished run.
-    pub fn cancel(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
-        require_operator(actor)?;
-        let now = OffsetDateTime::now_utc();
-        let run = self.0.update(id, actor, |run| {
-            if run.state.is_finished() {
-                return Err(Refusal::AlreadyFinished {
-                    run: run.id,
-                    state: run.state.label(),
-                });
-            }
-            if run.cancel.is_some() {
-                return Ok(vec![]);
-            }
-            run.cancel = Some(CancelRequest {
-                by: actor.user.clone(),
-                at: now,
-            });
-            Ok(vec![AuditKind::CancelRequested])
-        })?;
-        self.0.wake(id);
-        Ok(run)
-    }
-
-    /// An operator confirms the manual step a run waits for.
-    pub fn confirm(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
-        require_operator(actor)?;
-        let now = OffsetDateTime::now_utc();
-        let run = self.0.update(id, actor, |run| {
-            let Some(step) = run.awaiting_operator().filter(|_| !run.state.is_finished()) else {
-                return Err(Refusal::NotAwaitingOperator { run: run.id });
-            };
-            run.steps[step] = StepState::Done {
-                at: now,
-                note: format!("done by {}", actor.user.name),
-            };
-            Ok(vec![AuditKind::OperatorConfirmed { step }])
-        })?;
-        self.0.wake(id);
-        Ok(run)
-    }
-
-    /// A second operator approves; `shown` is the digest prefix they saw, when known.
-    pub fn approve(
-        &self,
-        actor: &Actor,
-        id: RunId,
-        shown: Option<&str>,
-    ) -> Result<Run, EngineError> {
-        let now = OffsetDateTime::now_utc();
-        let result = self.0.update(id, actor, |run| {
-            match approval::approve(run, actor, shown, now).map_err(Refusal::Approval)? {
-                ApprovalOutcome::Granted(grant) => {
-                    let digest = grant.digest.short().to_owned();
-                    run.approval = Some(grant);
-                    run.state = RunState::Running;
-                    Ok(vec![AuditKind::ApprovalGranted { digest }])
-                }
-                ApprovalOutcome::AlreadyApproved => Ok(vec![]),
-            }
-        });
-        self.0.audit_refusal(id, actor, &result);
-        self.0.wake(id);
-        result
-    }
-
-    /// A second operator rejects, saying why.
-    pub fn reject(&self, actor: &Actor, id: RunId, reason: &Reason) -> Result<Run, EngineError> {
-        let now = OffsetDateTime::now_utc();
-        let result = self.0.update(id, actor, |run| {
-            approval::reject(run, actor, now).map_err(Refusal::Approval)?;
-            run.finish(
-                RunState::Rejected {
-                    by: actor.user.clone(),
-                    reason: reason.to_string(),
-                },
-                now,
-            );
-            Ok(vec![AuditKind::Rejected {
-                reason: reason.to_string(),
-            }])
-        });
-        self.0.audit_refusal(id, actor, &result);
-        self.0.wake(id);
-        result
     }
 
     pub fn run(&self, id: RunId) -> Result<Run, EngineError> {
@@ -343,7 +257,7 @@ impl Inner {
     ) -> Result<Run, EngineError> {
         let run = self
             .store
-            .update_run(id, Some(&actor.user), |run| change(run))
+            .update_run(id, Some(&actor.speaker()), |run| change(run))
             .map_err(|e| match e {
                 UpdateError::Refused(refusal) => EngineError::Refused(refusal),
                 UpdateError::Store(StoreError::NotFound { run }) => {
@@ -353,23 +267,6 @@ impl Inner {
             })?;
         self.progress.changed(&run);
         Ok(run)
-    }
-
-    /// Refused approvals and rejections are audited too: who tried, and why it was refused.
-    fn audit_refusal(&self, id: RunId, actor: &Actor, result: &Result<Run, EngineError>) {
-        if let Err(EngineError::Refused(Refusal::Approval(refusal))) = result {
-            let event = opsbot_commands::audit::AuditEvent {
-                at: OffsetDateTime::now_utc(),
-                run: Some(id),
-                actor: Some(actor.user.clone()),
-                event: AuditKind::ApprovalRefused {
-                    reason: refusal.to_string(),
-                },
-            };
-            if let Err(error) = self.store.append_audit(&event) {
-                tracing::error!(%error, "cannot audit a refused approval");
-            }
-        }
     }
 
     fn waker(&self, id: RunId) -> Arc<Notify> {
@@ -386,6 +283,9 @@ impl Inner {
         wakers.remove(&id);
     }
 }
+
+#[cfg(test)]
+mod tests;
 
 /// The store error of a transition that cannot be refused.
 fn store_only(error: UpdateError<Infallible>) -> StoreError {

@@ -31,12 +31,42 @@ pub enum Refusal {
     Approval(ApprovalRefusal),
     #[error("only operators may do that; ask an operator")]
     NotOperator,
+    /// The surface account maps to no configured person.
+    #[error("{0}")]
+    UnknownPerson(#[from] opsbot_commands::people::UnknownPerson),
+    /// A command typed in a Discord channel opsbot does not serve; `served` names those it does.
+    #[error("opsbot does not serve this channel; use {served}")]
+    WrongChannel { served: String },
     #[error("{0}")]
     Backend(BackendError),
     #[error("{0}")]
     Runbook(#[from] RunbookError),
     #[error("internal error: a request for hosts that names no runbook; nothing was done")]
     NotARunbook,
+}
+
+impl Refusal {
+    /// Refusals that say no to a person rather than to their input: who may do what, where, and
+    /// the two-person rule. Each is recorded in the audit log with the person, the surface
+    /// account and the reason.
+    pub fn is_audited(&self) -> bool {
+        match self {
+            Self::NotOperator
+            | Self::UnknownPerson(_)
+            | Self::WrongChannel { .. }
+            | Self::Approval(_) => true,
+            Self::UnknownCluster { .. }
+            | Self::UnknownCloud { .. }
+            | Self::NoSuchRun { .. }
+            | Self::Busy { .. }
+            | Self::Plan(_)
+            | Self::AlreadyFinished { .. }
+            | Self::NotAwaitingOperator { .. }
+            | Self::Backend(_)
+            | Self::Runbook(_)
+            | Self::NotARunbook => false,
+        }
+    }
 }
 
 /// Either a refusal for the operator or an internal failure for the log.

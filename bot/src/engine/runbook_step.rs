@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use opsbot_commands::approval::Approved;
 use opsbot_commands::cluster::Observation;
-use opsbot_commands::name::shorten;
+use opsbot_commands::echo::visible;
 use opsbot_commands::plan::{Action, DestructiveAction, HostCommand, HostWait, SafeAction, Wait};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
@@ -230,7 +230,7 @@ async fn until(
             Ok(Reached::Ran(finished)) => {
                 let text = finished.lines.join("\n");
                 last = match finished.lines.iter().rev().find(|l| !l.trim().is_empty()) {
-                    Some(line) => format!("`{}`", shorten(line.trim(), 80)),
+                    Some(line) => format!("`{}`", visible(line.trim(), 80)),
                     None => format!("no output (exit {})", finished.code_text()),
                 };
                 inner

@@ -3,10 +3,11 @@
 use std::sync::Mutex as StdMutex;
 
 use opsbot_commands::name::ClusterName;
+use opsbot_commands::people::{PersonRef, Surface};
 use opsbot_commands::plan::Plan;
 use opsbot_commands::render::ProgressView;
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::{RunState, UserRef};
+use opsbot_commands::run::RunState;
 
 use super::*;
 
@@ -73,9 +74,9 @@ fn new_run(store: &Store, cluster: &str) -> Run {
         steps: vec![],
         notes: vec![],
     };
-    let requester = UserRef {
-        id: "u1".into(),
-        name: "alice".into(),
+    let requester = PersonRef {
+        name: opsbot_commands::name::PersonName::parse("alice").unwrap(),
+        via: Surface::Discord { user: 1 },
     };
     store
         .create_run(

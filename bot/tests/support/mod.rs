@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
+use opsbot_commands::name::RunId;
 use opsbot_host_sim::TestHosts;
 use opsbot_sim::{SimConfig, SimHandle};
 
@@ -46,16 +49,67 @@ pub async fn scene(sim: SimConfig, node_control: &str) -> Scene {
 }
 
 /// Writes `opsbot.toml` in `dir`: a store beside it, `body` (clusters, clouds, runbooks, ...),
-/// and at the console alice (operator) and bob (operator and approver); returns its path.
+/// and the people: alice (operator), whose console account is the one running the tests, and
+/// bob (operator and approver), who approves from Discord (see [`approve`]); returns its path.
 pub fn config_file(dir: &Path, body: &str) -> PathBuf {
     let config = dir.join("opsbot.toml");
+    let me = opsbot::chat::console::running_account().unwrap();
     let text = format!(
-        "[store]\npath = \"{}\"\n{body}\n[console]\n\
-         operators = [{{ name = \"alice\" }}, {{ name = \"bob\", approver = true }}]\n",
+        "[store]\npath = \"{}\"\n{body}\n{PEOPLE}accounts = [\"{me}\"]\n",
         dir.join("store").display()
     );
     std::fs::write(&config, text).unwrap();
     config
+}
+
+/// bob, then alice without her accounts (which [`config_file`] adds).
+const PEOPLE: &str = "[[people]]\nname = \"bob\"\nroles = [\"operator\", \"approver\"]\n\
+                      discord_user = 2\n\n[[people]]\nname = \"alice\"\nroles = [\"operator\"]\n\
+                      discord_user = 1\n";
+
+/// bob approves `run`'s current plan as the bot records an approval from Discord, on the store
+/// of `config` while no bot holds it (the consoles of these tests are alice's account). Nothing
+/// happens when the run is already decided or missing: a restarted console may have got there.
+pub fn approve(config: &Path, run: RunId) {
+    let config = opsbot::config::Config::load(config).unwrap();
+    let store = open_store(&config.store.path);
+    let engine = opsbot::engine::Engine::new(&config, store, Arc::new(Silent)).unwrap();
+    let Ok(stored) = engine.run(run) else {
+        return;
+    };
+    let bob = config.people().unwrap().on_discord(2, &[]).unwrap();
+    match engine.approve(&bob, run, stored.digest.as_str()) {
+        Ok(_) => {}
+        Err(opsbot::engine::EngineError::Refused(opsbot::engine::Refusal::Approval(
+            opsbot_commands::approval::ApprovalRefusal::Decided { .. },
+        ))) => {}
+        Err(error) => panic!("bob could not approve {run}: {error}"),
+    }
+}
+
+/// The store at `path`, once the process that held it has let go of its lock.
+pub fn open_store(path: &Path) -> opsbot_state::Store {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        match opsbot_state::Store::open(path) {
+            Err(opsbot_state::StoreError::InUse { .. }) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other.unwrap(),
+        }
+    }
+}
+
+/// Progress nobody watches, for an engine used only to record a decision.
+struct Silent;
+
+impl opsbot::progress::ProgressSink for Silent {
+    fn changed(&self, _: &opsbot_commands::run::Run) {}
+    fn observe(&self, _: &opsbot_commands::run::Run, _: opsbot_commands::cluster::Observation) {}
+    fn observed(&self, _: RunId) -> Option<opsbot_commands::cluster::Observation> {
+        None
+    }
+    fn announce(&self, _: opsbot_commands::maintenance::Announcement) {}
 }
 
 /// Writes `opsbot.toml` in `dir` for the 5-node simulated cluster at `url`; returns its path.
@@ -175,15 +229,16 @@ impl Dice {
     }
 }
 
-/// Starts a console that asks for `request` as alice and approves run r-1 as bob, and SIGKILLs
-/// it `delay` after the cluster has received `point` requests (or once it has ended).
+/// Asks for `request` as alice, has bob approve run r-1, and starts a console that SIGKILLs
+/// `delay` after the cluster has received `point` requests (or once it has ended).
 pub async fn kill_during(scene: &Scene, request: &str, point: u64, delay: Duration, what: &str) {
     let reached = || scene.sim.calls().len() as u64 >= point;
     kill_when(&scene.config, request, reached, delay, what).await;
 }
 
-/// Starts a console with `config` that asks for `request` as alice and approves run r-1 as bob,
-/// and SIGKILLs it `delay` after `reached` holds (or once it has ended).
+/// Asks for `request` as alice at a console, has bob approve run r-1, and starts a console
+/// with `config` that resumes it; SIGKILLs that one `delay` after `reached` holds (or once it
+/// has ended).
 pub async fn kill_when(
     config: &Path,
     request: &str,
@@ -191,32 +246,44 @@ pub async fn kill_when(
     delay: Duration,
     what: &str,
 ) {
-    let mut first = console(config, &format!("{request}\n{APPROVE}"));
+    ask_and_approve(config, request, what).await;
+    // It resumes the run at its start and exits once the run is done, if not killed before.
+    let mut resuming = console(config, "");
     until(what, || {
-        reached() || matches!(first.try_wait(), Ok(Some(_)))
+        reached() || matches!(resuming.try_wait(), Ok(Some(_)))
     })
     .await;
     tokio::time::sleep(delay).await;
-    let _ = first.kill(); // SIGKILL; it may have finished already
-    first.wait().unwrap();
+    let _ = resuming.kill(); // SIGKILL; it may have finished already
+    resuming.wait().unwrap();
 }
 
-const APPROVE: &str = "/as user:bob\n/approve id:r-1\n";
+/// alice asks for `request` at a console, which exits with run r-1 waiting; bob approves it.
+async fn ask_and_approve(config: &Path, request: &str, what: &str) {
+    let asked = output(console(config, &format!("{request}\n"))).await;
+    let stdout = String::from_utf8_lossy(&asked.stdout);
+    assert!(
+        asked.status.success() && stdout.contains("r-1 waits for approval"),
+        "{what}: {stdout}{}",
+        String::from_utf8_lossy(&asked.stderr)
+    );
+    let config = config.to_owned();
+    tokio::task::spawn_blocking(move || approve(&config, RunId::new(1)))
+        .await
+        .unwrap();
+}
 
-/// Starts the console again until run r-1 has succeeded: approving again is harmless, and a
-/// run that was never created is asked for again.
-pub async fn complete(config: &Path, request: &str, what: &str) {
+/// Starts the console again until run r-1 has succeeded, as the store says between consoles.
+pub async fn complete(config: &Path, what: &str) {
+    let path = opsbot::config::Config::load(config).unwrap().store.path;
     for _ in 0..4 {
-        let out = output(console(config, APPROVE)).await;
+        let out = output(console(config, "")).await;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.status.success(), "{what}: {stdout}");
-        if stdout.contains("no run r-1") {
-            output(console(config, &format!("{request}\n{APPROVE}"))).await;
-            continue;
-        }
-        if stdout.contains("✅ r-1")
-            || stdout.contains("r-1 is not waiting for approval (it is succeeded)")
-        {
+        let store = open_store(&path);
+        let state = store.run(RunId::new(1)).unwrap().map(|run| run.state);
+        drop(store);
+        if state == Some(opsbot_commands::run::RunState::Succeeded) {
             return;
         }
     }

@@ -1,47 +1,47 @@
 use super::*;
-use crate::run::{ChannelId, Roles};
+use crate::index::IndexName;
+use crate::people::testing::{actor, person};
+use crate::people::{Roles, Surface};
+use crate::plan::{Action, DestructiveAction, Plan};
+use crate::run::{CancelRequest, ChannelId};
 use time::macros::datetime;
 
 const NOW: OffsetDateTime = datetime!(2026-11-21 03:00:00 UTC);
+const EXPIRES: OffsetDateTime = datetime!(2026-11-21 03:30:00 UTC);
 
-fn user(name: &str) -> UserRef {
-    UserRef {
-        id: format!("u-{name}"),
-        name: name.into(),
-    }
-}
-
-fn actor(name: &str, approver: bool) -> Actor {
-    Actor {
-        user: user(name),
-        roles: Roles {
-            operator: true,
-            approver,
-        },
-    }
-}
-
-/// A run waiting for approval. No procedure of this crate is destructive yet, so the state is
-/// set by hand: the rules below do not depend on which steps the plan has.
-fn awaiting() -> Run {
-    let plan = crate::plan::Plan {
-        request: crate::request::ProcedureRequest::ClusterStop {
+fn deletion() -> Plan {
+    Plan {
+        request: crate::request::ProcedureRequest::IndicesDelete {
             cluster: crate::name::ClusterName::parse("logs").unwrap(),
+            index: IndexName::parse("flog-2026.10.01").unwrap(),
         },
-        steps: vec![],
+        steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
+            indices: vec![IndexName::parse("flog-2026.10.01").unwrap()],
+        })],
         notes: vec![],
-    };
-    let mut run = Run::new(
+    }
+}
+
+/// alice's run of a destructive plan, waiting for approval until 03:30.
+fn awaiting() -> Run {
+    Run::new(
         RunId::new(9),
-        plan,
-        user("alice"),
+        deletion(),
+        person("alice"),
         ChannelId("c".into()),
         NOW,
         time::Duration::minutes(30),
-    );
-    run.state = RunState::AwaitingApproval {
-        expires_at: NOW + time::Duration::minutes(30),
-    };
+    )
+}
+
+fn shown(run: &Run) -> String {
+    run.digest.short().to_owned()
+}
+
+fn granted(mut run: Run, by: &str) -> Run {
+    let grant = approve(&run, &actor(by, true), &shown(&run), NOW).unwrap();
+    run.approval = Some(grant);
+    run.state = RunState::Running;
     run
 }
 
@@ -49,15 +49,40 @@ fn awaiting() -> Run {
 fn the_requester_can_never_approve_even_as_approver() {
     let run = awaiting();
     assert_eq!(
-        approve(&run, &actor("alice", true), None, NOW),
+        approve(&run, &actor("alice", true), &shown(&run), NOW),
         Err(ApprovalRefusal::OwnRun { run: run.id })
     );
 }
 
 #[test]
-fn a_non_approver_is_refused() {
+fn the_same_person_on_another_surface_is_still_the_requester() {
+    let run = awaiting();
+    let from_discord = Actor {
+        person: PersonRef {
+            name: person("alice").name,
+            via: Surface::Discord { user: 42 },
+        },
+        roles: Roles {
+            operator: true,
+            approver: true,
+        },
+    };
     assert_eq!(
-        approve(&awaiting(), &actor("carol", false), None, NOW),
+        approve(&run, &from_discord, &shown(&run), NOW),
+        Err(ApprovalRefusal::OwnRun { run: run.id })
+    );
+    let refusal = ApprovalRefusal::OwnRun { run: run.id }.to_string();
+    assert!(
+        refusal.contains("to withdraw it: /reject id:r-9"),
+        "{refusal}"
+    );
+}
+
+#[test]
+fn a_non_approver_is_refused() {
+    let run = awaiting();
+    assert_eq!(
+        approve(&run, &actor("carol", false), &shown(&run), NOW),
         Err(ApprovalRefusal::NotApprover)
     );
 }
@@ -65,65 +90,158 @@ fn a_non_approver_is_refused() {
 #[test]
 fn an_approver_gets_a_grant_bound_to_the_digest() {
     let run = awaiting();
-    let shown = run.digest.short().to_owned();
-    let Ok(ApprovalOutcome::Granted(grant)) = approve(&run, &actor("bob", true), Some(&shown), NOW)
-    else {
-        panic!("not granted");
-    };
+    let grant = approve(&run, &actor("bob", true), &shown(&run), NOW).unwrap();
     assert_eq!(grant.digest, run.digest);
-    assert_eq!(grant.by, user("bob"));
+    assert_eq!(grant.by, person("bob"));
+    assert_eq!(grant.at, NOW);
 }
 
 #[test]
-fn a_stale_digest_is_refused() {
+fn a_digest_that_is_not_the_plans_is_refused() {
     let run = awaiting();
-    let refusal = approve(&run, &actor("bob", true), Some("000000000000"), NOW).unwrap_err();
+    let refusal = approve(&run, &actor("bob", true), "000000000000", NOW).unwrap_err();
     assert!(matches!(refusal, ApprovalRefusal::StaleDigest { .. }));
     // A prefix too short to identify a plan is refused as well.
     let short = &run.digest.short()[..4];
-    assert!(approve(&run, &actor("bob", true), Some(short), NOW).is_err());
+    assert!(approve(&run, &actor("bob", true), short, NOW).is_err());
 }
 
 #[test]
-fn an_expired_request_is_refused() {
-    let late = NOW + time::Duration::minutes(30);
+fn an_expired_request_is_refused_saying_when() {
+    let run = awaiting();
+    let refusal = approve(&run, &actor("bob", true), &shown(&run), EXPIRES).unwrap_err();
     assert_eq!(
-        approve(&awaiting(), &actor("bob", true), None, late),
-        Err(ApprovalRefusal::Expired { run: RunId::new(9) })
+        refusal.to_string(),
+        "the approval request of run r-9 expired at 2026-11-21 03:30 UTC; request the run again"
     );
-    assert!(reject(&awaiting(), &actor("bob", true), late).is_err());
+    assert!(reject(&run, &actor("bob", true), EXPIRES).is_err());
+    assert!(expired(&run, EXPIRES));
+    assert!(!expired(&run, EXPIRES - time::Duration::SECOND));
 }
 
 #[test]
-fn approving_twice_is_harmless() {
+fn a_second_approval_says_who_approved_and_when() {
+    let run = granted(awaiting(), "bob");
+    let refusal = approve(&run, &actor("dave", true), &shown(&run), NOW).unwrap_err();
+    assert_eq!(
+        refusal.to_string(),
+        "run r-9 is already approved by bob at 2026-11-21 03:00 UTC"
+    );
+    // The same for bob himself, and once the run has finished.
+    let mut done = run.clone();
+    done.finish(RunState::Succeeded, NOW);
+    for (run, who) in [(&run, "bob"), (&done, "dave")] {
+        assert!(matches!(
+            approve(run, &actor(who, true), &shown(run), NOW),
+            Err(ApprovalRefusal::Decided { .. })
+        ));
+    }
+    // An approved run is no longer open to rejection or expiry.
+    assert!(reject(&run, &actor("dave", true), NOW).is_err());
+    assert!(!expired(&run, EXPIRES));
+}
+
+#[test]
+fn decisions_by_others_are_named_truthfully() {
+    let cases = [
+        (
+            RunState::Rejected {
+                by: person("bob"),
+                reason: "not tonight".into(),
+            },
+            "run r-9 is already rejected by bob at 2026-11-21 03:00 UTC",
+        ),
+        (
+            RunState::Withdrawn {
+                by: person("alice"),
+                reason: None,
+            },
+            "run r-9 is already withdrawn by alice at 2026-11-21 03:00 UTC",
+        ),
+        (
+            RunState::Cancelled {
+                by: person("carol"),
+                note: String::new(),
+            },
+            "run r-9 is already cancelled by carol at 2026-11-21 03:00 UTC",
+        ),
+        (
+            RunState::Expired,
+            "run r-9 already expired at 2026-11-21 03:00 UTC: nobody approved in time",
+        ),
+    ];
+    for (state, said) in cases {
+        let mut run = awaiting();
+        run.finish(state, NOW);
+        let refusal = approve(&run, &actor("bob", true), &shown(&run), NOW).unwrap_err();
+        assert_eq!(refusal.to_string(), said);
+        assert!(reject(&run, &actor("bob", true), NOW).is_err());
+    }
+}
+
+#[test]
+fn a_cancel_in_progress_closes_the_request() {
     let mut run = awaiting();
-    let Ok(ApprovalOutcome::Granted(grant)) = approve(&run, &actor("bob", true), None, NOW) else {
-        panic!("not granted");
-    };
-    run.approval = Some(grant);
+    run.cancel = Some(CancelRequest {
+        by: person("carol"),
+        at: NOW,
+    });
+    let refusal = approve(&run, &actor("bob", true), &shown(&run), NOW).unwrap_err();
+    assert_eq!(
+        refusal.to_string(),
+        "run r-9 is being cancelled (asked by carol at 2026-11-21 03:00 UTC)"
+    );
+    assert!(
+        !expired(&run, EXPIRES),
+        "the cancel finishes it, not the clock"
+    );
+}
+
+#[test]
+fn a_plan_without_destructive_steps_needs_no_approval_even_from_its_requester() {
+    let mut run = awaiting();
+    run.plan.steps.clear();
+    run.steps.clear();
+    run.digest = run.plan.digest();
     run.state = RunState::Running;
+    for who in ["alice", "bob"] {
+        assert_eq!(
+            approve(&run, &actor(who, true), &shown(&run), NOW),
+            Err(ApprovalRefusal::NoApprovalNeeded { run: run.id }),
+            "{who}"
+        );
+    }
+}
+
+#[test]
+fn the_requester_withdraws_and_an_approver_rejects() {
+    let run = awaiting();
     assert_eq!(
-        approve(&run, &actor("dave", true), None, NOW),
-        Ok(ApprovalOutcome::AlreadyApproved)
+        reject(&run, &actor("alice", false), NOW),
+        Ok(Rejection::Withdrawn)
+    );
+    assert_eq!(
+        reject(&run, &actor("bob", true), NOW),
+        Ok(Rejection::Rejected)
+    );
+    assert_eq!(
+        reject(&run, &actor("carol", false), NOW),
+        Err(ApprovalRefusal::NotApprover)
     );
 }
 
 #[test]
-fn approval_after_cancel_is_refused() {
+fn a_run_requested_before_people_cannot_be_approved() {
     let mut run = awaiting();
-    run.finish(
-        RunState::Cancelled {
-            by: user("alice"),
-            note: String::new(),
-        },
-        NOW,
-    );
+    run.requester = serde_json::from_str(r#"{"id":"console:alice","name":"alice"}"#).unwrap();
     assert_eq!(
-        approve(&run, &actor("bob", true), None, NOW),
-        Err(ApprovalRefusal::NotAwaiting {
-            run: run.id,
-            state: "cancelled"
-        })
+        approve(&run, &actor("bob", true), &shown(&run), NOW),
+        Err(ApprovalRefusal::Legacy { run: run.id })
+    );
+    // An approver may still reject it.
+    assert_eq!(
+        reject(&run, &actor("bob", true), NOW),
+        Ok(Rejection::Rejected)
     );
 }
 
@@ -132,13 +250,25 @@ fn the_proof_is_only_made_from_a_valid_grant() {
     let mut run = awaiting();
     assert!(Approved::verify(&run).is_err());
     run.approval = Some(ApprovalGrant {
-        by: user("alice"),
+        by: person("alice"),
         at: NOW,
         digest: run.digest.clone(),
     });
     assert!(Approved::verify(&run).is_err(), "self-granted");
     run.approval = Some(ApprovalGrant {
-        by: user("bob"),
+        by: PersonRef {
+            name: person("alice").name,
+            via: Surface::Discord { user: 7 },
+        },
+        at: NOW,
+        digest: run.digest.clone(),
+    });
+    assert!(
+        Approved::verify(&run).is_err(),
+        "self-granted from another surface"
+    );
+    run.approval = Some(ApprovalGrant {
+        by: person("bob"),
         at: NOW,
         digest: run.digest.clone(),
     });

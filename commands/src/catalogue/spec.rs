@@ -1,19 +1,41 @@
 //! The types of the catalogue: what a command and its options are.
 
 use crate::index::MAX_INDEX_BYTES;
-use crate::name::{CloudName, ClusterName, HostName, RunbookName, UserName};
+use crate::name::{CloudName, ClusterName, HostName, PersonName, RunbookName};
 use crate::openstack::ids::ImageRef;
 use crate::openstack::image::PropertyKey;
 use crate::parse::{Args, ParseError};
 use crate::request::Request;
 
-/// Where a command can be typed.
+/// Where a command exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Surface {
+pub enum Reach {
     /// Console and chat.
     Everywhere,
-    /// Only the local console (`/as`): in chat, identity comes from the chat platform.
-    ConsoleOnly,
+    /// Only `opsbot demo` (`/as`): everywhere else the speaker is who the surface says, and the
+    /// command is unknown.
+    Demo,
+}
+
+/// Who may use a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    /// Every configured person (`/help`).
+    Anyone,
+    /// Operators and approvers: the decisions on a plan (`/approve`, `/reject`).
+    Deciders,
+    /// Operators.
+    Operators,
+}
+
+impl Who {
+    pub fn admits(self, roles: crate::people::Roles) -> bool {
+        match self {
+            Self::Anyone => true,
+            Self::Deciders => roles.operator || roles.approver,
+            Self::Operators => roles.operator,
+        }
+    }
 }
 
 /// What an option's value is; front ends use it for typing, choices and autocomplete.
@@ -23,8 +45,10 @@ pub enum OptionKind {
     Cluster,
     /// A run id such as `r-42` (autocomplete from the store).
     Run,
-    /// A configured operator's handle.
+    /// A configured person's name.
     User,
+    /// A plan digest as shown with the plan (its first 12 hex digits, or more).
+    Digest,
     /// A node's IPv4 address (autocomplete from the cluster's inventory).
     Node,
     /// An index name or, where the command lists, a `*` pattern (autocomplete from the cluster).
@@ -58,7 +82,8 @@ impl OptionKind {
         match self {
             Self::Cluster => ClusterName::MAX_LEN,
             Self::Run => 21,
-            Self::User => UserName::MAX_LEN,
+            Self::User => PersonName::MAX_LEN,
+            Self::Digest => 64,
             // The longest IPv4 text is 15 bytes; an IPv6 address is let through to be named.
             Self::Node => 45,
             Self::Index => MAX_INDEX_BYTES,
@@ -81,6 +106,7 @@ impl OptionKind {
             Self::Cluster => "<cluster>",
             Self::Run => "<run id>",
             Self::User => "<user>",
+            Self::Digest => "<digest>",
             Self::Node => "<node ip>",
             Self::Index => "<index>",
             Self::Days => "<days>",
@@ -116,7 +142,8 @@ pub struct CommandSpec {
     pub sub: Option<&'static str>,
     pub summary: &'static str,
     pub options: &'static [OptionSpec],
-    pub surface: Surface,
+    pub reach: Reach,
+    pub who: Who,
     /// Takes further `name:value` options beyond `options`, each checked as an
     /// [`OptionKind::Param`] here and by name where they are used (a runbook's parameters).
     pub open: bool,

@@ -5,14 +5,15 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::name::{NameError, shorten};
+use crate::echo::visible;
+use crate::name::NameError;
 
 /// Parses the canonical hyphenated form only (`8-4-4-4-12` hex digits, either case): what the
 /// APIs print and operators copy from logs. Braced, URN and bare-hex forms are refused so that a
 /// value means one thing wherever it appears.
 fn canonical(value: &str) -> Result<Uuid, NameError> {
     let bad = || NameError::NotUuid {
-        value: shorten(value, 40),
+        value: visible(value, 40),
     };
     if value.len() != 36 {
         return Err(bad());
@@ -117,17 +118,20 @@ impl ImageRef {
         if len > Self::MAX_LEN {
             return Err(NameError::TooLong {
                 what: "image name",
-                value: shorten(value, 40),
+                value: visible(value, 40),
                 len,
                 max: Self::MAX_LEN,
             });
         }
-        if let Some(ch) = value.chars().find(|c| c.is_control()) {
+        if let Some(ch) = value
+            .chars()
+            .find(|&c| c != '`' && crate::echo::is_hidden(c))
+        {
             return Err(NameError::BadChar {
                 what: "image name",
-                value: shorten(value, 40),
-                ch,
-                allowed: "printable text",
+                value: visible(value, 40),
+                ch: crate::echo::describe(ch),
+                allowed: "visible text",
             });
         }
         Ok(Self::Name(value.to_owned()))

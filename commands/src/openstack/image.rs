@@ -7,7 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::ids::ImageId;
-use crate::name::shorten;
+use crate::echo::visible;
 
 /// Why a property or value was refused. The `Display` text is shown in chat.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -159,7 +159,7 @@ impl Property {
                 && (DISTROS.contains(&value) || is_osinfo_short_id(value)))
             .then_some(())
             .ok_or_else(|| PropertyError::Distro {
-                value: shorten(value, 40),
+                value: visible(value, 40),
             }),
             fixed => fixed
                 .allowed()
@@ -167,7 +167,7 @@ impl Property {
                 .then_some(())
                 .ok_or_else(|| PropertyError::Value {
                     property: key,
-                    value: shorten(value, 40),
+                    value: visible(value, 40),
                     allowed: fixed
                         .allowed()
                         .iter()

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::name::shorten;
+use crate::echo::visible;
 
 /// A compute RPC message version, `major.minor`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -80,7 +80,7 @@ impl VersionCapError {
             (after("requested message version"), after("version cap"))
         else {
             return Err(RpcLineError::NotCapError {
-                line: shorten(line.trim(), 60),
+                line: visible(line.trim(), 60),
             });
         };
         if requested.fits_under(cap) {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::name::{ClusterName, RunId, UserName};
+use crate::name::{ClusterName, PersonName, RunId};
 use crate::request::ProcedureRequest;
 
 fn logs() -> ClusterName {
@@ -27,7 +27,20 @@ fn well_formed_lines_parse_to_requests() {
             Request::RunCancel { id: RunId::new(7) },
         ),
         ("/run done id:7", Request::RunDone { id: RunId::new(7) }),
-        ("/approve id:r-3", Request::Approve { id: RunId::new(3) }),
+        (
+            "/approve id:r-3",
+            Request::Approve {
+                id: RunId::new(3),
+                digest: None,
+            },
+        ),
+        (
+            "/approve id:r-3 digest:3F9A0C1B2D4E",
+            Request::Approve {
+                id: RunId::new(3),
+                digest: Some(crate::plan::DigestPrefix::parse("3f9a0c1b2d4e").unwrap()),
+            },
+        ),
         (
             "/reject id:r-3 reason:\"not during the backup\"",
             Request::Reject {
@@ -45,12 +58,12 @@ fn well_formed_lines_parse_to_requests() {
         (
             "/as user:bob",
             Request::ActAs {
-                user: UserName::parse("bob").unwrap(),
+                user: PersonName::parse("bob").unwrap(),
             },
         ),
     ];
     for (line, expected) in table {
-        assert_eq!(parse_line(line, Origin::Console), Ok(expected), "{line}");
+        assert_eq!(parse_line(line, Origin::Demo), Ok(expected), "{line}");
     }
 }
 
@@ -107,13 +120,57 @@ fn bad_lines_get_errors_that_say_what_to_type() {
 }
 
 #[test]
-fn act_as_is_refused_in_chat() {
-    assert_eq!(
-        parse_line("/as user:bob", Origin::Chat),
-        Err(ParseError::ConsoleOnly {
-            command: "/as".into()
-        })
-    );
+fn act_as_is_unknown_outside_the_demo() {
+    for origin in [Origin::Chat, Origin::Console] {
+        let refused = parse_line("/as user:bob", origin).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "unknown command `/as`; type /help for the list",
+            "{origin:?}"
+        );
+    }
+}
+
+#[test]
+fn echoed_text_shows_what_was_typed() {
+    let cases = [
+        (
+            "/cluster status cluster:lo\u{200B}gs",
+            "cluster: cluster name `lo\\u{200B}gs` has an invisible character \\u{200B}; use \
+             lower-case letters, digits, `-` and `_`",
+        ),
+        (
+            "/cluster status cluster:l\u{43E}gs",
+            "cluster: cluster name `lоgs` has `о` (U+043E), a letter that is not ASCII; use \
+             lower-case letters, digits, `-` and `_`",
+        ),
+        (
+            "/cluster status cluster:\u{202E}sgol",
+            "cluster: cluster name `\\u{202E}sgol` has an invisible character \\u{202E}; use \
+             lower-case letters, digits, `-` and `_`",
+        ),
+        (
+            "/nope\u{200D}",
+            "unknown command `/nope\\u{200D}`; type /help for the list",
+        ),
+        (
+            "/reject id:r-1 reason:\"ok\u{202E}txt.exe\"",
+            "reason: reason `ok\\u{202E}txt.exe` has an invisible character \\u{202E}; use \
+             visible text",
+        ),
+        (
+            "/maintenance announce text:\"db\u{2066}down\"",
+            "text: announcement `db\\u{2066}down` has an invisible character \\u{2066}; use \
+             visible text",
+        ),
+    ];
+    for (line, said) in cases {
+        assert_eq!(
+            parse_line(line, Origin::Console).unwrap_err().to_string(),
+            said,
+            "{line:?}"
+        );
+    }
 }
 
 proptest::proptest! {
@@ -197,5 +254,47 @@ fn bad_cloud_input_is_refused_before_anything_is_asked() {
     for (line, expected) in refused {
         let error = parse_line(line, Origin::Chat).unwrap_err().to_string();
         assert!(error.contains(expected), "{line}: {error}");
+    }
+}
+
+proptest::proptest! {
+    /// Whatever hidden character a value carries, the refusal that quotes it shows it escaped:
+    /// nothing in a refusal can hide, join or reorder what the operator reads.
+    #[test]
+    fn refusals_never_carry_hidden_characters(
+        before in "[a-z0-9]{0,6}",
+        hidden in proptest::sample::select(vec![
+            '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{202A}', '\u{202B}',
+            '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+            '\u{00AD}', '\u{0301}', '\u{3164}', '\u{00A0}', '\u{2028}', '\u{0007}', '\u{001B}',
+        ]),
+        after in "[a-z0-9]{0,6}",
+        template in proptest::sample::select(vec![
+            "/cluster status cluster:{}",
+            "/indices delete cluster:logs index:{}",
+            "/cluster remove-node cluster:logs node:{}",
+            "/placement stale cloud:prod host:{}",
+            "/image properties cloud:prod image:{} os_type:linux",
+            "/run status id:{}",
+            "/approve id:r-1 digest:{}",
+            "/reject id:r-1 reason:\"{}\"",
+            "/maintenance announce text:\"{}\"",
+            "/audit since:{}",
+            "/help topic:{}",
+            "/{}",
+            "/cluster {}",
+            "/cluster status {}:logs",
+        ]),
+    ) {
+        let value = format!("{before}{hidden}{after}");
+        let line = template.replace("{}", &value);
+        if let Err(error) = parse_line(&line, Origin::Console) {
+            let text = error.to_string();
+            let shown: Vec<char> = text
+                .chars()
+                .filter(|&c| c != '`' && crate::echo::is_hidden(c))
+                .collect();
+            proptest::prop_assert!(shown.is_empty(), "{line:?} -> {text:?}");
+        }
     }
 }

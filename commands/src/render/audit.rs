@@ -14,7 +14,10 @@ pub fn audit(events: &[AuditEvent]) -> String {
         .iter()
         .map(|e| {
             let run = e.run.map(|r| format!(" {r}")).unwrap_or_default();
-            let who = e.actor.as_ref().map_or("opsbot", |a| a.name.as_str());
+            let who = e
+                .actor
+                .as_ref()
+                .map_or_else(|| "opsbot".to_owned(), ToString::to_string);
             format!("{}{run} {who} · {}", utc(e.at), e.event.describe())
         })
         .collect();

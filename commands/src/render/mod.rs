@@ -14,7 +14,7 @@ pub use audit::audit;
 pub use cloud::{allocations, services};
 pub use cluster::{cluster_status, report};
 pub use indices::{bytes, compact, index_list};
-pub use plan::{plan, started, step_label};
+pub use plan::{approval_preview, plan, started, step_label};
 pub use run::{
     ApprovalButtons, ProgressView, Tone, aftermath, progress, progress_view, run_list, run_log,
     run_status, tail,
@@ -23,7 +23,7 @@ pub use runbook::{runbook_list, runbook_show};
 
 use time::OffsetDateTime;
 
-use crate::catalogue::{self, CATALOGUE, Surface};
+use crate::catalogue::{self, CATALOGUE, Reach};
 
 /// Discord's limit for one message; every text here is cut to fit it.
 pub const MESSAGE_LIMIT: usize = 2000;
@@ -59,19 +59,18 @@ pub fn utc(at: OffsetDateTime) -> String {
 }
 
 /// `/help` and `/help topic:cluster`.
-pub fn help(topic: Option<&str>, console: bool) -> String {
-    let shown = |c: &&catalogue::CommandSpec| console || c.surface == Surface::Everywhere;
+pub fn help(topic: Option<&str>, demo: bool) -> String {
+    let shown = |c: &&catalogue::CommandSpec| demo || c.reach == Reach::Everywhere;
     let commands: Vec<_> = match topic {
         Some(topic) => catalogue::group(topic).filter(shown).collect(),
         None => CATALOGUE.iter().filter(shown).collect(),
     };
     if commands.is_empty() {
-        let groups: Vec<&str> = CATALOGUE.iter().map(|c| c.group).collect();
-        let mut groups = groups;
+        let mut groups: Vec<&str> = CATALOGUE.iter().filter(shown).map(|c| c.group).collect();
         groups.dedup();
         return format!(
             "no commands about `{}`; groups: {}",
-            topic.unwrap_or_default(),
+            crate::echo::visible(topic.unwrap_or_default(), 32),
             groups.join(", ")
         );
     }

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::{compact, fit, hhmm};
 use crate::cluster::{EXCLUDE_IP, FlushMode};
-use crate::name::shorten;
+use crate::echo::visible;
 use crate::plan::{Action, DestructiveAction, HostCommand, Plan, SafeAction, Wait};
 use crate::run::{Run, RunState};
 use crate::runbook::Word;
@@ -122,7 +122,7 @@ fn host_command(command: &HostCommand) -> String {
     if let Some(stdin) = &command.stdin {
         let input = stdin.to_string();
         let input = input.trim_end().replace('\n', "⏎");
-        label.push_str(&format!(" with input \"{}\"", shorten(&input, 80)));
+        label.push_str(&format!(" with input \"{}\"", visible(&input, 80)));
     }
     label
 }
@@ -175,13 +175,23 @@ pub fn plan(plan: &Plan) -> String {
 pub fn started(run: &Run) -> String {
     let first = match &run.state {
         RunState::AwaitingApproval { expires_at } => format!(
-            "{} waits for approval by an approver (expires {}): /approve id:{} or /reject id:{} reason:\"...\"",
-            run.id,
+            "{id} waits for approval by an approver (expires {}): /approve id:{id} digest:{} or \
+             /reject id:{id} reason:\"...\"",
             hhmm(*expires_at),
-            run.id,
-            run.id
+            run.digest,
+            id = run.id,
         ),
         _ => format!("{} started", run.id),
     };
     fit(&format!("{first}\n{}", plan(&run.plan)))
+}
+
+/// `/approve` without a digest: the command that approves exactly this plan, then the plan.
+pub fn approval_preview(run: &Run) -> String {
+    fit(&format!(
+        "to approve exactly this plan of {id}: /approve id:{id} digest:{}\n{}",
+        run.digest,
+        plan(&run.plan),
+        id = run.id,
+    ))
 }

@@ -58,7 +58,10 @@ pub fn progress_view(
         RunState::Running => Tone::Running,
         RunState::Succeeded => Tone::Succeeded,
         RunState::Failed { .. } => Tone::Failed,
-        RunState::Cancelled { .. } | RunState::Rejected { .. } | RunState::Expired => Tone::Stopped,
+        RunState::Cancelled { .. }
+        | RunState::Rejected { .. }
+        | RunState::Withdrawn { .. }
+        | RunState::Expired => Tone::Stopped,
     };
     let buttons = run.plan.needs_approval().then(|| ApprovalButtons {
         approve: ApprovalButton::new(Decision::Approve, run.id, &run.digest),
@@ -82,6 +85,7 @@ fn icon(state: &RunState) -> &'static str {
         RunState::Failed { .. } => "❌",
         RunState::Cancelled { .. } => "⏹",
         RunState::Rejected { .. } => "🚫",
+        RunState::Withdrawn { .. } => "↩",
         RunState::Expired => "⌛",
     }
 }
@@ -105,6 +109,7 @@ fn headline(run: &Run, now: OffsetDateTime) -> String {
         RunState::Failed { .. } => format!("failed after {took}"),
         RunState::Cancelled { by, .. } => format!("cancelled by {} after {took}", by.name),
         RunState::Rejected { by, .. } => format!("rejected by {}", by.name),
+        RunState::Withdrawn { by, .. } => format!("withdrawn by {} before approval", by.name),
         RunState::Expired => "expired: nobody approved in time".to_owned(),
     };
     format!(
@@ -140,8 +145,10 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
         RunState::AwaitingApproval { .. } => {
             let _ = write!(
                 text,
-                "\napprove with /approve id:{} or reject with /reject id:{} reason:\"...\"",
-                run.id, run.id
+                "\napprove with /approve id:{id} digest:{} or reject with /reject id:{id} \
+                 reason:\"...\"",
+                run.digest,
+                id = run.id
             );
         }
         RunState::Succeeded => {
@@ -172,9 +179,14 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
         RunState::Cancelled { note, .. } => {
             let _ = write!(text, "\n{note}");
         }
-        RunState::Rejected { reason, .. } => {
+        RunState::Rejected { reason, .. }
+        | RunState::Withdrawn {
+            reason: Some(reason),
+            ..
+        } => {
             let _ = write!(text, "\nreason: {reason}");
         }
+        RunState::Withdrawn { reason: None, .. } => {}
         RunState::Expired => {}
     }
     fit(&text)

@@ -2,9 +2,10 @@ use super::*;
 use crate::cluster::Observation;
 use crate::cluster::{Distribution, HealthStatus, Membership, ServerVersion};
 use crate::name::{NodeAddr, RunId};
+use crate::people::testing::person;
 use crate::planner::{ClusterFacts, Facts, plan as make_plan};
 use crate::request::ProcedureRequest;
-use crate::run::{ChannelId, UserRef};
+use crate::run::ChannelId;
 use crate::run::{Run, RunState, StepState};
 use time::macros::datetime;
 
@@ -29,10 +30,7 @@ fn restart_run() -> Run {
     Run::new(
         RunId::new(3),
         plan,
-        UserRef {
-            id: "u-alice".into(),
-            name: "alice".into(),
-        },
+        person("alice"),
         ChannelId("console".into()),
         T0,
         time::Duration::minutes(30),
@@ -65,10 +63,7 @@ fn progress_shows_the_step_and_what_is_observed() {
 
 #[test]
 fn final_states_read_well() {
-    let bob = UserRef {
-        id: "u-bob".into(),
-        name: "bob".into(),
-    };
+    let bob = person("bob");
     let later = T0 + time::Duration::seconds(252);
     let mut texts = Vec::new();
 

@@ -28,7 +28,7 @@ impl Runbook {
             let Some(param) = self.param(name) else {
                 return Err(RunbookError::UnknownParam {
                     runbook: self.name.clone(),
-                    param: crate::name::shorten(name, 32),
+                    param: crate::echo::visible(name, 32),
                     usage: self.usage(),
                 });
             };
@@ -196,7 +196,7 @@ impl Runbook {
             Ok(host) if inventory.contains(&host) => Ok(host),
             _ => Err(RunbookError::NotAHost {
                 runbook: self.name.clone(),
-                value: crate::name::shorten(&text, 40),
+                value: crate::echo::visible(&text, 40),
             }),
         }
     }

@@ -360,7 +360,7 @@ pub(super) fn check_value(value: &str) -> Result<(), String> {
     if value.starts_with('-') {
         return Err(format!(
             "`{}` starts with `-`, which a program would read as an option",
-            crate::name::shorten(value, 40)
+            crate::echo::visible(value, 40)
         ));
     }
     if let Some(c) = value
@@ -369,7 +369,7 @@ pub(super) fn check_value(value: &str) -> Result<(), String> {
     {
         return Err(format!(
             "`{}` has {c:?}; values are single words without braces or quotes",
-            crate::name::shorten(value, 40)
+            crate::echo::visible(value, 40)
         ));
     }
     Ok(())

@@ -7,10 +7,13 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use opsbot_fake_discord::{FakeConfig, FakeDiscord};
 use serde_json::Value;
+use serde_json::json;
 use serenity::all::{
-    ClientBuilder, CommandOptionType, Context, CreateCommand, CreateCommandOption, EventHandler,
-    GatewayIntents, Guild, Http, HttpBuilder, Interaction, Ready, ShardManager,
+    ChannelId, ClientBuilder, CommandOptionType, Context, CreateCommand, CreateCommandOption,
+    EventHandler, GatewayIntents, Guild, GuildChannel, GuildId, Http, HttpBuilder, Interaction,
+    MessageId, Ready, ShardManager,
 };
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
 /// How long any single wait may take before the test fails.
@@ -67,6 +70,7 @@ pub fn commands() -> Vec<CreateCommand> {
 struct Handler {
     on: OnInteraction,
     guilds: Arc<std::sync::Mutex<Vec<(u64, usize)>>>,
+    events: UnboundedSender<Value>,
 }
 
 #[serenity::async_trait]
@@ -89,6 +93,25 @@ impl EventHandler for Handler {
     async fn interaction_create(&self, ctx: Context, interaction: Interaction) {
         (self.on)(ctx, interaction).await;
     }
+
+    async fn channel_update(&self, _ctx: Context, _old: Option<GuildChannel>, new: GuildChannel) {
+        let overwrites = serde_json::to_value(&new.permission_overwrites).unwrap();
+        let _ = self.events.send(json!({
+            "t": "CHANNEL_UPDATE", "channel": new.id.get(), "overwrites": overwrites,
+        }));
+    }
+
+    async fn message_delete(
+        &self,
+        _ctx: Context,
+        channel: ChannelId,
+        message: MessageId,
+        _guild: Option<GuildId>,
+    ) {
+        let _ = self.events.send(json!({
+            "t": "MESSAGE_DELETE", "channel": channel.get(), "message": message.get(),
+        }));
+    }
 }
 
 /// serenity's `Http`, reaching the fake as `https://discord.com` with its ratelimiter on.
@@ -107,21 +130,34 @@ pub struct Bot {
     pub http: Arc<Http>,
     /// (guild id, channel count) of every GUILD_CREATE serenity parsed.
     pub guilds: Arc<std::sync::Mutex<Vec<(u64, usize)>>>,
+    /// CHANNEL_UPDATE and MESSAGE_DELETE as serenity parsed them.
+    pub events: UnboundedReceiver<Value>,
     shards: Arc<ShardManager>,
     task: JoinHandle<serenity::Result<()>>,
 }
 
 /// Starts the fake and a serenity client against it; returns once READY and the commands are in.
 pub async fn start(cfg: FakeConfig, on_interaction: OnInteraction) -> Bot {
+    start_with(cfg, GatewayIntents::GUILDS, on_interaction).await
+}
+
+/// [`start`], with the client identifying with `intents`.
+pub async fn start_with(
+    cfg: FakeConfig,
+    intents: GatewayIntents,
+    on_interaction: OnInteraction,
+) -> Bot {
     init_tracing();
     let fake = FakeDiscord::start(cfg).await;
     let http = http_for(&fake, &fake.config().token);
     let guilds = Arc::default();
+    let (events, events_rx) = tokio::sync::mpsc::unbounded_channel();
     let handler = Handler {
         on: on_interaction,
         guilds: Arc::clone(&guilds),
+        events,
     };
-    let mut client = ClientBuilder::new_with_http(http, GatewayIntents::GUILDS)
+    let mut client = ClientBuilder::new_with_http(http, intents)
         .event_handler(handler)
         .await
         .unwrap();
@@ -134,6 +170,7 @@ pub async fn start(cfg: FakeConfig, on_interaction: OnInteraction) -> Bot {
         fake,
         http,
         guilds,
+        events: events_rx,
         shards,
         task,
     }
@@ -166,19 +203,32 @@ pub fn code_of(err: &serenity::Error) -> Option<isize> {
 }
 
 /// A channel from the handler to the test.
-pub fn seen() -> (
-    tokio::sync::mpsc::UnboundedSender<Value>,
-    tokio::sync::mpsc::UnboundedReceiver<Value>,
-) {
+pub fn seen() -> (UnboundedSender<Value>, UnboundedReceiver<Value>) {
     tokio::sync::mpsc::unbounded_channel()
 }
 
-pub async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Value>) -> Value {
+pub async fn next(rx: &mut UnboundedReceiver<Value>) -> Value {
     match tokio::time::timeout(T, rx.recv()).await {
         Ok(Some(v)) => v,
         Ok(None) => panic!("the handler went away"),
         Err(_) => {
             panic!("the handler reported nothing within {T:?} (did serenity drop the event?)")
         }
+    }
+}
+
+/// The HTTP status, Discord code and first error path of a failed serenity request.
+pub fn refusal(err: &serenity::Error) -> (u16, isize, String) {
+    match err {
+        serenity::Error::Http(serenity::http::HttpError::UnsuccessfulRequest(r)) => (
+            r.status_code.as_u16(),
+            r.error.code,
+            r.error
+                .errors
+                .first()
+                .map(|e| e.path.clone())
+                .unwrap_or_default(),
+        ),
+        other => panic!("expected an answer from Discord, got {other:?}"),
     }
 }

@@ -4,5 +4,11 @@
 
 mod harness;
 mod interactions;
+mod invalid;
 mod limits;
+mod mentions;
+mod moderation;
+mod nonces;
+mod permissions;
+mod registration;
 mod session;

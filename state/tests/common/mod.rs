@@ -5,10 +5,12 @@
 use std::net::Ipv4Addr;
 
 use opsbot_commands::cluster::{FlushMode, HealthStatus};
+use opsbot_commands::name::PersonName;
 use opsbot_commands::name::{ClusterName, NodeAddr, RunId};
-use opsbot_commands::plan::{Action, Plan, SafeAction, Wait};
+use opsbot_commands::people::{PersonRef, Speaker, Surface};
+use opsbot_commands::plan::{Action, DestructiveAction, Plan, SafeAction, Wait};
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::{ChannelId, Run, RunState, StepState, UserRef};
+use opsbot_commands::run::{ChannelId, Run, RunState, StepState};
 use time::OffsetDateTime;
 use time::macros::datetime;
 
@@ -56,18 +58,28 @@ pub fn restart_plan(cluster_name: &str) -> Plan {
     }
 }
 
-pub fn alice() -> UserRef {
-    UserRef {
-        id: "1001".into(),
-        name: "alice".into(),
+/// A person speaking from Discord.
+fn person(name: &str, user: u64) -> PersonRef {
+    match PersonName::parse(name) {
+        Ok(name) => PersonRef {
+            name,
+            via: Surface::Discord { user },
+        },
+        Err(error) => panic!("test fixture: {error}"),
     }
 }
 
-pub fn bob() -> UserRef {
-    UserRef {
-        id: "1002".into(),
-        name: "bob".into(),
-    }
+pub fn alice() -> PersonRef {
+    person("alice", 1001)
+}
+
+pub fn bob() -> PersonRef {
+    person("bob", 1002)
+}
+
+/// The person as an audit record names them.
+pub fn speaking(person: PersonRef) -> Speaker {
+    Speaker::from(&person)
 }
 
 pub const T0: OffsetDateTime = datetime!(2025-03-04 03:00:00.123456789 UTC);
@@ -75,6 +87,34 @@ pub const T0: OffsetDateTime = datetime!(2025-03-04 03:00:00.123456789 UTC);
 /// A builder for `create_run`: a new running restart of `cluster_name`, requested by alice.
 pub fn new_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<> {
     let plan = restart_plan(cluster_name);
+    move |id| {
+        Run::new(
+            id,
+            plan,
+            alice(),
+            ChannelId("ops".into()),
+            T0,
+            time::Duration::minutes(30),
+        )
+    }
+}
+
+/// A builder for a run of one index deletion, waiting for approval (requested by alice).
+pub fn new_deletion_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<> {
+    let index = match opsbot_commands::index::IndexName::parse("flog-2025.01.01") {
+        Ok(index) => index,
+        Err(error) => panic!("test fixture: {error}"),
+    };
+    let plan = Plan {
+        request: ProcedureRequest::IndicesDelete {
+            cluster: cluster(cluster_name),
+            index: index.clone(),
+        },
+        steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
+            indices: vec![index],
+        })],
+        notes: vec![],
+    };
     move |id| {
         Run::new(
             id,

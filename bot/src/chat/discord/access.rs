@@ -1,106 +1,142 @@
-//! Who may do what, from the config: Discord user ids and role ids, never display names. Every
-//! command and every button press is checked here, whatever Discord's own permissions say.
+//! Who may do what, and where, in Discord: the person behind a Discord user id (never a display
+//! name), with their configured roles, in the channels opsbot serves. Every command, button
+//! press and keystroke of autocomplete is checked here, whatever Discord's own permissions say.
 
-use opsbot_commands::run::{Actor, Roles, UserRef};
-use serenity::all::{ChannelId, RoleId, User};
+use opsbot_commands::people::{Actor, People, Speaker};
+use serenity::all::{ChannelId, RoleId, UserId};
 
 use crate::config::DiscordConfig;
+use crate::engine::Refusal;
 
 #[derive(Debug, Clone)]
 pub(super) struct Access {
     config: DiscordConfig,
+    people: People,
+}
+
+/// Who spoke, and why they may not, when they may not.
+pub(super) struct Checked {
+    pub(super) speaker: Speaker,
+    pub(super) actor: Result<Actor, Refusal>,
 }
 
 impl Access {
-    pub(super) fn new(config: DiscordConfig) -> Self {
-        Self { config }
+    pub(super) fn new(config: DiscordConfig, people: People) -> Self {
+        Self { config, people }
     }
 
-    /// The person behind an interaction, with the roles opsbot grants them.
-    pub(super) fn actor(&self, user: &User, roles: &[RoleId]) -> Actor {
-        let c = &self.config;
-        let has = |role_ids: &[u64], user_ids: &[u64]| {
-            user_ids.contains(&user.id.get()) || roles.iter().any(|r| role_ids.contains(&r.get()))
-        };
-        Actor {
-            user: UserRef {
-                id: user.id.to_string(),
-                name: user.name.clone(),
+    /// The person behind a user in a channel: refused when the user maps to no person or the
+    /// channel is not one opsbot serves.
+    pub(super) fn check(&self, user: UserId, roles: &[RoleId], channel: ChannelId) -> Checked {
+        let roles: Vec<u64> = roles.iter().map(|r| r.get()).collect();
+        match self.people.on_discord(user.get(), &roles) {
+            Err(unknown) => Checked {
+                speaker: Speaker {
+                    person: None,
+                    via: unknown.via.clone(),
+                },
+                actor: Err(Refusal::UnknownPerson(unknown)),
             },
-            roles: Roles {
-                operator: has(&c.operator_roles, &c.operator_users),
-                approver: has(&c.approver_roles, &c.approver_users),
+            Ok(actor) => Checked {
+                speaker: actor.speaker(),
+                actor: match self.served(channel) {
+                    true => Ok(actor),
+                    false => Err(Refusal::WrongChannel {
+                        served: self.channels(),
+                    }),
+                },
             },
         }
     }
 
-    /// `None` where opsbot serves; else the refusal, naming where it does.
-    pub(super) fn refusal(&self, channel: ChannelId) -> Option<String> {
-        if self.config.channels.contains(&channel.get()) {
-            return None;
-        }
+    fn served(&self, channel: ChannelId) -> bool {
+        self.config.channels.contains(&channel.get())
+    }
+
+    /// The served channels as Discord shows links to them.
+    fn channels(&self) -> String {
         let served: Vec<String> = self
             .config
             .channels
             .iter()
             .map(|id| format!("<#{id}>"))
             .collect();
-        Some(format!(
-            "opsbot does not serve this channel; use {}",
-            served.join(" or ")
-        ))
+        served.join(" or ")
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use opsbot_commands::name::PersonName;
+    use opsbot_commands::people::{Person, Roles, Surface};
+
     use super::*;
 
     fn access() -> Access {
-        Access::new(DiscordConfig {
-            token_file: None,
-            guild: 1,
-            channels: vec![10, 11],
-            announce_channel: None,
-            operator_roles: vec![100],
-            operator_users: vec![7],
-            approver_roles: vec![200],
-            approver_users: vec![],
-            api_address: None,
-            ca_file: None,
-        })
+        let person = |name: &str, user: u64, approver: bool, discord_roles: Vec<u64>| Person {
+            name: PersonName::parse(name).unwrap(),
+            roles: Roles {
+                operator: true,
+                approver,
+            },
+            discord_user: Some(user),
+            discord_roles,
+            accounts: vec![],
+        };
+        Access::new(
+            DiscordConfig {
+                token_file: None,
+                guild: 1,
+                channels: vec![10, 11],
+                announce_channel: None,
+                api_address: None,
+                ca_file: None,
+            },
+            People::new(vec![
+                person("alice", 1, false, vec![]),
+                person("bob", 2, true, vec![200]),
+            ])
+            .unwrap(),
+        )
     }
 
-    fn user(id: u64, name: &str) -> User {
-        let mut user = User::default();
-        user.id = serenity::all::UserId::new(id);
-        user.name = name.to_owned();
-        user
+    fn roles(ids: &[u64]) -> Vec<RoleId> {
+        ids.iter().map(|id| RoleId::new(*id)).collect()
     }
 
     #[test]
-    fn roles_come_from_ids_never_from_names() {
+    fn people_come_from_user_ids_and_roles_from_the_config() {
         let access = access();
-        let roles = |ids: &[u64]| ids.iter().map(|id| RoleId::new(*id)).collect::<Vec<_>>();
-        let alice = access.actor(&user(1, "alice"), &roles(&[100]));
+        let alice = access
+            .check(UserId::new(1), &[], ChannelId::new(10))
+            .actor
+            .unwrap();
+        assert_eq!(alice.person.name.as_str(), "alice");
+        assert_eq!(alice.person.via, Surface::Discord { user: 1 });
         assert_eq!((alice.roles.operator, alice.roles.approver), (true, false));
-        let bob = access.actor(&user(2, "bob"), &roles(&[100, 200]));
-        assert_eq!((bob.roles.operator, bob.roles.approver), (true, true));
-        let listed = access.actor(&user(7, "carol"), &[]);
-        assert!(listed.roles.operator);
-        // A display name that looks like an operator's grants nothing.
-        let impostor = access.actor(&user(3, "alice"), &roles(&[999]));
-        assert_eq!(impostor.roles, Roles::default());
-        assert_eq!(impostor.user.id, "3");
+        // bob approves only while he holds the Discord role his entry names.
+        let bob = |held: &[u64]| {
+            access
+                .check(UserId::new(2), &roles(held), ChannelId::new(10))
+                .actor
+                .unwrap()
+                .roles
+        };
+        assert!(bob(&[200]).approver);
+        assert_eq!(bob(&[]), Roles::default());
     }
 
     #[test]
-    fn other_channels_are_refused_naming_the_served_ones() {
+    fn unknown_users_and_other_channels_are_refused_naming_the_served_ones() {
         let access = access();
-        assert_eq!(access.refusal(ChannelId::new(10)), None);
+        let stranger = access.check(UserId::new(3), &roles(&[200]), ChannelId::new(10));
+        assert_eq!(stranger.speaker.person, None);
+        assert!(matches!(stranger.actor, Err(Refusal::UnknownPerson(_))));
+        let elsewhere = access.check(UserId::new(1), &[], ChannelId::new(12));
+        assert_eq!(elsewhere.speaker.person.unwrap().as_str(), "alice");
         assert_eq!(
-            access.refusal(ChannelId::new(12)).as_deref(),
-            Some("opsbot does not serve this channel; use <#10> or <#11>")
+            elsewhere.actor.unwrap_err().to_string(),
+            "opsbot does not serve this channel; use <#10> or <#11>"
         );
     }
 }

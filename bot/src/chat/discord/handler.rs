@@ -1,28 +1,30 @@
-//! Interactions: slash commands, autocomplete and button presses. Each is checked (channel,
-//! first delivery, parse, roles) and answered within Discord's 3 seconds: at once when the
-//! answer needs only the store, deferred when it needs a cluster. Refusals are ephemeral.
+//! Interactions: slash commands, autocomplete and button presses. Each is checked (first
+//! delivery, person, channel, parse, roles) and answered within Discord's 3 seconds: at once
+//! when the answer needs only the store, deferred when it needs a cluster. Refusals are
+//! ephemeral, and the ones that say no to a person are audited.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use opsbot_commands::button::ApprovalButton;
-use opsbot_commands::catalogue::OptionKind;
-use opsbot_commands::name::{CloudName, ClusterName};
 use opsbot_commands::parse::{self, Origin, ParseError};
+use opsbot_commands::people::Actor;
 use opsbot_commands::render;
 use opsbot_commands::request::Request;
-use opsbot_commands::run::{Actor, ChannelId};
+use opsbot_commands::run::ChannelId;
 use serenity::all::{
     CommandData, CommandInteraction, ComponentInteraction, Context, CreateAutocompleteResponse,
     CreateInteractionResponse, CreateInteractionResponseFollowup, CreateInteractionResponseMessage,
-    EditInteractionResponse, EventHandler, Http, Interaction, Ready, ResolvedOption, ResolvedValue,
+    EditInteractionResponse, EventHandler, Http, Interaction, Member, Ready, ResolvedOption,
+    ResolvedValue, User,
 };
+use std::sync::Arc;
 use time::OffsetDateTime;
 
 use super::access::Access;
-use super::suggest::{self, Choice};
+use super::autocomplete::{self, Listings};
+use super::suggest;
 use super::transport::{buttons, embed};
-use crate::service::{Reply, Service};
+use crate::service::{Asked, Reply, Service};
 
 /// Autocomplete must answer within Discord's 3 seconds; a cluster slower than this gets none.
 const SUGGEST_WITHIN: Duration = Duration::from_millis(1500);
@@ -32,6 +34,7 @@ pub(super) struct Handler {
     pub(super) http: Arc<Http>,
     pub(super) service: Service,
     pub(super) access: Access,
+    pub(super) listings: Listings,
 }
 
 #[serenity::async_trait]
@@ -99,7 +102,7 @@ fn needs_a_backend(request: &Request) -> bool {
 }
 
 /// The subcommand, if any, and the options given to the command itself.
-fn leaf(data: &CommandData) -> (Option<&str>, Vec<ResolvedOption<'_>>) {
+pub(super) fn leaf(data: &CommandData) -> (Option<&str>, Vec<ResolvedOption<'_>>) {
     let options = data.options();
     match options.as_slice() {
         [
@@ -138,7 +141,7 @@ fn request(data: &CommandData) -> Result<Request, ParseError> {
     )
 }
 
-fn value(value: &ResolvedValue<'_>) -> String {
+pub(super) fn value(value: &ResolvedValue<'_>) -> String {
     match value {
         ResolvedValue::String(text) | ResolvedValue::Autocomplete { value: text, .. } => {
             (*text).to_owned()
@@ -150,10 +153,31 @@ fn value(value: &ResolvedValue<'_>) -> String {
     }
 }
 
+/// `/approve` or `/run cancel`, as the audit log names a command that was refused before it
+/// was read.
+fn typed(data: &CommandData) -> String {
+    let (sub, _) = leaf(data);
+    format!("/{} {}", data.name, sub.unwrap_or_default())
+        .trim_end()
+        .to_owned()
+}
+
 impl Handler {
-    fn actor(&self, user: &serenity::all::User, member: Option<&serenity::all::Member>) -> Actor {
+    /// The person behind an interaction in its channel, or the private refusal (audited) that
+    /// says why they may not use opsbot there.
+    fn person(
+        &self,
+        user: &User,
+        member: Option<&Member>,
+        channel: serenity::all::ChannelId,
+        asked: impl FnOnce() -> Asked,
+    ) -> Result<Actor, Reply> {
         let roles = member.map_or(&[][..], |m| m.roles.as_slice());
-        self.access.actor(user, roles)
+        let checked = self.access.check(user.id, roles, channel);
+        checked.actor.map_err(|refusal| {
+            self.service
+                .refused(&checked.speaker, &asked(), refusal.into())
+        })
     }
 
     /// False for a repeated delivery of an interaction already handled (a gateway resume can
@@ -174,13 +198,19 @@ impl Handler {
     }
 
     async fn command(&self, command: &CommandInteraction) -> serenity::Result<()> {
-        if let Some(refusal) = self.access.refusal(command.channel_id) {
-            return command.create_response(&self.http, private(&refusal)).await;
-        }
         if !self.first_delivery(command.id) {
             tracing::info!(interaction = %command.id, "a repeated delivery; already handled");
             return Ok(());
         }
+        let actor = match self.person(
+            &command.user,
+            command.member.as_deref(),
+            command.channel_id,
+            || Asked::new(typed(&command.data), None),
+        ) {
+            Ok(actor) => actor,
+            Err(refusal) => return command.create_response(&self.http, respond(&refusal)).await,
+        };
         let request = match request(&command.data) {
             Ok(request) => request,
             Err(error) => {
@@ -189,7 +219,6 @@ impl Handler {
                     .await;
             }
         };
-        let actor = self.actor(&command.user, command.member.as_deref());
         let channel = ChannelId(command.channel_id.to_string());
         if !needs_a_backend(&request) {
             let reply = self
@@ -239,16 +268,41 @@ impl Handler {
         command.delete_response(&self.http).await
     }
 
+    /// Choices only for a person who may run the command, in a served channel; anyone else
+    /// gets none, and no backend is asked on their behalf. Keystrokes are not audited.
     async fn autocomplete(&self, command: &CommandInteraction) -> serenity::Result<()> {
         let Some(focused) = command.data.autocomplete() else {
             return Ok(());
         };
-        let suggestions = tokio::time::timeout(
-            SUGGEST_WITHIN,
-            self.suggestions(&command.data, focused.name, focused.value),
-        )
-        .await
-        .unwrap_or_default();
+        let roles = command
+            .member
+            .as_deref()
+            .map_or(&[][..], |m| m.roles.as_slice());
+        let allowed = self
+            .access
+            .check(command.user.id, roles, command.channel_id)
+            .actor
+            .is_ok_and(|actor| {
+                let (sub, _) = leaf(&command.data);
+                parse::command_by_path(&command.data.name, sub)
+                    .is_some_and(|spec| spec.who.admits(actor.roles))
+            });
+        let suggestions = if allowed {
+            tokio::time::timeout(
+                SUGGEST_WITHIN,
+                autocomplete::suggestions(
+                    self.service.engine(),
+                    &self.listings,
+                    &command.data,
+                    focused.name,
+                    focused.value,
+                ),
+            )
+            .await
+            .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         let choices = suggest::fit(suggestions)
             .into_iter()
             .fold(CreateAutocompleteResponse::new(), |response, choice| {
@@ -259,108 +313,21 @@ impl Handler {
             .await
     }
 
-    /// Values offered for an option, by its kind in the catalogue (a parameter of an open
-    /// command, when the catalogue does not name it): clusters and clouds from the config, runs
-    /// from the store (unfinished first), nodes from the inventory, index names from the
-    /// cluster, hypervisors from the cloud's compute services, runbooks and their parameters'
-    /// values from the runbook library.
-    async fn suggestions(&self, data: &CommandData, option: &str, typed: &str) -> Vec<Choice> {
-        let engine = self.service.engine();
-        let (sub, options) = leaf(data);
-        let Some(command) = parse::command_by_path(&data.name, sub) else {
-            return Vec::new();
-        };
-        let kind = match command.option(option) {
-            Some(spec) => spec.kind,
-            None if command.open => OptionKind::Param,
-            None => return Vec::new(),
-        };
-        // The value given so far for the command's option of `kind` (its cluster, its runbook).
-        let given = |kind: OptionKind| {
-            let name = command.options.iter().find(|o| o.kind == kind)?.name;
-            options
-                .iter()
-                .find(|o| o.name == name)
-                .map(|o| value(&o.value))
-        };
-        let cluster = || given(OptionKind::Cluster).and_then(|n| ClusterName::parse(&n).ok());
-        let cloud = || given(OptionKind::Cloud).and_then(|n| CloudName::parse(&n).ok());
-        match kind {
-            OptionKind::Cluster => {
-                suggest::containing(engine.clusters().names().map(ToString::to_string), typed)
-            }
-            OptionKind::Cloud => {
-                suggest::containing(engine.clouds().names().map(ToString::to_string), typed)
-            }
-            OptionKind::Host => match cloud().and_then(|name| engine.clouds().get(&name).ok()) {
-                Some(c) => {
-                    let services = engine.clouds().services(c).await.unwrap_or_default();
-                    let mut hosts: Vec<String> = services
-                        .into_iter()
-                        .filter(|s| s.is_compute())
-                        .map(|s| s.host.to_string())
-                        .collect();
-                    hosts.sort_unstable();
-                    hosts.dedup();
-                    suggest::containing(hosts, typed)
-                }
-                None => Vec::new(),
-            },
-            OptionKind::Run => {
-                let mut runs = engine.store().runs().unwrap_or_default();
-                runs.sort_by_key(|run| run.state.is_finished());
-                suggest::containing(runs.iter().map(|run| run.id.to_string()), typed)
-            }
-            OptionKind::Node => cluster()
-                .and_then(|name| engine.clusters().get(&name).ok())
-                .map(|c| suggest::containing(c.inventory.iter().map(ToString::to_string), typed))
-                .unwrap_or_default(),
-            OptionKind::Index => match cluster() {
-                Some(name) => engine
-                    .indices(&name)
-                    .await
-                    .map(|rows| {
-                        let mut names: Vec<String> = rows.into_iter().map(|r| r.index).collect();
-                        names.sort_unstable_by(|a, b| b.cmp(a));
-                        suggest::containing(names, typed)
-                    })
-                    .unwrap_or_default(),
-                None => Vec::new(),
-            },
-            OptionKind::Runbook => suggest::runbooks(&engine.library().runbooks, typed),
-            OptionKind::Param => {
-                let library = engine.library();
-                suggest::param(
-                    &library.runbooks,
-                    &library.inventory,
-                    given(OptionKind::Runbook).as_deref(),
-                    option,
-                    typed,
-                )
-            }
-            OptionKind::User
-            | OptionKind::Days
-            | OptionKind::Instance
-            | OptionKind::Image
-            | OptionKind::Property(_)
-            | OptionKind::Topic
-            | OptionKind::Text { .. } => Vec::new(),
-        }
-    }
-
     async fn click(&self, click: &ComponentInteraction) -> serenity::Result<()> {
         let Some(button) = ApprovalButton::parse(&click.data.custom_id) else {
             return click
                 .create_response(&self.http, private("this button is not one of opsbot's"))
                 .await;
         };
-        if let Some(refusal) = self.access.refusal(click.channel_id) {
-            return click.create_response(&self.http, private(&refusal)).await;
-        }
         if !self.first_delivery(click.id) {
             return Ok(());
         }
-        let actor = self.actor(&click.user, click.member.as_ref());
+        let actor = match self.person(&click.user, click.member.as_ref(), click.channel_id, || {
+            Asked::new(format!("{} button", click.data.custom_id), Some(button.run))
+        }) {
+            Ok(actor) => actor,
+            Err(refusal) => return click.create_response(&self.http, respond(&refusal)).await,
+        };
         match self.service.decide(&actor, &button) {
             Ok(run) => {
                 // The message shows the decision at once, its buttons disabled; progress then

@@ -1,9 +1,9 @@
-//! The Discord front end (`opsbot run`) on serenity: checks the token, the guild and the
-//! channels at start-up with a clear message for each, loads the engine (runbooks included),
-//! registers the catalogue and the runbooks' parameters as guild commands, resumes unfinished
-//! runs, and serves interactions until SIGTERM or Ctrl-C.
+//! The Discord front end on serenity: checks the token, the guild and the channels at start-up
+//! with a clear message for each, registers the catalogue and the runbooks' parameters as guild
+//! commands, and serves interactions until told to stop (`opsbot run` wires it to the engine).
 
 mod access;
+mod autocomplete;
 mod handler;
 mod register;
 mod suggest;
@@ -12,16 +12,17 @@ mod transport;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use opsbot_commands::people::People;
 use secrecy::{ExposeSecret, SecretString};
-use serenity::all::{ChannelId, ClientBuilder, GatewayIntents, GuildId, Http, HttpBuilder};
+use serenity::all::{
+    ChannelId, ClientBuilder, CreateAllowedMentions, GatewayIntents, GuildId, Http, HttpBuilder,
+};
 use serenity::http::HttpError;
 
 pub use register::commands;
 pub use transport::DiscordTransport;
 
-use crate::config::{Config, DiscordConfig};
-use crate::engine::Engine;
-use crate::progress::Publisher;
+use crate::config::DiscordConfig;
 use crate::service::Service;
 
 /// The private placeholder of a deferred command whose public answer follows as a message.
@@ -30,76 +31,78 @@ pub const ANSWERED_BELOW: &str = "answered below";
 /// Where the bot token comes from when no `token_file` is configured.
 pub const TOKEN_VARIABLE: &str = "OPSBOT_DISCORD_TOKEN";
 
-/// Runs the bot until it is told to stop.
-pub async fn run(config: Config) -> anyhow::Result<()> {
-    let Some(discord) = config.discord.clone() else {
-        bail!("the config has no [discord] section; deploy/opsbot.example.toml shows one");
-    };
-    let token = token(&discord)?;
-    let client = reqwest_client(&discord)?;
-    let http = Arc::new(http(&token, client.clone()));
-    check(&http, &discord).await?;
-
-    let store = opsbot_state::Store::open(&config.store.path)
-        .with_context(|| format!("cannot open the store at {}", config.store.path.display()))?;
-    let publisher = Arc::new(Publisher::new(
-        DiscordTransport::new(Arc::clone(&http), discord.announce_channel),
-        store.clone(),
-        config.progress,
-    ));
-    let engine = Engine::new(&config, store, publisher.clone())?;
-    // Registered once the runbooks are loaded: their parameters are options of `/runbook run`.
-    let params = engine.library().runbooks.param_names();
-    GuildId::new(discord.guild)
-        .set_commands(&http, register::commands(params))
-        .await
-        .map_err(|e| explain(e, "registering the slash commands"))?;
-    let service = Service::new(engine.clone(), publisher);
-    let resumed = engine.resume_all()?;
-    tracing::info!(resumed, "unfinished runs resumed");
-
-    let handler = handler::Handler {
-        http: Arc::clone(&http),
-        service,
-        access: access::Access::new(discord),
-    };
-    // The gateway gets an `Http` of its own only to learn the gateway's address; every REST
-    // call opsbot makes goes through `http`, so that one rate limiter sees them all.
-    let mut gateway =
-        ClientBuilder::new_with_http(self::http(&token, client), GatewayIntents::GUILDS)
-            .event_handler(handler)
-            .await
-            .context("cannot set up the Discord gateway client")?;
-    let shards = gateway.shard_manager.clone();
-    tokio::select! {
-        ended = gateway.start() => ended.map_err(|e| explain(e, "connecting to the gateway"))?,
-        () = stopped() => {
-            tracing::info!("stopping: closing the gateway; runs resume at the next start");
-            shards.shutdown_all().await;
-        }
-    }
-    Ok(())
+/// A checked connection to Discord: the token works, the guild and channels exist.
+pub struct Discord {
+    http: Arc<Http>,
+    token: SecretString,
+    client: reqwest::Client,
+    config: DiscordConfig,
 }
 
-/// Resolves on SIGTERM (systemd stop) or Ctrl-C.
-async fn stopped() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+impl std::fmt::Debug for Discord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Discord")
+            .field("guild", &self.config.guild)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Discord {
+    /// Reads the token and checks it, the guild and the channels, each failure with a message
+    /// that says what to fix.
+    pub async fn connect(config: &DiscordConfig) -> anyhow::Result<Self> {
+        let token = token(config)?;
+        let client = reqwest_client(config)?;
+        let http = Arc::new(http(&token, client.clone()));
+        check(&http, config).await?;
+        Ok(Self {
+            http,
+            token,
+            client,
+            config: config.clone(),
+        })
+    }
+
+    /// Progress and announcements in this guild, through the one rate-limited client.
+    pub fn transport(&self) -> DiscordTransport {
+        DiscordTransport::new(Arc::clone(&self.http), self.config.announce_channel)
+    }
+
+    /// Registers the catalogue (with the runbooks' parameters) as guild commands, then serves
+    /// interactions until the gateway ends or `stop` resolves.
+    pub async fn serve(
+        self,
+        service: Service,
+        people: People,
+        stop: impl Future<Output = ()>,
+    ) -> anyhow::Result<()> {
+        let params = service.engine().library().runbooks.param_names();
+        GuildId::new(self.config.guild)
+            .set_commands(&self.http, register::commands(params))
+            .await
+            .map_err(|e| explain(e, "registering the slash commands"))?;
+        let handler = handler::Handler {
+            http: Arc::clone(&self.http),
+            service,
+            access: access::Access::new(self.config, people),
+            listings: autocomplete::Listings::default(),
+        };
+        // The gateway gets an `Http` of its own only to learn the gateway's address; every REST
+        // call opsbot makes goes through `http`, so that one rate limiter sees them all.
+        let mut gateway =
+            ClientBuilder::new_with_http(http(&self.token, self.client), GatewayIntents::GUILDS)
+                .event_handler(handler)
+                .await
+                .context("cannot set up the Discord gateway client")?;
+        let shards = gateway.shard_manager.clone();
+        tokio::select! {
+            ended = gateway.start() => ended.map_err(|e| explain(e, "connecting to the gateway"))?,
+            () = stop => {
+                tracing::info!("stopping: closing the gateway; runs resume at the next start");
+                shards.shutdown_all().await;
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
+        Ok(())
     }
 }
 
@@ -142,9 +145,12 @@ fn reqwest_client(discord: &DiscordConfig) -> anyhow::Result<reqwest::Client> {
     builder.build().context("cannot set up the HTTPS client")
 }
 
+/// Every message opsbot sends carries `allowed_mentions` with nothing to parse: operators' text
+/// (`@everyone db down`) is shown, never acted on, so the bot never pings anyone.
 fn http(token: &SecretString, client: reqwest::Client) -> Http {
     HttpBuilder::new(token.expose_secret())
         .client(client)
+        .default_allowed_mentions(CreateAllowedMentions::new())
         .build()
 }
 

@@ -6,7 +6,7 @@
 //! only sends options it knows, so those are registered too: one optional option per runbook
 //! parameter name, as loaded at start-up.
 
-use opsbot_commands::catalogue::{self, CommandSpec, OptionKind, OptionSpec, Surface};
+use opsbot_commands::catalogue::{self, CommandSpec, OptionKind, OptionSpec, Reach};
 use opsbot_commands::name::ParamName;
 use opsbot_commands::openstack::image::PropertyKey;
 use opsbot_commands::retention::RetentionDays;
@@ -29,7 +29,7 @@ pub fn commands<'a>(params: impl IntoIterator<Item = &'a ParamName>) -> Vec<Crea
         .into_iter()
         .map(|group| {
             let specs: Vec<&'static CommandSpec> = catalogue::group(group)
-                .filter(|c| c.surface == Surface::Everywhere)
+                .filter(|c| c.reach == Reach::Everywhere)
                 .collect();
             match specs.as_slice() {
                 [single] if single.sub.is_none() => CreateCommand::new(group)
@@ -94,6 +94,8 @@ fn typed_option(
         | OptionKind::Host
         | OptionKind::Runbook
         | OptionKind::Param => text(true),
+        // At least the 12 hex digits shown with a plan.
+        OptionKind::Digest => text(false).min_length(12),
         OptionKind::User
         | OptionKind::Text { .. }
         | OptionKind::Instance
@@ -133,7 +135,7 @@ mod tests {
                     flags.push(word.to_owned());
                 }
             }
-            for key in ["max_length", "min_value", "max_value"] {
+            for key in ["min_length", "max_length", "min_value", "max_value"] {
                 if let Some(n) = item[key].as_u64() {
                     flags.push(format!("{key} {n}"));
                 }

@@ -2,7 +2,7 @@
 //! runbooks and their parameters' kinds, the host inventory. Pure, so that odd input (an unknown
 //! runbook, a parameter it lacks, a half-typed value) can be tried here without a gateway.
 
-use opsbot_commands::name::shorten;
+use opsbot_commands::echo::visible;
 use opsbot_commands::runbook::{Inventory, Param, ParamKind, Runbooks};
 
 /// Discord shows at most 25 autocomplete choices.
@@ -50,7 +50,7 @@ pub(super) fn fit(choices: Vec<Choice>) -> Vec<Choice> {
         let label = if label.trim().is_empty() {
             value.clone()
         } else {
-            shorten(&label, MAX_CHOICE_LEN - 1)
+            visible(&label, MAX_CHOICE_LEN - 1)
         };
         fitted.push(Choice { label, value });
         if fitted.len() == MAX_CHOICES {

@@ -1,8 +1,9 @@
 use super::*;
 use crate::cluster::{Exclusion, SettingScope};
+use crate::people::testing::person;
 use crate::planner::{Facts, plan};
 use crate::render;
-use crate::run::{ChannelId, Run, RunState, StepState, UserRef};
+use crate::run::{ChannelId, Run, RunState, StepState};
 
 fn node(ip: &str) -> NodeAddr {
     NodeAddr::parse(ip).unwrap()
@@ -154,10 +155,7 @@ fn an_exclusion_of_the_same_node_is_taken_over() {
 }
 
 fn started_run(plan: Plan) -> Run {
-    let user = UserRef {
-        id: "1".into(),
-        name: "alice".into(),
-    };
+    let user = person("alice");
     let now = time::OffsetDateTime::UNIX_EPOCH;
     let mut run = Run::new(
         crate::name::RunId::new(7),

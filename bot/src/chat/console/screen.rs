@@ -1,0 +1,110 @@
+//! The terminal as a chat transport. On a terminal, a run's progress message is redrawn in place
+//! while it is the last thing on screen; piped, every delivered edit is printed as a line of the
+//! transcript, labelled with its message id.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use opsbot_commands::maintenance::Announcement;
+use opsbot_commands::render::ProgressView;
+use opsbot_commands::run::{ChannelId, MessageId};
+
+use super::transcript;
+use crate::progress::{ChatError, ChatTransport};
+
+/// The terminal, as a chat transport.
+#[derive(Debug)]
+pub struct Screen {
+    tty: bool,
+    next_message: AtomicU64,
+    state: Mutex<ScreenState>,
+}
+
+#[derive(Debug, Default)]
+struct ScreenState {
+    /// The progress message printed last and how many lines it took, while nothing followed it.
+    last: Option<(MessageId, usize)>,
+    /// The prompt of the current speaker, shown on a terminal after every output.
+    prompt: String,
+}
+
+impl Screen {
+    pub fn new(tty: bool) -> Self {
+        Self {
+            tty,
+            next_message: AtomicU64::new(1),
+            state: Mutex::new(ScreenState::default()),
+        }
+    }
+
+    /// Shows the prompt of `prompt`'s speaker, replacing whatever the current line holds.
+    pub(super) fn set_prompt(&self, prompt: String) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.prompt = prompt;
+        if self.tty {
+            print!("\r\x1b[K{}", state.prompt);
+            let _ = std::io::stdout().flush();
+        }
+    }
+
+    /// Prints a block: `header` on the first line, the rest indented under it.
+    pub(super) fn print(&self, header: &str, text: &str, message: Option<&MessageId>) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out = String::new();
+        if self.tty {
+            match (&state.last, message) {
+                // Redraw in place: up over the old block and the prompt line, clear, print.
+                (Some((last, lines)), Some(id)) if last == id => {
+                    out.push_str(&format!("\r\x1b[{lines}A\x1b[J"));
+                }
+                _ => out.push_str("\r\x1b[K"),
+            }
+        }
+        let block = transcript::block(header, text);
+        out.push_str(&block);
+        state.last = message.map(|id| (id.clone(), block.lines().count()));
+        if self.tty {
+            out.push_str(&state.prompt);
+        }
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(out.as_bytes());
+        let _ = stdout.flush();
+    }
+}
+
+impl ChatTransport for Screen {
+    async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
+        self.print(transcript::ANNOUNCEMENT, &announcement.text, None);
+        Ok(())
+    }
+
+    async fn post(
+        &self,
+        _channel: &ChannelId,
+        view: &ProgressView,
+    ) -> Result<MessageId, ChatError> {
+        let id = MessageId(format!(
+            "m{}",
+            self.next_message.fetch_add(1, Ordering::Relaxed)
+        ));
+        self.print(&transcript::posted(&id), &view.text, Some(&id));
+        Ok(id)
+    }
+
+    async fn edit(
+        &self,
+        _channel: &ChannelId,
+        message: &MessageId,
+        view: &ProgressView,
+    ) -> Result<(), ChatError> {
+        // On a terminal the message is redrawn in place; in a transcript each edit is a line.
+        let header = if self.tty {
+            transcript::posted(message)
+        } else {
+            transcript::edited(message)
+        };
+        self.print(&header, &view.text, Some(message));
+        Ok(())
+    }
+}

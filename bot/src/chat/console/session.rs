@@ -1,0 +1,177 @@
+//! One console conversation: lines in, replies out, spoken by one person. The terminal console
+//! and every connection to the console socket hold one; only the demo's can change speaker.
+
+use opsbot_commands::name::RunId;
+use opsbot_commands::parse::{self, Origin};
+use opsbot_commands::people::{Actor, People};
+use opsbot_commands::plan::DigestPrefix;
+use opsbot_commands::request::Request;
+use opsbot_commands::run::ChannelId;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+
+use super::CHANNEL;
+use super::transcript::{PRIVATE, PUBLIC};
+use crate::service::Service;
+
+/// Who speaks in a session.
+#[derive(Debug, Clone)]
+pub(crate) enum Speaking {
+    /// A real console: the person of the OS account at the other end, for the whole session.
+    Fixed(Actor),
+    /// `opsbot demo`: `/as` picks among the demo's people.
+    Demo { people: People, current: Actor },
+}
+
+/// What a console speaker types to approve the plan `/approve id:r-N` just showed them.
+pub(crate) const CONFIRM: &str = "yes";
+
+#[derive(Debug)]
+pub(crate) struct Session {
+    service: Service,
+    speaking: Speaking,
+    /// The plan `/approve` showed last, with its digest: what `yes` approves. Any other line
+    /// forgets it.
+    shown: Option<(RunId, DigestPrefix)>,
+}
+
+impl Session {
+    pub(crate) fn new(service: Service, speaking: Speaking) -> Self {
+        Self {
+            service,
+            speaking,
+            shown: None,
+        }
+    }
+
+    pub(crate) fn speaker(&self) -> &Actor {
+        match &self.speaking {
+            Speaking::Fixed(actor) | Speaking::Demo { current: actor, .. } => actor,
+        }
+    }
+
+    /// The prompt: `alice> `.
+    pub(crate) fn prompt(&self) -> String {
+        format!("{}> ", self.speaker().name())
+    }
+
+    fn origin(&self) -> Origin {
+        match self.speaking {
+            Speaking::Fixed(_) => Origin::Console,
+            Speaking::Demo { .. } => Origin::Demo,
+        }
+    }
+
+    /// Answers one line: the header and the text to show, or `None` for a blank line.
+    pub(crate) async fn answer(&mut self, line: &str) -> Option<(&'static str, String)> {
+        let line = line.trim();
+        if line.is_empty() {
+            return None;
+        }
+        let shown = self.shown.take();
+        let origin = self.origin();
+        let request = if line == CONFIRM {
+            let Some((id, digest)) = shown else {
+                let nothing =
+                    "nothing to confirm: /approve id:r-N shows a plan, then yes approves it";
+                return Some((PRIVATE, nothing.to_owned()));
+            };
+            Request::Approve {
+                id,
+                digest: Some(digest),
+            }
+        } else {
+            match parse::parse_line(line, origin) {
+                Ok(request) => request,
+                Err(error) => return Some((PRIVATE, error.to_string())),
+            }
+        };
+        match &request {
+            Request::ActAs { user } => return Some((PRIVATE, self.switch(user))),
+            Request::Approve { id, digest: None } => {
+                return Some((PRIVATE, self.preview(*id)));
+            }
+            _ => {}
+        }
+        let channel = ChannelId(CHANNEL.to_owned());
+        let reply = self
+            .service
+            .handle(self.speaker(), &channel, origin, request)
+            .await;
+        Some((if reply.private { PRIVATE } else { PUBLIC }, reply.text))
+    }
+
+    /// `/approve` without a digest: the plan, and `yes` on the next line approves exactly it.
+    fn preview(&mut self, id: RunId) -> String {
+        match self.service.preview(self.speaker(), id) {
+            Ok((text, digest)) => {
+                let digest = DigestPrefix::parse(digest.as_str()).ok();
+                let confirm = digest.as_ref().map_or(String::new(), |_| {
+                    format!("\ntype {CONFIRM} to approve it, or anything else to leave it")
+                });
+                self.shown = digest.map(|digest| (id, digest));
+                format!("{text}{confirm}")
+            }
+            Err(refusal) => refusal.text,
+        }
+    }
+
+    /// `/as`: the demo speaks as another of its people.
+    fn switch(&mut self, user: &opsbot_commands::name::PersonName) -> String {
+        let Speaking::Demo { people, current } = &mut self.speaking else {
+            // The parser knows `/as` only in the demo.
+            return "`/as` works in the demo only".to_owned();
+        };
+        match people.in_demo(user) {
+            Some(next) => {
+                *current = next;
+                format!("you are now {user}")
+            }
+            None => {
+                let known: Vec<String> = people.iter().map(|p| p.name.to_string()).collect();
+                format!(
+                    "the demo has no person `{user}`; it has {}",
+                    known.join(", ")
+                )
+            }
+        }
+    }
+}
+
+/// The next line of `input` without its line ending, `None` at its end. Bytes that are not
+/// UTF-8 are read as U+FFFD, which no command accepts, so they are refused like any typo
+/// instead of ending the console.
+pub(crate) async fn read_line(
+    input: &mut (impl AsyncBufRead + Unpin),
+) -> std::io::Result<Option<String>> {
+    let mut bytes = Vec::new();
+    if input.read_until(b'\n', &mut bytes).await? == 0 {
+        return Ok(None);
+    }
+    while bytes.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
+        bytes.pop();
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_that_are_not_utf8_are_read_not_fatal() {
+        let mut input: &[u8] = b"/run list\r\n\xff\xfe\n/help";
+        assert_eq!(
+            read_line(&mut input).await.unwrap().as_deref(),
+            Some("/run list")
+        );
+        assert_eq!(
+            read_line(&mut input).await.unwrap().as_deref(),
+            Some("\u{FFFD}\u{FFFD}")
+        );
+        assert_eq!(
+            read_line(&mut input).await.unwrap().as_deref(),
+            Some("/help")
+        );
+        assert_eq!(read_line(&mut input).await.unwrap(), None);
+    }
+}

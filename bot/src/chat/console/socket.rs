@@ -1,0 +1,222 @@
+//! The console socket that `opsbot run` serves to local accounts: each connection speaks as the
+//! person of the OS account that connected (SO_PEERCRED, which the peer cannot forge), and sees
+//! the console channel's progress messages as transcript lines. An account that maps to no
+//! person is told so, audited and disconnected before it can type anything.
+
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{Context, bail};
+use opsbot_commands::maintenance::Announcement;
+use opsbot_commands::people::{People, Speaker, UnknownPerson};
+use opsbot_commands::render::ProgressView;
+use opsbot_commands::run::{ChannelId, MessageId};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{broadcast, mpsc};
+
+use super::account::account_of;
+use super::session::{Session, Speaking, read_line};
+use super::transcript::{self, PRIVATE, PUBLIC};
+use crate::engine::Refusal;
+use crate::progress::{ChatError, ChatTransport};
+use crate::service::{Asked, Service};
+
+/// Who may connect: the owner and the group (the operators), nobody else.
+const SOCKET_MODE: u32 = 0o660;
+/// Transcript lines a slow connection may fall behind before it misses some (it is told).
+const BACKLOG: usize = 1024;
+
+/// The console channel for every connected console: progress and announcements go to all.
+#[derive(Debug, Clone)]
+pub struct Hub {
+    lines: broadcast::Sender<String>,
+    next_message: Arc<AtomicU64>,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Self {
+            lines: broadcast::channel(BACKLOG).0,
+            next_message: Arc::new(AtomicU64::new(1)),
+        }
+    }
+}
+
+impl Hub {
+    fn send(&self, header: &str, text: &str) {
+        // No console connected is not an error: the run goes on and `/run status` shows it.
+        let _ = self.lines.send(transcript::block(header, text));
+    }
+}
+
+impl ChatTransport for Hub {
+    async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
+        self.send(transcript::ANNOUNCEMENT, &announcement.text);
+        Ok(())
+    }
+
+    async fn post(
+        &self,
+        _channel: &ChannelId,
+        view: &ProgressView,
+    ) -> Result<MessageId, ChatError> {
+        let id = MessageId(format!(
+            "c{}",
+            self.next_message.fetch_add(1, Ordering::Relaxed)
+        ));
+        self.send(&transcript::posted(&id), &view.text);
+        Ok(id)
+    }
+
+    async fn edit(
+        &self,
+        _channel: &ChannelId,
+        message: &MessageId,
+        view: &ProgressView,
+    ) -> Result<(), ChatError> {
+        self.send(&transcript::edited(message), &view.text);
+        Ok(())
+    }
+}
+
+/// Binds the socket at `path`, owner and group only, replacing a socket a killed bot left
+/// behind but nothing else.
+pub fn bind(path: &Path) -> anyhow::Result<UnixListener> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_socket() => std::fs::remove_file(path)
+            .with_context(|| format!("cannot remove the old console socket {}", path.display()))?,
+        Ok(_) => bail!(
+            "{} exists and is not a socket; [console] socket must name a path opsbot may own",
+            path.display()
+        ),
+        Err(_) => {}
+    }
+    let listener = UnixListener::bind(path)
+        .with_context(|| format!("cannot listen on the console socket {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(SOCKET_MODE))
+        .with_context(|| format!("cannot restrict the console socket {}", path.display()))?;
+    Ok(listener)
+}
+
+/// Serves console connections until the task is dropped.
+pub async fn serve(
+    listener: UnixListener,
+    path: PathBuf,
+    service: Service,
+    people: People,
+    hub: Hub,
+) {
+    tracing::info!(socket = %path.display(), "serving the console");
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                let connection = Connection {
+                    service: service.clone(),
+                    people: people.clone(),
+                    hub: hub.clone(),
+                };
+                tokio::spawn(connection.serve(stream));
+            }
+            Err(error) => {
+                tracing::warn!(%error, "a console connection could not be accepted");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+struct Connection {
+    service: Service,
+    people: People,
+    hub: Hub,
+}
+
+impl Connection {
+    async fn serve(self, stream: UnixStream) {
+        let account = stream
+            .peer_cred()
+            .map_err(|e| e.to_string())
+            .and_then(|cred| account_of(cred.uid()).map_err(|e| e.to_string()));
+        let (read, mut write) = stream.into_split();
+        let actor = match account {
+            Ok(account) => self.people.on_console(&account),
+            Err(error) => {
+                tracing::warn!(%error, "a console connection without an account");
+                let _ = write
+                    .write_all(format!("{PRIVATE}{error}\n").as_bytes())
+                    .await;
+                return;
+            }
+        };
+        let actor = match actor {
+            Ok(actor) => actor,
+            Err(unknown) => {
+                let refusal = self.refuse(unknown);
+                let _ = write.write_all(refusal.as_bytes()).await;
+                let _ = write.shutdown().await;
+                return;
+            }
+        };
+        tracing::info!(person = %actor.name(), "console connected");
+        // One writer for the socket: replies and the channel's lines, in the order they come.
+        let (out, mut outbox) = mpsc::unbounded_channel::<String>();
+        let writer = tokio::spawn(async move {
+            while let Some(text) = outbox.recv().await {
+                if write.write_all(text.as_bytes()).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let channel = tokio::spawn(forward(self.hub.lines.subscribe(), out.clone()));
+        let mut session = Session::new(self.service, Speaking::Fixed(actor));
+        let greeting = format!(
+            "you are {}; commands as in chat, /help lists them",
+            session.speaker().name()
+        );
+        let _ = out.send(transcript::block(PUBLIC, &greeting));
+        let mut input = BufReader::new(read);
+        while let Ok(Some(line)) = read_line(&mut input).await {
+            if let Some((header, text)) = session.answer(&line).await {
+                if out.send(transcript::block(header, &text)).is_err() {
+                    break;
+                }
+            }
+        }
+        channel.abort();
+        drop(out);
+        let _ = writer.await;
+    }
+
+    /// Audits a connection from an account that maps to nobody, and says why it ends.
+    fn refuse(&self, unknown: UnknownPerson) -> String {
+        let speaker = Speaker {
+            person: None,
+            via: unknown.via.clone(),
+        };
+        let asked = Asked::new("console connection", None);
+        let reply = self
+            .service
+            .refused(&speaker, &asked, Refusal::UnknownPerson(unknown).into());
+        transcript::block(PRIVATE, &reply.text)
+    }
+}
+
+/// Copies the console channel's lines to one connection; one that fell behind is told.
+async fn forward(mut lines: broadcast::Receiver<String>, out: mpsc::UnboundedSender<String>) {
+    loop {
+        let line = match lines.recv().await {
+            Ok(line) => line,
+            Err(broadcast::error::RecvError::Lagged(missed)) => transcript::block(
+                PRIVATE,
+                &format!("{missed} progress lines were skipped; /run list shows where runs are"),
+            ),
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        if out.send(line).is_err() {
+            return;
+        }
+    }
+}

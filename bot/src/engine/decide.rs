@@ -1,0 +1,143 @@
+//! What people decide about a run: cancel (or withdraw), confirm a manual step, approve, reject.
+//! Each is one compare-and-swap in the store, checked against the run as it is when it lands,
+//! so that the first decision wins and the engine's own transitions (expiry) cannot undo it.
+
+use opsbot_commands::approval::{self, Rejection};
+use opsbot_commands::audit::AuditKind;
+use opsbot_commands::name::{Reason, RunId};
+use opsbot_commands::people::Actor;
+use opsbot_commands::render;
+use opsbot_commands::run::{CancelRequest, Run, RunState, StepState};
+use time::OffsetDateTime;
+
+use super::{Engine, EngineError, Refusal, require_operator};
+
+impl Engine {
+    /// Asks a run to stop at its next safe point. Any operator may cancel any unfinished run.
+    /// A run still waiting for approval has run nothing destructive, so it ends at once, in
+    /// this one transition: withdrawn when its requester cancels it, cancelled otherwise.
+    pub fn cancel(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
+        require_operator(actor)?;
+        let now = OffsetDateTime::now_utc();
+        let run = self.0.update(id, actor, |run| {
+            if run.state.is_finished() {
+                return Err(Refusal::AlreadyFinished {
+                    run: run.id,
+                    state: run.state.label(),
+                });
+            }
+            if run.cancel.is_some() {
+                return Ok(vec![]);
+            }
+            let awaiting = matches!(run.state, RunState::AwaitingApproval { .. });
+            if awaiting && run.cleanup_steps().is_empty() {
+                if !run.requester.is_legacy() && actor.person.same_person(&run.requester) {
+                    run.finish(
+                        RunState::Withdrawn {
+                            by: actor.person.clone(),
+                            reason: None,
+                        },
+                        now,
+                    );
+                    return Ok(vec![
+                        AuditKind::Withdrawn { reason: None },
+                        AuditKind::RunFinished {
+                            state: run.state.label().to_owned(),
+                        },
+                    ]);
+                }
+                let untouched = run.steps.iter().all(|s| matches!(s, StepState::Pending));
+                let note = if untouched {
+                    "cancelled before approval; nothing was done".to_owned()
+                } else {
+                    render::aftermath(run)
+                };
+                run.finish(
+                    RunState::Cancelled {
+                        by: actor.person.clone(),
+                        note,
+                    },
+                    now,
+                );
+                return Ok(vec![
+                    AuditKind::CancelRequested,
+                    AuditKind::RunFinished {
+                        state: run.state.label().to_owned(),
+                    },
+                ]);
+            }
+            run.cancel = Some(CancelRequest {
+                by: actor.person.clone(),
+                at: now,
+            });
+            Ok(vec![AuditKind::CancelRequested])
+        })?;
+        self.0.wake(id);
+        Ok(run)
+    }
+
+    /// An operator confirms the manual step a run waits for.
+    pub fn confirm(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
+        require_operator(actor)?;
+        let now = OffsetDateTime::now_utc();
+        let run = self.0.update(id, actor, |run| {
+            let Some(step) = run.awaiting_operator().filter(|_| !run.state.is_finished()) else {
+                return Err(Refusal::NotAwaitingOperator { run: run.id });
+            };
+            run.steps[step] = StepState::Done {
+                at: now,
+                note: format!("done by {}", actor.name()),
+            };
+            Ok(vec![AuditKind::OperatorConfirmed { step }])
+        })?;
+        self.0.wake(id);
+        Ok(run)
+    }
+
+    /// A second operator approves the plan whose digest (or its shown prefix) is `shown`.
+    pub fn approve(&self, actor: &Actor, id: RunId, shown: &str) -> Result<Run, EngineError> {
+        let now = OffsetDateTime::now_utc();
+        let run = self.0.update(id, actor, |run| {
+            let grant = approval::approve(run, actor, shown, now).map_err(Refusal::Approval)?;
+            let digest = grant.digest.short().to_owned();
+            run.approval = Some(grant);
+            run.state = RunState::Running;
+            Ok(vec![AuditKind::ApprovalGranted { digest }])
+        })?;
+        self.0.wake(id);
+        Ok(run)
+    }
+
+    /// A second operator rejects, saying why; the requester withdraws their own plan the same
+    /// way.
+    pub fn reject(&self, actor: &Actor, id: RunId, reason: &Reason) -> Result<Run, EngineError> {
+        let now = OffsetDateTime::now_utc();
+        let run = self.0.update(id, actor, |run| {
+            let reason = reason.to_string();
+            let (state, event) =
+                match approval::reject(run, actor, now).map_err(Refusal::Approval)? {
+                    Rejection::Rejected => (
+                        RunState::Rejected {
+                            by: actor.person.clone(),
+                            reason: reason.clone(),
+                        },
+                        AuditKind::Rejected { reason },
+                    ),
+                    Rejection::Withdrawn => (
+                        RunState::Withdrawn {
+                            by: actor.person.clone(),
+                            reason: Some(reason.clone()),
+                        },
+                        AuditKind::Withdrawn {
+                            reason: Some(reason),
+                        },
+                    ),
+                };
+            let label = state.label().to_owned();
+            run.finish(state, now);
+            Ok(vec![event, AuditKind::RunFinished { state: label }])
+        })?;
+        self.0.wake(id);
+        Ok(run)
+    }
+}

@@ -1,0 +1,132 @@
+//! `opsbot run`: the bot as a service. One store, one engine, and the front ends the config
+//! names: Discord, the console socket, or both, so that a person's request in one and a second
+//! person's approval in the other meet in the same run.
+
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use opsbot_commands::maintenance::Announcement;
+use opsbot_commands::render::ProgressView;
+use opsbot_commands::run::{ChannelId, MessageId};
+use opsbot_state::Store;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::chat::console::{self, Hub};
+use crate::chat::discord::{Discord, DiscordTransport};
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::progress::{ChatError, ChatTransport, Publisher};
+use crate::service::Service;
+
+/// Serves until SIGTERM or Ctrl-C (or until the Discord gateway gives up).
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    let stopped = stop_signals()?;
+    if config.discord.is_none() && config.console.socket.is_none() {
+        bail!(
+            "`opsbot run` serves [discord] and/or the [console] socket, and the config has \
+             neither; deploy/opsbot.example.toml shows both"
+        );
+    }
+    let people = config.people()?;
+    let discord = match &config.discord {
+        Some(discord) => Some(Discord::connect(discord).await?),
+        None => None,
+    };
+    let store = Store::open(&config.store.path)
+        .with_context(|| format!("cannot open the store at {}", config.store.path.display()))?;
+    let hub = Hub::default();
+    let transport = Routed {
+        discord: discord.as_ref().map(Discord::transport),
+        console: hub.clone(),
+    };
+    let publisher = Arc::new(Publisher::new(transport, store.clone(), config.progress));
+    let engine = Engine::new(&config, store, publisher.clone())?;
+    let service = Service::new(engine.clone(), publisher);
+    let console = match &config.console.socket {
+        Some(path) => {
+            let listener = console::bind(path)?;
+            let serving =
+                console::serve(listener, path.clone(), service.clone(), people.clone(), hub);
+            Some((tokio::spawn(serving), path.clone()))
+        }
+        None => None,
+    };
+    let resumed = engine.resume_all()?;
+    tracing::info!(resumed, "unfinished runs resumed");
+    let result = match discord {
+        Some(discord) => discord.serve(service, people, stopped).await,
+        None => {
+            stopped.await;
+            Ok(())
+        }
+    };
+    if let Some((task, path)) = console {
+        task.abort();
+        let _ = std::fs::remove_file(path);
+    }
+    result
+}
+
+/// Each run's messages go where it was asked for: the console channel, or Discord.
+struct Routed {
+    discord: Option<DiscordTransport>,
+    console: Hub,
+}
+
+impl Routed {
+    fn discord(&self, channel: &ChannelId) -> Result<&DiscordTransport, ChatError> {
+        self.discord.as_ref().ok_or_else(|| {
+            ChatError(format!(
+                "a run reports to Discord channel {} but [discord] is not configured",
+                channel.0
+            ))
+        })
+    }
+}
+
+fn is_console(channel: &ChannelId) -> bool {
+    channel.0 == console::CHANNEL
+}
+
+impl ChatTransport for Routed {
+    async fn post(&self, channel: &ChannelId, view: &ProgressView) -> Result<MessageId, ChatError> {
+        if is_console(channel) {
+            return self.console.post(channel, view).await;
+        }
+        self.discord(channel)?.post(channel, view).await
+    }
+
+    async fn edit(
+        &self,
+        channel: &ChannelId,
+        message: &MessageId,
+        view: &ProgressView,
+    ) -> Result<(), ChatError> {
+        if is_console(channel) {
+            return self.console.edit(channel, message, view).await;
+        }
+        self.discord(channel)?.edit(channel, message, view).await
+    }
+
+    /// Announced to the announcement channel, and shown on the consoles.
+    async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
+        self.console.announce(announcement).await?;
+        match &self.discord {
+            Some(discord) => discord.announce(announcement).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// Listens for SIGTERM (systemd stop) and SIGINT (Ctrl-C) from now on, so that one that comes
+/// while the bot starts is not fatal; the future resolves on the first.
+fn stop_signals() -> anyhow::Result<impl Future<Output = ()>> {
+    let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = interrupt.recv() => {}
+        }
+    })
+}

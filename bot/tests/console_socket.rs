@@ -1,0 +1,186 @@
+//! Who speaks at the console of the real binary: `opsbot run` serves the console socket to the
+//! OS accounts of configured people and refuses (and audits) any other account at connect;
+//! `opsbot console` speaks as the account that runs it; `/as` exists only in the demo.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+use support::{PATIENCE, config_file, output};
+
+/// A config with the console socket and runbooks on one host, where the account running the
+/// tests is alice's when `mapped`, and nobody's otherwise.
+fn config(dir: &Path, mapped: bool) -> std::path::PathBuf {
+    let socket = dir.join("console.sock");
+    let body = format!(
+        "[console]\nsocket = \"{}\"\n\n[runbooks]\ndir = \"{}\"\n[runbooks.inventory]\ncompute = [\"compute-01\"]\ncontrol = [\"ctl-01\"]\n",
+        socket.display(),
+        support::shipped_runbooks().display()
+    );
+    let path = config_file(dir, &body);
+    if !mapped {
+        let me = opsbot::chat::console::running_account().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap().replace(
+            &format!("accounts = [\"{me}\"]"),
+            "accounts = [\"someone-else\"]",
+        );
+        std::fs::write(&path, text).unwrap();
+    }
+    path
+}
+
+/// `opsbot run --config CONFIG`, once its console socket exists (it listens from then on; a
+/// connection made to find out would be a connection of its own, and audited).
+async fn serve(config: &Path, socket: &Path) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .args(["run", "--config", &config.display().to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while !socket.exists() {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut stderr = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+            panic!("opsbot run ended ({status}): {stderr}");
+        }
+        assert!(Instant::now() < deadline, "the console socket never opened");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child
+}
+
+/// SIGTERM, as systemd stops the bot, and its end.
+fn stop(mut child: Child) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+/// Everything the console writes to a connection that types `input`, until it closes it or
+/// goes quiet after answering.
+async fn session(socket: &Path, input: &str, lines: usize) -> Vec<String> {
+    let stream = UnixStream::connect(socket).await.unwrap();
+    let (read, mut write) = stream.into_split();
+    write.write_all(input.as_bytes()).await.unwrap();
+    let mut read = BufReader::new(read).lines();
+    let mut said = Vec::new();
+    while said.len() < lines {
+        match tokio::time::timeout(PATIENCE, read.next_line()).await {
+            Ok(Ok(Some(line))) => said.push(line),
+            Ok(_) => break,
+            Err(_) => panic!("the console went quiet after {said:?}"),
+        }
+    }
+    said
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_that_maps_to_nobody_is_refused_at_connect_and_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), false);
+    let socket = dir.path().join("console.sock");
+    let bot = serve(&config, &socket).await;
+    let me = opsbot::chat::console::running_account().unwrap();
+    // The console closes the connection after the refusal: at most one line comes.
+    let said = session(&socket, "/runbook list\n", 10).await;
+    assert_eq!(
+        said,
+        [format!(
+            "opsbot (only you): console account `{me}` is not one of opsbot's people; ask whoever \
+             runs opsbot to add it to [[people]] in the config"
+        )]
+    );
+    stop(bot);
+    let export = output(support::spawn(
+        &["audit", "export", "--config", &config.display().to_string()],
+        "",
+    ))
+    .await;
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&export.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["actor"]["person"], serde_json::Value::Null);
+    assert_eq!(
+        events[0]["actor"]["via"],
+        serde_json::json!({"surface": "console", "account": me})
+    );
+    assert_eq!(events[0]["event"]["kind"], "refused");
+    assert_eq!(events[0]["event"]["request"], "console connection");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mapped_account_speaks_as_its_person_and_cannot_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), true);
+    let socket = dir.path().join("console.sock");
+    let bot = serve(&config, &socket).await;
+    let said = session(&socket, "/as user:bob\n/runbook list\n", 3).await;
+    assert_eq!(
+        said[0],
+        "opsbot: you are alice; commands as in chat, /help lists them"
+    );
+    assert_eq!(
+        said[1],
+        "opsbot (only you): unknown command `/as`; type /help for the list"
+    );
+    assert!(
+        said[2].starts_with("opsbot: `compute-rpc-cap-restart`: "),
+        "{said:?}"
+    );
+    stop(bot);
+    // The store is free again; the terminal console speaks as the same account, and knows no
+    // `/as` either.
+    let out = output(support::console(&config, "/as user:bob\n/help topic:as\n")).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains(
+            "alice> /as user:bob\nopsbot (only you): unknown command `/as`; type /help for the list"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("no commands about `as`"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_console_of_an_account_that_maps_to_nobody_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), false);
+    let out = output(support::console(&config, "/runbook list\n")).await;
+    assert_eq!(out.status.code(), Some(1));
+    let me = opsbot::chat::console::running_account().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        format!(
+            "error: console account `{me}` is not one of opsbot's people; ask whoever runs \
+             opsbot to add it to [[people]] in the config\n"
+        )
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
