@@ -390,6 +390,9 @@ fn wait_lags(run: &Run, seen: &Transitions) -> anyhow::Result<Vec<WaitLag>> {
             Wait::ClusterFormed { .. } => ("cluster formed".to_owned(), seen.formed.as_ref()),
             Wait::NodeDrained { node } => bail!("step {}: a restart never drains {node}", step + 1),
             Wait::HostOutput(_) => bail!("step {}: a restart runs no runbook", step + 1),
+            Wait::ComputeUp { host } => {
+                bail!("step {}: a restart never waits on compute {host}", step + 1)
+            }
         };
         let Some(held_since) = held_since else {
             bail!("step {}: the sampler never saw `{what}`", step + 1);

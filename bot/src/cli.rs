@@ -13,16 +13,13 @@ use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::render;
 use opsbot_commands::request::{ProcedureRequest, Request};
-use opsbot_commands::target::Target;
 use opsbot_sim::{FaultRule, Flavor, SimConfig};
 use serde::Serialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::clouds::Clouds;
-use crate::clusters::Clusters;
 use crate::config::Config;
-use crate::runbooks::Library;
+use crate::targets::Targets;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -239,26 +236,26 @@ async fn plan(
     now: Option<OffsetDateTime>,
     line: &str,
 ) -> anyhow::Result<()> {
-    let request = parse::parse_line(line, Origin::Chat)?;
-    let Request::Procedure(procedure) = request else {
-        bail!(
-            "`{line}` runs no steps, so it has no plan; plans are for procedures such as /cluster restart"
-        );
-    };
-    // Planning needs the target's clients only, not the store: it works while the bot runs.
-    let plan = match (&procedure, procedure.target()) {
-        (ProcedureRequest::Runbook(runbook), _) => {
-            Library::load(&config.runbooks)?.plan(runbook)?
+    let targets = Targets::new(config)?;
+    let procedure = match parse::parse_line(line, Origin::Chat)? {
+        Request::Procedure(procedure) => procedure,
+        Request::RunbookRun { name, params } => {
+            ProcedureRequest::Runbook(targets.library.request(&name, &params)?)
         }
-        (_, Target::Cluster(cluster)) => Clusters::new(config)?.plan(&cluster, &procedure).await?,
-        (_, Target::Cloud(cloud)) => Clouds::new(config)?.plan(&cloud, &procedure).await?,
-        (_, Target::Hosts(_)) => bail!("only a runbook runs on hosts"),
+        _ => bail!(
+            "`{line}` runs no steps, so it has no plan; plans are for procedures such as \
+             /cluster restart and for /runbook run"
+        ),
     };
+    // Planning needs the targets only, not the store: it works while the bot runs. Every
+    // time-dependent choice is made for `now`, so a plan can be reproduced.
+    let now = now.unwrap_or_else(OffsetDateTime::now_utc);
+    let plan = targets.plan(&procedure, now).await?;
     if json {
         let output = PlanOutput {
             command: plan.request.to_string(),
             digest: plan.digest().short().to_owned(),
-            computed_at: now.unwrap_or_else(OffsetDateTime::now_utc),
+            computed_at: now,
             needs_approval: plan.needs_approval(),
             steps: plan
                 .steps

@@ -7,7 +7,8 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use futures::{StreamExt, TryStreamExt, stream};
 use opsbot_commands::name::{CloudName, HostName};
-use opsbot_commands::openstack::compute::ComputeService;
+use opsbot_commands::openstack::compute::{ComputeService, Instance};
+use opsbot_commands::openstack::ids::ConsumerId;
 use opsbot_commands::openstack::placement::provider_of;
 use opsbot_commands::plan::Plan;
 use opsbot_commands::planner::{
@@ -81,7 +82,7 @@ impl Clouds {
             let cloud = Cloud {
                 name: c.name.clone(),
                 client: CloudClient::new(&c.name, credentials, config.engine.request_timeout)?,
-                hosts: HostControl::new(c.compute_control.clone()),
+                hosts: HostControl::new(c.compute_control.clone(), &c.auth_url),
             };
             map.insert(c.name.clone(), cloud);
         }
@@ -157,9 +158,34 @@ impl Clouds {
             .buffer_unordered(INSTANCE_LOOKUPS)
             .try_collect()
             .await?;
+        let migrations = self
+            .retry
+            .run(|| cloud.client.migrations(host), quiet)
+            .await?;
+        // Placement's word on the consumers no instance stands for (Nova does not type its
+        // consumers yet; another service may).
+        let gone: Vec<ConsumerId> = instances
+            .iter()
+            .filter(|(_, instance)| **instance == Instance::Gone)
+            .map(|(consumer, _)| *consumer)
+            .collect();
+        let consumer_types: BTreeMap<ConsumerId, String> = stream::iter(gone)
+            .map(|consumer| async move {
+                let typed = self
+                    .retry
+                    .run(|| cloud.client.consumer_type(consumer), quiet)
+                    .await?;
+                Ok::<_, BackendError>(typed.map(|t| (consumer, t)))
+            })
+            .buffer_unordered(INSTANCE_LOOKUPS)
+            .try_filter_map(|typed| async move { Ok(typed) })
+            .try_collect()
+            .await?;
         Ok(StaleFacts {
             allocations,
             instances,
+            migrations,
+            consumer_types,
         })
     }
 

@@ -4,14 +4,16 @@
 use std::collections::BTreeMap;
 
 use opsbot_commands::cluster::{AllocationSettings, CatIndexRow, Membership};
+use opsbot_commands::index::IndexUuid;
 use opsbot_commands::name::{ClusterName, NodeAddr};
 use opsbot_commands::plan::Plan;
 use opsbot_commands::planner::{self, ClusterFacts, Facts, FactsKind, IndexFacts, RemovalFacts};
 use opsbot_commands::request::ProcedureRequest;
+use opsbot_commands::retention::IndexInfo;
 use time::OffsetDateTime;
 
 use crate::backend::search::SearchClient;
-use crate::backend::{BackendError, RetryPolicy};
+use crate::backend::{BackendError, Fault, RetryPolicy};
 use crate::config::Config;
 use crate::engine::{EngineError, Refusal};
 use crate::node_control::NodeControl;
@@ -61,17 +63,19 @@ impl Clusters {
         })
     }
 
-    /// What the request's planner needs, observed now.
+    /// What the request's planner needs, observed now; time-dependent choices are made for
+    /// `now`.
     pub async fn facts(
         &self,
         cluster: &Cluster,
         request: &ProcedureRequest,
+        now: OffsetDateTime,
     ) -> Result<Facts, EngineError> {
         match planner::facts_needed(request) {
             FactsKind::Cluster => self.cluster_facts(cluster).await,
             FactsKind::Indices => Ok(Facts::Indices(IndexFacts {
-                rows: self.indices(cluster).await?,
-                now: OffsetDateTime::now_utc(),
+                indices: self.index_infos(cluster).await?,
+                now,
             })),
             FactsKind::Removal { node } => self.removal_facts(cluster, node).await,
             FactsKind::Stale { .. }
@@ -84,12 +88,51 @@ impl Clusters {
         }
     }
 
-    /// Every index of a cluster, read with the retry policy: for planning, for `/indices list`,
-    /// and right before each chunk of a deletion.
+    /// Every index of a cluster as `/indices list` shows it (hidden ones left out, as the
+    /// server leaves them out), read with the retry policy.
     pub async fn indices(&self, cluster: &Cluster) -> Result<Vec<CatIndexRow>, BackendError> {
+        self.listing(cluster, false).await
+    }
+
+    async fn listing(
+        &self,
+        cluster: &Cluster,
+        with_hidden: bool,
+    ) -> Result<Vec<CatIndexRow>, BackendError> {
         self.retry
-            .run(|| cluster.search.cat_indices(), |_, _| {})
+            .run(|| cluster.search.cat_indices(with_hidden), |_, _| {})
             .await
+    }
+
+    /// Every index bound to its UUID, with whoever else keeps it: what retention plans from.
+    pub async fn index_infos(&self, cluster: &Cluster) -> Result<Vec<IndexInfo>, BackendError> {
+        let quiet = |_: &_, _| {};
+        let version = self.retry.run(|| cluster.search.version(), quiet).await?;
+        let rows = self.listing(cluster, version.has_hidden_indices()).await?;
+        let mut keepers = self
+            .retry
+            .run(|| cluster.search.keepers(version), quiet)
+            .await?;
+        rows.into_iter()
+            .map(|row| {
+                let uuid = row
+                    .uuid
+                    .as_deref()
+                    .and_then(|uuid| IndexUuid::parse(uuid).ok())
+                    .ok_or_else(|| {
+                        BackendError::once(
+                            format!("search cluster `{}`", cluster.name),
+                            "GET /_cat/indices",
+                            Fault::Decode(format!("index `{}` has no UUID", row.index)),
+                        )
+                    })?;
+                Ok(IndexInfo {
+                    keepers: keepers.remove(&row.index).unwrap_or_default(),
+                    uuid,
+                    row,
+                })
+            })
+            .collect()
     }
 
     /// Who has joined and, when the cluster answers, its version.
@@ -150,14 +193,15 @@ impl Clusters {
         }
     }
 
-    /// Observes the cluster and computes the plan a request would run.
+    /// Observes the cluster and computes the plan a request would run at `now`.
     pub async fn plan(
         &self,
         cluster: &ClusterName,
         request: &ProcedureRequest,
+        now: OffsetDateTime,
     ) -> Result<Plan, EngineError> {
         let cluster = self.get(cluster)?;
-        let facts = self.facts(cluster, request).await?;
+        let facts = self.facts(cluster, request, now).await?;
         planner::plan(request, &facts).map_err(|e| Refusal::Plan(e).into())
     }
 }

@@ -65,12 +65,20 @@ pub struct EngineConfig {
     /// How long a node being removed may take to hand all its shards to the others.
     #[serde(with = "humantime_serde")]
     pub drain_timeout: Duration,
+    /// How long a restarted `nova-compute` may take to report up again before a rolling
+    /// restart stops at its host.
+    #[serde(with = "humantime_serde")]
+    pub compute_timeout: Duration,
     /// Client timeout of one HTTP request (the spec's index-maintenance client uses 30).
     #[serde(with = "humantime_serde")]
     pub request_timeout: Duration,
     /// How long a destructive plan waits for a second operator.
     #[serde(with = "humantime_serde")]
     pub approval_ttl: Duration,
+    /// How long a deletion the cluster is still applying (after a crash, or a DELETE that timed
+    /// out) is waited for before the step fails rather than send it again.
+    #[serde(with = "humantime_serde")]
+    pub deletion_timeout: Duration,
     pub retry: RetryPolicy,
 }
 
@@ -82,8 +90,11 @@ impl Default for EngineConfig {
             formation_timeout: Duration::from_secs(15 * 60),
             // Relocation is throttled (40 MB/s per node by default): a node of 500 GB takes hours.
             drain_timeout: Duration::from_secs(6 * 60 * 60),
+            // nova-compute reports every 10 s once it has started, which can take a minute.
+            compute_timeout: Duration::from_secs(5 * 60),
             request_timeout: Duration::from_secs(30),
             approval_ttl: Duration::from_secs(30 * 60),
+            deletion_timeout: Duration::from_secs(10 * 60),
             retry: RetryPolicy::default(),
         }
     }
@@ -231,8 +242,9 @@ pub enum HostControlConfig {
         #[serde(default = "default_compute_container")]
         container: String,
     },
-    /// The simulated cloud has no hosts: a restart is a no-op that says so (demo and tests).
-    Sim,
+    /// The simulated cloud's admin API (demo and tests), which restarts the host's simulated
+    /// `nova-compute`; `url` defaults to the simulator's, taken from the cloud's `auth_url`.
+    Sim { url: Option<String> },
 }
 
 impl Default for HostControlConfig {

@@ -104,7 +104,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
             interface: Interface::Internal,
             password_env: None,
             password_file: Some(password_file),
-            compute_control: HostControlConfig::Sim,
+            compute_control: HostControlConfig::Sim { url: None },
         }],
         people: vec![
             person("alice", &[Role::Operator])?,

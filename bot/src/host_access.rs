@@ -29,7 +29,8 @@ impl HostAccess {
         Self { config }
     }
 
-    /// Runs `argv` on `host` with `stdin`, keeping at most `kept` lines of its output.
+    /// Runs `argv` on `host` with `stdin`, keeping at most `kept` lines of its output, until it
+    /// ends or `stop` resolves (see [`process::run`]).
     pub async fn run(
         &self,
         host: &HostName,
@@ -37,6 +38,7 @@ impl HostAccess {
         stdin: Option<&str>,
         timeout: Duration,
         kept: usize,
+        stop: impl Future<Output = ()>,
     ) -> Result<Reached, NodeControlError> {
         match &self.config {
             HostAccessConfig::Command { prefix } => {
@@ -48,7 +50,7 @@ impl HostAccess {
                 } else {
                     full.extend(argv.iter().cloned());
                 }
-                process::run(&full, stdin, timeout, kept)
+                process::run(&full, stdin, timeout, kept, stop)
                     .await
                     .map(Reached::Ran)
             }

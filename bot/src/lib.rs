@@ -17,3 +17,4 @@ pub mod progress;
 pub mod runbooks;
 pub mod serve;
 pub mod service;
+pub mod targets;

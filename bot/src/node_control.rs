@@ -72,10 +72,11 @@ pub enum NodeControlError {
     Spawn { program: String, detail: String },
     #[error("`{program}` did not finish within {}s and was killed", .timeout.as_secs())]
     Timeout { program: String, timeout: Duration },
-    #[error("`{program}` exited with {code}: {last_line}")]
+    #[error("`{program}` {ending}: {last_line}")]
     Failed {
         program: String,
-        code: String,
+        /// `exited 2`, `was ended by SIGKILL`.
+        ending: String,
         last_line: String,
         output: Vec<String>,
     },
@@ -284,7 +285,8 @@ pub(crate) async fn run_command(
     argv: &[String],
     timeout: Duration,
 ) -> Result<Outcome, NodeControlError> {
-    let finished = crate::process::run(argv, None, timeout, KEPT_LINES).await?;
+    let finished =
+        crate::process::run(argv, None, timeout, KEPT_LINES, std::future::pending()).await?;
     if finished.code == Some(0) {
         Ok(Outcome::Done {
             note: format!("`{}` exited 0", argv.join(" ")),
@@ -293,7 +295,7 @@ pub(crate) async fn run_command(
     } else {
         Err(NodeControlError::Failed {
             program: argv.first().cloned().unwrap_or_default(),
-            code: finished.code_text(),
+            ending: finished.ending(),
             last_line: finished.lines.last().cloned().unwrap_or_default(),
             output: finished.lines,
         })

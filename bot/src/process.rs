@@ -8,31 +8,47 @@ use tokio::io::AsyncWriteExt;
 
 use crate::node_control::NodeControlError;
 
+/// How long a stopped program has between SIGTERM and SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
 /// A program that ran to its end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finished {
     /// The exit code; `None` when a signal ended it.
     pub code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
     /// The last lines of its output: standard output, then standard error.
     pub lines: Vec<String>,
+    /// Ended because it was asked to stop (a cancel): SIGTERM, then SIGKILL after
+    /// [`STOP_GRACE`].
+    pub stopped: bool,
 }
 
 impl Finished {
-    /// `0`, `124`, or `a signal`.
-    pub fn code_text(&self) -> String {
-        self.code
-            .map_or_else(|| "a signal".to_owned(), |c| c.to_string())
+    /// `exited 0`, `exited 124`, `was ended by SIGTERM`.
+    pub fn ending(&self) -> String {
+        match (self.code, self.signal) {
+            (Some(code), _) => format!("exited {code}"),
+            (None, Some(signal)) => match nix::sys::signal::Signal::try_from(signal) {
+                Ok(signal) => format!("was ended by {signal}"),
+                Err(_) => format!("was ended by signal {signal}"),
+            },
+            (None, None) => "ended without an exit code".to_owned(),
+        }
     }
 }
 
 /// Runs `argv`, writing `stdin` to it, and keeps at most `kept` lines of output. The program
 /// runs in a process group of its own, and the whole group is killed at the timeout: a wrapper
-/// like `timeout` or a launcher must not leave its child running.
+/// like `timeout` or a launcher must not leave its child running. When `stop` resolves first,
+/// the group gets SIGTERM, then SIGKILL after [`STOP_GRACE`]; its output so far is kept.
 pub async fn run(
     argv: &[String],
     stdin: Option<&str>,
     timeout: Duration,
     kept: usize,
+    stop: impl Future<Output = ()>,
 ) -> Result<Finished, NodeControlError> {
     let program = argv.first().cloned().unwrap_or_default();
     let spawn_error = |e: std::io::Error| NodeControlError::Spawn {
@@ -58,11 +74,27 @@ pub async fn run(
         // code says what happened.
         let _ = pipe.write_all(text.as_bytes()).await;
     }
-    let Ok(finished) = tokio::time::timeout(timeout, child.wait_with_output()).await else {
-        if let Some(group) = group {
-            kill_group(group);
+    let output = child.wait_with_output();
+    tokio::pin!(output);
+    let deadline = tokio::time::sleep(timeout);
+    let mut stopped = false;
+    let finished = tokio::select! {
+        finished = &mut output => finished,
+        () = deadline => {
+            signal_group(group, nix::sys::signal::Signal::SIGKILL);
+            return Err(NodeControlError::Timeout { program, timeout });
         }
-        return Err(NodeControlError::Timeout { program, timeout });
+        () = stop => {
+            stopped = true;
+            signal_group(group, nix::sys::signal::Signal::SIGTERM);
+            match tokio::time::timeout(STOP_GRACE, &mut output).await {
+                Ok(finished) => finished,
+                Err(_) => {
+                    signal_group(group, nix::sys::signal::Signal::SIGKILL);
+                    output.await
+                }
+            }
+        }
     };
     let output = finished.map_err(spawn_error)?;
     let mut lines: Vec<String> = String::from_utf8_lossy(&output.stdout)
@@ -75,20 +107,19 @@ pub async fn run(
     }
     Ok(Finished {
         code: output.status.code(),
+        signal: std::os::unix::process::ExitStatusExt::signal(&output.status),
         lines,
+        stopped,
     })
 }
 
-/// Kills every process of the group the timed-out program leads.
-fn kill_group(group: u32) {
-    let Ok(group) = i32::try_from(group) else {
+/// Signals every process of the group the program leads.
+fn signal_group(group: Option<u32>, signal: nix::sys::signal::Signal) {
+    let Some(group) = group.and_then(|g| i32::try_from(g).ok()) else {
         return;
     };
-    if let Err(error) = nix::sys::signal::killpg(
-        nix::unistd::Pid::from_raw(group),
-        nix::sys::signal::Signal::SIGKILL,
-    ) {
-        // Already gone is the usual reason; nothing is left to kill then.
-        tracing::debug!(%error, group, "killing a timed-out command's process group");
+    if let Err(error) = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(group), signal) {
+        // Already gone is the usual reason; nothing is left to signal then.
+        tracing::debug!(%error, group, %signal, "signalling a command's process group");
     }
 }

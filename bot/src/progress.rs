@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use governor::Quota;
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::maintenance::{self, Announcement};
 use opsbot_commands::name::RunId;
@@ -20,6 +20,9 @@ use time::OffsetDateTime;
 use tokio::sync::{Notify, watch};
 
 use crate::config::ProgressConfig;
+
+mod pace;
+use pace::Pace;
 
 /// A chat platform, as progress needs it: post a run's message once, then edit it.
 pub trait ChatTransport: Send + Sync + 'static {
@@ -101,7 +104,7 @@ struct Shared<T> {
 struct Lane {
     queue: Mutex<VecDeque<RunId>>,
     notify: Notify,
-    limiter: DefaultDirectRateLimiter,
+    limiter: Pace,
 }
 
 /// What was last sent for a run, so that an unchanged message is not sent again.
@@ -137,7 +140,7 @@ impl<T: ChatTransport> Publisher<T> {
         };
         tokio::spawn(run_announcements(
             Arc::clone(&publisher.shared),
-            RateLimiter::direct(quota),
+            Pace::new(quota),
         ));
         publisher
     }
@@ -164,7 +167,7 @@ impl<T: ChatTransport> Publisher<T> {
         let lane = Arc::new(Lane {
             queue: Mutex::new(VecDeque::new()),
             notify: Notify::new(),
-            limiter: RateLimiter::direct(self.shared.quota),
+            limiter: Pace::new(self.shared.quota),
         });
         lanes.insert(channel.clone(), Arc::clone(&lane));
         tokio::spawn(run_lane(Arc::clone(&self.shared), Arc::clone(&lane)));
@@ -229,7 +232,7 @@ async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc<Lane>) {
             if lock(&lane.queue).is_empty() {
                 break;
             }
-            lane.limiter.until_ready().await;
+            lane.limiter.ready().await;
             let Some(id) = lock(&lane.queue).pop_front() else {
                 break;
             };
@@ -249,10 +252,7 @@ async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc<Lane>) {
 
 /// Sends announcements one by one within the quota, each until it is delivered; the store
 /// remembers each one sent, so a restarted bot does not repeat it.
-async fn run_announcements<T: ChatTransport>(
-    shared: Arc<Shared<T>>,
-    limiter: DefaultDirectRateLimiter,
-) {
+async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, limiter: Pace) {
     loop {
         shared.announcer.notified().await;
         loop {
@@ -261,7 +261,7 @@ async fn run_announcements<T: ChatTransport>(
             };
             let key = format!("announcement:{}", announcement.key);
             if !shared.store.delivered(&key).unwrap_or(false) {
-                limiter.until_ready().await;
+                limiter.ready().await;
                 if let Err(error) = shared.transport.announce(&announcement).await {
                     tracing::warn!(%error, "announcement not delivered; trying again shortly");
                     tokio::time::sleep(Duration::from_secs(1)).await;

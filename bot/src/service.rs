@@ -233,7 +233,7 @@ impl Service {
             Request::PlacementAllocations { cloud, host } => {
                 let clouds = self.engine.clouds();
                 let facts = clouds.stale_facts(clouds.get(&cloud)?, &host).await?;
-                Reply::public(render::allocations(&facts.allocations, &facts.instances))
+                Reply::public(render::allocations(&facts))
             }
             Request::ComputeServices { cloud } => {
                 let clouds = self.engine.clouds();

@@ -101,7 +101,7 @@ async fn plan_refuses_what_is_not_a_procedure_and_bad_flags() {
     assert_eq!(status.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&status.stderr),
-        "error: `/cluster status cluster:logs` runs no steps, so it has no plan; plans are for procedures such as /cluster restart\n"
+        "error: `/cluster status cluster:logs` runs no steps, so it has no plan; plans are for procedures such as /cluster restart and for /runbook run\n"
     );
     let bad_now = run(
         vec![

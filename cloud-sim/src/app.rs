@@ -9,7 +9,7 @@ use crate::calls::CallLog;
 use crate::config::CloudSimConfig;
 use crate::directory::Directory;
 use crate::tokens::Tokens;
-use crate::world::{Owner, World};
+use crate::world::{MigrationError, Owner, Settings, World};
 
 /// Everything behind the HTTP server. Each mutex is held only for short, synchronous sections.
 #[derive(Debug)]
@@ -32,7 +32,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl App {
-    pub(crate) fn new(config: &CloudSimConfig, base_url: String) -> Self {
+    /// The app for a config; a seeded migration Nova would refuse is an error.
+    pub(crate) fn new(config: &CloudSimConfig, base_url: String) -> Result<Self, MigrationError> {
         let directory = Directory::new(config, &base_url);
         // Seeded things belong to the first user, as if the operator had created them.
         let owner = directory.account(0).map_or_else(
@@ -45,15 +46,19 @@ impl App {
                 user_id: account.user.id.clone(),
             },
         );
-        App {
+        let settings = Settings {
+            restart_downtime: config.compute_restart_downtime,
+            typed_consumers: config.nova_writes_consumer_types,
+        };
+        Ok(App {
             base_url,
             directory,
             accept_foreign_tokens: config.accept_foreign_tokens,
             tokens: Mutex::new(Tokens::new(config.token_lifetime)),
-            world: Mutex::new(World::new(&config.world, owner)),
+            world: Mutex::new(World::new(&config.world, owner, settings)?),
             calls: Mutex::new(CallLog::default()),
             faults: Mutex::new(Vec::new()),
-        }
+        })
     }
 
     pub(crate) fn world(&self) -> MutexGuard<'_, World> {

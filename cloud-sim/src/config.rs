@@ -7,8 +7,14 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::world::MigrationType;
+
 /// Keystone's default `[token] expiration`.
 const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
+
+/// How long a restarted `nova_compute` container takes to report again: the container's stop
+/// and start plus Nova's `INITIAL_REPORTING_DELAY` (5 s) before the first heartbeat.
+const DEFAULT_RESTART_DOWNTIME: Duration = Duration::from_secs(20);
 
 /// How a simulated cloud starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,13 +31,23 @@ pub struct CloudSimConfig {
     /// service registered in a real Keystone's catalog, whose tokens this simulator cannot
     /// validate. Expiry and revocation then go unchecked.
     pub accept_foreign_tokens: bool,
-    /// Providers, servers, services and images present from the start.
+    /// Providers, servers, services, images and migrations present from the start.
     pub world: WorldSeed,
+    /// How long, by the simulator's clock, a restarted compute service stays quiet before it
+    /// reports again (unless a restart asks for another time). Below Nova's 60 s
+    /// `service_down_time` its `state` never shows `down`: only `updated_at` tells.
+    pub compute_restart_downtime: Duration,
+    /// Let the simulated Nova send consumer types (`INSTANCE`, `MIGRATION`) with the
+    /// allocations it writes. No Nova release does (its report client writes allocations at
+    /// placement 1.28, so every Nova consumer shows `unknown` at 1.38), hence off by default;
+    /// on, it stands for a future Nova, to test code that reads the types.
+    pub nova_writes_consumer_types: bool,
 }
 
 impl Default for CloudSimConfig {
     /// One `admin`/`adminpass` user in project `admin`, domain `Default`; region `RegionOne`;
-    /// every interface; tokens valid for an hour, only this simulator's; an empty world.
+    /// every interface; tokens valid for an hour, only this simulator's; an empty world; a
+    /// restarted compute service back after 20 s; no consumer types from Nova.
     fn default() -> Self {
         CloudSimConfig {
             users: vec![UserConfig::new("admin", "Default", "adminpass", "admin")],
@@ -40,6 +56,8 @@ impl Default for CloudSimConfig {
             token_lifetime: DEFAULT_TOKEN_LIFETIME,
             accept_foreign_tokens: false,
             world: WorldSeed::default(),
+            compute_restart_downtime: DEFAULT_RESTART_DOWNTIME,
+            nova_writes_consumer_types: false,
         }
     }
 }
@@ -102,6 +120,22 @@ pub struct WorldSeed {
     pub services: Vec<ComputeServiceSeed>,
     /// Glance images.
     pub images: Vec<ImageSeed>,
+    /// Migrations in progress, started after everything else is in place.
+    pub migrations: Vec<MigrationSeed>,
+}
+
+/// A migration in progress, started as [`crate::CloudSimHandle::start_migration`] does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationSeed {
+    /// The server that moves; it must have a host and its allocations there.
+    pub server: Uuid,
+    /// The destination host (a provider and an up, enabled `nova-compute` of that name).
+    pub dest: String,
+    /// Resize, cold or live migration.
+    pub migration_type: MigrationType,
+    /// Already `finished` on the destination, awaiting confirmation (`VERIFY_RESIZE`);
+    /// otherwise `migrating` (`running` for a live migration).
+    pub finished: bool,
 }
 
 /// A resource provider (a hypervisor, for nova) and what is allocated on it.
@@ -159,9 +193,11 @@ pub struct ComputeServiceSeed {
     pub zone: String,
     /// Enabled or disabled.
     pub status: ServiceStatus,
-    /// Up or down.
+    /// `Up`: it has reported every 10 s since `updated_at` and keeps doing so. `Down`: it
+    /// stopped running after reporting at `updated_at`; as in Nova, `state` then shows `down`
+    /// only once that is more than 60 s old.
     pub state: ServiceState,
-    /// Last heartbeat.
+    /// Its (first or last) heartbeat, see `state`.
     pub updated_at: OffsetDateTime,
     /// Why an operator disabled it.
     pub disabled_reason: Option<String>,

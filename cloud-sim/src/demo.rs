@@ -6,9 +6,10 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::config::{
-    CloudSimConfig, ComputeServiceSeed, ImageSeed, ProviderSeed, ServerSeed, ServiceState,
-    ServiceStatus, WorldSeed,
+    CloudSimConfig, ComputeServiceSeed, ImageSeed, MigrationSeed, ProviderSeed, ServerSeed,
+    ServiceState, ServiceStatus, WorldSeed,
 };
+use crate::world::MigrationType;
 
 /// Flavor-like resource sets: (VCPU, MEMORY_MB, DISK_GB).
 const SMALL: (u64, u64, u64) = (1, 2048, 20);
@@ -35,6 +36,9 @@ const fn instance(name: &'static str, size: (u64, u64, u64), exists: bool) -> In
     Instance { name, size, exists }
 }
 
+/// The instance being resized away from `compute-02`, and where to.
+const RESIZED: (&str, &str) = ("analytics-01", "compute-03");
+
 fn compute_service(host: &str, now: OffsetDateTime) -> ComputeServiceSeed {
     ComputeServiceSeed {
         binary: "nova-compute".to_owned(),
@@ -58,7 +62,10 @@ fn control_service(binary: &str, now: OffsetDateTime) -> ComputeServiceSeed {
 
 impl CloudSimConfig {
     /// Three hypervisors `compute-01..03` with running instances; on `compute-02`, two
-    /// allocations whose servers no longer exist (stale) next to one that does; an old
+    /// allocations whose servers no longer exist (stale) next to one that does, and the
+    /// source allocations of `analytics-01`, resized to `compute-03` and awaiting confirmation
+    /// (migration status `finished`, server `VERIFY_RESIZE`): a migration consumer, which is
+    /// not stale although no server has its uuid; an old
     /// disabled-and-down `nova-compute` on `compute-old-01`; scheduler and conductor on
     /// `controller-01`; images `ubuntu-22.04` and `cirros` without any disk-bus properties.
     /// User `admin`/`adminpass` in project `admin`, domain `Default`.
@@ -79,6 +86,7 @@ impl CloudSimConfig {
                     instance("ci-runner-17", SMALL, false),
                     instance("ci-runner-18", SMALL, false),
                     instance("monitoring-01", MEDIUM, true),
+                    instance(RESIZED.0, LARGE, true),
                 ],
             ),
             (
@@ -110,6 +118,17 @@ impl CloudSimConfig {
                 allocations,
             });
         }
+        world.migrations = world
+            .servers
+            .iter()
+            .filter(|server| server.name == RESIZED.0)
+            .map(|server| MigrationSeed {
+                server: server.id,
+                dest: RESIZED.1.to_owned(),
+                migration_type: MigrationType::Resize,
+                finished: true,
+            })
+            .collect();
         world.services = vec![
             control_service("nova-scheduler", now),
             control_service("nova-conductor", now),
@@ -143,6 +162,8 @@ impl CloudSimConfig {
         .collect();
         CloudSimConfig {
             world,
+            // A demo's operator watches each restart: 3 s instead of a real cloud's ~20.
+            compute_restart_downtime: std::time::Duration::from_secs(3),
             ..CloudSimConfig::default()
         }
     }

@@ -16,13 +16,21 @@
 //!   configured interfaces), `nova` (`{base}/compute/v2.1`) and `glance` (`{base}/image`).
 //! * **Placement**, `/placement`: `GET /` (versions, no token), `GET|POST
 //!   /resource_providers[?name=&uuid=]`, `GET /resource_providers/{uuid}`, `GET
-//!   /resource_providers/{uuid}/allocations`, `GET|DELETE /allocations/{consumer}`.
+//!   /resource_providers/{uuid}/allocations` (from 1.28 each consumer with its
+//!   `consumer_generation`; never a type), `GET|DELETE /allocations/{consumer}` (from 1.12
+//!   `project_id`, `user_id`, from 1.28 `consumer_generation`, from 1.38 `consumer_type`:
+//!   `INSTANCE`, `MIGRATION` or `unknown`; none of them for a consumer without allocations).
 //!   Microversions 1.0–1.39, chosen only by `OpenStack-API-Version: placement X.Y`.
 //! * **Nova**, `/compute/v2.1`: `GET /` (version, no token), `GET /servers/{id}`, `GET
 //!   /os-services[?binary=&host=]`, `DELETE /os-services/{id}` (integer id below 2.53, uuid
-//!   from 2.53; deleting removes only the service, not its compute node or provider).
-//!   Microversions 2.1–2.96, from `OpenStack-API-Version: compute X.Y` or
-//!   `X-OpenStack-Nova-API-Version`.
+//!   from 2.53; deleting removes only the service, not its compute node or provider), `GET
+//!   /os-migrations` (filters `instance_uuid`, `status`, `migration_type`, `source_compute`,
+//!   `host`; 2.23 adds `migration_type` and links on live migrations in progress; 2.59 the
+//!   `uuid`, newest-first paging by `limit`/`marker` with `migrations_links`, `changes-since`
+//!   (and the `user_id`/`project_id` filters); 2.66 `changes-before`; 2.80 `user_id` and
+//!   `project_id` fields), `GET /servers/{id}/migrations[/{migration id}]` (from 2.23: live
+//!   migrations in progress only). Microversions 2.1–2.96, from `OpenStack-API-Version:
+//!   compute X.Y` or `X-OpenStack-Nova-API-Version`.
 //! * **Glance v2**, `/image`: `GET /v2/images[?filters]`, `GET /v2/images/{id}`, `PATCH
 //!   /v2/images/{id}` (`application/openstack-images-v2.1-json-patch`, or v2.0's form).
 //!
@@ -33,7 +41,38 @@
 //!
 //! Admin API (not OpenStack; never logged, faulted or token-checked): `GET /_sim/state`,
 //! `GET|DELETE /_sim/calls`, `GET|PUT|DELETE /_sim/faults` (opsbot-sim's [`FaultRule`] JSON,
-//! matched against the full path, e.g. `/placement/allocations`), `POST /_sim/revoke-tokens`.
+//! matched against the full path, e.g. `/placement/allocations`), `POST /_sim/revoke-tokens`;
+//! `GET /_sim/clock`, `POST /_sim/clock/advance {"seconds": N}`; `POST
+//! /_sim/compute/{host}/restart [{"down_for_seconds": N}]` (200 with the restart, 404 without a
+//! `nova-compute` on the host, 500 when its restart fails), `PUT|DELETE
+//! /_sim/compute/{host}/restart-fault {"fault": "stays_down"|"fails"}`, `GET
+//! /_sim/compute/restarts`; `GET|POST /_sim/migrations {"server", "dest", "migration_type"}`,
+//! `POST /_sim/migrations/{uuid}/{finish|confirm|revert|fail}`, `PUT
+//! /_sim/migrations/{uuid}/status {"status"}` (404 for what does not exist, 409 for what Nova
+//! refuses). Each has a [`CloudSimHandle`] method.
+//!
+//! # Time and compute services
+//!
+//! Nova's timestamps follow the simulator's clock: wall time plus every
+//! [`CloudSimHandle::advance_clock`], so tests skip time instead of sleeping (Keystone's token
+//! expiry stays on wall time). A running service reports every 10 s; `state` is Nova's rule,
+//! `up` while the last heartbeat is at most `service_down_time` (60 s) old. A restarted
+//! compute service stops reporting (its `updated_at` freezes) and reports again after
+//! [`CloudSimConfig::compute_restart_downtime`]: a restart shorter than 60 s never shows
+//! `down`, only a fresh `updated_at` afterwards. [`RestartFault`] makes a host's service never
+//! come back, or its restart fail.
+//!
+//! # Migrations
+//!
+//! [`CloudSimHandle::start_migration`] moves a server as Nova does: the instance's allocations
+//! go to a new consumer, the migration's uuid (`GET /servers/{that uuid}` is 404), and the
+//! instance claims the same resources on the destination; confirming (or completing a live
+//! migration) deletes the migration's allocations, reverting moves them back. Nova counts a
+//! migration in progress unless its status is in [`MIGRATION_DONE_STATUSES`] (`finished`, a
+//! resize awaiting confirmation, is in progress); its API shows a live migration in progress
+//! only in [`LIVE_MIGRATION_IN_PROGRESS`]. No Nova release writes consumer types, so Nova's
+//! consumers show `unknown` from 1.38 unless [`CloudSimConfig::nova_writes_consumer_types`]
+//! (or [`CloudSimHandle::set_consumer_type`]) says otherwise.
 //!
 //! # Faults
 //!
@@ -49,6 +88,7 @@
 mod admin;
 mod app;
 mod calls;
+mod clock;
 mod config;
 mod demo;
 mod directory;
@@ -60,9 +100,12 @@ mod world;
 
 pub use calls::Call;
 pub use config::{
-    CloudSimConfig, ComputeServiceSeed, ImageSeed, Interface, ProviderSeed, ServerSeed,
-    ServiceState, ServiceStatus, UserConfig, WorldSeed,
+    CloudSimConfig, ComputeServiceSeed, ImageSeed, Interface, MigrationSeed, ProviderSeed,
+    ServerSeed, ServiceState, ServiceStatus, UserConfig, WorldSeed,
 };
 pub use opsbot_sim::{FaultKind, FaultRule};
 pub use server::{CloudSimHandle, spawn};
-pub use world::{ComputeService, Image};
+pub use world::{
+    ComputeRestart, ComputeService, ConsumerType, Image, LIVE_MIGRATION_IN_PROGRESS,
+    MIGRATION_DONE_STATUSES, Migration, MigrationError, MigrationType, RestartError, RestartFault,
+};

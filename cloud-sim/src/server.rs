@@ -1,5 +1,7 @@
 //! Starting and stopping the simulated cloud, and the handle tests and the demo hold on to.
 
+mod nova;
+
 use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
@@ -22,10 +24,13 @@ pub struct CloudSimHandle {
     server: Server,
 }
 
-/// Serves a simulated cloud on `listener` (bind `127.0.0.1:0` for tests).
+/// Serves a simulated cloud on `listener` (bind `127.0.0.1:0` for tests). A seeded migration
+/// that Nova would refuse fails with [`io::ErrorKind::InvalidInput`].
 pub async fn spawn(config: CloudSimConfig, listener: TcpListener) -> io::Result<CloudSimHandle> {
     let addr = listener.local_addr()?;
-    let app = Arc::new(App::new(&config, format!("http://{addr}")));
+    let app = App::new(&config, format!("http://{addr}"))
+        .map_err(|refused| io::Error::new(io::ErrorKind::InvalidInput, refused))?;
+    let app = Arc::new(app);
     let server = Server::serve(
         listener,
         crate::http::router(Arc::clone(&app)),
@@ -134,7 +139,7 @@ impl CloudSimHandle {
 
     /// Every nova service, in creation order.
     pub fn services(&self) -> Vec<ComputeService> {
-        self.app.world().services().to_vec()
+        self.app.world().services()
     }
 
     /// Adds an active public image with these custom properties and returns its uuid.

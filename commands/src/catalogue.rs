@@ -19,9 +19,6 @@ use crate::plan::DigestPrefix;
 use crate::request::{ProcedureRequest, Request};
 use crate::retention::RetentionDays;
 
-/// Kolla's daily log indices: `flog-YYYY.MM.DD`.
-const DEFAULT_PREFIX: &str = "flog-";
-
 const CLUSTER: OptionSpec = OptionSpec {
     name: "cluster",
     kind: OptionKind::Cluster,
@@ -244,7 +241,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 name: "prefix",
                 kind: OptionKind::Index,
                 required: false,
-                summary: "only indices starting with this (default flog-)",
+                summary: "only indices starting with this, e.g. flog- (default: every index)",
             },
         ],
         reach: Reach::Everywhere,
@@ -256,13 +253,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 older_than: a
                     .optional("older_than_days", RetentionDays::parse)?
                     .unwrap_or(RetentionDays::DEFAULT),
-                prefix: match a.optional("prefix", |p| Ok(IndexName::parse(p)?))? {
-                    Some(prefix) => prefix,
-                    None => IndexName::parse(DEFAULT_PREFIX).map_err(|e| ParseError::BadValue {
-                        option: "prefix",
-                        error: e.into(),
-                    })?,
-                },
+                prefix: a.optional("prefix", |p| Ok(IndexName::parse(p)?))?,
             }))
         },
     },

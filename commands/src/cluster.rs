@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::name::NodeAddr;
 
+mod version;
+pub use version::{Distribution, FlushMode, ServerVersion};
+
 /// Health status, ordered from worst to best so that "at least yellow" is `>= Yellow`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -34,80 +37,6 @@ impl fmt::Display for HealthStatus {
             Self::Yellow => "yellow",
             Self::Green => "green",
         })
-    }
-}
-
-/// Which server family answered `GET /`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Distribution {
-    Elasticsearch,
-    OpenSearch,
-}
-
-/// The server version from `GET /`, which decides how to flush.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServerVersion {
-    pub distribution: Distribution,
-    pub major: u32,
-    pub minor: u32,
-    pub patch: u32,
-}
-
-impl ServerVersion {
-    /// Reads `8.11.3` (suffixes such as `-SNAPSHOT` are ignored).
-    pub fn parse(distribution: Distribution, number: &str) -> Option<Self> {
-        let core = number.split(['-', '+']).next()?;
-        let mut parts = core.split('.').map(str::parse::<u32>);
-        let major = parts.next()?.ok()?;
-        let minor = parts.next().unwrap_or(Ok(0)).ok()?;
-        let patch = parts.next().unwrap_or(Ok(0)).ok()?;
-        Some(Self {
-            distribution,
-            major,
-            minor,
-            patch,
-        })
-    }
-
-    /// Synced flush where the server still has it undeprecated; a plain flush where it is gone
-    /// (Elasticsearch 8: 400 "no handler"), deprecated (Elasticsearch 7.6 and later: a warning)
-    /// or silently a plain flush anyway (OpenSearch).
-    pub fn flush_mode(self) -> FlushMode {
-        match self.distribution {
-            Distribution::OpenSearch => FlushMode::Plain,
-            Distribution::Elasticsearch if (self.major, self.minor) < (7, 6) => FlushMode::Synced,
-            Distribution::Elasticsearch => FlushMode::Plain,
-        }
-    }
-}
-
-impl fmt::Display for ServerVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match self.distribution {
-            Distribution::Elasticsearch => "Elasticsearch",
-            Distribution::OpenSearch => "OpenSearch",
-        };
-        write!(f, "{name} {}.{}.{}", self.major, self.minor, self.patch)
-    }
-}
-
-/// The flush sent before nodes stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FlushMode {
-    /// `POST /_flush/synced` (Elasticsearch before 7.6).
-    Synced,
-    /// `POST /_flush`.
-    Plain,
-}
-
-impl FlushMode {
-    pub fn path(self) -> &'static str {
-        match self {
-            Self::Synced => "/_flush/synced",
-            Self::Plain => "/_flush",
-        }
     }
 }
 
@@ -157,6 +86,9 @@ pub struct Observation {
     /// While a node is drained: the shard copies it still holds.
     pub node_shards: Option<(NodeAddr, u64)>,
     pub nodes_joined: Option<(usize, usize)>,
+    /// Nodes of the inventory the cluster does not show, by name: which node left is seen, not
+    /// assumed from which one was stopped.
+    pub missing: Vec<NodeAddr>,
     pub status: Option<HealthStatus>,
     pub relocating_shards: Option<u64>,
     pub initializing_shards: Option<u64>,
@@ -166,16 +98,31 @@ pub struct Observation {
 }
 
 impl Observation {
-    /// The observation of a membership and, when the cluster answered, its health.
-    pub fn of(membership: &Membership, expected: usize, health: Option<&ClusterHealth>) -> Self {
+    /// The observation of a membership, against the `inventory` of nodes expected, and, when
+    /// the cluster answered, its health.
+    pub fn of(
+        membership: &Membership,
+        inventory: &[NodeAddr],
+        health: Option<&ClusterHealth>,
+    ) -> Self {
         let note = match membership {
             Membership::Formed { .. } => None,
             Membership::NoMaster => Some("no elected master (too few nodes up)".to_owned()),
             Membership::Unreachable => Some("cluster unreachable".to_owned()),
         };
+        let missing = match membership {
+            Membership::Formed { .. } => inventory
+                .iter()
+                .filter(|node| !membership.has(**node))
+                .copied()
+                .collect(),
+            // Without a master nobody can say who is in the cluster.
+            Membership::NoMaster | Membership::Unreachable => Vec::new(),
+        };
         Self {
             node_shards: None,
-            nodes_joined: Some((membership.joined(), expected)),
+            nodes_joined: Some((membership.joined(), inventory.len())),
+            missing,
             status: health.map(|h| h.status),
             relocating_shards: health.map(|h| h.relocating_shards),
             initializing_shards: health.map(|h| h.initializing_shards),
@@ -203,6 +150,10 @@ impl fmt::Display for Observation {
         }
         if let Some((joined, expected)) = self.nodes_joined {
             parts.push(format!("nodes {joined}/{expected} joined"));
+        }
+        if !self.missing.is_empty() {
+            let missing: Vec<String> = self.missing.iter().map(ToString::to_string).collect();
+            parts.push(format!("not in the cluster: {}", missing.join(", ")));
         }
         if let Some(status) = self.status {
             parts.push(format!("status {status}"));
@@ -351,11 +302,12 @@ pub struct CatRecoveryRow {
     pub bytes_percent: String,
 }
 
-/// A row of `_cat/indices?format=json&bytes=b&h=index,health,status,docs.count,store.size`.
+/// A row of `_cat/indices?format=json&bytes=b&h=index,uuid,health,status,docs.count,store.size`.
 /// A closed index has no health, document count or size (null).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct CatIndexRow {
     pub index: String,
+    pub uuid: Option<String>,
     pub health: Option<String>,
     pub status: Option<String>,
     #[serde(rename = "docs.count")]

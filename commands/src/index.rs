@@ -21,6 +21,8 @@ pub enum IndexNameError {
     BadChar { name: String, ch: String },
     #[error("`{name}` starts with `{ch}`, which no index name can")]
     BadStart { name: String, ch: char },
+    #[error("`{uuid}` is not an index UUID")]
+    BadUuid { uuid: String },
 }
 
 /// Longest index name Elasticsearch accepts, in bytes.
@@ -121,6 +123,73 @@ impl IndexPattern {
 
 validated_string!(IndexName, IndexNameError);
 validated_string!(IndexPattern, IndexNameError);
+
+/// The UUID a server gave one incarnation of an index: an index deleted and created again under
+/// the same name has another one, so a plan bound to UUIDs never deletes a newcomer.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IndexUuid(String);
+
+impl IndexUuid {
+    /// Elasticsearch and OpenSearch write 22 URL-safe base64 characters; anything of that
+    /// alphabet up to 64 characters is taken, anything else is refused as not theirs.
+    pub fn parse(value: &str) -> Result<Self, IndexNameError> {
+        let ok = (1..=64).contains(&value.len())
+            && value
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if ok {
+            Ok(Self(value.to_owned()))
+        } else {
+            Err(IndexNameError::BadUuid {
+                uuid: visible(value),
+            })
+        }
+    }
+}
+validated_string!(IndexUuid, IndexNameError);
+
+/// An index as a plan deletes it: its name and the incarnation that was shown and approved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(from = "PlannedRecord")]
+pub struct PlannedIndex {
+    pub name: IndexName,
+    /// `None` only in runs planned by an opsbot that did not bind names to UUIDs yet: those are
+    /// checked by name alone, as they were planned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<IndexUuid>,
+}
+
+/// A planned index as stored: `{name, uuid}` now, a bare name before UUIDs were bound.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum PlannedRecord {
+    Bound {
+        name: IndexName,
+        uuid: Option<IndexUuid>,
+    },
+    Name(IndexName),
+}
+
+impl From<PlannedRecord> for PlannedIndex {
+    fn from(record: PlannedRecord) -> Self {
+        match record {
+            PlannedRecord::Bound { name, uuid } => Self { name, uuid },
+            PlannedRecord::Name(name) => Self { name, uuid: None },
+        }
+    }
+}
+
+impl AsRef<str> for PlannedIndex {
+    fn as_ref(&self) -> &str {
+        self.name.as_str()
+    }
+}
+
+impl std::fmt::Display for PlannedIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.name.fmt(f)
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::cluster::{FlushMode, HealthStatus};
-use crate::index::IndexName;
+use crate::index::{IndexName, PlannedIndex};
 use crate::name::{HostName, NodeAddr};
 use crate::openstack::ids::{ConsumerId, ImageId, ProviderId, ServiceId};
 use crate::openstack::image::PropertyChange;
@@ -119,8 +119,8 @@ pub enum Action {
     Wait(Wait),
     /// A side effect that destroys something; runs only with an `Approved` proof.
     Destructive(DestructiveAction),
-    /// A runbook's approval gate: the run stops here until a second operator approves; every
-    /// step after it is destructive.
+    /// An approval gate: the run stops here until a second operator approves; every step after
+    /// it is destructive (a runbook's steps after its gate, a procedure's disruptive restarts).
     Gate { reason: String },
 }
 
@@ -231,6 +231,9 @@ pub enum Wait {
     NodeDrained { node: NodeAddr },
     /// A runbook's command on a host prints what `until` matches.
     HostOutput(HostWait),
+    /// The host's `nova-compute` reports up, with an `updated_at` after the restart step before
+    /// this wait (a report from before the restart does not count).
+    ComputeUp { host: HostName },
 }
 
 /// Destructive side effects: each runs only with an `Approved` proof for the run's digest.
@@ -239,7 +242,7 @@ pub enum Wait {
 pub enum DestructiveAction {
     /// `DELETE /a,b,c` of these exact indices: one chunk, its path under [`MAX_DELETE_PATH`].
     /// Right before, the indices are listed again and only those still present are deleted.
-    DeleteIndices { indices: Vec<IndexName> },
+    DeleteIndices { indices: Vec<PlannedIndex> },
     /// Stop the search container of a drained node that is leaving the cluster for good.
     RetireNode { node: NodeAddr },
     /// Remove the node from the search group of the deployment inventory (node control).
@@ -264,6 +267,11 @@ pub const MAX_DELETE_PATH: usize = 3000;
 impl Plan {
     /// Every index the plan deletes, in plan order.
     pub fn deleted_indices(&self) -> impl Iterator<Item = &IndexName> {
+        self.deleted().map(|index| &index.name)
+    }
+
+    /// Every index the plan deletes, bound to its incarnation, in plan order.
+    pub fn deleted(&self) -> impl Iterator<Item = &PlannedIndex> {
         self.steps.iter().flat_map(|step| match step {
             Action::Destructive(DestructiveAction::DeleteIndices { indices }) => indices.as_slice(),
             Action::Destructive(

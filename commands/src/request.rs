@@ -185,11 +185,13 @@ pub enum ProcedureRequest {
         cluster: ClusterName,
         node: NodeAddr,
     },
-    /// Index retention: delete the indices older than `older_than` days, under approval.
+    /// Index retention: delete the indices older than `older_than` days (of those starting
+    /// with `prefix`, of every index without one), under approval.
     IndicesPrune {
         cluster: ClusterName,
         older_than: RetentionDays,
-        prefix: IndexName,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefix: Option<IndexName>,
     },
     /// Delete one index, under approval.
     IndicesDelete {
@@ -283,10 +285,16 @@ impl fmt::Display for ProcedureRequest {
                 cluster,
                 older_than,
                 prefix,
-            } => write!(
-                f,
-                "/indices prune cluster:{cluster} older_than_days:{older_than} prefix:{prefix}"
-            ),
+            } => {
+                write!(
+                    f,
+                    "/indices prune cluster:{cluster} older_than_days:{older_than}"
+                )?;
+                match prefix {
+                    Some(prefix) => write!(f, " prefix:{prefix}"),
+                    None => Ok(()),
+                }
+            }
             Self::IndicesDelete { cluster, index } => {
                 write!(f, "/indices delete cluster:{cluster} index:{index}")
             }

@@ -1,9 +1,15 @@
 //! Index retention with the selection of the spec's Curator action (`delete_indices`, filter `age`,
 //! `source: name`, `timestring: '%Y.%m.%d'`, `unit: days`, `direction: older`): an index is
-//! expired when the first `YYYY.MM.DD` in its name, taken as midnight UTC, is strictly older
-//! than now minus N × 86400 seconds. Where Curator is unsafe opsbot is stricter: dot indices are
-//! never selected, and a name whose date does not exist is skipped and reported, where Curator
-//! aborts the whole action on it.
+//! expired when the first `YYYY.MM.DD` anywhere in its name (Curator's `re.search`), taken as
+//! midnight UTC, is strictly older than now minus N × 86400 seconds; with a prefix, only names
+//! that start with it are considered (Curator's `pattern` filter, `kind: prefix`). Where
+//! Curator is unsafe opsbot is stricter: dot indices are never selected, nor indices someone
+//! else keeps (see [`Keeper`]), and a name whose date does not exist (`2026.02.30`, year 0000)
+//! is skipped and reported, where Curator aborts the whole action on it.
+
+mod keeper;
+
+pub use keeper::{IndexInfo, Keeper};
 
 use std::fmt;
 
@@ -74,7 +80,7 @@ pub enum Verdict {
     OtherPrefix,
     /// A dot (system) index: never selected.
     System,
-    /// No `YYYY.MM.DD` after the prefix: never selected.
+    /// No `YYYY.MM.DD` in the name: never selected.
     NoDate,
     /// A `YYYY.MM.DD` that is no calendar date (`2026.02.30`): skipped and reported.
     BadDate { text: String },
@@ -82,10 +88,11 @@ pub enum Verdict {
     Undeletable { reason: String },
 }
 
-/// The rule: indices starting with `prefix`, older than `older_than` days.
+/// The rule: indices older than `older_than` days, of those starting with `prefix` (of every
+/// index without one).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Retention {
-    pub prefix: IndexName,
+    pub prefix: Option<IndexName>,
     pub older_than: RetentionDays,
 }
 
@@ -100,10 +107,14 @@ impl Retention {
         if name.starts_with('.') {
             return Verdict::System;
         }
-        let Some(rest) = name.strip_prefix(self.prefix.as_str()) else {
+        if self
+            .prefix
+            .as_ref()
+            .is_some_and(|prefix| !name.starts_with(prefix.as_str()))
+        {
             return Verdict::OtherPrefix;
-        };
-        let Some(text) = first_datestamp(rest) else {
+        }
+        let Some(text) = first_datestamp(name) else {
             return Verdict::NoDate;
         };
         let Some(date) = calendar_date(text) else {
@@ -140,9 +151,10 @@ fn first_datestamp(text: &str) -> Option<&str> {
         .map(|start| &text[start..start + SHAPE.len()])
 }
 
-/// `2026.02.30` -> `None`; the digits are known to be ASCII.
+/// `2026.02.30` -> `None`; the digits are known to be ASCII. Year 0000 is no date either: the
+/// calendar Curator's `strptime` reads starts at year 1.
 fn calendar_date(text: &str) -> Option<Date> {
-    let year: i32 = text.get(0..4)?.parse().ok()?;
+    let year: i32 = text.get(0..4)?.parse().ok().filter(|year| *year >= 1)?;
     let month: u8 = text.get(5..7)?.parse().ok()?;
     let day: u8 = text.get(8..10)?.parse().ok()?;
     Date::from_calendar_date(year, Month::try_from(month).ok()?, day).ok()

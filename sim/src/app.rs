@@ -6,12 +6,14 @@ use crate::calls::CallLog;
 use crate::clock::SimClock;
 use crate::config::{ConfigError, Flavor, SimConfig};
 use crate::fault::FaultRule;
+use crate::flavor::Product;
 use crate::world::World;
 
 /// Everything behind the HTTP server. Each mutex is held only for short, synchronous sections.
 #[derive(Debug)]
 pub(crate) struct App {
     pub flavor: Flavor,
+    pub product: Product,
     pub clock: SimClock,
     world: Mutex<World>,
     calls: Mutex<CallLog>,
@@ -26,18 +28,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl App {
     pub(crate) fn new(config: SimConfig) -> Result<Self, ConfigError> {
-        let ips = config.node_ips()?;
-        let names = config.initial_index_names()?;
+        let clock = SimClock::new(config.speed);
+        let origin = clock.wall_time(0);
+        let origin_ms = i64::try_from(origin.unix_timestamp_nanos() / 1_000_000).unwrap_or(0);
+        let world = crate::scenario::build_world(&config, origin_ms)?;
         Ok(App {
             flavor: config.flavor,
-            clock: SimClock::new(config.speed),
-            world: Mutex::new(World::new(
-                config.flavor,
-                &config.cluster_name,
-                &ips,
-                &names,
-                &config.written_index(),
-            )),
+            product: world.product(),
+            clock,
+            world: Mutex::new(world),
             calls: Mutex::new(CallLog::default()),
             faults: Mutex::new(config.faults),
         })

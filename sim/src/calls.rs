@@ -20,6 +20,14 @@ pub struct Call {
     /// Status sent; 0 while pending, or if no complete response was sent (a `drop` fault,
     /// or the client gave up first).
     pub status: u16,
+    /// The request's `X-Opaque-Id` header: ES copies it into the headers of the request's
+    /// tasks (`GET _tasks`) and echoes it in the response.
+    #[serde(default)]
+    pub opaque_id: Option<String>,
+    /// The client closed the connection before the answer was ready. What the request started
+    /// may go on regardless (an index deletion does).
+    #[serde(default)]
+    pub hung_up: bool,
 }
 
 /// Oldest entries are dropped past this size so a long demo cannot exhaust memory.
@@ -34,7 +42,14 @@ pub(crate) struct CallLog {
 
 impl CallLog {
     /// Records a request on arrival (status 0) and returns its sequence number.
-    pub(crate) fn begin(&mut self, method: &str, path: &str, query: &str, body: &[u8]) -> u64 {
+    pub(crate) fn begin(
+        &mut self,
+        method: &str,
+        path: &str,
+        query: &str,
+        body: &[u8],
+        opaque_id: Option<&str>,
+    ) -> u64 {
         self.next_seq += 1;
         if self.calls.len() == CAPACITY {
             self.calls.pop_front();
@@ -46,14 +61,27 @@ impl CallLog {
             query: query.to_owned(),
             body: String::from_utf8_lossy(body).into_owned(),
             status: 0,
+            opaque_id: opaque_id.map(str::to_owned),
+            hung_up: false,
         });
         self.next_seq
     }
 
+    fn entry(&mut self, seq: u64) -> Option<&mut Call> {
+        self.calls.iter_mut().rev().find(|call| call.seq == seq)
+    }
+
     /// Sets the status of a recorded request once the response is ready.
     pub(crate) fn finish(&mut self, seq: u64, status: u16) {
-        if let Some(call) = self.calls.iter_mut().rev().find(|call| call.seq == seq) {
+        if let Some(call) = self.entry(seq) {
             call.status = status;
+        }
+    }
+
+    /// Marks a request whose client went away before its answer was ready (status stays 0).
+    pub(crate) fn hang_up(&mut self, seq: u64) {
+        if let Some(call) = self.entry(seq) {
+            call.hung_up = true;
         }
     }
 
@@ -73,11 +101,19 @@ mod tests {
     #[test]
     fn sequence_survives_clearing() {
         let mut log = CallLog::default();
-        let first = log.begin("GET", "/", "", b"");
+        let first = log.begin("GET", "/", "", b"", None);
         log.finish(first, 200);
         assert_eq!(log.list()[0].status, 200);
         log.clear();
-        assert_eq!(log.begin("PUT", "/x", "pretty", b"{}"), 2);
-        assert_eq!(log.list().len(), 1);
+        assert_eq!(
+            log.begin("PUT", "/x", "pretty", b"{}", Some("opsbot/r-1/1")),
+            2
+        );
+        log.hang_up(2);
+        let call = &log.list()[0];
+        assert_eq!(
+            (call.opaque_id.as_deref(), call.hung_up, call.status),
+            (Some("opsbot/r-1/1"), true, 0)
+        );
     }
 }

@@ -1,73 +1,11 @@
 //! Simulator configuration: which server flavor to imitate and what the cluster looks like at start.
 
-use std::fmt;
 use std::net::Ipv4Addr;
-use std::str::FromStr;
-
-use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 use crate::fault::FaultRule;
-
-/// The server product and major version the simulator imitates.
-///
-/// Versions are the ones Kolla deployments actually ran: ES 6.8 (Queens..Stein), ES 7.10 OSS
-/// (the last Apache-licensed build, used until Zed), ES 8 for comparison and OpenSearch 2.x
-/// (Kolla Zed and later).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Flavor {
-    /// Elasticsearch 6.8.23.
-    Es6,
-    /// Elasticsearch 7.10.2 (OSS build).
-    #[default]
-    Es7,
-    /// Elasticsearch 8.11.3.
-    Es8,
-    /// OpenSearch 2.11.1.
-    Os2,
-}
-
-impl Flavor {
-    /// Every flavor, in release order.
-    pub const ALL: [Flavor; 4] = [Flavor::Es6, Flavor::Es7, Flavor::Es8, Flavor::Os2];
-
-    /// The lowercase name used on the command line and in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Flavor::Es6 => "es6",
-            Flavor::Es7 => "es7",
-            Flavor::Es8 => "es8",
-            Flavor::Os2 => "os2",
-        }
-    }
-
-    /// OpenSearch renamed "master" to "cluster manager" in field names and error types.
-    pub(crate) fn is_opensearch(self) -> bool {
-        self == Flavor::Os2
-    }
-}
-
-impl fmt::Display for Flavor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Error for a flavor name that is not one of `es6`, `es7`, `es8`, `os2`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown flavor [{0}]: expected one of es6, es7, es8, os2")]
-pub struct ParseFlavorError(String);
-
-impl FromStr for Flavor {
-    type Err = ParseFlavorError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Flavor::ALL
-            .into_iter()
-            .find(|flavor| flavor.as_str().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| ParseFlavorError(s.to_owned()))
-    }
-}
+pub(crate) use crate::flavor::{Distribution, Flavor};
+use crate::scenario::{DataStreamSpec, IndexSpec};
 
 /// How the simulated cluster looks when it starts.
 #[derive(Debug, Clone)]
@@ -90,6 +28,24 @@ pub struct SimConfig {
     pub speed: f64,
     /// Fault rules active from the start.
     pub faults: Vec<FaultRule>,
+    /// Elasticsearch distribution, for ES 6.8 and 7.10 (ES 8 is always the default one,
+    /// OpenSearch has none): OSS as Kolla installed it, or the default distribution with ILM
+    /// (`index.lifecycle.*`), the built-in `logs`/`metrics`/`synthetics` templates and (7.10)
+    /// the data stream API. `GET /` reports it as `build_flavor`.
+    pub distribution: Distribution,
+    /// Indices with settings of their own (hidden, ILM, an ISM policy, a creation date),
+    /// created at start after the daily indices and `extra_indices`.
+    pub indices: Vec<IndexSpec>,
+    /// Data streams running at start, each with its own template.
+    pub data_streams: Vec<DataStreamSpec>,
+    /// Simulated time from the master starting an index deletion to the cluster state without
+    /// the indices being applied. Until then the indices are still listed, `GET
+    /// _cluster/pending_tasks` shows the task and `GET _tasks` the request; a `DELETE` waits
+    /// for it (or answers `acknowledged: false` after its `timeout`, 30 s by default) and the
+    /// deletion goes on if the client leaves. Real clusters take tens to hundreds of
+    /// milliseconds; slow it down to observe a deletion in flight
+    /// ([`crate::SimHandle::set_delete_apply`] changes it while running).
+    pub delete_apply: Duration,
 }
 
 impl Default for SimConfig {
@@ -104,9 +60,16 @@ impl Default for SimConfig {
             today: time::OffsetDateTime::now_utc().date(),
             speed: 1.0,
             faults: Vec::new(),
+            distribution: Distribution::default(),
+            indices: Vec::new(),
+            data_streams: Vec::new(),
+            delete_apply: DEFAULT_DELETE_APPLY,
         }
     }
 }
+
+/// The default [`SimConfig::delete_apply`]: what a small healthy cluster takes.
+pub const DEFAULT_DELETE_APPLY: Duration = Duration::from_millis(100);
 
 /// A configuration the simulator cannot run with.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -128,6 +91,22 @@ pub enum ConfigError {
     /// The daily indices would start before year -9999.
     #[error("days_of_indices {0} reaches before the earliest representable date")]
     TooManyDays(u32),
+    /// An [`IndexSpec`] the imitated server would refuse.
+    #[error("index [{name}]: {reason}")]
+    InvalidIndex {
+        /// Index name.
+        name: String,
+        /// What the server (or the simulator) objects to.
+        reason: String,
+    },
+    /// A [`DataStreamSpec`] the imitated server would refuse.
+    #[error("data stream [{name}]: {reason}")]
+    InvalidDataStream {
+        /// Stream name.
+        name: String,
+        /// What the server objects to.
+        reason: String,
+    },
 }
 
 /// Kolla's daily log index for a day: `flog-YYYY.MM.DD`.
@@ -170,37 +149,23 @@ impl SimConfig {
             .collect()
     }
 
-    /// The names of the indices that exist at start, oldest daily index first.
-    pub(crate) fn initial_index_names(&self) -> Result<Vec<String>, ConfigError> {
-        let mut names = Vec::new();
+    /// The daily indices that exist at start, oldest first, with their days.
+    pub(crate) fn daily_indices(&self) -> Result<Vec<(String, time::Date)>, ConfigError> {
+        let mut days = Vec::new();
         for back in (0..self.days_of_indices).rev() {
             let day = self
                 .today
                 .checked_sub(time::Duration::days(i64::from(back)))
                 .ok_or(ConfigError::TooManyDays(self.days_of_indices))?;
-            names.push(daily_index_name(day));
+            days.push((daily_index_name(day), day));
         }
-        names.push(".kibana_1".to_owned());
-        for extra in &self.extra_indices {
-            if !names.contains(extra) {
-                names.push(extra.clone());
-            }
-        }
-        Ok(names)
+        Ok(days)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn flavor_round_trips_through_its_name() {
-        for flavor in Flavor::ALL {
-            assert_eq!(flavor.to_string().parse::<Flavor>(), Ok(flavor));
-        }
-        assert!("es9".parse::<Flavor>().is_err());
-    }
 
     #[test]
     fn node_ips_are_consecutive() {
@@ -221,23 +186,21 @@ mod tests {
     }
 
     #[test]
-    fn daily_indices_end_today_and_extras_follow() {
+    fn daily_indices_end_today() {
         let config = SimConfig {
             days_of_indices: 3,
             today: time::macros::date!(2026 - 03 - 01),
-            extra_indices: vec!["audit-log".to_owned(), ".kibana_1".to_owned()],
             ..SimConfig::default()
         };
-        let names = config.initial_index_names().unwrap();
+        let names: Vec<String> = config
+            .daily_indices()
+            .unwrap()
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
         assert_eq!(
             names,
-            [
-                "flog-2026.02.27",
-                "flog-2026.02.28",
-                "flog-2026.03.01",
-                ".kibana_1",
-                "audit-log"
-            ]
+            ["flog-2026.02.27", "flog-2026.02.28", "flog-2026.03.01"]
         );
     }
 }

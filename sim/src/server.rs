@@ -3,6 +3,7 @@
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 
@@ -74,6 +75,13 @@ impl SimHandle {
     /// Replaces the fault rules.
     pub fn set_faults(&self, rules: Vec<FaultRule>) {
         *self.app.faults() = rules;
+    }
+
+    /// Changes [`SimConfig::delete_apply`] for deletions the master starts from now on (one
+    /// already executing keeps its time).
+    pub fn set_delete_apply(&self, apply: Duration) {
+        let millis = u64::try_from(apply.as_millis()).unwrap_or(u64::MAX);
+        self.app.with_world(|world| world.set_delete_apply(millis));
     }
 
     /// Stops a node's container at once (its shard data stays on its disk).

@@ -92,6 +92,22 @@ pub fn bytes_in_unit(bytes: u64, unit: &str) -> Option<u64> {
         .map(|(_, power)| bytes / 1024_u64.pow(*power))
 }
 
+/// Epoch milliseconds as ES's `strict_date_time` in UTC: `2026-03-01T00:00:02.517Z`.
+pub(crate) fn format_date_millis(millis: i64) -> String {
+    let instant = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(millis) * 1_000_000)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        instant.year(),
+        u8::from(instant.month()),
+        instant.day(),
+        instant.hour(),
+        instant.minute(),
+        instant.second(),
+        instant.millisecond()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +129,15 @@ mod tests {
         assert_eq!(format_millis(1_400), "1.4s");
         assert_eq!(format_millis(192_000), "3.2m");
         assert_eq!(format_millis(2_000), "2s");
+    }
+
+    #[test]
+    fn dates_print_like_strict_date_time() {
+        assert_eq!(format_date_millis(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            format_date_millis(1_772_323_202_517),
+            "2026-03-01T00:00:02.517Z"
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ use opsbot_commands::name::RunId;
 
 pub(crate) const META: &str = "meta";
 pub(crate) const RUNS: &str = "runs";
+pub(crate) const PLANS: &str = "plans";
 pub(crate) const LOCKS: &str = "locks";
 pub(crate) const AUDIT: &str = "audit";
 pub(crate) const RUN_LOGS: &str = "run_logs";
@@ -49,7 +50,7 @@ pub(crate) fn next_log_line_key(run: RunId) -> Vec<u8> {
 /// A key as an operator would name it in an error (`r-12`, `#40`), so that it can be found.
 pub(crate) fn render(tree: &str, key: &[u8]) -> String {
     let rendered = match tree {
-        RUNS => key_number(key).map(|n| RunId::new(n).to_string()),
+        RUNS | PLANS => key_number(key).map(|n| RunId::new(n).to_string()),
         AUDIT => key_number(key).map(|n| format!("#{n}")),
         RUN_LOGS => key.split_at_checked(8).and_then(|(run, line)| {
             Some(format!(
@@ -74,6 +75,7 @@ pub(crate) fn render(tree: &str, key: &[u8]) -> String {
 pub(crate) fn noun(tree: &str) -> &'static str {
     match tree {
         RUNS => "run record",
+        PLANS => "run plan",
         LOCKS => "cluster lock",
         AUDIT => "audit entry",
         RUN_LOGS => "run log line",

@@ -6,11 +6,13 @@
 //! every run once so that a store it cannot fully read stops the bot at start-up.
 
 mod audit;
+mod check;
 mod codec;
 mod deliveries;
 mod error;
 mod keys;
 mod notice;
+mod record;
 mod runs;
 mod store;
 

@@ -17,7 +17,8 @@ use crate::error::{StoreError, UpdateError};
 use crate::keys::{self, NEXT_RUN};
 use crate::store::{Store, abort, settle};
 
-/// The part of a run record `unfinished_runs` looks at; serde skips the rest without building it.
+/// The part of a run record `unfinished_runs` looks at; serde skips the rest without building
+/// it.
 #[derive(Deserialize)]
 struct RunHead {
     state: RunState,
@@ -53,6 +54,7 @@ impl Store {
         run.id = id;
         let what = format!("run {id}");
         let record = self.encode_run(&run)?;
+        let plan = self.encode(&format!("the plan of {what}"), &*run.plan)?;
         let requested = AuditEvent {
             at: OffsetDateTime::now_utc(),
             run: Some(id),
@@ -64,18 +66,26 @@ impl Store {
         };
         let requested = self.encode(&format!("the audit event of {what}"), &requested)?;
         let key = keys::run_key(id);
-        let trees = (&self.meta, &self.runs, &self.locks, &self.audit);
-        settle(trees.transaction(|(meta, runs, locks, audit)| {
+        let trees = (
+            &self.meta,
+            &self.runs,
+            &self.plans,
+            &self.locks,
+            &self.audit,
+        );
+        settle(trees.transaction(|(meta, runs, plans, locks, audit)| {
             let allocated = self.take_next(meta, NEXT_RUN)?;
-            if allocated != id.get() || runs.get(key)?.is_some() {
+            if allocated != id.get() || runs.get(key)?.is_some() || plans.get(key)?.is_some() {
                 let detail = format!("run {id} was being created under it");
                 return Err(abort(self.corrupt(keys::META, NEXT_RUN, &detail)));
             }
-            self.sync_lock(runs, locks, None, &run)?;
+            self.sync_lock(runs, locks, &run)?;
+            plans.insert(&key, plan.as_slice())?;
             runs.insert(&key, record.as_slice())?;
             self.put_audit(meta, audit, &requested)
         }))?;
         self.flush()?;
+        self.plan_cache.put(id, std::sync::Arc::clone(&run.plan));
         Ok(run)
     }
 
@@ -113,6 +123,15 @@ impl Store {
             let mut after = before.clone();
             let kinds = change(&mut after).map_err(UpdateError::Refused)?;
             after.id = id;
+            if !std::sync::Arc::ptr_eq(&after.plan, &before.plan) && after.plan != before.plan {
+                return Err(StoreError::Unencodable {
+                    what: format!("run {id}"),
+                    detail: "its plan changed; a run's plan is what was approved and never \
+                             changes"
+                        .to_owned(),
+                }
+                .into());
+            }
             if after == before && kinds.is_empty() {
                 return Ok(after);
             }
@@ -136,7 +155,7 @@ impl Store {
                 if runs.get(key)?.as_deref() != Some(&stored[..]) {
                     return Err(ConflictableTransactionError::Abort(Abort::Stale));
                 }
-                self.sync_lock(runs, locks, Some(&before), &after)?;
+                self.sync_lock(runs, locks, &after)?;
                 runs.insert(&key, record.as_slice())?;
                 events
                     .iter()

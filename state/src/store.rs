@@ -1,4 +1,4 @@
-//! Opening the sled database, checking it before the bot trusts it, and the transaction
+//! Opening the sled database (checked by `check` before the bot trusts it), and the transaction
 //! plumbing (counters, audit appends, cluster locks) that every write shares.
 
 use std::fmt;
@@ -7,7 +7,6 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use opsbot_commands::maintenance::MaintenanceNotice;
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::Run;
 use opsbot_commands::target::Target;
@@ -19,12 +18,12 @@ use sled::{IVec, Tree};
 
 use crate::codec::{self, DecodeError};
 use crate::error::StoreError;
-use crate::keys::{
-    self, AUDIT, DELIVERIES, LOCKS, MAINTENANCE, META, NEXT_AUDIT, NEXT_RUN, RUN_LOGS, RUNS, SCHEMA,
-};
+use crate::keys::{self, AUDIT, DELIVERIES, LOCKS, META, NEXT_AUDIT, PLANS, RUN_LOGS, RUNS};
+use crate::record::{PlanCache, RunRecord};
 
-/// The layout of trees and keys this opsbot understands.
-const SCHEMA_VERSION: u32 = 1;
+/// The layout of trees and keys this opsbot understands: 2 keeps each run's plan apart from
+/// its state (1 kept them in one record, rewritten whole by every transition).
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 
 /// The durable store: runs, the audit log, one lock per cluster, run logs. Every write is one
 /// sled transaction followed by a flush, so that a write that returned survives a SIGKILL.
@@ -36,6 +35,7 @@ pub struct Store {
     db: sled::Db,
     pub(crate) meta: Tree,
     pub(crate) runs: Tree,
+    pub(crate) plans: Tree,
     pub(crate) locks: Tree,
     pub(crate) audit: Tree,
     pub(crate) run_logs: Tree,
@@ -46,6 +46,7 @@ pub struct Store {
     pub(crate) creating: Arc<Mutex<()>>,
     /// When old delivery ids were last swept out (Unix seconds; 0: not since opening).
     pub(crate) last_sweep: Arc<AtomicU64>,
+    pub(crate) plan_cache: Arc<PlanCache>,
 }
 
 /// Not derived: sled's own `Debug` would print the whole database.
@@ -77,6 +78,7 @@ impl Store {
         let store = Store {
             meta: db.open_tree(META)?,
             runs: db.open_tree(RUNS)?,
+            plans: db.open_tree(PLANS)?,
             locks: db.open_tree(LOCKS)?,
             audit: db.open_tree(AUDIT)?,
             run_logs: db.open_tree(RUN_LOGS)?,
@@ -85,6 +87,7 @@ impl Store {
             path: Arc::new(path.to_owned()),
             creating: Arc::new(Mutex::new(())),
             last_sweep: Arc::new(AtomicU64::new(0)),
+            plan_cache: Arc::new(PlanCache::default()),
         };
         store.check_schema()?;
         let (runs, unfinished) = store.validate()?;
@@ -96,86 +99,6 @@ impl Store {
             "store opened"
         );
         Ok(store)
-    }
-
-    /// Writes the schema version into a new store; refuses one from a newer opsbot, and one
-    /// that has records but no version (not a store this code wrote).
-    fn check_schema(&self) -> Result<(), StoreError> {
-        if let Some(bytes) = self.meta.get(SCHEMA)? {
-            let found: u32 = self.decode(META, SCHEMA, &bytes)?;
-            if found > SCHEMA_VERSION {
-                return Err(StoreError::NewerVersion {
-                    path: self.path().to_owned(),
-                    tree: META,
-                    key: keys::render(META, SCHEMA),
-                    found,
-                    supported: SCHEMA_VERSION,
-                });
-            }
-            return Ok(());
-        }
-        let trees = [
-            &self.meta,
-            &self.runs,
-            &self.locks,
-            &self.audit,
-            &self.run_logs,
-            &self.deliveries,
-        ];
-        if trees.iter().any(|tree| !tree.is_empty()) {
-            return Err(self.corrupt(META, SCHEMA, "missing, although the store holds records"));
-        }
-        self.meta
-            .insert(SCHEMA, self.encode("the schema version", &SCHEMA_VERSION)?)?;
-        self.flush()
-    }
-
-    /// Decodes every counter, lock and run once, and checks that the counters are ahead of
-    /// what they number (a counter behind would make the next write collide with a record).
-    /// Returns how many runs there are and how many are unfinished.
-    fn validate(&self) -> Result<(usize, usize), StoreError> {
-        for entry in self.meta.iter() {
-            let (key, bytes) = entry?;
-            if key == MAINTENANCE {
-                self.decode::<MaintenanceNotice>(META, &key, &bytes)?;
-                continue;
-            }
-            // The schema version is a small number too; every other meta value decodes as one.
-            self.decode::<u64>(META, &key, &bytes)?;
-        }
-        for entry in self.locks.iter() {
-            let (key, bytes) = entry?;
-            self.decode::<RunId>(LOCKS, &key, &bytes)?;
-        }
-        let (mut runs, mut unfinished) = (0, 0);
-        for entry in self.runs.iter() {
-            let (key, bytes) = entry?;
-            let run = self.decode_run(&key, &bytes)?;
-            runs += 1;
-            unfinished += usize::from(!run.state.is_finished());
-        }
-        self.check_counter(NEXT_RUN, &self.runs, RUNS)?;
-        self.check_counter(NEXT_AUDIT, &self.audit, AUDIT)?;
-        Ok((runs, unfinished))
-    }
-
-    fn check_counter(&self, counter: &[u8], tree: &Tree, name: &str) -> Result<(), StoreError> {
-        let Some((last, _)) = tree.last()? else {
-            return Ok(());
-        };
-        let next = self.counter(counter)?;
-        match keys::key_number(&last) {
-            Some(last) if last < next => Ok(()),
-            _ => Err(self.corrupt(
-                META,
-                counter,
-                &format!(
-                    "it is {next}, not past the last {} {}",
-                    keys::noun(name),
-                    keys::render(name, &last)
-                ),
-            )),
-        }
     }
 
     /// The value of a counter outside a transaction; counters start at 1.
@@ -193,7 +116,7 @@ impl Store {
         Ok(())
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -224,21 +147,51 @@ impl Store {
         })
     }
 
-    /// Decodes a run and checks it: filed under its own id, and consistent in itself (see
-    /// [`Run::inconsistency`]), so that no run task ever works from a record that breaks them.
-    pub(crate) fn decode_run(&self, key: &[u8], bytes: &[u8]) -> Result<Run, StoreError> {
-        let run: Run = self.decode(RUNS, key, bytes)?;
-        if keys::run_key(run.id) != key {
-            return Err(self.corrupt(RUNS, key, &format!("it holds run {}", run.id)));
+    /// Decodes a run record (without its plan) filed under `key`, and checks it is filed under
+    /// its own id.
+    pub(crate) fn decode_record(&self, key: &[u8], bytes: &[u8]) -> Result<RunRecord, StoreError> {
+        let record: RunRecord = self.decode(RUNS, key, bytes)?;
+        if keys::run_key(record.id()) != key {
+            return Err(self.corrupt(RUNS, key, &format!("it holds run {}", record.id())));
         }
+        Ok(record)
+    }
+
+    /// The plan of the run filed under `key`, from the cache or the `plans` tree.
+    pub(crate) fn plan(&self, key: &[u8]) -> Result<Arc<opsbot_commands::plan::Plan>, StoreError> {
+        let id = keys::key_number(key).map(RunId::new);
+        if let Some(plan) = id.and_then(|id| self.plan_cache.get(id)) {
+            return Ok(plan);
+        }
+        let Some(bytes) = self.plans.get(key)? else {
+            return Err(self.corrupt(RUNS, key, "its plan is missing"));
+        };
+        let plan = Arc::new(self.decode(PLANS, key, &bytes)?);
+        if let Some(id) = id {
+            self.plan_cache.put(id, Arc::clone(&plan));
+        }
+        Ok(plan)
+    }
+
+    /// The whole run of a record, checked: consistent in itself (see
+    /// [`Run::inconsistency`]), so that no run task ever works from a record that breaks it.
+    pub(crate) fn with_plan(&self, key: &[u8], record: RunRecord) -> Result<Run, StoreError> {
+        let run = record.with(self.plan(key)?);
         if let Some(wrong) = run.inconsistency() {
             return Err(self.corrupt(RUNS, key, &wrong));
         }
         Ok(run)
     }
 
-    /// Encodes a run about to be written; one that breaks [`Run::inconsistency`] is never
-    /// written, so the store never holds a record it would refuse to read.
+    /// Decodes a stored run record and joins it with its plan.
+    pub(crate) fn decode_run(&self, key: &[u8], bytes: &[u8]) -> Result<Run, StoreError> {
+        let record = self.decode_record(key, bytes)?;
+        self.with_plan(key, record)
+    }
+
+    /// Encodes the record of a run about to be written (its plan is written once, at its
+    /// creation); a run that breaks [`Run::inconsistency`] is never written, so the store never
+    /// holds a record it would refuse to read.
     pub(crate) fn encode_run(&self, run: &Run) -> Result<Vec<u8>, StoreError> {
         let what = format!("run {}", run.id);
         if let Some(wrong) = run.inconsistency() {
@@ -247,7 +200,7 @@ impl Store {
                 detail: wrong,
             });
         }
-        self.encode(&what, run)
+        self.encode(&what, &RunRecord::of(run))
     }
 
     pub(crate) fn encode<T: Serialize>(
@@ -297,20 +250,15 @@ impl Store {
     }
 
     /// Makes the locks agree with `run` as it is about to be written: an unfinished run holds
-    /// its target's locks, a finished one holds none. `before` is the stored run being replaced.
+    /// its target's locks, a finished one holds none. A run's target never changes (its plan
+    /// does not), so its locks are the same keys all its life.
     pub(crate) fn sync_lock<E: From<StoreError>>(
         &self,
         runs: &TransactionalTree,
         locks: &TransactionalTree,
-        before: Option<&Run>,
         run: &Run,
     ) -> ConflictableTransactionResult<(), E> {
         let target = run.plan.request.target();
-        if let Some(old) = before.map(|b| b.plan.request.target()) {
-            if old != target {
-                self.release(locks, &old, run.id)?;
-            }
-        }
         if run.state.is_finished() {
             return self.release(locks, &target, run.id);
         }

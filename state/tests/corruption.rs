@@ -122,12 +122,12 @@ fn a_record_from_a_newer_opsbot_gives_newer_version() {
 fn a_newer_schema_gives_newer_version() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
-    poke(dir.path(), "meta", b"schema", br#"{"v":1,"data":2}"#).unwrap();
+    poke(dir.path(), "meta", b"schema", br#"{"v":1,"data":3}"#).unwrap();
     assert!(matches!(
         common::open(dir.path()),
         Err(StoreError::NewerVersion {
             tree: "meta",
-            found: 2,
+            found: 3,
             ..
         })
     ));
@@ -249,12 +249,9 @@ fn a_lock_left_on_a_missing_run_counts_as_free() {
 #[test]
 fn a_run_record_that_contradicts_itself_is_refused_naming_the_run_and_why() {
     type Breaks = fn(&mut serde_json::Value);
-    let cases: [(&str, Breaks); 4] = [
+    let cases: [(&str, Breaks); 3] = [
         ("it has 24 step states for 25 planned steps", |run| {
             run["steps"].as_array_mut().unwrap().pop();
-        }),
-        ("its digest is not its plan's", |run| {
-            run["digest"] = serde_json::json!("00".repeat(32));
         }),
         ("it is succeeded but has no finish time", |run| {
             run["state"] = serde_json::json!({"state": "succeeded"});
@@ -276,7 +273,12 @@ fn a_run_record_that_contradicts_itself_is_refused_naming_the_run_and_why() {
         db.flush().unwrap();
         drop(runs);
         drop(db);
-        let error = common::open(dir.path()).unwrap_err();
+        // An unfinished run is checked whole when the store opens; a finished one when it is
+        // read (nothing runs it).
+        let error = match common::open(dir.path()) {
+            Err(error) => error,
+            Ok(store) => store.run(RunId::new(3)).unwrap_err(),
+        };
         assert!(
             matches!(&error, StoreError::Corrupt { key, detail, .. } if key == "r-3" && detail == why),
             "{why}: {error:?}"

@@ -34,7 +34,7 @@ pub fn cloud_config(name: &str, account: &Account<'_>, dir: &Path) -> CloudConfi
         interface: Interface::Internal,
         password_env: None,
         password_file: Some(password_file),
-        compute_control: HostControlConfig::Sim,
+        compute_control: HostControlConfig::Sim { url: None },
     }
 }
 
@@ -48,6 +48,11 @@ pub struct CloudScene {
 
 impl CloudScene {
     pub async fn start(config: CloudSimConfig) -> Self {
+        Self::start_with(config, Setup::default()).await
+    }
+
+    /// [`Self::start`] with a harness set up as `setup` says (its engine's timeouts, say).
+    pub async fn start_with(config: CloudSimConfig, setup: Setup) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -62,10 +67,10 @@ impl CloudScene {
             project: "admin",
             region: "RegionOne",
         };
-        let setup = Setup {
-            clouds: vec![cloud_config("prod", &account, dir.path())],
-            ..Setup::default()
-        };
+        let mut setup = setup;
+        setup
+            .clouds
+            .push(cloud_config("prod", &account, dir.path()));
         let harness = Harness::start(setup).await;
         Self {
             cloud,

@@ -87,6 +87,9 @@ pub struct Setup {
     pub clouds: Vec<opsbot::config::CloudConfig>,
     /// Runbooks and the hosts they run on (see [`runbooks::test_hosts`]).
     pub runbooks: opsbot::config::RunbooksConfig,
+    /// The rest of each simulated cluster's set-up (indices with settings of their own, data
+    /// streams, the distribution, a slow deletion), from what the fields above make.
+    pub sim: fn(SimConfig) -> SimConfig,
 }
 
 impl Default for Setup {
@@ -112,6 +115,7 @@ impl Default for Setup {
             clusters: 1,
             clouds: Vec::new(),
             runbooks: opsbot::config::RunbooksConfig::default(),
+            sim: |config| config,
         }
     }
 }
@@ -139,12 +143,12 @@ pub fn cluster_name(n: usize) -> String {
 
 /// The simulated clusters and a config for them, with its store in a temporary directory.
 pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir) {
-    let sim_config = SimConfig {
+    let sim_config = (setup.sim)(SimConfig {
         flavor: setup.flavor,
         speed: setup.sim_speed,
         days_of_indices: setup.days_of_indices,
         ..SimConfig::default()
-    };
+    });
     let nodes: Vec<NodeAddr> = (0..sim_config.node_count)
         .map(|i| {
             NodeAddr::from(Ipv4Addr::from(

@@ -71,9 +71,7 @@ async fn a_prune_approved_by_a_second_operator_deletes_exactly_the_selection() {
     }
     let shown = h.chat().messages()[0].text().to_owned();
     assert!(
-        shown.starts_with(
-            "✅ r-1 · /indices prune cluster:logs older_than_days:30 prefix:flog- · by alice"
-        ),
+        shown.starts_with("✅ r-1 · /indices prune cluster:logs older_than_days:30 · by alice"),
         "{shown}"
     );
     assert!(
@@ -365,9 +363,9 @@ async fn nothing_to_delete_is_a_success_that_says_so() {
     let reply = h.slash("alice", PRUNE).await;
     assert!(!reply.private);
     assert!(
-        reply.text.contains(
-            "nothing to delete: no index of `logs` starting with flog- is older than 30 days"
-        ),
+        reply
+            .text
+            .contains("nothing to delete: no index of `logs` is older than 30 days"),
         "{}",
         reply.text
     );
@@ -389,9 +387,7 @@ async fn the_audit_trail_shows_who_asked_approved_and_what_each_step_did() {
         .map(|l| l.split_once(" · ").map_or(l, |(_, e)| e))
         .collect();
     assert!(
-        events[0].starts_with(
-            "requested /indices prune cluster:logs older_than_days:30 prefix:flog- (digest "
-        ),
+        events[0].starts_with("requested /indices prune cluster:logs older_than_days:30 (digest "),
         "{trail}"
     );
     assert_eq!(

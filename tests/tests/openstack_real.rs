@@ -164,6 +164,71 @@ async fn a_stale_allocation_run_against_real_keystone_and_placement() {
 }
 
 #[tokio::test]
+async fn a_migration_consumer_is_never_planned_against_the_real_placement() {
+    // As a Nova that types its consumers leaves a resize: the instance's allocations on the
+    // destination, the migration's (typed MIGRATION at 1.38) on the source. No server in
+    // compute has either UUID as seen from the source host.
+    let r = admin(ALL).await;
+    let (host, provider, [gone, running, _]) = hypervisor(&r).await;
+    r.compute.add_server(running, "db-1", "ACTIVE");
+    let migration = Uuid::new_v4();
+    r.cloud
+        .put_typed_allocation(
+            migration,
+            provider,
+            &[("VCPU", 4), ("MEMORY_MB", 8192)],
+            "MIGRATION",
+        )
+        .await;
+    let h = &r.harness;
+
+    let view = h
+        .slash(
+            "alice",
+            &format!("/placement allocations cloud:prod host:{host}"),
+        )
+        .await;
+    assert!(
+        view.text.contains(&format!("{migration} VCPU 4"))
+            && view.text.contains("migration in progress"),
+        "{}",
+        view.text
+    );
+    let named = h
+        .slash(
+            "alice",
+            &format!("/placement stale cloud:prod host:{host} instance:{migration}"),
+        )
+        .await;
+    assert!(
+        named.private && named.text.contains("placement types it MIGRATION"),
+        "{}",
+        named.text
+    );
+
+    let id = h
+        .start_run("alice", &format!("/placement stale cloud:prod host:{host}"))
+        .await;
+    let planned: Vec<Uuid> = h
+        .run(id)
+        .plan
+        .deleted_consumers()
+        .map(|c| c.uuid())
+        .collect();
+    assert!(planned.contains(&gone), "{planned:?}");
+    assert!(!planned.contains(&migration), "{planned:?}");
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    let left = r.cloud.provider_allocations(provider).await;
+    assert!(
+        left.contains_key(&migration) && left.contains_key(&running),
+        "{left:?}"
+    );
+    assert_eq!(left.len(), 2, "{left:?}");
+}
+
+#[tokio::test]
 async fn a_wrong_password_is_a_clear_refusal() {
     let cloud = real_cloud().await;
     let r = real(cloud.admin_user(), "not-the-password", ALL).await;

@@ -290,6 +290,105 @@ async fn compute_rpc_cap_restart_goes_host_by_host_hypervisors_first() {
     assert!(at("compute-01", "docker ps") < at("compute-02", "docker restart"));
 }
 
+/// Processes of this machine whose command line contains every one of `words`.
+/// The processes on this machine whose command line holds every one of `words`: pid and line.
+fn processes_with(words: &[&str]) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse().ok()?;
+            let raw = std::fs::read(entry.path().join("cmdline")).ok()?;
+            Some((pid, String::from_utf8_lossy(&raw).replace('\0', " ")))
+        })
+        .filter(|(_, line)| words.iter().all(|w| line.contains(w)))
+        .collect()
+}
+
+/// Whether `parent` has a child process: the fake strace starts one (`sleep 0.2`) only once
+/// it has attached, written its first lines and set its signal handlers.
+fn has_child(parent: u32) -> bool {
+    processes_with(&["sleep"]).iter().any(|(pid, _)| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            // pid (comm) state ppid …: the comm may hold spaces, so read after its ')'.
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|ppid| ppid.parse::<u32>().ok())
+                == Some(parent)
+        })
+    })
+}
+
+#[tokio::test]
+async fn cancel_stops_a_long_host_command_and_keeps_its_output() {
+    let (h, hosts) = harness().await;
+    let id = h
+        .start_run(
+            "alice",
+            "/runbook run name:debug-silent-service host:compute-01 process:nova-compute \
+             seconds:300",
+        )
+        .await;
+    let pid = h
+        .wait_for(id, "tracing", |r| {
+            matches!(r.steps.get(1), Some(StepState::Started { .. }))
+        })
+        .await
+        .captured
+        .get("pid")
+        .cloned()
+        .unwrap();
+    let tracer = format!("strace -f -tt -p {pid}");
+    let root = hosts.hosts.launcher();
+    let root = root
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    // The tracer runs on the host and has written its first lines.
+    h.wait_for(id, "tracing on the host", |_| {
+        processes_with(&[&root, &tracer])
+            .iter()
+            .any(|(pid, _)| has_child(*pid))
+    })
+    .await;
+
+    let reply = h.slash("bob", &format!("/run cancel id:{id}")).await;
+    assert!(reply.text.contains("will stop"), "{}", reply.text);
+    let run = h.finished(id).await;
+    let RunState::Cancelled { note, .. } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    assert!(
+        note.contains("stopped by the cancel") && note.contains("SIGTERM"),
+        "{note}"
+    );
+    let StepState::Failed { error, .. } = &run.steps[1] else {
+        panic!("{:?}", run.steps[1])
+    };
+    assert!(error.contains("stopped by the cancel"), "{error}");
+    // Its whole process group is gone: `timeout` and the tracer under it.
+    let left = processes_with(&[&root, &tracer]);
+    assert!(left.is_empty(), "still running: {left:?}");
+    // Its output so far is kept: from attaching to detaching at the SIGTERM.
+    let log = h.engine.store().run_log(id).unwrap();
+    assert!(
+        log.iter().any(|l| l.contains("was ended by SIGTERM")),
+        "{log:?}"
+    );
+    assert!(log.iter().any(|l| l.contains("attached")), "{log:?}");
+    assert!(log.iter().any(|l| l.contains("detached")), "{log:?}");
+    let shown = h.chat().messages()[0].text().to_owned();
+    assert!(
+        shown.contains("```"),
+        "the end of the output is posted: {shown}"
+    );
+}
+
 #[tokio::test]
 async fn a_command_that_hangs_is_killed_at_its_timeout_and_the_run_says_so() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,17 +1,17 @@
 //! The search-cluster client (Elasticsearch 6-8, OpenSearch 1-2). One request per method: callers
 //! decide whether to retry (actions) or to treat a fault as an observation (polls).
 
+mod indices;
 mod wire;
+
+pub use indices::{Deleted, InFlight};
 
 use std::time::Duration;
 
-use opsbot_commands::approval::Approved;
 use opsbot_commands::cluster::{
-    AllocationSettings, CatAllocationRow, CatHealthRow, CatIndexRow, CatNodeRow, CatRecoveryRow,
-    ClusterHealth, Distribution, EXCLUDE_IP, Exclusion, FlushMode, Membership, ServerVersion,
-    SettingScope,
+    AllocationSettings, CatAllocationRow, CatHealthRow, CatNodeRow, CatRecoveryRow, ClusterHealth,
+    Distribution, EXCLUDE_IP, Exclusion, FlushMode, Membership, ServerVersion, SettingScope,
 };
-use opsbot_commands::index::IndexName;
 use opsbot_commands::name::{ClusterName, NodeAddr};
 use reqwest::Method;
 use serde::de::DeserializeOwned;
@@ -63,12 +63,14 @@ impl SearchClient {
             Some("opensearch") => Distribution::OpenSearch,
             _ => Distribution::Elasticsearch,
         };
-        ServerVersion::parse(distribution, &info.version.number).ok_or_else(|| {
-            self.error(
-                "GET /",
-                Fault::Decode(format!("version `{}`", info.version.number)),
-            )
-        })
+        ServerVersion::parse(distribution, &info.version.number)
+            .map(|version| version.with_build_flavor(info.version.build_flavor.as_deref()))
+            .ok_or_else(|| {
+                self.error(
+                    "GET /",
+                    Fault::Decode(format!("version `{}`", info.version.number)),
+                )
+            })
     }
 
     /// Who has joined, from `_cat/nodes`. "No master" and "nobody answers" are observations here,
@@ -207,38 +209,6 @@ impl SearchClient {
             .await
     }
 
-    /// Every index with the columns `/indices list` shows, sizes in bytes. No index pattern is
-    /// sent, not even to read: filtering happens here, so no wildcard ever reaches the server.
-    pub async fn cat_indices(&self) -> Result<Vec<CatIndexRow>, BackendError> {
-        self.json(
-            Method::GET,
-            "/_cat/indices?format=json&bytes=b&h=index,health,status,docs.count,store.size",
-            None,
-        )
-        .await
-    }
-
-    /// `DELETE /a,b,c` of exact index names. The `Approved` proof is required: no code path can
-    /// delete without the approval check. `IndexName` cannot hold a wildcard, `_all` or a dot
-    /// index; `ignore_unavailable` keeps one index that vanished meanwhile from failing the rest.
-    pub async fn delete_indices(
-        &self,
-        _approved: &Approved,
-        indices: &[IndexName],
-    ) -> Result<(), BackendError> {
-        let names: Vec<&str> = indices.iter().map(IndexName::as_str).collect();
-        let path = format!("/{}?ignore_unavailable=true", names.join(","));
-        let ack: wire::Acknowledged = self.json(Method::DELETE, &path, None).await?;
-        if ack.acknowledged {
-            Ok(())
-        } else {
-            Err(self.error(
-                "DELETE",
-                Fault::Decode("the deletion was not acknowledged".into()),
-            ))
-        }
-    }
-
     /// Only recoveries still running: the finished ones of a large cluster would fill the chat.
     pub async fn cat_recovery(&self) -> Result<Vec<CatRecoveryRow>, BackendError> {
         self.json(
@@ -260,12 +230,27 @@ impl SearchClient {
         path: &str,
         body: Option<Value>,
     ) -> Result<T, BackendError> {
+        self.json_as(method, path, body, None).await
+    }
+
+    /// [`Self::json`], sent with `X-Opaque-Id: opaque_id`: the task management API shows it
+    /// on the tasks the request started, so that they can be recognised after a restart.
+    async fn json_as<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        opaque_id: Option<&str>,
+    ) -> Result<T, BackendError> {
         // The request is named without its query string: short, and never carries secrets.
         let request = format!("{method} {}", path.split('?').next().unwrap_or(path));
         let mut builder = self.http.request(method, format!("{}{path}", self.base));
         if let Some(body) = body {
             // `json` sets `Content-Type: application/json`, without which ES 6+ answers 406.
             builder = builder.json(&body);
+        }
+        if let Some(opaque_id) = opaque_id {
+            builder = builder.header("X-Opaque-Id", opaque_id);
         }
         let response = builder
             .send()

@@ -6,12 +6,14 @@ use opsbot_commands::approval::Approved;
 use opsbot_commands::name::CloudName;
 use opsbot_commands::openstack::compute::Instance;
 use opsbot_commands::openstack::image::PropertyChange;
-use opsbot_commands::plan::{Action, DestructiveAction, SafeAction};
+use opsbot_commands::plan::{Action, DestructiveAction, SafeAction, Wait};
+use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::Run;
 use opsbot_state::StoreError;
+use tokio::sync::Notify;
 
-use super::Inner;
 use super::step::{StepOutcome, controlled, mark_started, misplaced, retried};
+use super::{Inner, compute};
 use crate::backend::openstack::Deletion;
 use crate::clouds::Cloud;
 
@@ -21,16 +23,24 @@ pub(super) async fn execute(
     run: &Run,
     index: usize,
     resumed: bool,
+    waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
-    let Ok(cloud) = inner.clouds.get(cloud) else {
+    let Ok(cloud) = inner.targets.clouds.get(cloud) else {
         return Ok(StepOutcome::Failed(format!(
             "cloud `{cloud}` is no longer in the config; add it back to finish this run"
         )));
     };
-    if !resumed {
+    let action = &run.plan.steps[index];
+    if let Action::Wait(Wait::ComputeUp { host }) = action {
+        return compute::up(inner, cloud, run, host, waker).await;
+    }
+    if resumed {
+        if let Some(outcome) = compute::settled(run, index) {
+            return Ok(outcome);
+        }
+    } else {
         mark_started(inner, run, index)?;
     }
-    let action = &run.plan.steps[index];
     let outcome = match action {
         Action::Safe(safe) => perform(inner, cloud, run, safe).await,
         Action::Destructive(destructive) => destroy(inner, cloud, run, destructive).await,
@@ -58,6 +68,13 @@ async fn destroy(
             if let Instance::Exists { name, status } = instance {
                 return Ok(StepOutcome::Done(format!(
                     "kept the allocations of {consumer}: instance `{name}` exists now ({status})"
+                )));
+            }
+            // Nor one a migration started since holds (a resize moves the source's
+            // allocations to the migration's UUID).
+            if let Some(why) = migrating(inner, cloud, run, *consumer).await? {
+                return Ok(StepOutcome::Done(format!(
+                    "kept the allocations of {consumer}: {why}"
                 )));
             }
             // Looked at before deleting, so that a delete that happened before a crash is
@@ -110,6 +127,28 @@ async fn destroy(
     }
 }
 
+/// Why `consumer`'s allocations are a migration's now, if they are: Nova lists a migration in
+/// progress with that UUID at the run's host, or placement types the consumer `MIGRATION`.
+async fn migrating(
+    inner: &Inner,
+    cloud: &Cloud,
+    run: &Run,
+    consumer: opsbot_commands::openstack::ids::ConsumerId,
+) -> Result<Option<String>, String> {
+    if let ProcedureRequest::PlacementStale { host, .. } = &run.plan.request {
+        let migrations = retried(inner, run, || cloud.client.migrations(host)).await?;
+        if let Some(m) = migrations
+            .iter()
+            .find(|m| m.uuid == consumer && m.in_progress())
+        {
+            return Ok(Some(format!("migration in progress, {m}")));
+        }
+    }
+    let typed = retried(inner, run, || cloud.client.consumer_type(consumer)).await?;
+    Ok((typed.as_deref() == Some("MIGRATION"))
+        .then(|| "placement types the consumer MIGRATION now".to_owned()))
+}
+
 async fn perform(
     inner: &Inner,
     cloud: &Cloud,
@@ -125,12 +164,14 @@ async fn perform(
                 ));
             };
             let now = retried(inner, run, || cloud.client.allocations(&provider)).await?;
-            // A consumer kept because its instance exists again is not a failure.
+            // A consumer kept because its instance exists again, or a migration holds it now,
+            // is not a failure.
             let mut left = Vec::new();
             for consumer in run.plan.deleted_consumers() {
                 if now.consumers.contains_key(&consumer)
                     && retried(inner, run, || cloud.client.instance(consumer)).await?
                         == Instance::Gone
+                    && migrating(inner, cloud, run, consumer).await?.is_none()
                 {
                     left.push(consumer.to_string());
                 }

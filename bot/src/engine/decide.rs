@@ -50,7 +50,7 @@ impl Engine {
                 let note = if untouched {
                     "cancelled before approval; nothing was done".to_owned()
                 } else {
-                    render::aftermath(run)
+                    render::aftermath(run, None)
                 };
                 run.finish(
                     RunState::Cancelled {

@@ -1,74 +1,211 @@
-//! Deleting indices under the two-person rule. Right before each chunk the indices are listed
-//! again, and only those both in the approved plan and still present are deleted: one that
-//! vanished meanwhile is reported, one that appeared meanwhile can never be deleted. This also
-//! makes a chunk found started after a crash safe to run again: what is gone is not deleted twice.
+//! Deleting indices under the two-person rule. Each index of the plan is bound to the UUID of
+//! the incarnation that was approved. Right before a chunk is deleted, its names alone are
+//! checked (one scoped request): only those still present with the approved UUID are deleted;
+//! one that vanished is reported, one re-created since (another UUID) is kept. Every DELETE
+//! carries `X-Opaque-Id: opsbot/<run>/<step>`, so that after a crash, or a DELETE that timed
+//! out, the step first waits until the cluster shows no deletion of its own still being applied
+//! (a deletion goes on after its client is gone) and never sends one twice.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::time::Duration;
 
 use opsbot_commands::approval::Approved;
-use opsbot_commands::index::IndexName;
+use opsbot_commands::index::{IndexName, PlannedIndex};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
 
 use super::Inner;
 use super::step::StepOutcome;
+use crate::backend::search::{Deleted, InFlight};
+use crate::backend::{BackendError, Fault};
 use crate::clusters::Cluster;
 
-/// The names present in the cluster now.
-async fn present(inner: &Inner, cluster: &Cluster) -> Result<HashSet<String>, String> {
-    let rows = inner
-        .clusters
-        .indices(cluster)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(rows.into_iter().map(|row| row.index).collect())
+/// How the planned indices of a chunk stand in the cluster now.
+#[derive(Debug, Default)]
+struct Standing {
+    /// Present with the approved UUID: to delete.
+    approved: Vec<IndexName>,
+    /// Present under another UUID: re-created since the plan, never deleted.
+    recreated: Vec<IndexName>,
+    /// Not present.
+    gone: Vec<IndexName>,
 }
 
+/// Where `planned` stands, from one request scoped to its names.
+async fn standing(
+    inner: &Inner,
+    cluster: &Cluster,
+    planned: &[PlannedIndex],
+) -> Result<Standing, String> {
+    let names: Vec<IndexName> = planned.iter().map(|p| p.name.clone()).collect();
+    let found: HashMap<String, String> = inner
+        .config
+        .retry
+        .run(|| cluster.search.uuids(&names), |_, _| {})
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut standing = Standing::default();
+    for index in planned {
+        let name = index.name.clone();
+        match (found.get(index.name.as_str()), &index.uuid) {
+            (None, _) => standing.gone.push(name),
+            // Planned before opsbot bound names to UUIDs: by name, as it was approved.
+            (Some(_), None) => standing.approved.push(name),
+            (Some(now), Some(approved)) if now == approved.as_str() => {
+                standing.approved.push(name);
+            }
+            (Some(_), Some(_)) => standing.recreated.push(name),
+        }
+    }
+    Ok(standing)
+}
+
+/// The `X-Opaque-Id` of a step's requests.
+fn opaque_id(run: &Run, step: usize) -> String {
+    format!("opsbot/{}/{}", run.id, step + 1)
+}
+
+/// Waits, up to the deletion timeout, until the cluster shows no deletion of this step's (or of
+/// these indices) still being applied.
+async fn settle(
+    inner: &Inner,
+    cluster: &Cluster,
+    opaque_id: &str,
+    names: &[IndexName],
+) -> Result<(), String> {
+    let deadline = tokio::time::Instant::now() + inner.config.deletion_timeout;
+    loop {
+        let seen = inner
+            .config
+            .retry
+            .run(|| cluster.search.in_flight(opaque_id, names), |_, _| {})
+            .await
+            .map_err(|e| e.to_string())?;
+        let InFlight::Applying(what) = seen else {
+            return Ok(());
+        };
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!(
+                "cluster `{}` is still applying an earlier deletion of these indices after {} \
+                 ({what}); nothing was sent again. Look at GET /_cluster/pending_tasks, and \
+                 prune again once it is done",
+                cluster.name,
+                render::duration(
+                    time::Duration::try_from(inner.config.deletion_timeout).unwrap_or_default()
+                )
+            ));
+        }
+        tokio::time::sleep(inner.config.poll_interval.min(Duration::from_secs(2))).await;
+    }
+}
+
+/// A DELETE that may have reached the cluster although no answer says so.
+fn may_be_applying(error: &BackendError) -> bool {
+    matches!(
+        error.fault,
+        Fault::Timeout
+            | Fault::Connect(_)
+            | Fault::Decode(_)
+            | Fault::Status {
+                status: 500..=599,
+                ..
+            }
+    )
+}
+
+/// Deletes one chunk: `planned` is the step's part of the plan, `step` its position.
 pub(super) async fn chunk(
     inner: &Inner,
     cluster: &Cluster,
     approved: &Approved,
-    indices: &[IndexName],
+    run: &Run,
+    step: usize,
+    planned: &[PlannedIndex],
+    resumed: bool,
 ) -> Result<StepOutcome, String> {
-    let present = present(inner, cluster).await?;
-    let (still, vanished): (Vec<IndexName>, Vec<IndexName>) = indices
+    let opaque = opaque_id(run, step);
+    let names: Vec<IndexName> = planned.iter().map(|p| p.name.clone()).collect();
+    if resumed {
+        // The bot stopped after recording the step as started: its DELETE may be on its way.
+        settle(inner, cluster, &opaque, &names).await?;
+    }
+    let before = standing(inner, cluster, planned).await?;
+    let mut remaining: Vec<PlannedIndex> = planned
         .iter()
+        .filter(|p| before.approved.contains(&p.name))
         .cloned()
-        .partition(|name| present.contains(name.as_str()));
-    if !still.is_empty() {
-        inner
-            .config
-            .retry
-            .run(
-                || cluster.search.delete_indices(approved, &still),
-                |_, _| {},
-            )
+        .collect();
+    let mut tries = 0;
+    while !remaining.is_empty() {
+        tries += 1;
+        let doomed: Vec<IndexName> = remaining.iter().map(|p| p.name.clone()).collect();
+        match cluster
+            .search
+            .delete_indices(approved, &doomed, &opaque)
             .await
-            .map_err(|e| e.to_string())?;
+        {
+            Ok(Deleted::Acknowledged) => {}
+            // Still being applied, or perhaps: wait until it is not before looking.
+            Ok(Deleted::Pending) => settle(inner, cluster, &opaque, &doomed).await?,
+            Err(error) if may_be_applying(&error) && tries < inner.config.retry.attempts => {
+                tracing::warn!(%error, "a delete may still be applied; waiting before looking");
+                settle(inner, cluster, &opaque, &doomed).await?;
+            }
+            Err(error) => return Err(error.to_string()),
+        }
+        let after = standing(inner, cluster, &remaining).await?;
+        remaining.retain(|p| after.approved.contains(&p.name));
+        if !remaining.is_empty() && tries >= inner.config.retry.attempts {
+            return Err(format!(
+                "after {tries} deletes, still present: {}; /indices list cluster:{} shows them",
+                render::compact(&remaining),
+                cluster.name
+            ));
+        }
     }
-    let mut note = format!("deleted {}", still.len());
-    if !vanished.is_empty() {
-        note.push_str(&format!(
-            "; already gone before the delete (not an error): {}",
-            render::compact(&vanished)
-        ));
-    }
-    Ok(StepOutcome::Done(note))
+    Ok(StepOutcome::Done(note(&before, resumed)))
 }
 
-/// One listing at the end: none of the plan's indices may remain.
+/// `deleted 187; already gone before the delete (not an error): …; kept, re-created since
+/// the plan: …`. The count is what this step's own request removed; on a step resumed after a
+/// restart, what was gone already may be the work of the request sent before it.
+fn note(before: &Standing, resumed: bool) -> String {
+    let mut note = format!("deleted {}", before.approved.len());
+    if !before.gone.is_empty() {
+        let when = if resumed {
+            "already gone when opsbot resumed (removed by its delete sent before the restart, or \
+             by someone else)"
+        } else {
+            "already gone before the delete (not an error)"
+        };
+        note.push_str(&format!("; {when}: {}", render::compact(&before.gone)));
+    }
+    if !before.recreated.is_empty() {
+        note.push_str(&format!(
+            "; kept, re-created since the plan was approved (another UUID): {}",
+            render::compact(&before.recreated)
+        ));
+    }
+    note
+}
+
+/// At the end: none of the plan's indices may remain as approved. Checked chunk by chunk with
+/// requests scoped to the names, which read a row only for an index still there.
 pub(super) async fn verify(
     inner: &Inner,
     cluster: &Cluster,
     run: &Run,
 ) -> Result<StepOutcome, String> {
-    let present = present(inner, cluster).await?;
-    let planned: Vec<IndexName> = run.plan.deleted_indices().cloned().collect();
-    let remaining: Vec<IndexName> = planned
-        .iter()
-        .filter(|name| present.contains(name.as_str()))
-        .cloned()
-        .collect();
+    let planned: Vec<PlannedIndex> = run.plan.deleted().cloned().collect();
+    let mut remaining = Vec::new();
+    for chunk in run.plan.steps.iter().filter_map(|step| match step {
+        opsbot_commands::plan::Action::Destructive(
+            opsbot_commands::plan::DestructiveAction::DeleteIndices { indices },
+        ) => Some(indices),
+        _ => None,
+    }) {
+        remaining.extend(standing(inner, cluster, chunk).await?.approved);
+    }
     if remaining.is_empty() {
         Ok(StepOutcome::Done(format!(
             "verified: none of the {} selected indices remains",

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use opsbot_commands::approval;
 use opsbot_commands::audit::AuditKind;
+use opsbot_commands::cluster::Observation;
 use opsbot_commands::name::RunId;
 use opsbot_commands::render;
 use opsbot_commands::run::{Run, RunState, StepState};
@@ -93,12 +94,13 @@ async fn drive_inner(
             Next::Finished => return Ok(()),
             Next::Cancel => {
                 clean_up(inner, id, None, &waker).await?;
+                let seen = seen(inner, &run).await;
                 finish(inner, id, |run| RunState::Cancelled {
                     by: run
                         .cancel
                         .as_ref()
                         .map_or_else(|| run.requester.clone(), |c| c.by.clone()),
-                    note: render::aftermath(run),
+                    note: render::aftermath(run, seen.as_ref()),
                 })?;
             }
             Next::AwaitApproval { expires_at } => {
@@ -123,10 +125,14 @@ async fn drive_inner(
                 let outcome = step::execute(inner, &run, index, resumed, &waker)
                     .instrument(span)
                     .await?;
+                let mut ended = OnFailure::EndRun { seen: None };
                 if let StepOutcome::Failed(_) = outcome {
                     clean_up(inner, id, Some(index), &waker).await?;
+                    ended = OnFailure::EndRun {
+                        seen: seen(inner, &run).await,
+                    };
                 }
-                record(inner, id, index, outcome, OnFailure::EndRun)?;
+                record(inner, id, index, outcome, ended)?;
             }
         }
     }
@@ -171,12 +177,22 @@ async fn clean_up(
     Ok(())
 }
 
-/// Whether a failed step ends the run (a step of the plan) or not (a clean-up step, whose
-/// caller ends the run itself).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Whether a failed step ends the run (a step of the plan, with where the cluster's nodes stand
+/// as it shows them) or not (a clean-up step, whose caller ends the run itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum OnFailure {
-    EndRun,
+    EndRun { seen: Option<Observation> },
     KeepRun,
+}
+
+/// Where a cluster run's nodes stand as the cluster shows them, for what a run that stops
+/// early reports; `None` for other runs, and when the cluster does not answer.
+async fn seen(inner: &Inner, run: &Run) -> Option<Observation> {
+    let opsbot_commands::target::Target::Cluster(name) = run.plan.request.target() else {
+        return None;
+    };
+    let cluster = inner.targets.clusters.get(&name).ok()?;
+    super::wait::nodes_now(cluster).await
 }
 
 /// Writes a step's outcome; a failure of a plan step also ends the run, saying what is left in
@@ -228,6 +244,16 @@ fn record(
                 vec![]
             }
             StepOutcome::Cancelled => vec![],
+            StepOutcome::Interrupted(note) => {
+                run.steps[index] = StepState::Failed {
+                    at: now,
+                    error: note.clone(),
+                };
+                vec![AuditKind::StepFailed {
+                    step: index,
+                    error: note.clone(),
+                }]
+            }
             StepOutcome::Failed(error) => {
                 run.steps[index] = StepState::Failed {
                     at: now,
@@ -237,11 +263,11 @@ fn record(
                     step: index,
                     error: error.clone(),
                 };
-                if on_failure == OnFailure::KeepRun {
+                let OnFailure::EndRun { seen } = &on_failure else {
                     return Ok(vec![failed]);
-                }
+                };
                 let state = RunState::Failed {
-                    error: format!("{error}\n{}", render::aftermath(run)),
+                    error: format!("{error}\n{}", render::aftermath(run, seen.as_ref())),
                 };
                 let label = state.label().to_owned();
                 run.finish(state, now);

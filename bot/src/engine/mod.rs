@@ -3,6 +3,7 @@
 //! effect, so that a bot killed at any instant resumes where it was.
 
 mod cloud_step;
+mod compute;
 mod decide;
 mod delete;
 mod drive;
@@ -32,6 +33,7 @@ use crate::clusters::Clusters;
 use crate::config::{Config, EngineConfig};
 use crate::progress::ProgressSink;
 use crate::runbooks::Library;
+use crate::targets::Targets;
 
 pub use refusal::{EngineError, Refusal};
 
@@ -56,17 +58,18 @@ pub struct Engine(Arc<Inner>);
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
-            .field("clusters", &self.0.clusters.names().collect::<Vec<_>>())
-            .field("clouds", &self.0.clouds.names().collect::<Vec<_>>())
+            .field(
+                "clusters",
+                &self.0.targets.clusters.names().collect::<Vec<_>>(),
+            )
+            .field("clouds", &self.0.targets.clouds.names().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
 
 struct Inner {
     store: Store,
-    clusters: Clusters,
-    clouds: Clouds,
-    library: Library,
+    targets: Targets,
     config: EngineConfig,
     progress: Arc<dyn ProgressSink>,
     /// Wakes a run's task when an operator acts on it (cancel, approve, done).
@@ -98,14 +101,10 @@ impl Engine {
         store: Store,
         progress: Arc<dyn ProgressSink>,
     ) -> anyhow::Result<Self> {
-        let clusters = Clusters::new(config)?;
-        let clouds = Clouds::new(config)?;
-        let library = Library::load(&config.runbooks)?;
+        let targets = Targets::new(config)?;
         Ok(Self(Arc::new(Inner {
             store,
-            clusters,
-            clouds,
-            library,
+            targets,
             config: config.engine,
             progress,
             wakers: Mutex::new(HashMap::new()),
@@ -119,17 +118,17 @@ impl Engine {
 
     /// The configured clusters, for planning, help and autocomplete.
     pub fn clusters(&self) -> &Clusters {
-        &self.0.clusters
+        &self.0.targets.clusters
     }
 
     /// The configured clouds, for planning, help and autocomplete.
     pub fn clouds(&self) -> &Clouds {
-        &self.0.clouds
+        &self.0.targets.clouds
     }
 
     /// The runbooks, their inventory and host access, for `/runbook` and autocomplete.
     pub fn library(&self) -> &Library {
-        &self.0.library
+        &self.0.targets.library
     }
 
     /// Picks up every unfinished run after a restart. Each run's task reconciles a started step
@@ -148,17 +147,6 @@ impl Engine {
         Ok(runs.len())
     }
 
-    /// Observes the target and computes the plan a request would run, without running it.
-    pub async fn plan(&self, request: &ProcedureRequest) -> Result<Plan, EngineError> {
-        match (request, request.target()) {
-            (ProcedureRequest::Runbook(runbook), _) => Ok(self.0.library.plan(runbook)?),
-            (_, Target::Cluster(cluster)) => self.0.clusters.plan(&cluster, request).await,
-            (_, Target::Cloud(cloud)) => self.0.clouds.plan(&cloud, request).await,
-            // Only a runbook request has hosts for its target, and it was planned above.
-            (_, Target::Hosts(_)) => Err(Refusal::NotARunbook.into()),
-        }
-    }
-
     /// Plans and starts a run; it reports in `channel`. A plan with nothing to do creates no run.
     pub async fn start(
         &self,
@@ -170,10 +158,10 @@ impl Engine {
         let target = request.target();
         match &target {
             Target::Cluster(name) => {
-                self.0.clusters.get(name)?;
+                self.clusters().get(name)?;
             }
             Target::Cloud(name) => {
-                self.0.clouds.get(name)?;
+                self.clouds().get(name)?;
             }
             // The plan checks the runbook and its values.
             Target::Hosts(_) => {}
@@ -182,11 +170,11 @@ impl Engine {
         if let Some(holder) = self.0.store.lock_holder(&target)? {
             return Err(Refusal::Busy { target, holder }.into());
         }
-        let plan = self.plan(&request).await?;
+        let now = OffsetDateTime::now_utc();
+        let plan = self.0.targets.plan(&request, now).await?;
         if plan.steps.is_empty() {
             return Ok(Start::NothingToDo(plan));
         }
-        let now = OffsetDateTime::now_utc();
         let ttl = time::Duration::try_from(self.0.config.approval_ttl)
             .unwrap_or(time::Duration::minutes(30));
         let run = self

@@ -43,12 +43,6 @@ pub(super) async fn execute(
 ) -> Result<StepOutcome, StoreError> {
     let action = &run.plan.steps[index];
     let command = match action {
-        Action::Gate { .. } => {
-            return Ok(match &run.approval {
-                Some(grant) => StepOutcome::Done(format!("approved by {}", grant.by.name)),
-                None => StepOutcome::AwaitApproval,
-            });
-        }
         Action::Safe(SafeAction::Confirm { prompt }) => {
             return Ok(StepOutcome::AskOperator(shown(prompt, &run.captured)));
         }
@@ -75,10 +69,21 @@ pub(super) async fn execute(
     if !resumed {
         mark_started(inner, run, index)?;
     }
-    Ok(match run_command(inner, run, index, command).await {
+    Ok(match run_command(inner, run, index, command, waker).await {
         Ok(outcome) => outcome,
         Err(failure) => StepOutcome::Failed(failure),
     })
+}
+
+/// Resolves once an operator has asked the run to stop: a running command is stopped then,
+/// not waited for (a tracer runs for minutes).
+async fn cancelled(inner: &Inner, run: &Run, waker: &Notify) {
+    loop {
+        waker.notified().await;
+        if matches!(inner.store.run(run.id), Ok(Some(run)) if run.cancel.is_some()) {
+            return;
+        }
+    }
 }
 
 /// Runs the command and judges it: its exit code, then its output; named groups of the output
@@ -88,8 +93,9 @@ async fn run_command(
     run: &Run,
     index: usize,
     command: &HostCommand,
+    waker: &Notify,
 ) -> Result<StepOutcome, String> {
-    let access = &inner.library.access;
+    let access = &inner.targets.library.access;
     let host = &command.host;
     let argv = if access.is_automatic() {
         filled(&command.argv, &run.captured)?
@@ -109,7 +115,14 @@ async fn run_command(
     };
     let timeout = Duration::from_secs(command.timeout_secs);
     let reached = access
-        .run(host, &argv, stdin.as_deref(), timeout, kept)
+        .run(
+            host,
+            &argv,
+            stdin.as_deref(),
+            timeout,
+            kept,
+            cancelled(inner, run, waker),
+        )
         .await
         .map_err(|error| format!("on {host}: {error}"))?;
     let finished = match reached {
@@ -117,14 +130,24 @@ async fn run_command(
         Reached::Ran(finished) => finished,
     };
     keep_output(inner, run, index, host.as_str(), &cmd, &finished);
-    let code = finished.code_text();
+    if finished.stopped {
+        return Ok(StepOutcome::Interrupted(format!(
+            "stopped by the cancel: on {host}, `{cmd}` got SIGTERM (SIGKILL after {}) and {}; \
+             what it printed so far is in /run log id:{}{}",
+            wait::shown(crate::process::STOP_GRACE),
+            finished.ending(),
+            run.id,
+            posted(&finished.lines, run)
+        )));
+    }
+    let ending = finished.ending();
     if !finished
         .code
         .is_some_and(|c| command.exit_codes.contains(&c))
     {
         let last = finished.lines.last().map_or("(no output)", String::as_str);
         return Err(format!(
-            "on {host}, `{cmd}` exited {code}: {last}; the whole output is in /run log id:{}",
+            "on {host}, `{cmd}` {ending}: {last}; the whole output is in /run log id:{}",
             run.id
         ));
     }
@@ -145,7 +168,7 @@ async fn run_command(
             }
         }
     }
-    let mut note = format!("on {host}, `{cmd}` exited {code}");
+    let mut note = format!("on {host}, `{cmd}` {ending}");
     if !captured.is_empty() {
         let values: Vec<String> = captured.iter().map(|(k, v)| format!("{k}={v}")).collect();
         note.push_str(&format!(" · captured {}", values.join(" ")));
@@ -181,9 +204,9 @@ fn posted(lines: &[String], run: &Run) -> String {
 /// Keeps a command's output in the run log under a header naming the step and the command.
 fn keep_output(inner: &Inner, run: &Run, index: usize, host: &str, cmd: &str, finished: &Finished) {
     let header = format!(
-        "── step {} on {host}: `{cmd}` exited {}",
+        "── step {} on {host}: `{cmd}` {}",
         index + 1,
-        finished.code_text()
+        finished.ending()
     );
     let lines: Vec<&str> = std::iter::once(header.as_str())
         .chain(finished.lines.iter().map(String::as_str))
@@ -201,7 +224,7 @@ async fn until(
     wait: &HostWait,
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
-    let access = &inner.library.access;
+    let access = &inner.targets.library.access;
     let host = &wait.host;
     let argv = match filled(&wait.argv, &run.captured) {
         Ok(argv) => argv,
@@ -220,18 +243,29 @@ async fn until(
     let mut last;
     loop {
         let look = interval.max(LOOK_TIMEOUT);
-        match access.run(host, &argv, None, look, WAIT_LINES).await {
+        match access
+            .run(
+                host,
+                &argv,
+                None,
+                look,
+                WAIT_LINES,
+                cancelled(inner, run, waker),
+            )
+            .await
+        {
             Ok(Reached::AskOperator(prompt)) => {
                 return Ok(StepOutcome::AskOperator(format!(
                     "{prompt} until it prints /{}/",
                     wait.until
                 )));
             }
+            Ok(Reached::Ran(finished)) if finished.stopped => return Ok(StepOutcome::Cancelled),
             Ok(Reached::Ran(finished)) => {
                 let text = finished.lines.join("\n");
                 last = match finished.lines.iter().rev().find(|l| !l.trim().is_empty()) {
                     Some(line) => format!("`{}`", visible(line.trim(), 80)),
-                    None => format!("no output (exit {})", finished.code_text()),
+                    None => format!("no output ({})", finished.ending()),
                 };
                 inner
                     .progress

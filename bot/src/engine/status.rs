@@ -9,14 +9,14 @@ use super::{Engine, EngineError};
 impl Engine {
     /// Every index of a cluster, for `/indices list`.
     pub async fn indices(&self, name: &ClusterName) -> Result<Vec<CatIndexRow>, EngineError> {
-        let clusters = &self.0.clusters;
+        let clusters = &self.0.targets.clusters;
         Ok(clusters.indices(clusters.get(name)?).await?)
     }
 
     /// Health, nodes, shards, allocation settings and the runs on a cluster. A cluster that is
     /// down is a status too: the parts that did not answer are missing, with the reason.
     pub async fn cluster_status(&self, name: &ClusterName) -> Result<ClusterStatus, EngineError> {
-        let cluster = self.0.clusters.get(name)?;
+        let cluster = self.0.targets.clusters.get(name)?;
         let retry = self.0.config.retry;
         let quiet = |_: &_, _| {};
         let membership = retry.run(|| cluster.search.membership(), quiet).await?;

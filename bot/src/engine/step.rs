@@ -35,6 +35,9 @@ pub(super) enum StepOutcome {
     AskOperator(String),
     /// A cancel arrived during a wait.
     Cancelled,
+    /// A cancel stopped the step's command; what it left, in words. The run then ends as
+    /// cancelled, not failed.
+    Interrupted(String),
     /// What happened, in words for the operator.
     Failed(String),
 }
@@ -46,14 +49,21 @@ pub(super) async fn execute(
     resumed: bool,
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
+    // A gate is the same in every plan: the run goes past it only with an approval.
+    if let Action::Gate { .. } = &run.plan.steps[index] {
+        return Ok(match &run.approval {
+            Some(grant) => StepOutcome::Done(format!("approved by {}", grant.by.name)),
+            None => StepOutcome::AwaitApproval,
+        });
+    }
     let cluster = match run.plan.request.target() {
         Target::Cloud(cloud) => {
-            return super::cloud_step::execute(inner, &cloud, run, index, resumed).await;
+            return super::cloud_step::execute(inner, &cloud, run, index, resumed, waker).await;
         }
         Target::Hosts(_) => {
             return super::runbook_step::execute(inner, run, index, resumed, waker).await;
         }
-        Target::Cluster(name) => match inner.clusters.get(&name) {
+        Target::Cluster(name) => match inner.targets.clusters.get(&name) {
             Ok(cluster) => cluster,
             Err(_) => {
                 return Ok(StepOutcome::Failed(format!(
@@ -80,7 +90,7 @@ pub(super) async fn execute(
         },
         Action::Wait(condition) => wait::until(inner, cluster, run, condition, waker).await?,
         Action::Destructive(destructive) => {
-            match destroy(inner, cluster, run, destructive, resumed).await {
+            match destroy(inner, cluster, run, index, destructive, resumed).await {
                 Ok(outcome) => outcome,
                 Err(failure) => StepOutcome::Failed(failure),
             }
@@ -103,14 +113,16 @@ async fn destroy(
     inner: &Inner,
     cluster: &Cluster,
     run: &Run,
+    step: usize,
     action: &DestructiveAction,
     resumed: bool,
 ) -> Result<StepOutcome, String> {
     let approved = Approved::verify(run).map_err(|refusal| refusal.to_string())?;
     match action {
-        // Re-lists before deleting, so a chunk found started deletes only what is still there.
+        // Checks the chunk's names before deleting, so a chunk found started deletes only what
+        // is still there as approved, once no earlier delete of it is still being applied.
         DestructiveAction::DeleteIndices { indices } => {
-            delete::chunk(inner, cluster, &approved, indices).await
+            delete::chunk(inner, cluster, &approved, run, step, indices, resumed).await
         }
         DestructiveAction::RetireNode { node } => {
             if resumed {

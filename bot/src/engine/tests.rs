@@ -59,7 +59,10 @@ fn awaiting() -> (tempfile::TempDir, Engine, Run) {
             index: index.clone(),
         },
         steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
-            indices: vec![index],
+            indices: vec![opsbot_commands::index::PlannedIndex {
+                name: index,
+                uuid: None,
+            }],
         })],
         notes: vec![],
     };

@@ -34,7 +34,9 @@ pub(super) async fn until(
         Wait::NodeLeft { .. } | Wait::NodeJoined { .. } => config.node_timeout,
         Wait::ClusterFormed { .. } => config.formation_timeout,
         Wait::NodeDrained { .. } => config.drain_timeout,
-        Wait::HostOutput(_) => return Ok(misplaced(condition).unwrap_or_else(StepOutcome::Failed)),
+        Wait::HostOutput(_) | Wait::ComputeUp { .. } => {
+            return Ok(misplaced(condition).unwrap_or_else(StepOutcome::Failed));
+        }
     };
     let deadline = Instant::now() + timeout;
     let waiting = render::step_label(&Action::Wait(condition.clone()));
@@ -95,6 +97,13 @@ pub(super) fn shown(timeout: std::time::Duration) -> String {
     render::duration(time::Duration::try_from(timeout).unwrap_or_default())
 }
 
+/// Where the cluster's nodes stand now, as it shows them: what a stopped run reports instead of
+/// what its own steps assume. `None` when the cluster does not answer at all.
+pub(super) async fn nodes_now(cluster: &Cluster) -> Option<Observation> {
+    let membership = cluster.search.membership().await.ok()?;
+    Some(Observation::of(&membership, &cluster.inventory, None))
+}
+
 async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError> {
     let membership = cluster.search.membership().await?;
     let health = match membership {
@@ -102,7 +111,7 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
         Membership::NoMaster | Membership::Unreachable => None,
     };
     let expected = cluster.inventory.len();
-    let mut observation = Observation::of(&membership, expected, health.as_ref());
+    let mut observation = Observation::of(&membership, &cluster.inventory, health.as_ref());
     let (satisfied, note) = match condition {
         Wait::NodeLeft { node } => match &membership {
             Membership::Formed { nodes, .. } => (
@@ -158,7 +167,7 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
             None => (false, String::new()),
         },
         // Refused by `until` before any look; never satisfied here.
-        Wait::HostOutput(_) => (false, String::new()),
+        Wait::HostOutput(_) | Wait::ComputeUp { .. } => (false, String::new()),
     };
     Ok(Look {
         satisfied,

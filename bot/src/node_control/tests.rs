@@ -69,12 +69,12 @@ async fn a_failing_command_reports_its_exit_code_and_last_line() {
     let control = command(&["ls", "/nonexistent-{container}"], Duration::from_secs(5));
     let error = control.apply(NodeOp::Stop, node()).await.unwrap_err();
     let NodeControlError::Failed {
-        code, last_line, ..
+        ending, last_line, ..
     } = &error
     else {
         panic!("{error:?}")
     };
-    assert_eq!(code, "2");
+    assert_eq!(ending, "exited 2");
     assert!(last_line.contains("nonexistent-opensearch"), "{last_line}");
 }
 

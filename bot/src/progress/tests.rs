@@ -210,7 +210,7 @@ async fn after_a_restart_the_same_message_is_edited() {
 /// Records when each chat call was made.
 #[derive(Default)]
 struct Clock {
-    at: std::sync::Mutex<Vec<std::time::Instant>>,
+    at: std::sync::Mutex<Vec<tokio::time::Instant>>,
 }
 
 impl ChatTransport for Arc<Clock> {
@@ -220,7 +220,7 @@ impl ChatTransport for Arc<Clock> {
         _view: &ProgressView,
     ) -> Result<MessageId, ChatError> {
         let mut at = self.at.lock().unwrap();
-        at.push(std::time::Instant::now());
+        at.push(tokio::time::Instant::now());
         Ok(MessageId(format!("m{}", at.len())))
     }
 
@@ -230,12 +230,12 @@ impl ChatTransport for Arc<Clock> {
         _message: &MessageId,
         _view: &ProgressView,
     ) -> Result<(), ChatError> {
-        self.at.lock().unwrap().push(std::time::Instant::now());
+        self.at.lock().unwrap().push(tokio::time::Instant::now());
         Ok(())
     }
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn no_window_ever_holds_more_calls_than_the_quota() {
     let (_dir, store) = store();
     let clock = Arc::new(Clock::default());

@@ -1,4 +1,5 @@
-//! Nova under `/compute/v2.1`: server show and the os-services list and delete.
+//! Nova under `/compute/v2.1`: server show, the os-services list and delete, and the
+//! migration listings (in [`super::migrations`]).
 
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -9,7 +10,7 @@ use super::errors::{nova, with_allow};
 use super::microversion::{self, NOVA_MAX, NOVA_MIN, Version, VersionError, stamp_nova};
 use super::reply::json;
 use super::routing::{Miss, allow, segments, select};
-use super::{Ctx, auth};
+use super::{Ctx, auth, migrations};
 use crate::timestamps;
 use crate::world::{ComputeService, World};
 
@@ -21,6 +22,9 @@ enum Endpoint<'a> {
     Server(&'a str),
     Services,
     Service(&'a str),
+    Migrations,
+    ServerMigrations(&'a str),
+    ServerMigration(&'a str, &'a str),
 }
 
 fn route(path: &str) -> Option<(Endpoint<'_>, &'static [Method])> {
@@ -30,12 +34,17 @@ fn route(path: &str) -> Option<(Endpoint<'_>, &'static [Method])> {
         ["servers", id] => Some((Endpoint::Server(id), GET)),
         ["os-services"] => Some((Endpoint::Services, GET)),
         ["os-services", id] => Some((Endpoint::Service(id), &[Method::DELETE])),
+        ["os-migrations"] => Some((Endpoint::Migrations, GET)),
+        ["servers", id, "migrations"] => Some((Endpoint::ServerMigrations(id), GET)),
+        ["servers", id, "migrations", migration] => {
+            Some((Endpoint::ServerMigration(id, migration), GET))
+        }
         _ => None,
     }
 }
 
 /// A failed request: status and nova's message.
-type Failure = (StatusCode, String);
+pub(super) type Failure = (StatusCode, String);
 
 /// Token check (except for the version document), then the microversion, then the endpoint.
 pub(super) fn handle(ctx: &Ctx<'_>) -> Response {
@@ -127,25 +136,39 @@ fn dispatch(ctx: &Ctx<'_>, endpoint: Endpoint<'_>, version: Version) -> Result<R
             Ok(json(StatusCode::OK, &json!({"services": services})))
         }
         Endpoint::Service(raw) => delete_service(&mut world, raw, version),
+        Endpoint::Migrations => migrations::index(ctx, &world, version, &base).map(ok),
+        Endpoint::ServerMigrations(raw) => migrations::server_index(&world, raw, version).map(ok),
+        Endpoint::ServerMigration(raw, id) => {
+            migrations::server_show(&world, raw, id, version).map(ok)
+        }
     }
 }
 
-/// Nova's states for a server status: `OS-EXT-STS:vm_state` and the power state number.
-fn vm_state(status: &str) -> (String, u8) {
+/// A 200 with a JSON body.
+fn ok(body: Value) -> Response {
+    json(StatusCode::OK, &body)
+}
+
+/// Nova's states for a server status: `OS-EXT-STS:vm_state`, the power state number and the
+/// task state (nova's `common._STATE_MAP`, read backwards).
+fn vm_state(status: &str) -> (String, u8, Option<&'static str>) {
     match status {
-        "ACTIVE" => ("active".to_owned(), 1),
-        "SHUTOFF" => ("stopped".to_owned(), 4),
-        "PAUSED" => ("paused".to_owned(), 3),
-        "SUSPENDED" => ("suspended".to_owned(), 4),
-        "BUILD" => ("building".to_owned(), 0),
-        other => (other.to_ascii_lowercase(), 0),
+        "ACTIVE" => ("active".to_owned(), 1, None),
+        "SHUTOFF" => ("stopped".to_owned(), 4, None),
+        "PAUSED" => ("paused".to_owned(), 3, None),
+        "SUSPENDED" => ("suspended".to_owned(), 4, None),
+        "BUILD" => ("building".to_owned(), 0, None),
+        "RESIZE" => ("active".to_owned(), 1, Some("resize_migrating")),
+        "VERIFY_RESIZE" => ("resized".to_owned(), 1, None),
+        "MIGRATING" => ("active".to_owned(), 1, Some("migrating")),
+        other => (other.to_ascii_lowercase(), 0, None),
     }
 }
 
 /// A server as `GET /servers/{id}` shows it to an admin at a microversion.
 fn server_view(world: &World, id: Uuid, version: Version, base: &str) -> Option<Value> {
     let server = world.server(id)?;
-    let (state, power) = vm_state(&server.status);
+    let (state, power, task) = vm_state(&server.status);
     let created = timestamps::glance(server.created);
     // Nova's hostId hides the host name: a hash of project and host.
     let host_id = server.host.as_ref().map_or_else(String::new, |host| {
@@ -183,7 +206,7 @@ fn server_view(world: &World, id: Uuid, version: Version, base: &str) -> Option<
         "OS-EXT-SRV-ATTR:host": server.host,
         "OS-EXT-SRV-ATTR:instance_name": format!("instance-{index:08x}"),
         "OS-EXT-SRV-ATTR:hypervisor_hostname": server.host,
-        "OS-EXT-STS:task_state": null,
+        "OS-EXT-STS:task_state": task,
         "OS-EXT-STS:vm_state": state,
         "OS-EXT-STS:power_state": power,
         "os-extended-volumes:volumes_attached": [],

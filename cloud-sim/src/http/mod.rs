@@ -8,6 +8,7 @@ mod identity;
 mod image;
 mod image_patch;
 mod microversion;
+mod migrations;
 mod placement;
 mod placement_create;
 mod reply;

@@ -135,11 +135,18 @@ fn dispatch(ctx: &Ctx<'_>, endpoint: Endpoint<'_>, version: Version) -> Result<R
                     "Resource provider '{raw}' not found: No resource provider with uuid {raw} found"
                 ))
             })?;
+            // From 1.28 each consumer carries its generation; never its type (placement's
+            // `_serialize_allocations_for_resource_provider`, checked against Placement 16).
             let allocations: Map<String, Value> = provider
                 .allocations
                 .iter()
                 .map(|(consumer, resources)| {
-                    (consumer.to_string(), json!({"resources": resources}))
+                    let mut entry = json!({"resources": resources});
+                    if version >= Version::new(1, 28) {
+                        entry["consumer_generation"] =
+                            json!(world.consumer(*consumer).map(|record| record.generation));
+                    }
+                    (consumer.to_string(), entry)
                 })
                 .collect();
             Ok(json(
@@ -263,7 +270,8 @@ fn consumer_view(world: &World, raw: &str, version: Version) -> Value {
         view["consumer_generation"] = json!(record.generation);
     }
     if version >= Version::new(1, 38) {
-        view["consumer_type"] = json!("INSTANCE");
+        // `unknown` for a consumer written without a type, as placement's ct_cache names NULL.
+        view["consumer_type"] = json!(record.consumer_type);
     }
     view
 }

@@ -88,3 +88,40 @@ pub fn keys(value: &Value) -> Vec<&str> {
     keys.sort_unstable();
     keys
 }
+
+/// An enabled `nova-compute` on `host` that has been reporting since a minute ago.
+pub fn compute_service(host: &str) -> opsbot_cloud_sim::ComputeServiceSeed {
+    opsbot_cloud_sim::ComputeServiceSeed {
+        binary: "nova-compute".into(),
+        host: host.into(),
+        zone: "nova".into(),
+        status: opsbot_cloud_sim::ServiceStatus::Enabled,
+        state: opsbot_cloud_sim::ServiceState::Up,
+        updated_at: time::OffsetDateTime::now_utc() - time::Duration::minutes(1),
+        disabled_reason: None,
+    }
+}
+
+impl Cloud {
+    /// A request with a fresh token at a microversion, e.g. `("compute", "2.59")`.
+    pub async fn at(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        (service, version): (&str, &str),
+    ) -> Response {
+        self.authed(method, path)
+            .await
+            .header("OpenStack-API-Version", format!("{service} {version}"))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// A `GET` at a microversion, as JSON.
+    pub async fn get_at(&self, path: &str, microversion: (&str, &str)) -> Value {
+        let response = self.at(reqwest::Method::GET, path, microversion).await;
+        assert_eq!(response.status(), 200, "GET {path}");
+        body(response).await
+    }
+}

@@ -16,7 +16,10 @@ fn deletion() -> Plan {
             index: IndexName::parse("flog-2026.10.01").unwrap(),
         },
         steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
-            indices: vec![IndexName::parse("flog-2026.10.01").unwrap()],
+            indices: vec![crate::index::PlannedIndex {
+                name: IndexName::parse("flog-2026.10.01").unwrap(),
+                uuid: None,
+            }],
         })],
         notes: vec![],
     }
@@ -200,7 +203,7 @@ fn a_cancel_in_progress_closes_the_request() {
 #[test]
 fn a_plan_without_destructive_steps_needs_no_approval_even_from_its_requester() {
     let mut run = awaiting();
-    run.plan.steps.clear();
+    std::sync::Arc::make_mut(&mut run.plan).steps.clear();
     run.steps.clear();
     run.digest = run.plan.digest();
     run.state = RunState::Running;

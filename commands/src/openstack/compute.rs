@@ -5,7 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use super::ids::ServiceId;
+use super::ids::{ConsumerId, ServiceId};
 use crate::name::HostName;
 
 /// `status` of a compute service: whether the scheduler may use it.
@@ -80,4 +80,51 @@ pub enum Instance {
     Exists { name: String, status: String },
     /// `GET /servers/{id}` answered 404: the instance is not in the compute database.
     Gone,
+}
+
+/// A migration as Nova lists it (`GET /os-migrations`; its UUID from microversion 2.59). A
+/// resize or a migration moves the instance's allocations on the source host to a consumer
+/// named by this UUID, which `GET /servers/{uuid}` does not know.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Migration {
+    pub uuid: ConsumerId,
+    pub instance: ConsumerId,
+    /// `migration`, `resize`, `live-migration` or `evacuation`.
+    pub kind: String,
+    pub status: String,
+    pub source: Option<String>,
+    pub dest: Option<String>,
+}
+
+impl Migration {
+    /// The statuses a migration ends in; in any other it still holds allocations (Nova's own
+    /// rule, `migration_get_in_progress_by_host_and_node`: `finished` awaits a confirm or a
+    /// revert, and holds them too).
+    pub const ENDED: [&'static str; 7] = [
+        "confirmed",
+        "reverted",
+        "error",
+        "failed",
+        "completed",
+        "cancelled",
+        "done",
+    ];
+
+    pub fn in_progress(&self) -> bool {
+        !Self::ENDED.contains(&self.status.as_str())
+    }
+}
+
+impl fmt::Display for Migration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} of instance {} ({}",
+            self.kind, self.uuid, self.instance, self.status
+        )?;
+        match (&self.source, &self.dest) {
+            (Some(source), Some(dest)) => write!(f, ", {source} → {dest})"),
+            _ => f.write_str(")"),
+        }
+    }
 }

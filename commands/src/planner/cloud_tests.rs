@@ -3,12 +3,12 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::openstack::compute::{ComputeService, Instance, ServiceState, ServiceStatus};
+use crate::openstack::compute::{ComputeService, Instance, Migration, ServiceState, ServiceStatus};
 use crate::openstack::ids::{ImageId, ProviderId, ServiceId};
 use crate::openstack::image::{Image, Property, PropertyKey, PropertySet};
 use crate::openstack::placement::{Provider, ProviderAllocations, Resources};
 use crate::openstack::rpc::VersionCapError;
-use crate::plan::{Action, DestructiveAction, SafeAction};
+use crate::plan::{Action, DestructiveAction, SafeAction, Wait};
 use crate::request::ProcedureRequest;
 
 fn uuid(n: u8) -> String {
@@ -58,6 +58,8 @@ fn stale_facts() -> StaleFacts {
             consumers,
         },
         instances,
+        migrations: Vec::new(),
+        consumer_types: BTreeMap::new(),
     }
 }
 
@@ -124,6 +126,54 @@ fn a_named_instance_without_allocations_here_is_refused() {
 }
 
 #[test]
+fn a_migrations_allocations_are_never_planned_for_deletion() {
+    // Consumer 1 is the UUID of a resize that left compute-03 (Nova moved the instance's
+    // allocations there to it); `GET /servers/<it>` is 404, as for a gone instance.
+    let mut facts = stale_facts();
+    facts.migrations.push(Migration {
+        uuid: consumer(1),
+        instance: consumer(7),
+        kind: "resize".into(),
+        status: "finished".into(),
+        source: Some("compute-03".into()),
+        dest: Some("compute-04".into()),
+    });
+    // Consumer 3 is typed MIGRATION by placement, though Nova lists no such migration.
+    facts.consumer_types.insert(consumer(3), "MIGRATION".into());
+    let kept = plan(&stale_request(None), &Facts::Stale(facts.clone())).unwrap();
+    assert!(kept.steps.is_empty(), "{:?}", kept.steps);
+    let moving: Vec<&String> = kept
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("kept") && n.contains("migration in progress"))
+        .collect();
+    assert_eq!(moving.len(), 2, "{:?}", kept.notes);
+    assert!(moving[0].contains("resize"), "{}", moving[0]);
+    // Named, it is refused, saying why.
+    let refused = crate::planner::plan(&stale_request(Some(consumer(1))), &Facts::Stale(facts));
+    assert!(
+        matches!(refused, Err(PlanError::MigrationInProgress { .. })),
+        "{refused:?}"
+    );
+    // A migration that ended holds nothing: its leftover allocations are stale.
+    let mut ended = stale_facts();
+    ended.migrations.push(Migration {
+        uuid: consumer(1),
+        instance: consumer(7),
+        kind: "migration".into(),
+        status: "confirmed".into(),
+        source: None,
+        dest: None,
+    });
+    assert!(!ended.migrations[0].in_progress());
+    let stale = plan(&stale_request(None), &Facts::Stale(ended)).unwrap();
+    assert_eq!(
+        stale.deleted_consumers().collect::<Vec<_>>(),
+        vec![consumer(1), consumer(3)]
+    );
+}
+
+#[test]
 fn nothing_stale_is_nothing_to_do() {
     let mut facts = stale_facts();
     for instance in facts.instances.values_mut() {
@@ -181,18 +231,23 @@ fn old_disabled_services_go_under_approval_then_the_computes_restart() {
                 format!("delete {host}")
             }
             Action::Safe(SafeAction::RestartCompute { host }) => format!("restart {host}"),
+            Action::Wait(Wait::ComputeUp { host }) => format!("wait for {host}"),
+            Action::Gate { .. } => "approval".to_owned(),
             other => format!("{other:?}"),
         })
         .collect();
     assert_eq!(
         kinds,
         [
+            "approval",
             "delete compute-old",
             "restart compute-01",
-            "restart compute-02"
+            "wait for compute-01",
+            "restart compute-02",
+            "wait for compute-02"
         ]
     );
-    assert!(plan.needs_approval());
+    assert_eq!(plan.approval_at(), Some(0));
     assert!(plan.notes[0].contains("requested 5.0, cap 4.17"));
     assert!(
         plan.notes
@@ -202,7 +257,7 @@ fn old_disabled_services_go_under_approval_then_the_computes_restart() {
 }
 
 #[test]
-fn with_no_old_service_the_fix_is_a_restart_without_approval() {
+fn with_no_old_service_the_fix_is_a_rolling_restart_still_under_approval() {
     let facts = RpcCapFacts {
         services: vec![service(
             1,
@@ -212,8 +267,13 @@ fn with_no_old_service_the_fix_is_a_restart_without_approval() {
         )],
     };
     let plan = plan(&rpc_request(), &Facts::RpcCap(facts)).unwrap();
-    assert!(!plan.needs_approval());
-    assert_eq!(plan.steps.len(), 1);
+    // A restart interrupts the hypervisor's compute service: a second person says when.
+    assert_eq!(plan.approval_at(), Some(0));
+    assert_eq!(plan.steps.len(), 3);
+    assert!(matches!(
+        plan.steps[2],
+        Action::Wait(Wait::ComputeUp { .. })
+    ));
 }
 
 #[test]

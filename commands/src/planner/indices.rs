@@ -1,22 +1,36 @@
 //! Index retention (`/indices prune`) and single deletion (`/indices delete`): the selection is
-//! computed from one listing, shown in full, and deleted in chunks after approval.
+//! computed from one listing of every index with its UUID and whoever else keeps it, shown in
+//! full, and deleted in chunks after approval, each index bound to the incarnation approved.
+
+use std::collections::BTreeMap;
 
 use time::OffsetDateTime;
 
-use crate::cluster::CatIndexRow;
-use crate::index::IndexName;
+use crate::index::{IndexName, PlannedIndex};
 use crate::name::ClusterName;
 use crate::plan::{Action, DestructiveAction, MAX_DELETE_PATH, Plan, SafeAction};
 use crate::planner::PlanError;
 use crate::render;
 use crate::request::ProcedureRequest;
-use crate::retention::{Retention, Verdict};
+use crate::retention::{IndexInfo, Keeper, Retention, Verdict};
 
-/// What the index planners look at: one listing, and the time it was taken.
+/// What the index planners look at: every index, and the time it was listed (or the time the
+/// plan is computed for, with `opsbot plan --now`).
 #[derive(Debug, Clone)]
 pub struct IndexFacts {
-    pub rows: Vec<CatIndexRow>,
+    pub indices: Vec<IndexInfo>,
     pub now: OffsetDateTime,
+}
+
+/// Counts of what retention passed over, and why, for the plan's notes.
+#[derive(Debug, Default)]
+struct Passed<'a> {
+    /// Indices someone else keeps, with the reason reported.
+    kept: Vec<(&'a Keeper, &'a str)>,
+    bad_dates: Vec<&'a str>,
+    undeletable: Vec<String>,
+    system: usize,
+    undated: usize,
 }
 
 pub(super) fn prune(
@@ -26,73 +40,133 @@ pub(super) fn prune(
     facts: &IndexFacts,
 ) -> Result<Plan, PlanError> {
     let mut expired = Vec::new();
-    let (mut bad_dates, mut undeletable) = (Vec::new(), Vec::new());
-    let (mut system, mut undated) = (0, 0);
-    for row in &facts.rows {
-        match retention.judge(&row.index, facts.now) {
-            Verdict::Expired { name, date } => expired.push((name, date, row)),
-            Verdict::BadDate { .. } => bad_dates.push(row.index.clone()),
-            Verdict::Undeletable { reason } => undeletable.push(reason),
-            Verdict::System => system += 1,
-            Verdict::NoDate => undated += 1,
+    let mut passed = Passed::default();
+    for index in &facts.indices {
+        let verdict = retention.judge(index.name(), facts.now);
+        if matches!(verdict, Verdict::OtherPrefix) {
+            continue;
+        }
+        if let Some(keeper) = index.keeper() {
+            passed.kept.push((keeper, index.name()));
+            continue;
+        }
+        match verdict {
+            Verdict::Expired { name, date } => expired.push((name, date, index)),
+            Verdict::BadDate { .. } => passed.bad_dates.push(index.name()),
+            Verdict::Undeletable { reason } => passed.undeletable.push(reason),
+            Verdict::System => passed.system += 1,
+            Verdict::NoDate => passed.undated += 1,
             Verdict::Young { .. } | Verdict::OtherPrefix => {}
         }
     }
     expired.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
     let cutoff = retention.cutoff(facts.now);
+    let considered = match &retention.prefix {
+        Some(prefix) => format!("indices of `{cluster}` starting with {prefix}"),
+        None => format!("indices of `{cluster}`"),
+    };
     let mut notes = vec![format!(
-        "cut-off {}: indices of `{cluster}` starting with {} whose name date (midnight UTC) is \
-         older are selected, as Curator's age filter (source name, %Y.%m.%d, {} days, older)",
+        "cut-off {}: {considered} whose name date (the first YYYY.MM.DD in the name, midnight \
+         UTC) is older are selected, as Curator's age filter (source name, %Y.%m.%d, {} days, \
+         older)",
         render::utc(cutoff),
-        retention.prefix,
         retention.older_than,
     )];
     match (expired.first(), expired.last()) {
         (Some(oldest), Some(newest)) => {
             let bytes: u64 = expired
                 .iter()
-                .filter_map(|(_, _, row)| row.store_size.as_deref()?.parse::<u64>().ok())
+                .filter_map(|(_, _, index)| index.row.store_size.as_deref()?.parse::<u64>().ok())
                 .sum();
             notes.push(format!(
                 "selected {} of {} indices: oldest {}, newest {}, {} in all",
                 expired.len(),
-                facts.rows.len(),
+                facts.indices.len(),
                 oldest.0,
                 newest.0,
                 render::bytes(bytes)
             ));
         }
         _ => notes.push(format!(
-            "nothing to delete: no index of `{cluster}` starting with {} is older than {} days",
-            retention.prefix, retention.older_than
+            "nothing to delete: no {} is older than {} days",
+            considered.replacen("indices", "index", 1),
+            retention.older_than
         )),
     }
-    if !bad_dates.is_empty() {
-        notes.push(format!(
-            "skipped, their date is no calendar date (Curator would abort on them): {}",
-            bad_dates.join(", ")
-        ));
-    }
-    if !undeletable.is_empty() {
-        notes.push(format!("skipped: {}", undeletable.join("; ")));
-    }
-    let never: Vec<String> = [
-        (system, "system (dot) index", "system (dot) indices"),
-        (undated, "index without a date", "indices without a date"),
-    ]
-    .into_iter()
-    .filter(|(n, _, _)| *n > 0)
-    .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
-    .collect();
-    if !never.is_empty() {
-        notes.push(format!("never selected: {}", never.join(", ")));
-    }
-    let names = expired.into_iter().map(|(name, _, _)| name).collect();
+    notes.extend(passed.notes());
+    let planned = expired
+        .into_iter()
+        .map(|(name, _, index)| PlannedIndex {
+            name,
+            uuid: Some(index.uuid.clone()),
+        })
+        .collect();
     Ok(Plan {
         request: request.clone(),
-        steps: deletion_steps(names),
+        steps: deletion_steps(planned),
         notes,
     })
+}
+
+impl Passed<'_> {
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if !self.kept.is_empty() {
+            // By reason, in the keepers' order of precedence.
+            let mut by_reason: BTreeMap<(u8, &str), Vec<&str>> = BTreeMap::new();
+            for (keeper, name) in &self.kept {
+                by_reason
+                    .entry((keeper.rank(), keeper.kind()))
+                    .or_default()
+                    .push(name);
+            }
+            let kept: Vec<String> = by_reason
+                .iter()
+                .map(|((_, why), names)| {
+                    format!("{} {why} ({})", names.len(), compact_names(names))
+                })
+                .collect();
+            notes.push(format!(
+                "kept, someone else's to delete (Curator leaves them too): {}",
+                kept.join("; ")
+            ));
+        }
+        if !self.bad_dates.is_empty() {
+            notes.push(format!(
+                "skipped, their date is no calendar date (Curator would abort on them): {}",
+                self.bad_dates.join(", ")
+            ));
+        }
+        if !self.undeletable.is_empty() {
+            notes.push(format!("skipped: {}", self.undeletable.join("; ")));
+        }
+        let never: Vec<String> = [
+            (self.system, "system (dot) index", "system (dot) indices"),
+            (
+                self.undated,
+                "index without a date",
+                "indices without a date",
+            ),
+        ]
+        .into_iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+        .collect();
+        if !never.is_empty() {
+            notes.push(format!("never selected: {}", never.join(", ")));
+        }
+        notes
+    }
+}
+
+/// A few names and how many more: `a, b, c and 9 more`.
+fn compact_names(names: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    let shown = names[..names.len().min(SHOWN)].join(", ");
+    match names.len().saturating_sub(SHOWN) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
 }
 
 pub(super) fn delete(
@@ -101,30 +175,42 @@ pub(super) fn delete(
     index: &IndexName,
     facts: &IndexFacts,
 ) -> Result<Plan, PlanError> {
-    let Some(row) = facts.rows.iter().find(|r| r.index == index.as_str()) else {
+    let Some(info) = facts.indices.iter().find(|i| i.name() == index.as_str()) else {
         return Err(PlanError::UnknownIndex {
             cluster: cluster.clone(),
             index: index.clone(),
         });
     };
+    let row = &info.row;
     let size = row
         .store_size
         .as_deref()
         .and_then(|s| s.parse().ok())
         .map_or_else(|| "size unknown".to_owned(), render::bytes);
+    let mut notes = vec![format!(
+        "{index} (uuid {}): {}, {}, {size}",
+        info.uuid,
+        row.health.as_deref().unwrap_or("no health"),
+        row.status.as_deref().unwrap_or("no status"),
+    )];
+    if let Some(keeper) = info.keeper() {
+        notes.push(format!(
+            "{index} is not only opsbot's: {keeper}; deleting it by hand goes around that"
+        ));
+    }
+    let planned = PlannedIndex {
+        name: index.clone(),
+        uuid: Some(info.uuid.clone()),
+    };
     Ok(Plan {
         request: request.clone(),
-        steps: deletion_steps(vec![index.clone()]),
-        notes: vec![format!(
-            "{index}: {}, {}, {size}",
-            row.health.as_deref().unwrap_or("no health"),
-            row.status.as_deref().unwrap_or("no status"),
-        )],
+        steps: deletion_steps(vec![planned]),
+        notes,
     })
 }
 
 /// The chunked deletes, then one verifying listing; nothing at all when there is nothing to do.
-fn deletion_steps(names: Vec<IndexName>) -> Vec<Action> {
+fn deletion_steps(names: Vec<PlannedIndex>) -> Vec<Action> {
     if names.is_empty() {
         return Vec::new();
     }
@@ -137,11 +223,11 @@ fn deletion_steps(names: Vec<IndexName>) -> Vec<Action> {
 }
 
 /// Splits names so that each `DELETE /a,b,c` path stays under [`MAX_DELETE_PATH`] bytes.
-fn chunks(names: Vec<IndexName>) -> Vec<Vec<IndexName>> {
-    let mut chunks: Vec<Vec<IndexName>> = Vec::new();
+fn chunks(names: Vec<PlannedIndex>) -> Vec<Vec<PlannedIndex>> {
+    let mut chunks: Vec<Vec<PlannedIndex>> = Vec::new();
     let mut length = 0;
     for name in names {
-        let extra = name.as_str().len() + 1; // the leading `/` or a `,`
+        let extra = name.name.as_str().len() + 1; // the leading `/` or a `,`
         match chunks.last_mut() {
             Some(chunk) if length + extra <= MAX_DELETE_PATH => {
                 length += extra;

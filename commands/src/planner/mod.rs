@@ -13,7 +13,7 @@ pub use image::ImageFacts;
 pub use indices::IndexFacts;
 pub use removal::RemovalFacts;
 pub use rpc_cap::RpcCapFacts;
-pub use stale::StaleFacts;
+pub use stale::{Holder, StaleFacts};
 
 use crate::cluster::Exclusion;
 use crate::index::IndexName;
@@ -106,6 +106,9 @@ pub enum PlanError {
         name: String,
         status: String,
     },
+    /// `why` names the migration (`kept <consumer>: migration in progress, ...`).
+    #[error("{consumer} is not stale: {why}; opsbot will not delete a migration's allocations")]
+    MigrationInProgress { consumer: ConsumerId, why: String },
     #[error(
         "cloud `{cloud}` has no enabled compute service that is up: nothing could take the new \
          cap; bring the hypervisors back first (/compute services cloud:{cloud})"

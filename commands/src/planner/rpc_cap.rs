@@ -1,10 +1,12 @@
 //! The RPC version cap (spec 7): delete the old disabled compute services that keep the cap
-//! down, then restart the compute containers so that each chooses its cap again.
+//! down, then restart the compute containers so that each chooses its cap again: under
+//! approval (a restart interrupts the hypervisor's compute service), one hypervisor at a time,
+//! the next only once the previous one's `nova-compute` reports up again.
 
 use crate::name::CloudName;
 use crate::openstack::compute::{ComputeService, ServiceState, ServiceStatus};
 use crate::openstack::rpc::VersionCapError;
-use crate::plan::{Action, DestructiveAction, Plan, SafeAction};
+use crate::plan::{Action, DestructiveAction, Plan, SafeAction, Wait};
 use crate::planner::PlanError;
 use crate::request::ProcedureRequest;
 
@@ -75,14 +77,29 @@ pub(super) fn rpc_cap(
             host: s.host.clone(),
         })
     });
-    let restarts = running.iter().map(|s| {
-        Action::Safe(SafeAction::RestartCompute {
-            host: s.host.clone(),
-        })
+    let restarts = running.iter().flat_map(|s| {
+        [
+            Action::Safe(SafeAction::RestartCompute {
+                host: s.host.clone(),
+            }),
+            Action::Wait(Wait::ComputeUp {
+                host: s.host.clone(),
+            }),
+        ]
     });
+    let gate = Action::Gate {
+        reason: format!(
+            "restarting nova_compute interrupts each hypervisor's compute service: {} \
+             hypervisor(s), one at a time, each after the one before reports up again",
+            running.len()
+        ),
+    };
     Ok(Plan {
         request: request.clone(),
-        steps: deletions.chain(restarts).collect(),
+        steps: std::iter::once(gate)
+            .chain(deletions)
+            .chain(restarts)
+            .collect(),
         notes,
     })
 }

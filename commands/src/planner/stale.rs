@@ -1,23 +1,75 @@
 //! Stale placement allocations (spec 4.2, 7): the allocations against a hypervisor whose
-//! instance the compute API does not know. Only those are deleted; an instance that exists is
-//! never touched, even when named.
+//! instance the compute API does not know, and that are no migration's. Only those are deleted:
+//! an instance that exists is never touched, even when named, nor a migration in progress (a
+//! resize moves the source host's allocations to the migration's UUID, which is no instance;
+//! deleting them breaks the resize's revert and leaves the host overcommitted).
 
 use std::collections::BTreeMap;
 
 use crate::name::{CloudName, HostName};
-use crate::openstack::compute::Instance;
+use crate::openstack::compute::{Instance, Migration};
 use crate::openstack::ids::ConsumerId;
 use crate::openstack::placement::ProviderAllocations;
 use crate::plan::{Action, DestructiveAction, Plan, SafeAction};
 use crate::planner::PlanError;
 use crate::request::ProcedureRequest;
 
-/// The provider named after the host, its allocations, and what the compute API says of each
-/// consumer.
+/// The provider named after the host, its allocations, and what the compute API and placement
+/// say of each consumer.
 #[derive(Debug, Clone)]
 pub struct StaleFacts {
     pub allocations: ProviderAllocations,
     pub instances: BTreeMap<ConsumerId, Instance>,
+    /// Nova's migrations with this host at either end (only those in progress hold
+    /// allocations).
+    pub migrations: Vec<Migration>,
+    /// Placement's `consumer_type` (microversion 1.38) of each consumer whose instance is gone;
+    /// empty where placement is older. Nova itself does not type its consumers yet, so this
+    /// only adds to what `migrations` says.
+    pub consumer_types: BTreeMap<ConsumerId, String>,
+}
+
+/// What a consumer of the host's allocations is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Holder<'a> {
+    /// An instance the compute API knows.
+    Instance { name: &'a str, status: &'a str },
+    /// A migration in progress, as Nova lists it.
+    Migration(&'a Migration),
+    /// A consumer placement types as a migration's, though Nova lists no such migration in
+    /// progress: kept all the same, for a person to look at.
+    TypedMigration,
+    /// Neither: the instance is not in the compute database.
+    Stale,
+    /// The compute API was not asked.
+    Unknown,
+}
+
+impl StaleFacts {
+    /// Who holds `consumer`'s allocations.
+    pub fn holder(&self, consumer: &ConsumerId) -> Holder<'_> {
+        match self.instances.get(consumer) {
+            Some(Instance::Exists { name, status }) => Holder::Instance { name, status },
+            None => Holder::Unknown,
+            Some(Instance::Gone) => {
+                let moving = self
+                    .migrations
+                    .iter()
+                    .find(|m| &m.uuid == consumer && m.in_progress());
+                if let Some(migration) = moving {
+                    Holder::Migration(migration)
+                } else if self
+                    .consumer_types
+                    .get(consumer)
+                    .is_some_and(|t| t == "MIGRATION")
+                {
+                    Holder::TypedMigration
+                } else {
+                    Holder::Stale
+                }
+            }
+        }
+    }
 }
 
 pub(super) fn stale(
@@ -29,6 +81,7 @@ pub(super) fn stale(
 ) -> Result<Plan, PlanError> {
     let allocations = &facts.allocations;
     let provider = &allocations.provider;
+    // The compute API must have been asked about every consumer.
     let lookup = |consumer: &ConsumerId| {
         facts
             .instances
@@ -39,15 +92,26 @@ pub(super) fn stale(
     };
     let mut stale = Vec::new();
     let mut kept = Vec::new();
+    let mut moving = Vec::new();
     for (consumer, resources) in &allocations.consumers {
         if instance.is_some_and(|wanted| wanted != *consumer) {
             continue;
         }
-        match lookup(consumer)? {
-            Instance::Gone => stale.push((*consumer, resources.clone())),
-            Instance::Exists { name, status } => {
-                kept.push((*consumer, name.clone(), status.clone()))
+        lookup(consumer)?;
+        match facts.holder(consumer) {
+            Holder::Stale => stale.push((*consumer, resources.clone())),
+            Holder::Instance { name, status } => {
+                kept.push((*consumer, name.to_owned(), status.to_owned()));
             }
+            Holder::Migration(migration) => moving.push(format!(
+                "kept {consumer}: migration in progress, {migration}"
+            )),
+            Holder::TypedMigration => moving.push(format!(
+                "kept {consumer}: migration in progress (placement types it MIGRATION; Nova \
+                 lists no such migration in progress: confirm or revert the migration with \
+                 `openstack server migration list`, then ask again)"
+            )),
+            Holder::Unknown => {}
         }
     }
     if let Some(wanted) = instance {
@@ -65,13 +129,22 @@ pub(super) fn stale(
                 status: status.clone(),
             });
         }
+        if let Some(why) = moving.first() {
+            return Err(PlanError::MigrationInProgress {
+                consumer: wanted,
+                why: why.clone(),
+            });
+        }
     }
     let mut notes = vec![format!(
-        "provider `{}` ({}), generation {}: {} consumer(s), {} not found in the compute database",
+        "provider `{}` ({}), generation {}: {} consumer(s): {} instance(s), {} migration(s) in \
+         progress, {} not found in the compute database",
         provider.name,
         provider.uuid,
         allocations.generation,
         allocations.consumers.len(),
+        kept.len(),
+        moving.len(),
         stale.len(),
     )];
     for (consumer, name, status) in &kept {
@@ -79,9 +152,11 @@ pub(super) fn stale(
             "kept {consumer}: instance `{name}` exists ({status})"
         ));
     }
+    notes.extend(moving);
     if stale.is_empty() {
         notes.push(format!(
-            "nothing to delete: every instance with allocations on {host} exists"
+            "nothing to delete: every consumer with allocations on {host} is an instance that \
+             exists or a migration in progress"
         ));
         return Ok(Plan {
             request: request.clone(),

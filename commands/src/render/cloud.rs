@@ -1,24 +1,19 @@
 //! Cloud texts: a hypervisor's allocations, the compute services, and what a cloud run that
 //! stopped early leaves behind.
 
-use std::collections::BTreeMap;
-
 use time::OffsetDateTime;
 
 use super::{duration, fit, plan::step_label};
 use crate::name::CloudName;
-use crate::openstack::compute::{ComputeService, Instance, ServiceState, ServiceStatus};
-use crate::openstack::ids::ConsumerId;
-use crate::openstack::placement::ProviderAllocations;
+use crate::openstack::compute::{ComputeService, ServiceState, ServiceStatus};
 use crate::plan::Action;
+use crate::planner::{Holder, StaleFacts};
 use crate::run::{Run, StepState};
 
-/// `/placement allocations`: the provider, then one line per consumer; when the compute API
-/// was asked too, whether each instance exists.
-pub fn allocations(
-    allocations: &ProviderAllocations,
-    instances: &BTreeMap<ConsumerId, Instance>,
-) -> String {
+/// `/placement allocations`: the provider, then one line per consumer and who holds it: an
+/// instance, a migration in progress, or nobody the compute API knows (stale).
+pub fn allocations(facts: &StaleFacts) -> String {
+    let allocations = &facts.allocations;
     let provider = &allocations.provider;
     let mut lines = vec![format!(
         "provider `{}` {} · generation {} · {} consumer(s)",
@@ -28,12 +23,16 @@ pub fn allocations(
         allocations.consumers.len()
     )];
     for (consumer, resources) in &allocations.consumers {
-        let instance = match instances.get(consumer) {
-            Some(Instance::Exists { name, status }) => format!(" · `{name}` {status}"),
-            Some(Instance::Gone) => " · ⚠ not in the compute database (stale)".to_owned(),
-            None => String::new(),
+        let holder = match facts.holder(consumer) {
+            Holder::Instance { name, status } => format!(" · `{name}` {status}"),
+            Holder::Migration(migration) => format!(" · migration in progress: {migration}"),
+            Holder::TypedMigration => {
+                " · migration in progress (consumer type MIGRATION; Nova lists none)".to_owned()
+            }
+            Holder::Stale => " · ⚠ not in the compute database (stale)".to_owned(),
+            Holder::Unknown => String::new(),
         };
-        lines.push(format!("{consumer} {resources}{instance}"));
+        lines.push(format!("{consumer} {resources}{holder}"));
     }
     fit(&lines.join("\n"))
 }
@@ -100,6 +99,10 @@ pub(super) fn aftermath(run: &Run) -> String {
         match state {
             StepState::Done { .. } => done.push(label),
             StepState::Pending => pending.push(label),
+            // A step a cancel stopped says what it left (a failed one says so in the run's error).
+            StepState::Failed { error, .. } if run.cancel.is_some() => {
+                partial.push(format!("{label}\n{error}"));
+            }
             _ => partial.push(label),
         }
     }

@@ -2,7 +2,7 @@
 
 use super::first_that_fits;
 use crate::cluster::CatIndexRow;
-use crate::index::{IndexName, IndexPattern};
+use crate::index::IndexPattern;
 use crate::name::ClusterName;
 
 /// `1.5k`, `7.6M`: counts as operators read them at a glance.
@@ -91,8 +91,8 @@ pub fn index_list(
 }
 
 /// `flog-2026.08.{24..31}, flog-2026.09.{01..30}`: many daily index names, readable.
-pub fn compact(names: &[IndexName]) -> String {
-    let mut sorted: Vec<&str> = names.iter().map(IndexName::as_str).collect();
+pub fn compact<N: AsRef<str>>(names: &[N]) -> String {
+    let mut sorted: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
     sorted.sort_unstable();
     let mut parts: Vec<String> = Vec::new();
     let mut i = 0;

@@ -65,6 +65,9 @@ pub fn step_label(action: &Action) -> String {
             Wait::NodeDrained { node } => {
                 format!("wait until {node} holds no shards and none is relocating")
             }
+            Wait::ComputeUp { host } => {
+                format!("wait until nova-compute on {host} reports up again after the restart")
+            }
             Wait::HostOutput(wait) => {
                 let what = wait
                     .title

@@ -256,11 +256,14 @@ pub fn run_list(runs: &[Run], now: OffsetDateTime) -> String {
 
 /// What a run that stopped early leaves behind, and the command that undoes or finishes it.
 /// Shown when a run fails or is cancelled, so nobody has to work the state out at 3 a.m.
-pub fn aftermath(run: &Run) -> String {
+/// `seen` is how the cluster showed its nodes when the run stopped (`None` when it could not be
+/// asked, or for runs that do not stop and start nodes): where a node stands is what the cluster
+/// shows, never what the run's own steps assume.
+pub fn aftermath(run: &Run, seen: Option<&Observation>) -> String {
     match &run.plan.request {
         ProcedureRequest::ClusterStop { cluster }
         | ProcedureRequest::ClusterStart { cluster }
-        | ProcedureRequest::ClusterRestart { cluster } => cluster_aftermath(run, cluster),
+        | ProcedureRequest::ClusterRestart { cluster } => cluster_aftermath(run, cluster, seen),
         ProcedureRequest::ClusterRemoveNode { cluster, node } => {
             removal_aftermath(run, cluster, *node)
         }
@@ -342,7 +345,7 @@ fn removal_aftermath(run: &Run, cluster: &ClusterName, node: NodeAddr) -> String
     said.join("\n")
 }
 
-fn cluster_aftermath(run: &Run, cluster: &ClusterName) -> String {
+fn cluster_aftermath(run: &Run, cluster: &ClusterName, seen: Option<&Observation>) -> String {
     let mut allocation_disabled = false;
     let mut stopped: Vec<NodeAddr> = Vec::new();
     let mut uncertain: Vec<String> = Vec::new();
@@ -368,11 +371,26 @@ fn cluster_aftermath(run: &Run, cluster: &ClusterName) -> String {
                 .to_owned(),
         );
     }
-    if !stopped.is_empty() {
-        let nodes: Vec<String> = stopped.iter().map(ToString::to_string).collect();
-        left.push(format!("stopped: {}", nodes.join(", ")));
-    }
     left.extend(uncertain);
+    let all_joined = seen.is_some_and(|seen| {
+        seen.missing.is_empty()
+            && seen.note.is_none()
+            && seen.nodes_joined.is_some_and(|(joined, of)| joined == of)
+    });
+    match seen {
+        Some(seen) if !all_joined => {
+            left.push(format!("as the cluster shows its nodes now: {seen}"))
+        }
+        Some(_) => {}
+        None if !stopped.is_empty() => {
+            let nodes: Vec<String> = stopped.iter().map(ToString::to_string).collect();
+            left.push(format!(
+                "the cluster could not be asked where its nodes stand; this run stopped {}",
+                nodes.join(", ")
+            ));
+        }
+        None => {}
+    }
     if left.is_empty() {
         return "nothing was left changed".to_owned();
     }
@@ -396,7 +414,24 @@ fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
             _ => partial.extend(indices.iter().cloned()),
         }
     }
-    let mut text = format!("deleted {deleted} of {total} selected indices");
+    // A check after the deletes that found some still there: "deleted" would not be true.
+    let unverified = run
+        .plan
+        .steps
+        .iter()
+        .zip(&run.steps)
+        .any(|(action, state)| {
+            matches!(action, Action::Safe(SafeAction::VerifyDeleted))
+                && matches!(state, StepState::Failed { .. })
+        });
+    let mut text = if unverified {
+        format!(
+            "the cluster acknowledged deleting {deleted} of {total} selected indices, but the \
+             check after found some still there (above)"
+        )
+    } else {
+        format!("deleted {deleted} of {total} selected indices")
+    };
     if !kept.is_empty() {
         let _ = write!(text, "; not deleted: {}", compact(&kept));
     }

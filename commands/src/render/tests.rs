@@ -196,6 +196,7 @@ fn the_final_report_summarises_the_three_cat_answers() {
 fn index_row(name: &str, docs: Option<&str>, size: Option<&str>) -> crate::cluster::CatIndexRow {
     crate::cluster::CatIndexRow {
         index: name.into(),
+        uuid: None,
         health: docs.map(|_| "green".into()),
         status: Some(if docs.is_some() { "open" } else { "close" }.into()),
         docs_count: docs.map(Into::into),
@@ -268,4 +269,94 @@ fn a_long_audit_trail_keeps_the_newest_events_within_the_chat_limit() {
         text.ends_with("r-7 opsbot · step 200 done: stopped 10.0.0.12"),
         "{text}"
     );
+}
+
+#[test]
+fn a_stopped_cluster_run_reports_the_nodes_as_the_cluster_shows_them() {
+    let mut run = restart_run();
+    // Its own steps say 10.0.0.11 was stopped, and the wait for it to leave failed.
+    run.steps[0] = done("");
+    run.steps[1] = done("");
+    run.steps[2] = done("");
+    run.steps[3] = StepState::Failed {
+        at: T0,
+        error: "gave up".into(),
+    };
+    let node = |n: u8| NodeAddr::parse(&format!("10.0.0.{n}")).unwrap();
+    // The cluster shows 10.0.0.13 gone and 10.0.0.11 still there: a wrong host mapping.
+    let seen = Observation {
+        nodes_joined: Some((2, 3)),
+        missing: vec![node(13)],
+        ..Observation::default()
+    };
+    let said = aftermath(&run, Some(&seen));
+    assert_eq!(
+        said,
+        "left in place: shard allocation is disabled (persistent \
+         cluster.routing.allocation.enable: none); as the cluster shows its nodes now: nodes \
+         2/3 joined · not in the cluster: 10.0.0.13\n\
+         to bring the cluster back: /cluster start cluster:logs"
+    );
+    assert!(!said.contains("10.0.0.11"), "{said}");
+    // When the cluster does not answer, the report says what it rests on.
+    let blind = aftermath(&run, None);
+    assert!(
+        blind.contains(
+            "the cluster could not be asked where its nodes stand; this run stopped 10.0.0.11"
+        ),
+        "{blind}"
+    );
+    // All back: nothing left.
+    let mut back = restart_run();
+    for step in &mut back.steps {
+        *step = done("");
+    }
+    let all = Observation {
+        nodes_joined: Some((3, 3)),
+        ..Observation::default()
+    };
+    assert_eq!(aftermath(&back, Some(&all)), "nothing was left changed");
+}
+
+#[test]
+fn a_deletion_whose_check_found_indices_left_does_not_claim_them_deleted() {
+    use crate::index::{IndexName, PlannedIndex};
+    use crate::plan::{Action, DestructiveAction, Plan, SafeAction};
+    let planned = |name: &str| PlannedIndex {
+        name: IndexName::parse(name).unwrap(),
+        uuid: None,
+    };
+    let plan = Plan {
+        request: ProcedureRequest::IndicesDelete {
+            cluster: crate::name::ClusterName::parse("logs").unwrap(),
+            index: IndexName::parse("flog-2026.01.01").unwrap(),
+        },
+        steps: vec![
+            Action::Destructive(DestructiveAction::DeleteIndices {
+                indices: vec![planned("flog-2026.01.01")],
+            }),
+            Action::Safe(SafeAction::VerifyDeleted),
+        ],
+        notes: vec![],
+    };
+    let mut run = Run::new(
+        RunId::new(5),
+        plan,
+        person("alice"),
+        ChannelId("c".into()),
+        T0,
+        time::Duration::minutes(30),
+    );
+    run.steps[0] = done("deleted 1");
+    run.steps[1] = StepState::Failed {
+        at: T0,
+        error: "still present after the delete: flog-2026.01.01".into(),
+    };
+    assert_eq!(
+        aftermath(&run, None),
+        "the cluster acknowledged deleting 1 of 1 selected indices, but the check after found \
+         some still there (above)"
+    );
+    run.steps[1] = StepState::Pending;
+    assert_eq!(aftermath(&run, None), "deleted 1 of 1 selected indices");
 }

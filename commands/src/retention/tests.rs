@@ -3,7 +3,7 @@ use time::macros::{date, datetime};
 
 fn rule(days: &str) -> Retention {
     Retention {
-        prefix: IndexName::parse("flog-").unwrap(),
+        prefix: Some(IndexName::parse("flog-").unwrap()),
         older_than: RetentionDays::parse(days).unwrap(),
     }
 }
@@ -170,6 +170,70 @@ fn what_is_never_selected_and_what_is_skipped() {
             date: date!(2026 - 01 - 01)
         }
     );
+}
+
+#[test]
+fn the_date_may_stand_anywhere_in_the_name_and_year_0000_is_no_date() {
+    let now = datetime!(2026-11-21 00:00:00 UTC);
+    let every = Retention {
+        prefix: None,
+        older_than: RetentionDays::DEFAULT,
+    };
+    // (name, expired?): the first YYYY.MM.DD anywhere, as Curator's re.search finds it.
+    for (name, want) in [
+        ("2026.08.22-log", true),
+        ("log-2026.08.22", true),
+        ("app-2026.08.22-shard2", true),
+        ("2026.11.20-log", false),
+        ("x2026.08.22", true),
+        ("flog-2026.08.22", true),
+    ] {
+        assert_eq!(expired(&every.judge(name, now)), want, "{name}");
+    }
+    for impossible in ["log-0000.01.01", "0000.12.31-log", "log-0000.02.29"] {
+        assert!(
+            matches!(every.judge(impossible, now), Verdict::BadDate { .. }),
+            "{impossible}: {:?}",
+            every.judge(impossible, now)
+        );
+    }
+    assert_eq!(every.judge(".kibana-2020.01.01", now), Verdict::System);
+    assert_eq!(every.judge("no-date-here", now), Verdict::NoDate);
+    // With a prefix, a date-first name is not one of ours.
+    assert_eq!(
+        rule("30").judge("2026.08.22-flog-", now),
+        Verdict::OtherPrefix
+    );
+    assert!(expired(&rule("30").judge("flog-x-2026.08.22", now)));
+}
+
+#[test]
+fn keepers_are_named_by_the_most_telling_reason() {
+    let info = |keepers: Vec<Keeper>| IndexInfo {
+        row: crate::cluster::CatIndexRow {
+            index: "logs-2026.01.01".into(),
+            uuid: Some("u".into()),
+            health: None,
+            status: None,
+            docs_count: None,
+            store_size: None,
+        },
+        uuid: crate::index::IndexUuid::parse("u").unwrap(),
+        keepers,
+    };
+    assert_eq!(info(vec![]).keeper(), None);
+    let stream = Keeper::DataStream {
+        stream: "logs".into(),
+    };
+    let ilm = Keeper::Ilm {
+        policy: "30d".into(),
+    };
+    assert_eq!(
+        info(vec![Keeper::Hidden, ilm.clone(), stream.clone()]).keeper(),
+        Some(&stream)
+    );
+    assert_eq!(info(vec![Keeper::Hidden, ilm.clone()]).keeper(), Some(&ilm));
+    assert_eq!(ilm.to_string(), "ILM policy `30d`");
 }
 
 #[test]

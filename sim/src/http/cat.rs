@@ -159,8 +159,12 @@ pub(crate) fn health(world: &World, wall: time::OffsetDateTime) -> Table {
         count(health.relocating_shards),
         count(health.initializing_shards),
         count(health.unassigned_shards),
-        count(0),
-        string("-"),
+        count(health.number_of_pending_tasks),
+        // `RestHealthAction`: "-" when nothing waits, else the `TimeValue`.
+        string(match health.task_max_waiting_in_queue_millis {
+            0 => "-".to_owned(),
+            millis => crate::units::format_millis(millis),
+        }),
         string(format!("{:.1}%", health.active_shards_percent)),
     ]);
     Table {
@@ -169,19 +173,10 @@ pub(crate) fn health(world: &World, wall: time::OffsetDateTime) -> Table {
     }
 }
 
-/// The `node.role` abbreviation of every node (all are master-eligible data nodes).
-fn node_role(flavor: Flavor) -> &'static str {
-    match flavor {
-        Flavor::Es6 => "mdi",
-        Flavor::Es7 | Flavor::Os2 => "dimr",
-        Flavor::Es8 => "cdfhilmrstw",
-    }
-}
-
 /// `_cat/nodes`: joined nodes only; load figures are stable per node.
 pub(crate) fn nodes(world: &World) -> Table {
     let flavor = world.flavor();
-    let role = node_role(flavor);
+    let role = world.product().node_role_letters();
     let rows = world
         .joined_nodes()
         .map(|(id, node)| {
@@ -259,7 +254,7 @@ pub(crate) fn allocation(world: &World) -> Table {
                 string(node.name.as_str()),
             ]);
             if es8 {
-                row.push(string(node_role(flavor)));
+                row.push(string(world.product().node_role_letters()));
             }
             row
         })
@@ -487,7 +482,7 @@ mod tests {
         let names: Vec<String> = (1..=4)
             .map(|day| format!("flog-2026.01.{day:02}"))
             .collect();
-        World::new(flavor, "kolla_logging", &ips, &names, "flog-2026.01.04")
+        World::plain(flavor, &ips, &names, "flog-2026.01.04")
     }
 
     #[test]

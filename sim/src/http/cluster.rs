@@ -1,14 +1,13 @@
 //! `_cluster/health` (with its `wait_for_*` parameters) and `_cluster/settings`.
 
-use std::collections::BTreeMap;
-
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
 
 use super::errors::{ApiError, Exception};
-use super::json::reply;
+use super::json::{object_body, reply};
 use super::params::Params;
+use super::tree::{Tree, render_settings};
 use super::wait::wait_for;
 use crate::app::App;
 use crate::config::Flavor;
@@ -62,9 +61,9 @@ fn health_body(world: &World, timed_out: bool) -> HealthBody {
         unassigned_primary_shards: (flavor == Flavor::Es8)
             .then_some(health.unassigned_primary_shards),
         delayed_unassigned_shards: health.delayed_unassigned_shards,
-        number_of_pending_tasks: 0,
+        number_of_pending_tasks: health.number_of_pending_tasks,
         number_of_in_flight_fetch: 0,
-        task_max_waiting_in_queue_millis: 0,
+        task_max_waiting_in_queue_millis: health.task_max_waiting_in_queue_millis,
         active_shards_percent_as_number: health.active_shards_percent,
     }
 }
@@ -170,46 +169,6 @@ pub(crate) async fn health(app: &App, params: &Params) -> Result<Response, ApiEr
     Ok(reply(status, &body, params.pretty()))
 }
 
-/// A settings value tree: ES nests dotted keys into objects unless `flat_settings=true`.
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-enum Tree {
-    Leaf(String),
-    Branch(BTreeMap<String, Tree>),
-}
-
-fn insert(branch: &mut BTreeMap<String, Tree>, key: &str, value: &str) {
-    match key.split_once('.') {
-        Some((head, rest)) => {
-            let child = branch
-                .entry(head.to_owned())
-                .or_insert_with(|| Tree::Branch(BTreeMap::new()));
-            match child {
-                Tree::Branch(children) => insert(children, rest, value),
-                // `a` and `a.b` both set: keep the deeper key flat rather than lose it.
-                Tree::Leaf(_) => {
-                    branch.insert(key.to_owned(), Tree::Leaf(value.to_owned()));
-                }
-            }
-        }
-        None => {
-            branch.insert(key.to_owned(), Tree::Leaf(value.to_owned()));
-        }
-    }
-}
-
-fn render_settings(settings: &BTreeMap<String, String>, flat: bool) -> Tree {
-    let mut root = BTreeMap::new();
-    for (key, value) in settings {
-        if flat {
-            root.insert(key.clone(), Tree::Leaf(value.clone()));
-        } else {
-            insert(&mut root, key, value);
-        }
-    }
-    Tree::Branch(root)
-}
-
 #[derive(Debug, Serialize)]
 struct SettingsBody {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -232,26 +191,11 @@ pub(crate) fn get_settings(app: &App, params: &Params) -> Result<Response, ApiEr
 /// `PUT _cluster/settings`: echoes only the keys it set.
 pub(crate) fn put_settings(app: &App, params: &Params, body: &[u8]) -> Result<Response, ApiError> {
     let flat = params.flag("flat_settings")?;
-    if body.is_empty() {
+    let Some(object) = object_body(body, "cluster_update_settings_request")? else {
         return Err(ApiError::parse("request body is required"));
-    }
-    let value: serde_json::Value = serde_json::from_slice(body).map_err(|error| {
-        Exception::new(
-            StatusCode::BAD_REQUEST,
-            "json_parse_exception",
-            error.to_string(),
-        )
-    })?;
-    let Some(object) = value.as_object() else {
-        return Err(Exception::new(
-            StatusCode::BAD_REQUEST,
-            "x_content_parse_exception",
-            "[cluster_update_settings_request] expected an object",
-        )
-        .into());
     };
     let applied = app
-        .with_world(|world| world.update_settings(object))
+        .with_world(|world| world.update_settings(&object))
         .map_err(|error| -> ApiError {
             match error {
                 SettingsError::UnknownField(_) => Exception::new(
@@ -286,23 +230,5 @@ mod tests {
         let (compare, number) = parse_node_condition("5").unwrap();
         assert!(compare(&5, &number));
         assert!(parse_node_condition("many").is_none());
-    }
-
-    #[test]
-    fn settings_nest_by_dots() {
-        let settings = BTreeMap::from([(
-            "cluster.routing.allocation.enable".to_owned(),
-            "none".to_owned(),
-        )]);
-        let nested = serde_json::to_value(render_settings(&settings, false)).unwrap();
-        assert_eq!(
-            nested,
-            serde_json::json!({"cluster": {"routing": {"allocation": {"enable": "none"}}}})
-        );
-        let flat = serde_json::to_value(render_settings(&settings, true)).unwrap();
-        assert_eq!(
-            flat,
-            serde_json::json!({"cluster.routing.allocation.enable": "none"})
-        );
     }
 }

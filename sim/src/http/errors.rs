@@ -107,6 +107,55 @@ impl ApiError {
         .into()
     }
 
+    /// `Metadata.getIndexSafe` on a master task: the index bound on receipt is gone (or was
+    /// re-created). Built from `IndexNotFoundException(Index)`: no `resource.*` keys, the uuid
+    /// the request had bound.
+    pub(crate) fn index_not_found_with_uuid(name: &str, uuid: &str) -> Self {
+        Exception::new(
+            StatusCode::NOT_FOUND,
+            "index_not_found_exception",
+            format!("no such index [{name}]"),
+        )
+        .with("index_uuid", uuid)
+        .with("index", name)
+        .into()
+    }
+
+    /// `allow_no_indices=false` and the whole expression matched nothing:
+    /// `IndexNotFoundException((String) null)` with the expression as resource.
+    pub(crate) fn no_indices(expression: &str) -> Self {
+        Exception::new(
+            StatusCode::NOT_FOUND,
+            "index_not_found_exception",
+            "no such index [null]",
+        )
+        .with("resource.type", "index_expression")
+        .with("resource.id", expression)
+        .into()
+    }
+
+    /// A document write that found the document there already (`version_conflict_engine_exception`).
+    pub(crate) fn version_conflict(reason: &str, index: &str, uuid: &str) -> Self {
+        Exception::new(
+            StatusCode::CONFLICT,
+            "version_conflict_engine_exception",
+            reason,
+        )
+        .with("index_uuid", uuid)
+        .with("shard", "0")
+        .with("index", index)
+        .into()
+    }
+
+    /// An error with a status and type of its own.
+    pub(crate) fn exception(
+        status: StatusCode,
+        kind: &'static str,
+        reason: impl Into<String>,
+    ) -> Self {
+        Exception::new(status, kind, reason).into()
+    }
+
     pub(crate) fn index_exists(name: &str, uuid: &str) -> Self {
         Exception::new(
             StatusCode::BAD_REQUEST,

@@ -1,112 +1,15 @@
-//! Index-level endpoints: create, delete (with ES's name and wildcard rules) and flush.
+//! Flushes (plain and synced, per flavor) and the deprecation `Warning` header ES sends.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde::Serialize;
 
-use super::errors::{ApiError, Exception};
 use super::info::version;
 use super::json::{Ordered, reply};
 use super::params::Params;
-use super::wait::wait_for;
 use crate::app::App;
 use crate::config::Flavor;
 use crate::world::{CopyState, World};
-
-#[derive(Debug, Serialize)]
-struct Acknowledged {
-    acknowledged: bool,
-}
-
-#[derive(Debug, Serialize)]
-struct Created<'a> {
-    acknowledged: bool,
-    shards_acknowledged: bool,
-    index: &'a str,
-}
-
-/// `MetadataCreateIndexService.validateIndexOrAliasName` and friends.
-fn validate_name(name: &str) -> Result<(), ApiError> {
-    const INVALID: &[char] = &['\\', '/', '*', '?', '"', '<', '>', '|', ' ', ',', '#', ':'];
-    let problem = if name.chars().any(|c| INVALID.contains(&c)) {
-        Some(r#"must not contain the following characters [ , ", *, \, <, |, ,, >, /, ?]"#)
-    } else if name.chars().any(char::is_uppercase) {
-        Some("must be lowercase")
-    } else if name.starts_with(['_', '-', '+']) {
-        Some("must not start with '_', '-', or '+'")
-    } else if name == "." || name == ".." {
-        Some("must not be '.' or '..'")
-    } else {
-        None
-    };
-    match problem {
-        None => Ok(()),
-        Some(problem) => Err(Exception::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_index_name_exception",
-            format!("Invalid index name [{name}], {problem}"),
-        )
-        .into()),
-    }
-}
-
-/// `PUT /{index}`: waits (like `wait_for_active_shards=1`) for the primary to start.
-pub(crate) async fn create(app: &App, params: &Params, name: &str) -> Result<Response, ApiError> {
-    validate_name(name)?;
-    let timeout = params.millis("timeout", 30_000)?;
-    app.with_world(|world| {
-        world.create_index(name).map_err(|_| {
-            let uuid = world
-                .indices()
-                .iter()
-                .find(|index| index.name == name)
-                .map(|index| index.uuid.clone());
-            ApiError::index_exists(name, &uuid.unwrap_or_default())
-        })
-    })?;
-    let (started, ()) = wait_for(app, timeout, |world| {
-        let started = world
-            .indices()
-            .iter()
-            .find(|index| index.name == name)
-            .is_some_and(|index| index.primary().is_active());
-        (started, ())
-    })
-    .await;
-    let body = Created {
-        acknowledged: true,
-        shards_acknowledged: started,
-        index: name,
-    };
-    Ok(reply(StatusCode::OK, &body, params.pretty()))
-}
-
-/// `DELETE /{names}`. ES <= 7 and OpenSearch delete whatever a wildcard or `_all` matches;
-/// ES 8 refuses such expressions because `action.destructive_requires_name` defaults to true.
-pub(crate) fn delete(app: &App, params: &Params, expression: &str) -> Result<Response, ApiError> {
-    let ignore_unavailable = params.flag("ignore_unavailable")?;
-    app.with_world(|world| {
-        let resolution = world
-            .resolve(expression, ignore_unavailable)
-            .map_err(|missing| ApiError::index_not_found(&missing.0))?;
-        if resolution.wildcard
-            && world
-                .settings()
-                .destructive_requires_name(world.flavor() == Flavor::Es8)
-        {
-            return Err(ApiError::illegal_argument(
-                "Wildcard expressions or all indices are not allowed",
-            ));
-        }
-        world.delete_indices(&resolution.indices);
-        Ok(())
-    })?;
-    Ok(reply(
-        StatusCode::OK,
-        &Acknowledged { acknowledged: true },
-        params.pretty(),
-    ))
-}
 
 /// Shard counts of a broadcast or synced flush.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -200,7 +103,7 @@ fn synced_body(world: &World) -> (Counts, Ordered<SyncedEntry>) {
 }
 
 /// Adds a deprecation `Warning` header the way ES's `HeaderWarning` formats it.
-fn with_warning(mut response: Response, flavor: Flavor, text: &str) -> Response {
+pub(crate) fn with_warning(mut response: Response, flavor: Flavor, text: &str) -> Response {
     let build = version(flavor);
     let product = if flavor.is_opensearch() {
         "OpenSearch"

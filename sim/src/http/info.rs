@@ -104,7 +104,10 @@ pub(crate) fn root(app: &App, params: &Params) -> Response {
             .unwrap_or_default(),
         cluster_name: world.cluster_name().to_owned(),
         cluster_uuid: uuid(world.cluster_name()),
-        version: version(world.flavor()),
+        version: Version {
+            build_flavor: world.product().build_flavor(),
+            ..version(world.flavor())
+        },
         tagline: if world.flavor().is_opensearch() {
             "The OpenSearch Project: https://opensearch.org/"
         } else {

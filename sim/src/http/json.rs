@@ -9,6 +9,8 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::ser::Formatter;
 
+use super::errors::ApiError;
+
 /// The content type ES sends with JSON.
 pub(crate) const JSON_CONTENT_TYPE: &str = "application/json; charset=UTF-8";
 
@@ -133,6 +135,32 @@ pub(crate) fn to_body(value: &impl Serialize, pretty: bool) -> Vec<u8> {
         // Our bodies are plain data; report the impossible instead of panicking.
         Err(error) => format!("{{\"error\":\"simulator could not serialize the body: {error}\"}}")
             .into_bytes(),
+    }
+}
+
+/// A request body that must be a JSON object: `None` when empty; ES's parse errors otherwise.
+/// `what` names the request in the message, as ES's object parsers do.
+pub(crate) fn object_body(
+    body: &[u8],
+    what: &str,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, ApiError> {
+    if body.is_empty() {
+        return Ok(None);
+    }
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|error| {
+        ApiError::exception(
+            StatusCode::BAD_REQUEST,
+            "json_parse_exception",
+            error.to_string(),
+        )
+    })?;
+    match value {
+        serde_json::Value::Object(object) => Ok(Some(object)),
+        _ => Err(ApiError::exception(
+            StatusCode::BAD_REQUEST,
+            "x_content_parse_exception",
+            format!("[{what}] expected an object"),
+        )),
     }
 }
 

@@ -3,14 +3,24 @@
 
 mod cat;
 mod cluster;
+mod create;
+mod delete;
 mod errors;
 mod faults;
+mod handle;
 mod indices;
 mod info;
+mod ism;
 mod json;
+mod options;
 mod params;
 mod routes;
+mod settings_api;
+mod streams;
 mod table;
+mod tasks;
+mod templates;
+mod tree;
 mod wait;
 
 use std::sync::Arc;
@@ -19,16 +29,15 @@ use axum::Router;
 use axum::body::{Bytes, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use crate::app::App;
 use crate::config::Flavor;
 use crate::fault::take_matching;
-use crate::world::World;
 use errors::ApiError;
 use params::Params;
-use routes::{Endpoint, Route};
+use routes::Endpoint;
 
 pub(crate) use json::reply;
 
@@ -43,9 +52,48 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
+/// The header ES copies into the request's tasks and echoes in its response.
+const OPAQUE_ID: &str = "x-opaque-id";
+
+/// A request's entry in the call log while it is being answered: if the client goes away
+/// first, hyper drops the handler and with it this guard, which marks the call as hung up.
+struct LoggedCall<'a> {
+    app: &'a App,
+    seq: u64,
+    answered: bool,
+}
+
+impl LoggedCall<'_> {
+    fn finish(mut self, status: u16) {
+        self.answered = true;
+        self.app.calls().finish(self.seq, status);
+    }
+}
+
+impl Drop for LoggedCall<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.app.calls().hang_up(self.seq);
+        }
+    }
+}
+
+/// What a handler may need to know about the request beyond its path, query and body.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RequestContext {
+    /// The `X-Opaque-Id` header.
+    pub opaque_id: Option<String>,
+}
+
 /// Entry point of every cluster API request: logs it, answers it, records the status.
 async fn cluster_api(State(app): State<Arc<App>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    let context = RequestContext {
+        opaque_id: parts
+            .headers
+            .get(OPAQUE_ID)
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned()),
+    };
     let body = to_bytes(body, MAX_BODY_BYTES).await;
     let logged_body = body.as_ref().map_or(&[][..], |bytes| &bytes[..]);
     let seq = app.calls().begin(
@@ -53,9 +101,15 @@ async fn cluster_api(State(app): State<Arc<App>>, request: Request) -> Response 
         parts.uri.path(),
         parts.uri.query().unwrap_or(""),
         logged_body,
+        context.opaque_id.as_deref(),
     );
-    let response = match body {
-        Ok(body) => respond(&app, &parts, &body).await,
+    let logged = LoggedCall {
+        app: &app,
+        seq,
+        answered: false,
+    };
+    let mut response = match body {
+        Ok(body) => respond(&app, &parts, &body, &context).await,
         Err(_) => ApiError::parse("failed to read the request body").into_response(false),
     };
     let status = if response
@@ -67,12 +121,21 @@ async fn cluster_api(State(app): State<Arc<App>>, request: Request) -> Response 
     } else {
         response.status().as_u16()
     };
-    app.calls().finish(seq, status);
+    logged.finish(status);
+    if let Some(value) = context
+        .opaque_id
+        .as_deref()
+        .and_then(|id| HeaderValue::from_str(id).ok())
+    {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static(OPAQUE_ID), value);
+    }
     response
 }
 
 /// Faults first (they model the network), then haproxy (no node up), then ES itself.
-async fn respond(app: &App, parts: &Parts, body: &Bytes) -> Response {
+async fn respond(app: &App, parts: &Parts, body: &Bytes, context: &RequestContext) -> Response {
     let fault = take_matching(&mut app.faults(), parts.method.as_str(), parts.uri.path());
     if let Some(kind) = fault {
         let cluster_name = app.with_world(|world| world.cluster_name().to_owned());
@@ -84,7 +147,7 @@ async fn respond(app: &App, parts: &Parts, body: &Bytes) -> Response {
         return ApiError::Haproxy(StatusCode::SERVICE_UNAVAILABLE).into_response(false);
     }
     let params = Params::parse(parts.uri.query().unwrap_or(""));
-    let mut response = match dispatch(app, parts, &params, body).await {
+    let mut response = match dispatch(app, parts, &params, body, context).await {
         Ok(response) => response,
         Err(error) => error.into_response(params.pretty()),
     };
@@ -129,6 +192,7 @@ async fn dispatch(
     parts: &Parts,
     params: &Params,
     body: &Bytes,
+    context: &RequestContext,
 ) -> Result<Response, ApiError> {
     let path = parts.uri.path();
     let uri = parts
@@ -137,7 +201,7 @@ async fn dispatch(
         .map_or(path, |uri| uri.as_str())
         .to_owned();
     let method = parts.method.clone();
-    let Some(route) = routes::route(path, app.flavor) else {
+    let Some(route) = routes::route(path, app.product) else {
         return Err(ApiError::NoHandler { method, uri });
     };
     if !route.allows(&method) {
@@ -150,57 +214,20 @@ async fn dispatch(
     if !body.is_empty() {
         check_content_type(parts)?;
     }
-    params.check_known(path, route.accepted_params(&method))?;
+    params.check_known(path, route.accepted_params(&method, app.product))?;
     if route.endpoint != Endpoint::Root {
         // `GET /` is answered by any node, master or not.
         wait::require_master(app, params).await?;
     }
-    handle(app, &route, &method, params, body).await
-}
-
-/// Resolves the optional index pattern of a `_cat` path; a missing concrete name is a 404.
-fn resolve(world: &World, pattern: Option<&str>) -> Result<Vec<usize>, ApiError> {
-    world
-        .resolve(pattern.unwrap_or("_all"), false)
-        .map(|resolution| resolution.indices)
-        .map_err(|missing| ApiError::index_not_found(&missing.0))
-}
-
-async fn handle(
-    app: &App,
-    route: &Route,
-    method: &Method,
-    params: &Params,
-    body: &Bytes,
-) -> Result<Response, ApiError> {
-    let table = match &route.endpoint {
-        Endpoint::Root => return Ok(info::root(app, params)),
-        Endpoint::ClusterHealth => return cluster::health(app, params).await,
-        Endpoint::ClusterSettings if *method == Method::PUT => {
-            return cluster::put_settings(app, params, body);
-        }
-        Endpoint::ClusterSettings => return cluster::get_settings(app, params),
-        Endpoint::Flush => return Ok(indices::flush(app, params)),
-        Endpoint::FlushSynced => return Ok(indices::flush_synced(app, params)),
-        Endpoint::Index(name) if *method == Method::PUT => {
-            return indices::create(app, params, name).await;
-        }
-        Endpoint::Index(name) => return indices::delete(app, params, name),
-        Endpoint::CatHealth => {
-            app.with_world(|world| cat::health(world, app.clock.wall_time(world.now_ms())))
-        }
-        Endpoint::CatNodes => app.with_world(|world| cat::nodes(world)),
-        Endpoint::CatAllocation => app.with_world(|world| cat::allocation(world)),
-        Endpoint::CatIndices(pattern) => app.with_world(|world| {
-            resolve(world, pattern.as_deref()).map(|positions| cat::indices(world, &positions))
-        })?,
-        Endpoint::CatRecovery(pattern) => {
-            let active_only = params.flag("active_only")?;
-            app.with_world(|world| {
-                resolve(world, pattern.as_deref())
-                    .map(|positions| cat::recovery(world, &positions, active_only))
-            })?
-        }
-    };
-    table::render(table, params)
+    let response = handle::handle(app, &route.endpoint, &method, params, body, context).await?;
+    Ok(match route.replaced {
+        Some(template) => indices::with_warning(
+            response,
+            app.flavor,
+            &format!(
+                "[{method} /_opendistro/_ism/{template}] is deprecated! Use [{method} /_plugins/_ism/{template}] instead."
+            ),
+        ),
+        None => response,
+    })
 }

@@ -35,6 +35,17 @@ pub(crate) fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// A comma-separated list, blanks and empty items dropped (`Strings.splitStringByCommaToArray`).
+pub(crate) fn comma_list(value: Option<&str>) -> Vec<String> {
+    value
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 impl Params {
     pub(crate) fn parse(query: &str) -> Self {
         Params(

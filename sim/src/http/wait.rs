@@ -40,6 +40,19 @@ pub(crate) async fn wait_for<T>(
     }
 }
 
+/// Waits (like `wait_for_active_shards=1`) until the primary of `index` has started; whether
+/// it did within `timeout_ms`.
+pub(crate) async fn primary_started(app: &App, index: &str, timeout_ms: u64) -> bool {
+    let (started, ()) = wait_for(app, timeout_ms, |world| {
+        let started = world
+            .index(index)
+            .is_some_and(|index| index.primary().is_active());
+        (started, ())
+    })
+    .await;
+    started
+}
+
 /// Master-level requests wait up to `master_timeout` for an elected master, as ES's
 /// `TransportMasterNodeAction` does, then fail with "not discovered".
 pub(crate) async fn require_master(app: &App, params: &Params) -> Result<(), ApiError> {

@@ -27,9 +27,11 @@ impl World {
     pub(super) fn settle(&mut self) {
         self.finish_boots();
         self.elect_master();
+        self.expire_queued_deletions();
         if self.master.is_none() {
             return;
         }
+        self.run_deletions();
         self.finish_recoveries();
         self.forget_stale_data();
         let enable = self.settings.allocation_enable();
@@ -205,14 +207,23 @@ impl World {
     /// Started copies on excluded nodes move elsewhere, a few at a time. `enable` gates moves
     /// like any allocation; nothing moves back when the exclusion is lifted.
     fn move_off_excluded(&mut self, enable: Allocation) {
+        // Read the exclusion setting once per node, not once per copy.
+        let excluded: Vec<bool> = (0..self.nodes.len())
+            .map(|node| self.is_excluded(node))
+            .collect();
+        if !excluded.contains(&true) {
+            return;
+        }
+        // Counted once and kept up to date: a count per copy made every request quadratic in
+        // the number of indices (seconds per request with 30,000).
+        let mut relocating = self
+            .indices
+            .iter()
+            .flat_map(|index| index.copies.iter())
+            .filter(|copy| matches!(copy.state, CopyState::Relocating { .. }))
+            .count();
         for position in 0..self.indices.len() {
             for slot in 0..2 {
-                let relocating = self
-                    .indices
-                    .iter()
-                    .flat_map(|index| index.copies.iter())
-                    .filter(|copy| matches!(copy.state, CopyState::Relocating { .. }))
-                    .count();
                 if relocating >= MAX_RELOCATIONS {
                     return;
                 }
@@ -226,14 +237,14 @@ impl World {
                     Allocation::Primaries => copy.primary,
                     Allocation::NewPrimaries | Allocation::None => false,
                 };
-                if !may_move || !self.is_excluded(node) {
+                if !may_move || !excluded[node] {
                     continue;
                 }
                 let other = &copies[1 - slot];
                 let target = self.least_loaded(|target| {
                     target != node
                         && self.is_up(target)
-                        && !self.is_excluded(target)
+                        && !excluded[target]
                         && !other.occupies(target)
                         && self.recoveries_onto(target, true) < MAX_INCOMING_RECOVERIES
                 });
@@ -247,6 +258,7 @@ impl World {
                         reused: false,
                     };
                     self.indices[position].copies[slot].state = CopyState::Relocating { node, to };
+                    relocating += 1;
                 }
             }
         }

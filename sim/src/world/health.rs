@@ -47,6 +47,15 @@ impl World {
                 copy.primary && matches!(copy.state, CopyState::Unassigned { .. })
             }),
             delayed_unassigned_shards: count(&|copy| !copy.primary && self.is_delayed(&copy.state)),
+            number_of_pending_tasks: self.pending_tasks().len(),
+            // `getMaxTaskWaitTime`: the oldest task still queued; the executing one does not count.
+            task_max_waiting_in_queue_millis: self
+                .pending_tasks()
+                .iter()
+                .filter(|task| !task.executing)
+                .map(|task| task.time_in_queue_ms)
+                .max()
+                .unwrap_or(0),
             active_shards_percent: if total == 0 {
                 100.0
             } else {

@@ -1,6 +1,7 @@
 //! Indices and their shard copies: where each copy is, what it is doing, and which disks hold its data.
 
-use crate::hash::{in_range, uuid};
+use super::index_settings::{HIDDEN, IndexSettings};
+use crate::hash::in_range;
 
 /// Position of a node in the world's node list.
 pub(crate) type NodeId = usize;
@@ -122,11 +123,21 @@ pub(crate) struct DiskCopy {
     pub in_sync: bool,
 }
 
+/// What makes one incarnation of an index: its name, the uuid the server gave it, and every
+/// setting the settings API shows (the uuid and creation date among them).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Identity {
+    pub name: String,
+    pub uuid: String,
+    pub settings: IndexSettings,
+}
+
 /// An index with one primary shard and one replica (Kolla's log index template).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Index {
     pub name: String,
     pub uuid: String,
+    pub settings: IndexSettings,
     pub docs: u64,
     pub primary_bytes: u64,
     pub files: u64,
@@ -143,11 +154,12 @@ impl Index {
     /// An index that has been running for a while: both copies started on the given nodes
     /// (replica unassigned if there is only one node), with plausible past recoveries.
     pub(crate) fn existing(
-        name: &str,
+        identity: Identity,
         primary: NodeId,
         replica: Option<NodeId>,
         written: bool,
     ) -> Self {
+        let name = identity.name.as_str();
         let small = name.starts_with('.');
         let docs = if small {
             in_range("docs", name, 3, 40)
@@ -201,22 +213,24 @@ impl Index {
             })
             .collect();
         Index {
-            name: name.to_owned(),
-            uuid: uuid(name),
             docs,
             primary_bytes: docs * per_doc,
             files,
             copies: [started(primary, true, boot), replica_copy],
             disk,
             written,
+            name: identity.name,
+            uuid: identity.uuid,
+            settings: identity.settings,
         }
     }
 
     /// A new, empty index: both copies unassigned until allocation places them.
-    pub(crate) fn created(name: &str, now_ms: u64) -> Self {
+    pub(crate) fn created(identity: Identity, now_ms: u64) -> Self {
         Index {
-            name: name.to_owned(),
-            uuid: uuid(name),
+            name: identity.name,
+            uuid: identity.uuid,
+            settings: identity.settings,
             docs: 0,
             primary_bytes: EMPTY_INDEX_BYTES,
             files: 0,
@@ -227,6 +241,13 @@ impl Index {
             disk: Vec::new(),
             written: false,
         }
+    }
+
+    /// `index.hidden: true`: wildcards skip it unless `expand_wildcards` asks for hidden ones.
+    pub(crate) fn is_hidden(&self) -> bool {
+        self.settings
+            .get(HIDDEN)
+            .is_some_and(|value| value == "true")
     }
 
     /// Slot (0 or 1) of the primary copy.
@@ -258,21 +279,32 @@ impl Index {
 mod tests {
     use super::*;
 
+    fn identity(name: &str) -> Identity {
+        Identity {
+            name: name.to_owned(),
+            uuid: crate::hash::uuid(name),
+            settings: IndexSettings::new(),
+        }
+    }
+
     #[test]
     fn existing_index_is_deterministic_and_realistic() {
-        let index = Index::existing("flog-2026.01.01", 0, Some(1), false);
-        assert_eq!(index, Index::existing("flog-2026.01.01", 0, Some(1), false));
+        let index = Index::existing(identity("flog-2026.01.01"), 0, Some(1), false);
+        assert_eq!(
+            index,
+            Index::existing(identity("flog-2026.01.01"), 0, Some(1), false)
+        );
         assert!(index.docs >= 2_000_000);
         assert!(index.primary_bytes > 800_000_000);
         assert_eq!(index.primary_slot(), 0);
         assert!(index.copies.iter().all(ShardCopy::is_active));
-        let kibana = Index::existing(".kibana_1", 2, Some(3), false);
+        let kibana = Index::existing(identity(".kibana_1"), 2, Some(3), false);
         assert!(kibana.primary_bytes < 100_000);
     }
 
     #[test]
     fn single_node_leaves_the_replica_unassigned() {
-        let index = Index::existing("flog-2026.01.01", 0, None, false);
+        let index = Index::existing(identity("flog-2026.01.01"), 0, None, false);
         assert!(!index.copies[1].is_active());
         assert_eq!(index.disk.len(), 1);
     }

@@ -2,52 +2,52 @@
 //!
 //! The world is a discrete-event simulation. Nothing runs in the background: every request first
 //! calls [`World::advance`] with the current simulated time, which replays node boots, finished
-//! recoveries and the allocation decisions they trigger, event by event, in order. The outcome
-//! therefore does not depend on how often clients poll.
+//! recoveries, applied index deletions and the allocation decisions they trigger, event by
+//! event, in order. The outcome therefore does not depend on how often clients poll.
 
 mod allocation;
+mod deletion;
 mod health;
 mod index;
+pub(crate) mod index_settings;
+mod ism;
+mod javaorder;
+mod nodes;
 mod resolve;
 mod settings;
 mod snapshot;
+mod streams;
+mod tasks;
 
 use std::net::Ipv4Addr;
 
-pub(crate) use index::{CopyState, Index, NodeId, Recovery, RecoveryKind, ShardCopy};
-pub(crate) use resolve::{MissingIndex, Resolution, glob_match};
+pub(crate) use deletion::{Answer, DeleteFailure, DeleteRequest};
+pub(crate) use index::{CopyState, Identity, Index, NodeId, Recovery, RecoveryKind};
+pub(crate) use index_settings::IndexSettings;
+pub(crate) use ism::{AddError, CONFIG_INDEX, Managed, Policy};
+pub(crate) use nodes::{Node, node_id};
+pub(crate) use resolve::{IndicesOptions, Resolution, Targets, Unresolved, glob_match};
 pub(crate) use settings::{Applied, Settings, SettingsError};
 pub use snapshot::{
-    CopySnapshot, CopyStatus, HealthSnapshot, HealthStatus, IndexSnapshot, NodeSnapshot,
-    NodeStatus, SettingsSnapshot, WorldSnapshot,
+    CopySnapshot, CopyStatus, DataStreamSnapshot, HealthSnapshot, HealthStatus, IndexSnapshot,
+    NodeSnapshot, NodeStatus, PendingDeletionSnapshot, SettingsSnapshot, WorldSnapshot,
 };
+pub(crate) use streams::{DataStream, StreamError, Template};
+pub(crate) use tasks::TaskView;
 
 use crate::config::Flavor;
-
-/// Time from container start until the node has joined the cluster.
-const BOOT_MS: u64 = 5_000;
-
-/// One Elasticsearch/OpenSearch container.
-#[derive(Debug, Clone)]
-pub(crate) struct Node {
-    pub ip: Ipv4Addr,
-    pub name: String,
-    pub status: NodeStatus,
-    /// When a starting node joins.
-    ready_ms: u64,
-    /// Container stops and starts that changed something: tests prove no side effect twice.
-    pub stops: u32,
-    pub starts: u32,
-    /// Shard copies the node held when it last stopped: tests prove a removed node was drained.
-    pub shards_at_stop: usize,
-}
+use crate::flavor::Product;
+use crate::hash::uuid;
 
 /// The whole simulated cluster.
 #[derive(Debug)]
 pub(crate) struct World {
-    flavor: Flavor,
+    product: Product,
     cluster_name: String,
     now_ms: u64,
+    /// Epoch milliseconds of simulated instant 0: wall-clock dates (creation dates, task start
+    /// times) advance at the simulated pace from there.
+    wall_origin_ms: i64,
     nodes: Vec<Node>,
     indices: Vec<Index>,
     /// Names of deleted indices in deletion order (a name recreated and deleted again appears
@@ -55,6 +55,23 @@ pub(crate) struct World {
     deleted: Vec<String>,
     settings: Settings,
     master: Option<NodeId>,
+    /// Indices created so far: each incarnation's uuid derives from its number, so an index
+    /// deleted and created again under its name gets a new one, as `UUIDs.randomBase64UUID` gives.
+    incarnations: u64,
+    deletions: deletion::Deletions,
+    tasks: tasks::TaskIds,
+    streams: streams::Streams,
+    ism: ism::Ism,
+}
+
+/// An index that exists when the simulator starts.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexSeed {
+    pub name: String,
+    /// Settings as a create request gives them, already validated.
+    pub settings: IndexSettings,
+    /// `index.creation_date` unless the settings give one.
+    pub creation_ms: i64,
 }
 
 /// `PUT /{index}` for a name that exists.
@@ -65,25 +82,18 @@ impl World {
     /// A healthy cluster: every node up, copies spread round-robin with primary and replica on
     /// different nodes. `written` is the index the log shippers write to.
     pub(crate) fn new(
-        flavor: Flavor,
+        product: Product,
         cluster_name: &str,
         ips: &[Ipv4Addr],
-        index_names: &[String],
+        seeds: &[IndexSeed],
         written: &str,
+        wall_origin_ms: i64,
     ) -> Self {
-        let count = ips.len();
-        let indices = index_names
-            .iter()
-            .enumerate()
-            .map(|(position, name)| {
-                let replica = (count > 1).then(|| (position + 1) % count);
-                Index::existing(name, position % count, replica, name == written)
-            })
-            .collect();
         let mut world = World {
-            flavor,
+            product,
             cluster_name: cluster_name.to_owned(),
             now_ms: 0,
+            wall_origin_ms,
             nodes: ips
                 .iter()
                 .map(|ip| Node {
@@ -96,17 +106,29 @@ impl World {
                     shards_at_stop: 0,
                 })
                 .collect(),
-            indices,
+            indices: Vec::new(),
             deleted: Vec::new(),
             settings: Settings::default(),
             master: None,
+            incarnations: 0,
+            deletions: deletion::Deletions::default(),
+            tasks: tasks::TaskIds::new(ips),
+            streams: streams::Streams::built_in(product),
+            ism: ism::Ism::default(),
         };
+        for seed in seeds {
+            world.push_existing(seed, seed.name == written);
+        }
         world.settle();
         world
     }
 
     pub(crate) fn flavor(&self) -> Flavor {
-        self.flavor
+        self.product.flavor
+    }
+
+    pub(crate) fn product(&self) -> Product {
+        self.product
     }
 
     pub(crate) fn cluster_name(&self) -> &str {
@@ -117,12 +139,22 @@ impl World {
         self.now_ms
     }
 
+    /// Epoch milliseconds of a simulated instant.
+    pub(crate) fn wall_ms(&self, sim_ms: u64) -> i64 {
+        self.wall_origin_ms
+            .saturating_add(i64::try_from(sim_ms).unwrap_or(i64::MAX))
+    }
+
     pub(crate) fn nodes(&self) -> &[Node] {
         &self.nodes
     }
 
     pub(crate) fn indices(&self) -> &[Index] {
         &self.indices
+    }
+
+    pub(crate) fn index(&self, name: &str) -> Option<&Index> {
+        self.indices.iter().find(|index| index.name == name)
     }
 
     pub(crate) fn settings(&self) -> &Settings {
@@ -139,6 +171,11 @@ impl World {
             .iter()
             .enumerate()
             .filter(|(_, node)| node.status == NodeStatus::Up)
+    }
+
+    /// The node haproxy hands a request to: the first one up (the one `GET /` names).
+    pub(crate) fn coordinating_node(&self) -> Option<NodeId> {
+        self.joined_nodes().map(|(node, _)| node).next()
     }
 
     /// Brings the world up to `target_ms`, processing every event on the way in order.
@@ -180,82 +217,11 @@ impl World {
                     })
                 })
             });
-        boots.chain(decided).filter(|&at| at > self.now_ms).min()
-    }
-
-    fn node_by_ip(&self, ip: Ipv4Addr) -> Option<NodeId> {
-        self.nodes.iter().position(|node| node.ip == ip)
-    }
-
-    pub(crate) fn node_ip(&self, node: NodeId) -> Ipv4Addr {
-        self.nodes[node].ip
-    }
-
-    /// Stops a node's container at once. `None` for an unknown IP, else whether anything changed.
-    pub(crate) fn stop_node(&mut self, ip: Ipv4Addr) -> Option<bool> {
-        let node = self.node_by_ip(ip)?;
-        if self.nodes[node].status == NodeStatus::Stopped {
-            return Some(false);
-        }
-        let was_member = self.nodes[node].status == NodeStatus::Up;
-        self.nodes[node].shards_at_stop = if was_member { self.copies_on(node) } else { 0 };
-        self.nodes[node].status = NodeStatus::Stopped;
-        self.nodes[node].stops += 1;
-        if was_member {
-            if self.master == Some(node) {
-                self.master = None;
-            }
-            let now = self.now_ms;
-            for index in &mut self.indices {
-                lose_node(index, node, now);
-            }
-        }
-        self.settle();
-        Some(true)
-    }
-
-    /// Starts a stopped node's container; it joins after the boot time.
-    pub(crate) fn start_node(&mut self, ip: Ipv4Addr) -> Option<bool> {
-        let node = self.node_by_ip(ip)?;
-        if self.nodes[node].status != NodeStatus::Stopped {
-            return Some(false);
-        }
-        self.nodes[node].status = NodeStatus::Starting;
-        self.nodes[node].starts += 1;
-        self.nodes[node].ready_ms = self.now_ms.saturating_add(BOOT_MS);
-        Some(true)
-    }
-
-    fn finish_boots(&mut self) {
-        let now = self.now_ms;
-        for node in &mut self.nodes {
-            if node.status == NodeStatus::Starting && node.ready_ms <= now {
-                node.status = NodeStatus::Up;
-            }
-        }
-    }
-
-    /// All nodes are master-eligible and vote; a majority elects. A healthy master stays master
-    /// (ES never re-elects while the master is alive); otherwise the lowest IP wins.
-    fn elect_master(&mut self) {
-        let joined = self.joined_nodes().count();
-        let quorum = self.nodes.len() / 2 + 1;
-        self.master = if joined < quorum {
-            None
-        } else {
-            self.master
-                .filter(|&node| self.nodes[node].status == NodeStatus::Up)
-                .or_else(|| self.joined_nodes().map(|(node, _)| node).next())
-        };
-    }
-
-    /// Copies assigned to a node, relocation targets included.
-    pub(crate) fn copies_on(&self, node: NodeId) -> usize {
-        self.indices
-            .iter()
-            .flat_map(|index| index.copies.iter())
-            .filter(|copy| copy.occupies(node))
-            .count()
+        boots
+            .chain(decided)
+            .chain(self.deletions.next_event_ms(self.master.is_some()))
+            .filter(|&at| at > self.now_ms)
+            .min()
     }
 
     /// Applies a `PUT _cluster/settings` body and lets allocation react at once.
@@ -268,77 +234,132 @@ impl World {
         Ok(applied)
     }
 
+    /// Resolves an index expression against the current cluster state.
     pub(crate) fn resolve(
         &self,
         expression: &str,
-        ignore_unavailable: bool,
-    ) -> Result<Resolution, MissingIndex> {
-        let names: Vec<&str> = self
+        options: &IndicesOptions,
+        targets: Targets,
+    ) -> Result<Resolution, Unresolved> {
+        let candidates: Vec<resolve::Candidate> = self
             .indices
             .iter()
-            .map(|index| index.name.as_str())
+            .map(|index| resolve::Candidate {
+                name: &index.name,
+                hidden: index.is_hidden(),
+            })
             .collect();
-        resolve::resolve(&names, expression, ignore_unavailable)
+        let streams: Vec<resolve::StreamCandidate> = self
+            .streams
+            .data_streams()
+            .iter()
+            .map(|stream| resolve::StreamCandidate {
+                name: &stream.name,
+                backing: stream
+                    .indices
+                    .iter()
+                    .filter_map(|backing| self.indices.iter().position(|i| i.name == *backing))
+                    .collect(),
+            })
+            .collect();
+        resolve::resolve(&candidates, &streams, expression, options, targets)
     }
 
-    /// Creates an empty index; allocation places its primary if `enable` allows.
-    pub(crate) fn create_index(&mut self, name: &str) -> Result<(), IndexExists> {
-        if self.indices.iter().any(|index| index.name == name) {
+    /// The identity of a new incarnation of `name`: a fresh uuid and the settings the server
+    /// stores for it.
+    fn new_identity(
+        &mut self,
+        name: &str,
+        requested: &IndexSettings,
+        creation_ms: i64,
+    ) -> Identity {
+        self.incarnations += 1;
+        let uuid = uuid(&format!("{name}#{}", self.incarnations));
+        let settings = index_settings::complete(self.product, name, &uuid, creation_ms, requested);
+        Identity {
+            name: name.to_owned(),
+            uuid,
+            settings,
+        }
+    }
+
+    /// Adds an index that has been running for a while, placed round-robin.
+    fn push_existing(&mut self, seed: &IndexSeed, written: bool) {
+        let count = self.nodes.len();
+        let position = self.indices.len();
+        let replica = (count > 1).then(|| (position + 1) % count);
+        let identity = self.new_identity(&seed.name, &seed.settings, seed.creation_ms);
+        self.indices.push(Index::existing(
+            identity,
+            position % count,
+            replica,
+            written,
+        ));
+    }
+
+    /// Creates an empty index with the (validated) requested settings; allocation places its
+    /// primary if `enable` allows.
+    pub(crate) fn create_index(
+        &mut self,
+        name: &str,
+        requested: &IndexSettings,
+    ) -> Result<(), IndexExists> {
+        if self.index(name).is_some() {
             return Err(IndexExists);
         }
-        self.indices.push(Index::created(name, self.now_ms));
+        let creation_ms = self.wall_ms(self.now_ms);
+        let identity = self.new_identity(name, requested, creation_ms);
+        self.indices.push(Index::created(identity, self.now_ms));
         self.settle();
         Ok(())
     }
 
-    /// Deletes indices by position (as returned by [`World::resolve`]).
-    pub(crate) fn delete_indices(&mut self, positions: &[usize]) {
-        let mut position = 0;
-        let deleted = &mut self.deleted;
-        self.indices.retain(|index| {
-            let keep = !positions.contains(&position);
-            position += 1;
-            if !keep {
-                deleted.push(index.name.clone());
-            }
-            keep
-        });
-        self.settle();
+    /// Makes a just-created index look as if it had been running since `creation_ms`: both
+    /// copies started, placed round-robin (for indices that exist at start).
+    fn start_at_once(&mut self, name: &str, creation_ms: i64) {
+        let count = self.nodes.len();
+        let Some(position) = self.indices.iter().position(|index| index.name == name) else {
+            return;
+        };
+        let replica = (count > 1).then(|| (position + 1) % count);
+        let index = &self.indices[position];
+        let mut identity = Identity {
+            name: index.name.clone(),
+            uuid: index.uuid.clone(),
+            settings: index.settings.clone(),
+        };
+        identity.settings.insert(
+            index_settings::CREATION_DATE.to_owned(),
+            creation_ms.to_string(),
+        );
+        self.indices[position] = Index::existing(identity, position % count, replica, false);
+    }
+
+    /// Removes an index at once (the cluster state without it has been applied).
+    fn remove_index(&mut self, uuid: &str) {
+        if let Some(position) = self.indices.iter().position(|index| index.uuid == uuid) {
+            let index = self.indices.remove(position);
+            self.streams.forget_backing_index(&index.name);
+            self.ism.forget(&index.uuid);
+            self.deleted.push(index.name);
+        }
     }
 }
 
-/// A node left: its copies become unassigned (their data stays on its disk), relocations to it
-/// are cancelled, and a surviving replica is promoted if the primary was lost.
-fn lose_node(index: &mut Index, node: NodeId, now: u64) {
-    for copy in &mut index.copies {
-        match &copy.state {
-            CopyState::Relocating { node: source, to } if to.target == node => {
-                copy.state = CopyState::Started { node: *source };
-            }
-            _ if copy.node() == Some(node) => {
-                *copy = ShardCopy::unassigned(copy.primary, now, true)
-            }
-            _ => {}
-        }
-    }
-    let primary = index.primary_slot();
-    let replica = 1 - primary;
-    if !index.copies[primary].is_active() {
-        // A replica that was copying from the lost primary fails with it.
-        if matches!(index.copies[replica].state, CopyState::Initializing(_)) {
-            index.copies[replica] = ShardCopy::unassigned(false, now, false);
-        }
-        if index.copies[replica].is_active() {
-            index.copies[primary].primary = false;
-            index.copies[replica].primary = true;
-        }
-    }
-    // The next write on the surviving primary marks the lost copy stale (removes it from the
-    // in-sync set). Only the index being written gets writes; idle daily indices stay in sync.
-    if index.written && index.copies.iter().any(ShardCopy::is_active) {
-        for disk in index.disk.iter_mut().filter(|disk| disk.node == node) {
-            disk.in_sync = false;
-        }
+#[cfg(test)]
+impl World {
+    /// A world of plain indices created at instant 0, for unit tests.
+    pub(crate) fn plain(flavor: Flavor, ips: &[Ipv4Addr], names: &[String], written: &str) -> Self {
+        let seeds: Vec<IndexSeed> = names
+            .iter()
+            .map(|name| IndexSeed {
+                name: name.clone(),
+                settings: IndexSettings::new(),
+                creation_ms: 0,
+            })
+            .collect();
+        let product = Product::new(flavor, crate::flavor::Distribution::Oss);
+        World::new(product, "kolla_logging", ips, &seeds, written, 0)
     }
 }
 

@@ -220,7 +220,7 @@ fn validate(scope: Scope, key: &str, value: &str) -> Result<(), SettingsError> {
 
 /// Flattens nested objects into dotted keys; `null` means reset. ES stores every value as a
 /// string, so booleans and numbers are echoed back as strings.
-fn flatten(
+pub(crate) fn flatten(
     prefix: &str,
     value: &Value,
     out: &mut Vec<(String, Option<String>)>,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::World;
 use super::index::{CopyState, ShardCopy};
-use crate::config::Flavor;
+use crate::flavor::Flavor;
 
 /// Whether a node's container runs and has joined the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,6 +66,12 @@ pub struct HealthSnapshot {
     pub unassigned_primary_shards: usize,
     /// Unassigned replicas waiting out the node-left delay.
     pub delayed_unassigned_shards: usize,
+    /// Cluster-state tasks queued or executing on the master (index deletions).
+    #[serde(default)]
+    pub number_of_pending_tasks: usize,
+    /// How long the oldest task still queued (not executing) has waited.
+    #[serde(default)]
+    pub task_max_waiting_in_queue_millis: u64,
     /// `active_shards` as a percentage of all copies (100 with no indices).
     pub active_shards_percent: f64,
 }
@@ -132,6 +138,51 @@ pub struct IndexSnapshot {
     pub copies: Vec<CopySnapshot>,
     /// Nodes whose disks hold data of this index, running or not.
     pub data_on: Vec<Ipv4Addr>,
+    /// `index.hidden`: wildcards and plain listings skip it.
+    #[serde(default)]
+    pub hidden: bool,
+    /// Every index setting, flat, as `GET /{index}/_settings?flat_settings=true` shows them
+    /// (`index.uuid`, `index.creation_date`, `index.lifecycle.name`, ...).
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
+    /// The data stream it backs.
+    #[serde(default)]
+    pub data_stream: Option<String>,
+    /// OpenSearch: the ISM policy it was attached to with the add API.
+    #[serde(default)]
+    pub ism_policy: Option<String>,
+}
+
+/// An index deletion the master has queued or is applying (`GET _cluster/pending_tasks`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingDeletionSnapshot {
+    /// The task's `insert_order`.
+    pub insert_order: u64,
+    /// The task's `source`: `delete-index [[name/uuid], ...]`.
+    pub source: String,
+    /// The indices it deletes, in the order the source names them.
+    pub indices: Vec<String>,
+    /// Their uuids, bound when the request arrived.
+    pub uuids: Vec<String>,
+    /// Being applied (else still queued behind another task).
+    pub executing: bool,
+    /// Simulated milliseconds since the request arrived.
+    pub time_in_queue_ms: u64,
+    /// The `X-Opaque-Id` header of the request that asked for it.
+    pub opaque_id: Option<String>,
+}
+
+/// A data stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DataStreamSnapshot {
+    /// Stream name.
+    pub name: String,
+    /// Backing indices, oldest first; the last is the write index.
+    pub indices: Vec<String>,
+    /// Generation of the write index.
+    pub generation: u64,
+    /// The index template it was created from.
+    pub template: String,
 }
 
 /// Persistent and transient settings, flat keys.
@@ -162,8 +213,14 @@ pub struct WorldSnapshot {
     pub nodes: Vec<NodeSnapshot>,
     /// Indices in creation order.
     pub indices: Vec<IndexSnapshot>,
-    /// Names of deleted indices, in deletion order.
+    /// Names of deleted indices, in deletion order (at the moment the deletion was applied).
     pub deleted: Vec<String>,
+    /// Index deletions the master has not finished applying.
+    #[serde(default)]
+    pub pending_deletions: Vec<PendingDeletionSnapshot>,
+    /// Data streams.
+    #[serde(default)]
+    pub data_streams: Vec<DataStreamSnapshot>,
 }
 
 impl World {
@@ -184,7 +241,7 @@ impl World {
             }
         };
         WorldSnapshot {
-            flavor: self.flavor,
+            flavor: self.flavor(),
             cluster_name: self.cluster_name.clone(),
             sim_time_ms: self.now_ms,
             master: self.master.map(ip),
@@ -214,9 +271,44 @@ impl World {
                     health: World::index_health(index),
                     copies: index.copies.iter().map(copy).collect(),
                     data_on: index.disk.iter().map(|disk| ip(disk.node)).collect(),
+                    hidden: index.is_hidden(),
+                    settings: index.settings.clone(),
+                    data_stream: self
+                        .data_streams()
+                        .iter()
+                        .find(|stream| stream.indices.contains(&index.name))
+                        .map(|stream| stream.name.clone()),
+                    ism_policy: self
+                        .managed_indices()
+                        .iter()
+                        .find(|managed| managed.uuid == index.uuid)
+                        .map(|managed| managed.policy_id.clone()),
                 })
                 .collect(),
             deleted: self.deleted.clone(),
+            pending_deletions: self
+                .pending_tasks()
+                .into_iter()
+                .map(|task| PendingDeletionSnapshot {
+                    insert_order: task.insert_order,
+                    source: task.source,
+                    indices: task.indices.iter().map(|(name, _)| name.clone()).collect(),
+                    uuids: task.indices.into_iter().map(|(_, uuid)| uuid).collect(),
+                    executing: task.executing,
+                    time_in_queue_ms: task.time_in_queue_ms,
+                    opaque_id: task.opaque_id,
+                })
+                .collect(),
+            data_streams: self
+                .data_streams()
+                .iter()
+                .map(|stream| DataStreamSnapshot {
+                    name: stream.name.clone(),
+                    indices: stream.indices.clone(),
+                    generation: stream.generation,
+                    template: stream.template.clone(),
+                })
+                .collect(),
         }
     }
 }

@@ -9,13 +9,7 @@ fn world(nodes: u8, indices: usize) -> World {
     let names: Vec<String> = (0..indices)
         .map(|day| format!("flog-2026.01.{:02}", day + 1))
         .collect();
-    World::new(
-        Flavor::Es7,
-        "kolla_logging",
-        &ips,
-        &names,
-        "flog-2026.01.01",
-    )
+    World::plain(Flavor::Es7, &ips, &names, "flog-2026.01.01")
 }
 
 /// Counts add up, and no node ever holds both copies of an index.
@@ -81,7 +75,7 @@ fn the_master_stays_until_it_leaves() {
     world.stop_node(world.node_ip(0));
     assert_eq!(world.master(), Some(1));
     world.start_node(world.node_ip(0));
-    world.advance(BOOT_MS);
+    world.advance(nodes::BOOT_MS);
     assert_eq!(world.joined_nodes().count(), 3);
     assert_eq!(
         world.master(),

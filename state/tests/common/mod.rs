@@ -111,7 +111,10 @@ pub fn new_deletion_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<>
             index: index.clone(),
         },
         steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
-            indices: vec![index],
+            indices: vec![opsbot_commands::index::PlannedIndex {
+                name: index,
+                uuid: None,
+            }],
         })],
         notes: vec![],
     };

@@ -108,6 +108,36 @@ impl RealCloud {
         or_panic(put.with_context(|| format!("allocation of {consumer} on {provider}")));
     }
 
+    /// [`Self::put_allocation`] at microversion 1.38, where a consumer has a type (as a Nova
+    /// that types its consumers writes `MIGRATION` for a migration's); a new consumer.
+    pub async fn put_typed_allocation(
+        &self,
+        consumer: Uuid,
+        provider: Uuid,
+        resources: &[(&str, u64)],
+        consumer_type: &str,
+    ) {
+        let resources: serde_json::Map<String, Value> = resources
+            .iter()
+            .map(|&(class, amount)| (class.to_owned(), json!(amount)))
+            .collect();
+        let body = json!({"allocations": {provider.to_string(): {"resources": resources}},
+            "project_id": "p-test", "user_id": "u-test", "consumer_generation": null,
+            "consumer_type": consumer_type});
+        let put = async {
+            let token = self.helper_token().await?;
+            let path = format!("/allocations/{consumer}");
+            let request = self
+                .placement_request_at(Method::PUT, &path, &token, "placement 1.38")
+                .json(&body);
+            self.send(request).await?.require("put at 1.38", &[204])
+        };
+        or_panic(
+            put.await
+                .with_context(|| format!("{consumer_type} allocation of {consumer}")),
+        );
+    }
+
     /// `provider`'s allocations: consumer → resource class → amount.
     pub async fn provider_allocations(
         &self,
@@ -157,10 +187,21 @@ impl RealCloud {
         path: &str,
         token: &str,
     ) -> reqwest::RequestBuilder {
+        self.placement_request_at(method, path, token, PLACEMENT_MICROVERSION)
+    }
+
+    /// [`Self::placement_request`] at another microversion, e.g. `placement 1.38`.
+    pub fn placement_request_at(
+        &self,
+        method: Method,
+        path: &str,
+        token: &str,
+        microversion: &str,
+    ) -> reqwest::RequestBuilder {
         self.http
             .request(method, format!("{}{path}", self.placement))
             .header("accept", "application/json")
-            .header("openstack-api-version", PLACEMENT_MICROVERSION)
+            .header("openstack-api-version", microversion)
             .header("x-auth-token", token)
     }
 

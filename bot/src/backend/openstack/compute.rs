@@ -2,7 +2,9 @@
 
 use opsbot_commands::approval::Approved;
 use opsbot_commands::name::HostName;
-use opsbot_commands::openstack::compute::{ComputeService, Instance, ServiceState, ServiceStatus};
+use opsbot_commands::openstack::compute::{
+    ComputeService, Instance, Migration, ServiceState, ServiceStatus,
+};
 use opsbot_commands::openstack::ids::{ConsumerId, ServiceId};
 use reqwest::Method;
 use time::OffsetDateTime;
@@ -14,6 +16,12 @@ use crate::backend::error::{BackendError, Fault};
 /// 2.53 (Pike): service ids are UUIDs, stable across cells, which `DELETE /os-services/{id}`
 /// then requires.
 pub const COMPUTE_MICROVERSION: &str = "compute 2.53";
+
+/// 2.59 (Queens) lists each migration's UUID: the placement consumer of its allocations.
+const MIGRATION_UUIDS: &str = "compute 2.59";
+
+/// Pages of `/os-migrations` read at most for one host: far more migrations than a host has.
+const MIGRATION_PAGES: usize = 20;
 
 impl CloudClient {
     /// `GET /servers/{id}`: 404 means the compute database does not know the instance.
@@ -36,6 +44,55 @@ impl CloudClient {
             (404, _) => Ok(Instance::Gone),
             (status, text) => Err(self.status_error(Api::Compute, &request, status, &text)),
         }
+    }
+
+    /// `GET /os-migrations?host=` at 2.59: the migrations with `host` at either end, every
+    /// page of them.
+    pub async fn migrations(&self, host: &HostName) -> Result<Vec<Migration>, BackendError> {
+        const REQUEST: &str = "GET /os-migrations";
+        let decode = |what: String| self.error(Api::Compute, REQUEST, Fault::Decode(what));
+        let mut found = Vec::new();
+        let mut marker: Option<String> = None;
+        for _ in 0..MIGRATION_PAGES {
+            let mut query = vec![("host", host.as_str())];
+            if let Some(marker) = &marker {
+                query.push(("marker", marker.as_str()));
+            }
+            let (status, text) = self
+                .send_at(
+                    Api::Compute,
+                    Some(MIGRATION_UUIDS),
+                    Method::GET,
+                    "/os-migrations",
+                    &query,
+                    None,
+                )
+                .await?;
+            if status != 200 {
+                return Err(self.status_error(Api::Compute, REQUEST, status, &text));
+            }
+            let page: wire::Migrations =
+                serde_json::from_str(&text).map_err(|e| decode(e.to_string()))?;
+            let last = page.migrations.last().map(|m| m.uuid.clone());
+            for m in page.migrations {
+                let id = |text: &str| ConsumerId::parse(text).map_err(|e| decode(e.to_string()));
+                found.push(Migration {
+                    uuid: id(&m.uuid)?,
+                    instance: id(&m.instance_uuid)?,
+                    kind: m.migration_type,
+                    status: m.status,
+                    source: m.source_compute,
+                    dest: m.dest_compute,
+                });
+            }
+            if !page.migrations_links.iter().any(|link| link.rel == "next") {
+                return Ok(found);
+            }
+            marker = last;
+        }
+        Err(decode(format!(
+            "more than {MIGRATION_PAGES} pages of migrations for {host}"
+        )))
     }
 
     /// `GET /os-services`.

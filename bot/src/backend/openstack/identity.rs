@@ -122,28 +122,24 @@ impl Session {
         let Credentials {
             region, interface, ..
         } = &self.credentials;
-        let service = token.catalog.iter().find(|s| s.kind == service_type);
+        // Keystone allows several services of one type (each region's endpoints may hang off
+        // a different one), so the endpoints of every entry of the type count, as keystoneauth
+        // counts them.
         let in_region = |e: &&CatalogEndpoint| {
             e.region_id.as_deref().or(e.region.as_deref()) == Some(region.as_str())
         };
-        let endpoint = service.and_then(|s| {
-            s.endpoints
+        let there = || {
+            token
+                .catalog
                 .iter()
+                .filter(|s| s.kind == service_type)
+                .flat_map(|s| &s.endpoints)
                 .filter(in_region)
-                .find(|e| e.interface == interface.as_str())
-        });
-        match endpoint {
+        };
+        match there().find(|e| e.interface == interface.as_str()) {
             Some(endpoint) => Ok(endpoint.url.trim_end_matches('/').to_owned()),
             None => {
-                let offered: Vec<String> = service
-                    .map(|s| {
-                        s.endpoints
-                            .iter()
-                            .filter(in_region)
-                            .map(|e| e.interface.clone())
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let offered: Vec<String> = there().map(|e| e.interface.clone()).collect();
                 let offered = if offered.is_empty() {
                     "none".to_owned()
                 } else {
@@ -238,5 +234,61 @@ impl Session {
 
     fn error(&self, request: &str, fault: Fault) -> BackendError {
         BackendError::once(self.service.clone(), request, fault)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(region: &str) -> Session {
+        let credentials = Credentials {
+            auth_url: "http://keystone.invalid/v3".into(),
+            username: "opsbot".into(),
+            user_domain: "Default".into(),
+            project: "admin".into(),
+            project_domain: "Default".into(),
+            password: SecretString::from("unused"),
+            region: region.into(),
+            interface: Interface::Internal,
+        };
+        Session::new(reqwest::Client::new(), credentials, "prod")
+    }
+
+    /// Two `compute` services, as Keystone allows: each region's endpoints on one of them.
+    fn token() -> Token {
+        let catalog = serde_json::json!([
+            {"type": "compute", "endpoints": [
+                {"interface": "internal", "region_id": "east", "url": "http://east/compute/"}]},
+            {"type": "compute", "endpoints": [
+                {"interface": "public", "region_id": "west", "url": "http://west-public"},
+                {"interface": "internal", "region": "west", "url": "http://west/compute"}]},
+        ]);
+        Token {
+            value: SecretString::from("t"),
+            renew_at: tokio::time::Instant::now(),
+            catalog: serde_json::from_value(catalog).expect("catalog"),
+        }
+    }
+
+    #[test]
+    fn every_service_entry_of_a_type_is_searched() {
+        let token = token();
+        assert_eq!(
+            session("east").endpoint(&token, "compute").ok().as_deref(),
+            Some("http://east/compute")
+        );
+        assert_eq!(
+            session("west").endpoint(&token, "compute").ok().as_deref(),
+            Some("http://west/compute")
+        );
+        let missing = session("north")
+            .endpoint(&token, "compute")
+            .expect_err("no endpoint in north")
+            .to_string();
+        assert!(
+            missing.contains("no internal compute endpoint in region north (there: none)"),
+            "{missing}"
+        );
     }
 }

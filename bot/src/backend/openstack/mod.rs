@@ -114,6 +114,21 @@ impl CloudClient {
         query: &[(&str, &str)],
         body: Option<&Body>,
     ) -> Result<(u16, String), BackendError> {
+        self.send_at(api, api.microversion(), method, path, query, body)
+            .await
+    }
+
+    /// [`Self::send`] at another microversion than the API's usual one (`version`, e.g.
+    /// `placement 1.38` for consumer types), for the few reads that need a newer one.
+    async fn send_at(
+        &self,
+        api: Api,
+        version: Option<&str>,
+        method: Method,
+        path: &str,
+        query: &[(&str, &str)],
+        body: Option<&Body>,
+    ) -> Result<(u16, String), BackendError> {
         let request = format!("{method} {path}");
         let mut renewed = false;
         loop {
@@ -128,7 +143,7 @@ impl CloudClient {
                 .query(query)
                 .header(reqwest::header::ACCEPT, "application/json")
                 .header(AUTH_TOKEN, secret);
-            if let Some(version) = api.microversion() {
+            if let Some(version) = version {
                 builder = builder.header(API_VERSION, version);
             }
             if let Some(body) = body {

@@ -13,6 +13,9 @@ use crate::backend::error::{BackendError, Fault};
 /// reports the provider tree fields and the allocation shapes opsbot reads.
 pub const PLACEMENT_MICROVERSION: &str = "placement 1.17";
 
+/// 1.38 (Xena) reports a consumer's `consumer_type`; an older placement answers 406.
+const CONSUMER_TYPES: &str = "placement 1.38";
+
 impl CloudClient {
     /// `GET /resource_providers?name=`: the providers named exactly after `host`.
     pub async fn providers_named(&self, host: &HostName) -> Result<Vec<Provider>, BackendError> {
@@ -100,6 +103,37 @@ impl CloudClient {
             .json(Api::Placement, Method::GET, &path, &[], None)
             .await?;
         Ok(!answer.allocations.is_empty())
+    }
+
+    /// `GET /allocations/{consumer}` at 1.38: the consumer's type (`INSTANCE`, `MIGRATION`,
+    /// `unknown`, ...), `None` when the consumer holds nothing or placement predates types.
+    pub async fn consumer_type(
+        &self,
+        consumer: ConsumerId,
+    ) -> Result<Option<String>, BackendError> {
+        let path = format!("/allocations/{consumer}");
+        let request = format!("GET {path}");
+        match self
+            .send_at(
+                Api::Placement,
+                Some(CONSUMER_TYPES),
+                Method::GET,
+                &path,
+                &[],
+                None,
+            )
+            .await?
+        {
+            (200, text) => {
+                let typed: wire::TypedConsumer = serde_json::from_str(&text).map_err(|e| {
+                    self.error(Api::Placement, &request, Fault::Decode(e.to_string()))
+                })?;
+                Ok(typed.consumer_type)
+            }
+            // "Unacceptable version header": a placement older than Xena.
+            (406, _) => Ok(None),
+            (status, text) => Err(self.status_error(Api::Placement, &request, status, &text)),
+        }
     }
 
     /// `DELETE /allocations/{consumer}`: every allocation of the consumer, on every provider.

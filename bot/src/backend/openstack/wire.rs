@@ -33,6 +33,41 @@ pub(super) struct ConsumerAllocations {
     pub allocations: BTreeMap<String, Value>,
 }
 
+/// `GET /allocations/{consumer}` at 1.38: `consumer_type` appears only while the consumer holds
+/// something.
+#[derive(Debug, Deserialize)]
+pub(super) struct TypedConsumer {
+    #[serde(default)]
+    pub consumer_type: Option<String>,
+}
+
+/// `GET /os-migrations` at 2.59: newest first, a page at a time (`migrations_links` names the
+/// next one).
+#[derive(Debug, Deserialize)]
+pub(super) struct Migrations {
+    pub migrations: Vec<Migration>,
+    #[serde(default)]
+    pub migrations_links: Vec<Link>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Migration {
+    pub uuid: String,
+    pub instance_uuid: String,
+    pub migration_type: String,
+    pub status: String,
+    #[serde(default)]
+    pub source_compute: Option<String>,
+    #[serde(default)]
+    pub dest_compute: Option<String>,
+}
+
+/// A page link; the next page is asked for with the last migration's UUID as its marker.
+#[derive(Debug, Deserialize)]
+pub(super) struct Link {
+    pub rel: String,
+}
+
 #[derive(Debug, Deserialize)]
 pub(super) struct ConsumerResources {
     pub resources: BTreeMap<String, u64>,

@@ -19,6 +19,9 @@ pub(super) struct InfoVersion {
     /// Only OpenSearch sends it (`"opensearch"`).
     pub distribution: Option<String>,
     pub number: String,
+    /// Elasticsearch 6.3 and later: `oss` or `default`.
+    #[serde(default)]
+    pub build_flavor: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

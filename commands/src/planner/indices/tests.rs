@@ -1,21 +1,38 @@
 use super::*;
+use crate::cluster::CatIndexRow;
+use crate::index::IndexUuid;
 use crate::planner::{Facts, plan};
-use crate::retention::RetentionDays;
+use crate::retention::{Keeper, RetentionDays};
 use time::macros::datetime;
 
-fn row(name: &str) -> CatIndexRow {
-    CatIndexRow {
-        index: name.into(),
-        health: Some("green".into()),
-        status: Some("open".into()),
-        docs_count: Some("1000".into()),
-        store_size: Some("1073741824".into()),
+/// An index of 1 GiB with a UUID made from its name, kept by `keepers`.
+fn index(name: &str, keepers: Vec<Keeper>) -> IndexInfo {
+    let uuid: String = format!("u{name}")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(64)
+        .collect();
+    IndexInfo {
+        row: CatIndexRow {
+            index: name.into(),
+            uuid: Some(uuid.clone()),
+            health: Some("green".into()),
+            status: Some("open".into()),
+            docs_count: Some("1000".into()),
+            store_size: Some("1073741824".into()),
+        },
+        uuid: IndexUuid::parse(&uuid).unwrap(),
+        keepers,
     }
 }
 
 fn facts(names: &[&str]) -> Facts {
+    facts_of(names.iter().map(|n| index(n, vec![])).collect())
+}
+
+fn facts_of(indices: Vec<IndexInfo>) -> Facts {
     Facts::Indices(IndexFacts {
-        rows: names.iter().map(|n| row(n)).collect(),
+        indices,
         now: datetime!(2026-11-21 03:00:00 UTC),
     })
 }
@@ -24,7 +41,7 @@ fn prune_request(days: &str) -> ProcedureRequest {
     ProcedureRequest::IndicesPrune {
         cluster: ClusterName::parse("logs").unwrap(),
         older_than: RetentionDays::parse(days).unwrap(),
-        prefix: IndexName::parse("flog-").unwrap(),
+        prefix: Some(IndexName::parse("flog-").unwrap()),
     }
 }
 
@@ -78,7 +95,7 @@ fn chunks_keep_each_delete_path_under_the_limit_and_lose_nothing() {
     let mut seen = 0;
     for step in &plan.steps {
         if let Action::Destructive(DestructiveAction::DeleteIndices { indices }) = step {
-            let path: usize = indices.iter().map(|i| i.as_str().len() + 1).sum();
+            let path: usize = indices.iter().map(|i| i.name.as_str().len() + 1).sum();
             assert!(path <= MAX_DELETE_PATH, "{path}");
             seen += indices.len();
         }
@@ -104,6 +121,78 @@ fn deleting_an_index_that_is_not_there_is_refused() {
     );
     let plan = plan(&request, &facts(&["flog-2026.09.01"])).unwrap();
     assert_eq!(plan.deleted_indices().count(), 1);
+}
+
+#[test]
+fn indices_someone_else_keeps_are_never_selected_and_the_plan_says_why() {
+    let old = |name: &str, keepers| index(name, keepers);
+    let indices = vec![
+        old("flog-2026.01.01", vec![]),
+        old(
+            "flog-2026.01.02",
+            vec![Keeper::Ilm {
+                policy: "logs-30d".into(),
+            }],
+        ),
+        old(
+            "flog-2026.01.03",
+            vec![Keeper::Ism {
+                policy: "hot-warm".into(),
+            }],
+        ),
+        old("flog-2026.01.04", vec![Keeper::Hidden]),
+        old(
+            "flog-2026.01.05",
+            vec![
+                Keeper::Hidden,
+                Keeper::DataStream {
+                    stream: "flog".into(),
+                },
+            ],
+        ),
+        old("flog-0000.01.01", vec![]),
+        old("2026.01.06-flog", vec![]),
+    ];
+    let flog = plan(&prune_request("30"), &facts_of(indices.clone())).unwrap();
+    let deleted: Vec<&str> = flog.deleted_indices().map(IndexName::as_str).collect();
+    assert_eq!(deleted, ["flog-2026.01.01"]);
+    let kept = flog
+        .notes
+        .iter()
+        .find(|n| n.starts_with("kept, someone else's"))
+        .unwrap();
+    assert_eq!(
+        kept,
+        "kept, someone else's to delete (Curator leaves them too): 1 backing a data stream \
+         (flog-2026.01.05); 1 managed by an ILM policy (flog-2026.01.02); 1 managed by an ISM \
+         policy (flog-2026.01.03); 1 hidden (flog-2026.01.04)"
+    );
+    assert!(
+        flog.notes
+            .iter()
+            .any(|n| n.contains("no calendar date") && n.contains("flog-0000.01.01")),
+        "{:?}",
+        flog.notes
+    );
+    // Without a prefix every index is considered: the date-first one too; the keepers still hold.
+    let every = ProcedureRequest::IndicesPrune {
+        cluster: ClusterName::parse("logs").unwrap(),
+        older_than: RetentionDays::DEFAULT,
+        prefix: None,
+    };
+    assert_eq!(
+        every.to_string(),
+        "/indices prune cluster:logs older_than_days:30"
+    );
+    let all = plan(&every, &facts_of(indices)).unwrap();
+    let deleted: Vec<&str> = all.deleted_indices().map(IndexName::as_str).collect();
+    assert_eq!(deleted, ["flog-2026.01.01", "2026.01.06-flog"]);
+    // Each is bound to the incarnation that was listed.
+    let bound: Vec<String> = all
+        .deleted()
+        .map(|i| i.uuid.as_ref().unwrap().to_string())
+        .collect();
+    assert_eq!(bound, ["uflog_2026_01_01", "u2026_01_06_flog"]);
 }
 
 #[test]

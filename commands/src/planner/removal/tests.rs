@@ -200,7 +200,7 @@ fn an_exclusion_that_was_set_or_may_have_been_is_cleared_before_an_early_end() {
 fn an_early_end_says_what_is_left_and_how_to_finish() {
     let mut run = started_run(removal("10.0.0.14", facts()).unwrap());
     run.steps[0] = done();
-    insta::assert_snapshot!(render::aftermath(&run), @r#"
+    insta::assert_snapshot!(render::aftermath(&run, None), @r#"
     still set: transient cluster.routing.allocation.exclude._ip: 10.0.0.14; clear it with PUT /_cluster/settings {"transient":{"cluster.routing.allocation.exclude._ip":""}} on cluster `logs`
     10.0.0.14 still runs and stays in the deployment
     "#);
@@ -208,7 +208,7 @@ fn an_early_end_says_what_is_left_and_how_to_finish() {
         run.steps[step] = done();
     }
     run.steps[5] = done();
-    insta::assert_snapshot!(render::aftermath(&run), @r"
+    insta::assert_snapshot!(render::aftermath(&run, None), @r"
     the exclusion of 10.0.0.14 was cleared
     10.0.0.14 is stopped but still in the deployment inventory; to finish, ask again: /cluster remove-node cluster:logs node:10.0.0.14; to bring it back, start its search container
     ");

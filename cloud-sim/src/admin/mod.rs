@@ -1,5 +1,8 @@
-//! The simulator's own control API under `/_sim/`: state, call log, faults, token revocation.
-//! Not part of OpenStack; never logged as calls, never faulted, never token-checked.
+//! The simulator's own control API under `/_sim/`: state, call log, faults, token revocation,
+//! and (in [`nova`]) the clock, compute restarts and migrations. Not part of OpenStack; never
+//! logged as calls, never faulted, never token-checked.
+
+mod nova;
 
 use std::sync::Arc;
 
@@ -16,7 +19,7 @@ use crate::app::App;
 use crate::http::json;
 
 async fn state(State(app): State<Arc<App>>) -> Response {
-    json(StatusCode::OK, &*app.world())
+    json(StatusCode::OK, &app.world().state())
 }
 
 async fn calls(State(app): State<Arc<App>>) -> Response {
@@ -39,9 +42,9 @@ async fn set_faults(State(app): State<Arc<App>>, body: Bytes) -> Response {
             *app.faults() = rules.clone();
             json(StatusCode::OK, &rules)
         }
-        Err(problem) => json(
+        Err(problem) => error(
             StatusCode::BAD_REQUEST,
-            &json!({"error": format!("invalid fault rules: {problem}")}),
+            &format!("invalid fault rules: {problem}"),
         ),
     }
 }
@@ -56,12 +59,13 @@ async fn revoke_tokens(State(app): State<Arc<App>>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
+/// The admin API's error body: `{"error": "..."}`.
+pub(crate) fn error(status: StatusCode, message: &str) -> Response {
+    (status, axum::Json(json!({ "error": message }))).into_response()
+}
+
 async fn not_found() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        axum::Json(json!({"error": "no such simulator endpoint"})),
-    )
-        .into_response()
+    error(StatusCode::NOT_FOUND, "no such simulator endpoint")
 }
 
 pub(crate) fn router() -> Router<Arc<App>> {
@@ -70,5 +74,6 @@ pub(crate) fn router() -> Router<Arc<App>> {
         .route("/calls", get(calls).delete(clear_calls))
         .route("/faults", get(faults).put(set_faults).delete(clear_faults))
         .route("/revoke-tokens", post(revoke_tokens))
+        .merge(nova::router())
         .fallback(not_found)
 }

@@ -1,0 +1,111 @@
+//! Restarting `nova-compute` on hypervisors one at a time: after each restart the run waits
+//! until the host's compute service reports up again with a fresh report (one from before the
+//! restart does not count), and stops at a host that does not come back. A restart found
+//! started after a crash is never done again blindly: an operator says whether it happened.
+
+use std::time::Instant;
+
+use opsbot_commands::cluster::Observation;
+use opsbot_commands::name::HostName;
+use opsbot_commands::openstack::compute::{ComputeService, ServiceState};
+use opsbot_commands::plan::{Action, SafeAction};
+use opsbot_commands::render;
+use opsbot_commands::run::{Run, StepState};
+use opsbot_state::StoreError;
+use time::OffsetDateTime;
+use tokio::sync::Notify;
+
+use super::Inner;
+use super::step::StepOutcome;
+use super::wait;
+use crate::clouds::Cloud;
+
+/// How the host's compute service looks, for the progress message.
+fn shown(services: &[ComputeService], host: &HostName, now: OffsetDateTime) -> String {
+    match services.iter().find(|s| s.is_compute() && &s.host == host) {
+        Some(s) => format!(
+            "nova-compute on {host}: {}, last report {}",
+            s.state,
+            s.updated_at.map_or_else(
+                || "never".to_owned(),
+                |at| format!("{} ago", render::duration(now - at))
+            )
+        ),
+        None => format!("nova-compute on {host}: not listed"),
+    }
+}
+
+/// Waits until `host`'s compute service reports up with a report newer than the one it showed
+/// at the first look: the wait starts once the restart is done (the old process is gone), so a
+/// newer report comes from the restarted one. No clock is compared with the controllers'.
+pub(super) async fn up(
+    inner: &Inner,
+    cloud: &Cloud,
+    run: &Run,
+    host: &HostName,
+    waker: &Notify,
+) -> Result<StepOutcome, StoreError> {
+    let timeout = inner.config.compute_timeout;
+    let deadline = Instant::now() + timeout;
+    // The report seen at the first look: `Some(None)` when the service had never reported.
+    let mut baseline: Option<Option<OffsetDateTime>> = None;
+    loop {
+        let last = match cloud.client.services().await {
+            Ok(services) => {
+                let service = services.iter().find(|s| s.is_compute() && &s.host == host);
+                let reported = service.and_then(|s| s.updated_at);
+                match baseline {
+                    None => baseline = Some(reported),
+                    Some(before) => {
+                        if let Some(service) =
+                            service.filter(|s| s.state == ServiceState::Up && reported > before)
+                        {
+                            let at = service.updated_at.map_or_else(String::new, render::utc);
+                            return Ok(StepOutcome::Done(format!(
+                                "nova-compute on {host} reports up again (report at {at})"
+                            )));
+                        }
+                    }
+                }
+                shown(&services, host, OffsetDateTime::now_utc())
+            }
+            // One look that fails is one more look; the timeout bounds them.
+            Err(error) => error.to_string(),
+        };
+        inner.progress.observe(
+            run,
+            Observation {
+                note: Some(format!("{last}; waiting for a report after the restart")),
+                ..Observation::default()
+            },
+        );
+        if Instant::now() >= deadline {
+            return Ok(StepOutcome::Failed(format!(
+                "nova-compute on {host} has not reported up since its restart (waited {}; last \
+                 seen: {last}); the run stops here and restarts no other host. Look at the \
+                 `nova_compute` container on {host}",
+                wait::shown(timeout)
+            )));
+        }
+        if wait::paused_for_cancel(inner, run, inner.config.poll_interval, waker).await? {
+            return Ok(StepOutcome::Cancelled);
+        }
+    }
+}
+
+/// A restart found started after a crash: an operator says whether it happened. Nothing the
+/// cloud shows can tell: a `nova-compute` that was never restarted keeps reporting up every
+/// 10 s just as a restarted one does, and restarting again blindly could restart the host twice.
+/// `None` for any other step, which settles itself.
+pub(super) fn settled(run: &Run, index: usize) -> Option<StepOutcome> {
+    let Action::Safe(SafeAction::RestartCompute { host }) = &run.plan.steps[index] else {
+        return None;
+    };
+    matches!(run.steps[index], StepState::Started { .. }).then(|| {
+        StepOutcome::AskOperator(format!(
+            "opsbot stopped while restarting nova_compute on {host} and cannot tell whether the \
+             restart happened: look at the container's start time on {host} (`docker ps`) and \
+             restart it by hand if it was not"
+        ))
+    })
+}

@@ -1,0 +1,51 @@
+//! A `governor` rate limiter that keeps tokio's time, so that the pacing a test sees under a
+//! paused clock is the pacing production gets, and no test has to sleep to observe it.
+
+use std::time::Duration;
+
+use governor::clock::Clock;
+use governor::middleware::NoOpMiddleware;
+use governor::nanos::Nanos;
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{Quota, RateLimiter};
+use tokio::time::Instant;
+
+/// Tokio's clock as `governor` reads it: time elapsed since the limiter was made.
+#[derive(Clone, Copy, Debug)]
+struct TokioClock {
+    origin: Instant,
+}
+
+impl Clock for TokioClock {
+    type Instant = Nanos;
+
+    fn now(&self) -> Nanos {
+        self.origin.elapsed().into()
+    }
+}
+
+/// Lets one call through per period of its quota; waiting is a tokio sleep.
+pub(super) struct Pace {
+    clock: TokioClock,
+    limiter: RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<Nanos>>,
+}
+
+impl Pace {
+    pub(super) fn new(quota: Quota) -> Self {
+        let clock = TokioClock {
+            origin: Instant::now(),
+        };
+        Self {
+            clock,
+            limiter: RateLimiter::direct_with_clock(quota, clock),
+        }
+    }
+
+    /// Resolves when the next call conforms to the quota, and counts it as made.
+    pub(super) async fn ready(&self) {
+        while let Err(not_until) = self.limiter.check() {
+            let wait: Duration = not_until.wait_time_from(self.clock.now());
+            tokio::time::sleep(wait).await;
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! Checking a store before the bot trusts it: the schema version (and moving an older layout
+//! to this one), then one decoding pass over counters, locks and run records.
+
+use opsbot_commands::maintenance::MaintenanceNotice;
+use opsbot_commands::name::RunId;
+use opsbot_commands::run::Run;
+use sled::{Transactional, Tree};
+
+use crate::error::StoreError;
+use crate::keys::{self, AUDIT, LOCKS, MAINTENANCE, META, NEXT_AUDIT, NEXT_RUN, RUNS, SCHEMA};
+use crate::record::RunRecord;
+use crate::store::{SCHEMA_VERSION, Store, settle};
+
+impl Store {
+    /// Writes the schema version into a new store; moves an older layout to this one; refuses
+    /// one from a newer opsbot, and one that has records but no version (not a store this code
+    /// wrote).
+    pub(crate) fn check_schema(&self) -> Result<(), StoreError> {
+        if let Some(bytes) = self.meta.get(SCHEMA)? {
+            let found: u32 = self.decode(META, SCHEMA, &bytes)?;
+            if found > SCHEMA_VERSION {
+                return Err(StoreError::NewerVersion {
+                    path: self.path().to_owned(),
+                    tree: META,
+                    key: keys::render(META, SCHEMA),
+                    found,
+                    supported: SCHEMA_VERSION,
+                });
+            }
+            if found < SCHEMA_VERSION {
+                self.separate_plans()?;
+                self.meta
+                    .insert(SCHEMA, self.encode("the schema version", &SCHEMA_VERSION)?)?;
+                self.flush()?;
+            }
+            return Ok(());
+        }
+        let trees = [
+            &self.meta,
+            &self.runs,
+            &self.plans,
+            &self.locks,
+            &self.audit,
+            &self.run_logs,
+            &self.deliveries,
+        ];
+        if trees.iter().any(|tree| !tree.is_empty()) {
+            return Err(self.corrupt(META, SCHEMA, "missing, although the store holds records"));
+        }
+        self.meta
+            .insert(SCHEMA, self.encode("the schema version", &SCHEMA_VERSION)?)?;
+        self.flush()
+    }
+
+    /// Schema 1 kept each run's plan in its record: moves every plan to the `plans` tree, one
+    /// run at a time. Done again after a crash, it finds the plans already moved.
+    fn separate_plans(&self) -> Result<(), StoreError> {
+        for entry in self.runs.iter() {
+            let (key, bytes) = entry?;
+            let envelope: serde_json::Value = serde_json::from_slice(&bytes)
+                .map_err(|e| self.corrupt(RUNS, &key, &e.to_string()))?;
+            if envelope["data"].get("plan").is_none() {
+                continue;
+            }
+            let run: Run = self.decode(RUNS, &key, &bytes)?;
+            let plan = self.encode("a run's plan", &*run.plan)?;
+            let record = self.encode("a run record", &RunRecord::of(&run))?;
+            settle((&self.runs, &self.plans).transaction(|(runs, plans)| {
+                plans.insert(&*key, plan.as_slice())?;
+                runs.insert(&*key, record.as_slice())?;
+                Ok(())
+            }))?;
+        }
+        tracing::info!(path = %self.path().display(), "run plans kept apart from run states");
+        Ok(())
+    }
+
+    /// Decodes every counter, lock and run record once, and every unfinished run whole (plan
+    /// included), and checks that the counters are ahead of what they number (a counter behind
+    /// would make the next write collide with a record). Returns how many runs there are and
+    /// how many are unfinished.
+    pub(crate) fn validate(&self) -> Result<(usize, usize), StoreError> {
+        for entry in self.meta.iter() {
+            let (key, bytes) = entry?;
+            if key == MAINTENANCE {
+                self.decode::<MaintenanceNotice>(META, &key, &bytes)?;
+                continue;
+            }
+            // The schema version is a small number too; every other meta value decodes as one.
+            self.decode::<u64>(META, &key, &bytes)?;
+        }
+        for entry in self.locks.iter() {
+            let (key, bytes) = entry?;
+            self.decode::<RunId>(LOCKS, &key, &bytes)?;
+        }
+        let (mut runs, mut unfinished) = (0, 0);
+        for entry in self.runs.iter() {
+            let (key, bytes) = entry?;
+            let record = self.decode_record(&key, &bytes)?;
+            runs += 1;
+            if !record.is_finished() {
+                unfinished += 1;
+                self.with_plan(&key, record)?;
+            } else if !self.plans.contains_key(&key)? {
+                return Err(self.corrupt(RUNS, &key, "its plan is missing"));
+            }
+        }
+        self.check_counter(NEXT_RUN, &self.runs, RUNS)?;
+        self.check_counter(NEXT_AUDIT, &self.audit, AUDIT)?;
+        Ok((runs, unfinished))
+    }
+
+    fn check_counter(&self, counter: &[u8], tree: &Tree, name: &str) -> Result<(), StoreError> {
+        let Some((last, _)) = tree.last()? else {
+            return Ok(());
+        };
+        let next = self.counter(counter)?;
+        match keys::key_number(&last) {
+            Some(last) if last < next => Ok(()),
+            _ => Err(self.corrupt(
+                META,
+                counter,
+                &format!(
+                    "it is {next}, not past the last {} {}",
+                    keys::noun(name),
+                    keys::render(name, &last)
+                ),
+            )),
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! The store's layout: a run's plan is written once, apart from its state, and a store written
+//! by an opsbot that kept them together is moved to this layout when it opens.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+mod common;
+
+use common::{T0, alice, finished_run, new_run};
+use opsbot_commands::name::RunId;
+use opsbot_commands::run::{Run, StepState};
+
+fn envelope<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({"v": 1, "data": value})).unwrap()
+}
+
+#[test]
+fn a_store_that_kept_plans_inside_runs_is_moved_to_the_new_layout_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let running: Run = new_run("logs")(RunId::new(1));
+    let finished: Run = finished_run("other")(RunId::new(2));
+    {
+        // What the previous opsbot wrote: schema 1, each run whole in one record.
+        let db = common::raw_open(dir.path()).unwrap();
+        let meta = db.open_tree("meta").unwrap();
+        meta.insert("schema", envelope(&1_u32)).unwrap();
+        meta.insert("next_run_id", envelope(&3_u64)).unwrap();
+        let runs = db.open_tree("runs").unwrap();
+        for run in [&running, &finished] {
+            runs.insert(run.id.get().to_be_bytes(), envelope(run))
+                .unwrap();
+        }
+        db.open_tree("locks")
+            .unwrap()
+            .insert("logs", envelope(&RunId::new(1)))
+            .unwrap();
+        db.flush().unwrap();
+    }
+    let store = common::open(dir.path()).unwrap();
+    assert_eq!(store.run(RunId::new(1)).unwrap().as_ref(), Some(&running));
+    assert_eq!(store.run(RunId::new(2)).unwrap().as_ref(), Some(&finished));
+    assert_eq!(store.unfinished_runs().unwrap(), vec![running.clone()]);
+    drop(store);
+    let db = common::raw_open(dir.path()).unwrap();
+    let record = db
+        .open_tree("runs")
+        .unwrap()
+        .get(1_u64.to_be_bytes())
+        .unwrap()
+        .unwrap();
+    let record: serde_json::Value = serde_json::from_slice(&record).unwrap();
+    assert!(record["data"].get("plan").is_none(), "{record}");
+    assert!(
+        db.open_tree("plans")
+            .unwrap()
+            .contains_key(2_u64.to_be_bytes())
+            .unwrap()
+    );
+    let schema = db
+        .open_tree("meta")
+        .unwrap()
+        .get("schema")
+        .unwrap()
+        .unwrap();
+    assert_eq!(&schema[..], br#"{"v":1,"data":2}"#);
+    drop(db);
+    // And it opens again as it is now.
+    let store = common::open(dir.path()).unwrap();
+    assert_eq!(store.runs().unwrap().len(), 2);
+}
+
+#[test]
+fn a_transition_rewrites_the_runs_state_never_its_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::open(dir.path()).unwrap();
+    let big = new_run("logs");
+    let run = store
+        .create_run(
+            |id| {
+                let mut run = big(id);
+                // A plan as long as a large prune's: thousands of names in its notes.
+                let plan = std::sync::Arc::make_mut(&mut run.plan);
+                plan.notes = (0..5000).map(|n| format!("flog-{n:05}")).collect();
+                run.digest = plan.digest();
+                run
+            },
+            Some(&common::speaking(alice())),
+        )
+        .unwrap();
+    drop(store);
+    let sizes = |dir: &std::path::Path| {
+        let db = common::raw_open(dir).unwrap();
+        let key = run.id.get().to_be_bytes();
+        let plan = db.open_tree("plans").unwrap().get(key).unwrap().unwrap();
+        let record = db.open_tree("runs").unwrap().get(key).unwrap().unwrap();
+        (plan.to_vec(), record.len())
+    };
+    let (plan_before, record_before) = sizes(dir.path());
+    assert!(plan_before.len() > 50_000, "{}", plan_before.len());
+    assert!(record_before < 4_000, "{record_before}");
+    let store = common::open(dir.path()).unwrap();
+    for step in 0..5 {
+        store
+            .update_run(run.id, None, |run| {
+                run.steps[step] = StepState::Done {
+                    at: T0,
+                    note: "ok".into(),
+                };
+                Ok::<_, ()>(vec![])
+            })
+            .unwrap();
+    }
+    drop(store);
+    let (plan_after, record_after) = sizes(dir.path());
+    assert_eq!(plan_after, plan_before, "the plan is written once");
+    assert!(record_after < 4_000, "{record_after}");
+}

@@ -1,0 +1,238 @@
+//! Prune against a cluster that does what real ones do: indices a lifecycle policy or a data
+//! stream owns, hidden ones, odd names, an index deleted and re-created under its name after
+//! the approval, and a deletion the master takes longer to apply than the request waits.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use opsbot_commands::name::RunId;
+use opsbot_commands::run::{RunState, StepState};
+use opsbot_sim::{DataStreamSpec, Distribution, Flavor, IndexSpec, SimConfig};
+use opsbot_tests::{Harness, Setup};
+
+/// What the cluster deleted, by the simulator's own record.
+fn deleted(h: &Harness) -> BTreeSet<String> {
+    h.sim.state().deleted.into_iter().collect()
+}
+
+/// The names opsbot's DELETE requests carried, each request's in one list.
+fn sent(h: &Harness) -> Vec<Vec<String>> {
+    h.calls_by("DELETE")
+        .into_iter()
+        .filter(|c| {
+            c.opaque_id
+                .as_deref()
+                .is_some_and(|o| o.starts_with("opsbot/"))
+        })
+        .map(|c| {
+            c.path
+                .trim_start_matches('/')
+                .split(',')
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+/// Every name in at most one DELETE.
+fn assert_never_sent_twice(h: &Harness) {
+    let mut seen = BTreeSet::new();
+    for name in sent(h).into_iter().flatten() {
+        assert!(seen.insert(name.clone()), "{name} was sent twice");
+    }
+}
+
+fn done_notes(run: &opsbot_commands::run::Run) -> Vec<String> {
+    run.steps
+        .iter()
+        .filter_map(|step| match step {
+            StepState::Done { note, .. } => Some(note.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+const PRUNE_ALL: &str = "/indices prune cluster:logs older_than_days:30";
+
+#[tokio::test]
+async fn prune_without_a_prefix_keeps_what_curator_keeps_and_says_why() {
+    let h = Harness::start(Setup {
+        days_of_indices: 40,
+        sim: |config| SimConfig {
+            distribution: Distribution::Default,
+            indices: vec![
+                IndexSpec::new("app-2020.01.01").setting("index.lifecycle.name", "app-policy"),
+                IndexSpec::new("audit-2020.01.01").setting("index.hidden", "true"),
+                IndexSpec::new("2020.01.02-date-first"),
+                IndexSpec::new("mid-2020.01.03-x"),
+                IndexSpec::new("log-0000.01.01"),
+                IndexSpec::new("log-2020.02.30"),
+                IndexSpec::new("no-date-at-all"),
+            ],
+            data_streams: vec![DataStreamSpec::new("logs-app-default", 2)],
+            ..config
+        },
+        ..Setup::default()
+    })
+    .await;
+    let id = h.start_run("alice", PRUNE_ALL).await;
+    let plan = h.run(id).plan;
+    let notes = plan.notes.join("\n");
+    for expected in [
+        "indices of `logs` whose name date (the first YYYY.MM.DD in the name",
+        "kept, someone else's to delete (Curator leaves them too): 2 backing a data stream",
+        "1 managed by an ILM policy (app-2020.01.01)",
+        "1 hidden (audit-2020.01.01)",
+        "skipped, their date is no calendar date (Curator would abort on them): log-0000.01.01, \
+         log-2020.02.30",
+        "1 index without a date",
+    ] {
+        assert!(notes.contains(expected), "{expected}\n---\n{notes}");
+    }
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+
+    let gone = deleted(&h);
+    assert!(
+        gone.contains("2020.01.02-date-first") && gone.contains("mid-2020.01.03-x"),
+        "{gone:?}"
+    );
+    assert_eq!(
+        gone.iter().filter(|n| n.starts_with("flog-")).count(),
+        10,
+        "the 10 daily indices older than 30 days: {gone:?}"
+    );
+    assert_eq!(gone.len(), 12, "{gone:?}");
+    let left: BTreeSet<String> = h.index_names().into_iter().collect();
+    for kept in [
+        "app-2020.01.01",
+        "audit-2020.01.01",
+        "log-0000.01.01",
+        "log-2020.02.30",
+        "no-date-at-all",
+    ] {
+        assert!(left.contains(kept), "{kept}: {left:?}");
+    }
+    assert!(left.iter().filter(|n| n.starts_with(".ds-")).count() == 2);
+}
+
+#[tokio::test]
+async fn opensearch_indices_an_ism_policy_manages_are_kept() {
+    let h = Harness::start(Setup {
+        flavor: Flavor::Os2,
+        days_of_indices: 35,
+        sim: |config| SimConfig {
+            indices: vec![IndexSpec::new("flog-2020.01.01").ism_policy("hot-warm-delete")],
+            ..config
+        },
+        ..Setup::default()
+    })
+    .await;
+    let id = h
+        .start_run(
+            "alice",
+            "/indices prune cluster:logs older_than_days:30 prefix:flog-",
+        )
+        .await;
+    let notes = h.run(id).plan.notes.join("\n");
+    assert!(
+        notes.contains("1 managed by an ISM policy (flog-2020.01.01)"),
+        "{notes}"
+    );
+    h.approve("bob", id).await;
+    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    let gone = deleted(&h);
+    assert_eq!(gone.len(), 5, "{gone:?}");
+    assert!(!gone.contains("flog-2020.01.01"));
+}
+
+#[tokio::test]
+async fn an_index_re_created_after_the_approval_is_never_deleted() {
+    let h = Harness::start(Setup {
+        days_of_indices: 40,
+        ..Setup::default()
+    })
+    .await;
+    let id = h.start_run("alice", PRUNE_ALL).await;
+    let plan = h.run(id).plan;
+    let target = plan.deleted_indices().next().unwrap().to_string();
+    // Someone deletes it and a shipper writes to the name again: a new index, a new UUID.
+    let http = reqwest::Client::new();
+    let url = format!("{}/{target}", h.sim.base_url());
+    let status = http.delete(&url).send().await.unwrap().status();
+    assert!(status.is_success(), "{status}");
+    let status = http.put(&url).send().await.unwrap().status();
+    assert!(status.is_success(), "{status}");
+
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert!(
+        h.index_names().contains(&target),
+        "the new {target} is there"
+    );
+    assert!(
+        !sent(&h).iter().flatten().any(|n| *n == target),
+        "opsbot never asked to delete {target}"
+    );
+    let notes = done_notes(&run);
+    assert!(
+        notes.iter().any(|n| n.contains(&format!(
+            "kept, re-created since the plan was approved (another UUID): {target}"
+        ))),
+        "{notes:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_deletion_slower_than_the_request_is_waited_for_never_sent_again() {
+    // The master takes 60 simulated seconds to apply a deletion; the DELETE gives up after
+    // its 30 s timeout (`acknowledged: false`) while the deletion goes on.
+    let h = Harness::start(Setup {
+        days_of_indices: 40,
+        sim: |config| SimConfig {
+            delete_apply: Duration::from_secs(60),
+            ..config
+        },
+        ..Setup::default()
+    })
+    .await;
+    let id = h.start_run("alice", PRUNE_ALL).await;
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_never_sent_twice(&h);
+    assert_eq!(deleted(&h).len(), 10);
+    let notes = done_notes(&run);
+    assert!(notes.iter().any(|n| n == "deleted 10"), "{notes:#?}");
+    // While it was applied, opsbot looked at what the cluster was doing, not at the listing.
+    let looks = h
+        .calls_by("GET")
+        .iter()
+        .filter(|c| c.path == "/_cluster/pending_tasks" || c.path == "/_tasks")
+        .count();
+    assert!(looks > 0, "no look at the deletion in flight");
+}
+
+#[tokio::test]
+async fn a_plan_binds_each_index_to_its_uuid_and_checks_only_its_chunk() {
+    let h = Harness::start(Setup::default()).await;
+    let id = h.start_run("alice", PRUNE_ALL).await;
+    let plan = h.run(id).plan;
+    let bound = plan.deleted().filter(|p| p.uuid.is_some()).count();
+    assert_eq!(bound, plan.deleted().count(), "every index has its UUID");
+    h.sim.clear_calls();
+    h.approve("bob", id).await;
+    assert_eq!(h.finished(RunId::new(1)).await.state, RunState::Succeeded);
+    // Scoped looks only: no full listing once the run is approved.
+    let listings: Vec<String> = h
+        .calls_by("GET")
+        .into_iter()
+        .filter(|c| c.path == "/_cat/indices" || c.path == "/_cat/indices/")
+        .map(|c| format!("{} {}", c.path, c.query))
+        .collect();
+    assert!(listings.is_empty(), "{listings:#?}");
+}
