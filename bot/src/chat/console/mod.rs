@@ -12,7 +12,9 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::people::{Actor, People, Speaker};
+use opsbot_commands::request::Request;
 use opsbot_state::{Store, StoreError};
 use tokio::io::BufReader;
 
@@ -68,9 +70,21 @@ pub async fn demo(
     .await
 }
 
+/// Whether a line answers a run that waits for a person (`/approve`, `/reject`, `/run done`).
+/// Piped input is a script, and a script that approves means the run once it waits for that:
+/// such a line first lets executing runs reach where they wait (or end), as someone watching
+/// the console would have waited before typing it.
+fn answers_a_waiting_run(line: &str) -> bool {
+    matches!(
+        parse::parse_line(line, Origin::Console),
+        Ok(Request::Approve { .. } | Request::Reject { .. } | Request::RunDone { .. })
+    )
+}
+
 /// Runs a console on this terminal. `speaking` decides who speaks, once the store is open (so
 /// that a refusal can be audited). At the end of the input it lets executing runs finish (not
-/// those waiting for a person) and shows their last state.
+/// those waiting for a person) and shows their last state; piped, it lets them reach a person
+/// before a line that answers one (see [`answers_a_waiting_run`]).
 async fn terminal(
     config: &Config,
     banner: Option<String>,
@@ -109,6 +123,9 @@ async fn terminal(
         .await
         .context("reading the console input")?
     {
+        if !tty && answers_a_waiting_run(&line) {
+            engine.idle().await;
+        }
         if !tty && !line.trim().is_empty() {
             screen.print(&session.prompt(), line.trim(), None);
         }
