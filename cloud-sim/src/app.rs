@@ -19,6 +19,8 @@ pub(crate) struct App {
     pub directory: Directory,
     /// See [`CloudSimConfig::accept_foreign_tokens`].
     pub accept_foreign_tokens: bool,
+    /// See [`CloudSimConfig::compute_restart_call`].
+    pub restart_call: std::time::Duration,
     tokens: Mutex<Tokens>,
     world: Mutex<World>,
     calls: Mutex<CallLog>,
@@ -48,12 +50,14 @@ impl App {
         );
         let settings = Settings {
             restart_downtime: config.compute_restart_downtime,
+            restart_call: config.compute_restart_call,
             typed_consumers: config.nova_writes_consumer_types,
         };
         Ok(App {
             base_url,
             directory,
             accept_foreign_tokens: config.accept_foreign_tokens,
+            restart_call: config.compute_restart_call,
             tokens: Mutex::new(Tokens::new(config.token_lifetime)),
             world: Mutex::new(World::new(&config.world, owner, settings)?),
             calls: Mutex::new(CallLog::default()),

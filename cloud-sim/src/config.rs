@@ -12,9 +12,13 @@ use crate::world::MigrationType;
 /// Keystone's default `[token] expiration`.
 const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
 
-/// How long a restarted `nova_compute` container takes to report again: the container's stop
-/// and start plus Nova's `INITIAL_REPORTING_DELAY` (5 s) before the first heartbeat.
+/// How long a restarted `nova_compute` container, once up, takes to report: its start-up plus
+/// Nova's `INITIAL_REPORTING_DELAY` (5 s) before the first heartbeat.
 const DEFAULT_RESTART_DOWNTIME: Duration = Duration::from_secs(20);
+
+/// How long `docker restart nova_compute` takes: the container's stop (nova-compute exits
+/// within a second or two on SIGTERM) and start.
+const DEFAULT_RESTART_CALL: Duration = Duration::from_secs(1);
 
 /// How a simulated cloud starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,10 +37,15 @@ pub struct CloudSimConfig {
     pub accept_foreign_tokens: bool,
     /// Providers, servers, services, images and migrations present from the start.
     pub world: WorldSeed,
-    /// How long, by the simulator's clock, a restarted compute service stays quiet before it
-    /// reports again (unless a restart asks for another time). Below Nova's 60 s
+    /// How long, by the simulator's clock, a restarted compute service stays quiet after its
+    /// restart call answered (the container is up) before it reports again (unless a restart
+    /// asks for another time); never before, as Nova cannot. Below Nova's 60 s
     /// `service_down_time` its `state` never shows `down`: only `updated_at` tells.
     pub compute_restart_downtime: Duration,
+    /// How long the simulated `docker restart nova_compute` takes to answer: like docker, it
+    /// returns once the container has stopped and started again, so a bot killed meanwhile
+    /// cannot know whether the restart happened.
+    pub compute_restart_call: Duration,
     /// Let the simulated Nova send consumer types (`INSTANCE`, `MIGRATION`) with the
     /// allocations it writes. No Nova release does (its report client writes allocations at
     /// placement 1.28, so every Nova consumer shows `unknown` at 1.38), hence off by default;
@@ -47,7 +56,8 @@ pub struct CloudSimConfig {
 impl Default for CloudSimConfig {
     /// One `admin`/`adminpass` user in project `admin`, domain `Default`; region `RegionOne`;
     /// every interface; tokens valid for an hour, only this simulator's; an empty world; a
-    /// restarted compute service back after 20 s; no consumer types from Nova.
+    /// restarted compute service back after 20 s, its restart answered after 1 s; no consumer
+    /// types from Nova.
     fn default() -> Self {
         CloudSimConfig {
             users: vec![UserConfig::new("admin", "Default", "adminpass", "admin")],
@@ -57,6 +67,7 @@ impl Default for CloudSimConfig {
             accept_foreign_tokens: false,
             world: WorldSeed::default(),
             compute_restart_downtime: DEFAULT_RESTART_DOWNTIME,
+            compute_restart_call: DEFAULT_RESTART_CALL,
             nova_writes_consumer_types: false,
         }
     }

@@ -57,8 +57,9 @@
 //! [`CloudSimHandle::advance_clock`], so tests skip time instead of sleeping (Keystone's token
 //! expiry stays on wall time). A running service reports every 10 s; `state` is Nova's rule,
 //! `up` while the last heartbeat is at most `service_down_time` (60 s) old. A restarted
-//! compute service stops reporting (its `updated_at` freezes) and reports again after
-//! [`CloudSimConfig::compute_restart_downtime`]: a restart shorter than 60 s never shows
+//! compute service stops reporting (its `updated_at` freezes); the restart call answers after
+//! [`CloudSimConfig::compute_restart_call`] (docker's stop and start) and the service reports
+//! again [`CloudSimConfig::compute_restart_downtime`] after that: a restart shorter than 60 s never shows
 //! `down`, only a fresh `updated_at` afterwards. [`RestartFault`] makes a host's service never
 //! come back, or its restart fail.
 //!

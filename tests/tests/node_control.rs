@@ -59,10 +59,17 @@ async fn a_cancelled_restart_stops_at_a_safe_point_and_says_what_is_left() {
         .map(|n| n.ip.to_string())
         .collect();
     assert!(!gone.is_empty() && gone.len() <= 3, "{gone:?}");
-    assert!(
-        note.contains(&format!("not in the cluster: {}", gone.join(", "))),
-        "{note} / {gone:?}"
-    );
+    // With three of five nodes gone the cluster has no master and cannot list its nodes (the
+    // cancel may land after the third stop): the report then says so, and what this run did.
+    let shown = if gone.len() < 3 {
+        format!("not in the cluster: {}", gone.join(", "))
+    } else {
+        format!(
+            "the cluster could not be asked where its nodes stand; this run stopped {}",
+            gone.join(", ")
+        )
+    };
+    assert!(note.contains(&shown), "{note} / {gone:?}");
     let start = h.start_run("alice", "/cluster start cluster:logs").await;
     assert_eq!(h.finished(start).await.state, RunState::Succeeded);
 }

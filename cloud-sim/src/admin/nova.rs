@@ -80,14 +80,19 @@ struct Restart {
     down_for_seconds: Option<f64>,
 }
 
-/// 404 for a host without a compute service, 500 for a restart that fails (its switch).
+/// 404 for a host without a compute service, 500 for a restart that fails (its switch); a
+/// restart answers after [`App::restart_call`], as `docker restart` does.
 async fn restart(State(app): State<Arc<App>>, Path(host): Path<String>, body: Bytes) -> Answer {
     let down_for = parse::<Restart>(&body)?
         .down_for_seconds
         .map(seconds)
         .transpose()?;
-    match app.world().restart_compute(&host, down_for) {
-        Ok(restart) => Ok(json(StatusCode::OK, &restart)),
+    let restarted = app.world().restart_compute(&host, down_for);
+    match restarted {
+        Ok(restart) => {
+            tokio::time::sleep(app.restart_call).await;
+            Ok(json(StatusCode::OK, &restart))
+        }
         Err(refused @ RestartError::NoComputeService(_)) => {
             Err(Refusal(StatusCode::NOT_FOUND, refused.to_string()))
         }

@@ -45,8 +45,10 @@ pub(crate) struct Owner {
 /// How the simulated Nova behaves where deployments differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub(crate) struct Settings {
-    /// How long a restarted compute service takes to report again.
+    /// How long a restarted compute service takes to report again once it is up.
     pub restart_downtime: Duration,
+    /// How long the restart call takes (the container's stop and start).
+    pub restart_call: Duration,
     /// Whether Nova writes consumer types (no release does; see `CloudSimConfig`).
     pub typed_consumers: bool,
 }
@@ -170,6 +172,7 @@ pub(crate) mod tests {
         };
         let settings = Settings {
             restart_downtime: Duration::from_secs(20),
+            restart_call: Duration::ZERO,
             typed_consumers: false,
         };
         match World::new(&WorldSeed::default(), owner, settings) {

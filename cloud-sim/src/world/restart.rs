@@ -58,8 +58,9 @@ pub(crate) struct Restarts {
 }
 
 impl World {
-    /// Restarts the host's compute service: it stops reporting now and reports again
-    /// `down_for` later (the configured downtime if `None`), unless a fault switch says other.
+    /// Restarts the host's compute service: it stops reporting now and reports again `down_for`
+    /// (the configured downtime if `None`) after the restart call has answered, unless a fault
+    /// switch says other.
     pub(crate) fn restart_compute(
         &mut self,
         host: &str,
@@ -76,9 +77,13 @@ impl World {
         let fault = self.restarts.faults.get(host).copied();
         let back_after = match fault {
             Some(_) => None,
+            // The container is up once the restart call answers; the service is quiet from
+            // the stop until its first report after that.
             None => Some(
-                time::Duration::try_from(down_for.unwrap_or(self.settings.restart_downtime))
-                    .unwrap_or(time::Duration::MAX),
+                time::Duration::try_from(
+                    self.settings.restart_call + down_for.unwrap_or(self.settings.restart_downtime),
+                )
+                .unwrap_or(time::Duration::MAX),
             ),
         };
         let failed = fault == Some(RestartFault::Fails);
