@@ -1,15 +1,27 @@
 //! Checking a store before the bot trusts it: the schema version (and moving an older layout
-//! to this one), then one decoding pass over counters, locks and run records.
+//! to this one), then one decoding pass over counters, locks and runs (records and plans).
 
 use opsbot_commands::maintenance::MaintenanceNotice;
 use opsbot_commands::name::RunId;
-use opsbot_commands::run::Run;
+use opsbot_commands::plan::Plan;
+use serde::Deserialize;
 use sled::{Transactional, Tree};
 
 use crate::error::StoreError;
-use crate::keys::{self, AUDIT, LOCKS, MAINTENANCE, META, NEXT_AUDIT, NEXT_RUN, RUNS, SCHEMA};
+use crate::keys::{
+    self, AUDIT, LOCKS, MAINTENANCE, META, NEXT_AUDIT, NEXT_RUN, PLANS, RUNS, SCHEMA,
+};
 use crate::record::RunRecord;
 use crate::store::{SCHEMA_VERSION, Store, settle};
+
+/// A run record as schema 1 kept it: the whole run, its plan inside; read in one pass. A record
+/// already moved (by a move a crash interrupted) has no plan.
+#[derive(Deserialize)]
+struct Schema1Record {
+    plan: Option<Plan>,
+    #[serde(flatten)]
+    record: RunRecord,
+}
 
 impl Store {
     /// Writes the schema version into a new store; moves an older layout to this one; refuses
@@ -57,14 +69,12 @@ impl Store {
     fn separate_plans(&self) -> Result<(), StoreError> {
         for entry in self.runs.iter() {
             let (key, bytes) = entry?;
-            let envelope: serde_json::Value = serde_json::from_slice(&bytes)
-                .map_err(|e| self.corrupt(RUNS, &key, &e.to_string()))?;
-            if envelope["data"].get("plan").is_none() {
+            let old: Schema1Record = self.decode(RUNS, &key, &bytes)?;
+            let Some(plan) = old.plan else {
                 continue;
-            }
-            let run: Run = self.decode(RUNS, &key, &bytes)?;
-            let plan = self.encode("a run's plan", &*run.plan)?;
-            let record = self.encode("a run record", &RunRecord::of(&run))?;
+            };
+            let plan = self.encode("a run's plan", &plan)?;
+            let record = self.encode("a run record", &old.record)?;
             settle((&self.runs, &self.plans).transaction(|(runs, plans)| {
                 plans.insert(&*key, plan.as_slice())?;
                 runs.insert(&*key, record.as_slice())?;
@@ -75,10 +85,10 @@ impl Store {
         Ok(())
     }
 
-    /// Decodes every counter, lock and run record once, and every unfinished run whole (plan
-    /// included), and checks that the counters are ahead of what they number (a counter behind
-    /// would make the next write collide with a record). Returns how many runs there are and
-    /// how many are unfinished.
+    /// Decodes every counter, lock and run once (each run whole: its record, its plan, and
+    /// checked consistent in itself), and checks that the counters are ahead of what they
+    /// number (a counter behind would make the next write collide with a record). Returns how
+    /// many runs there are and how many are unfinished.
     pub(crate) fn validate(&self) -> Result<(usize, usize), StoreError> {
         for entry in self.meta.iter() {
             let (key, bytes) = entry?;
@@ -96,16 +106,17 @@ impl Store {
         let (mut runs, mut unfinished) = (0, 0);
         for entry in self.runs.iter() {
             let (key, bytes) = entry?;
-            let record = self.decode_record(&key, &bytes)?;
+            // Whole, as a listing reads it; only an unfinished run's plan stays in the cache.
+            let run = self.decode_run(&key, &bytes)?;
             runs += 1;
-            if !record.is_finished() {
+            if !run.state.is_finished() {
                 unfinished += 1;
-                self.with_plan(&key, record)?;
-            } else if !self.plans.contains_key(&key)? {
-                return Err(self.corrupt(RUNS, &key, "its plan is missing"));
             }
         }
         self.check_counter(NEXT_RUN, &self.runs, RUNS)?;
+        // A plan is written with its record, under the same id: one at or past the counter
+        // (left by a repair by hand) would make the next `create_run` refuse its id.
+        self.check_counter(NEXT_RUN, &self.plans, PLANS)?;
         self.check_counter(NEXT_AUDIT, &self.audit, AUDIT)?;
         Ok((runs, unfinished))
     }

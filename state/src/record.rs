@@ -1,7 +1,8 @@
 //! How a run is kept: its plan once, in the `plans` tree (a plan never changes: it is what was
 //! approved), and the rest in the `runs` tree, rewritten by every transition. A prune's plan
-//! names thousands of indices; a transition rewrites a few hundred bytes. Plans read back are
-//! shared from a small cache, so a run's task does not decode its plan at every step.
+//! names thousands of indices; a transition rewrites a few hundred bytes. The plans of
+//! unfinished runs are shared from a small cache, so a run's task does not decode its plan at
+//! every step; a finished run's plan is decoded when it is read (a listing reads each once).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -111,7 +112,10 @@ impl RunRecord {
     }
 }
 
-/// Plans read lately, by run: the unfinished runs' plans are read at every step.
+/// The plans of unfinished runs, by run: they are read at every step. Only those are put here
+/// (see `Store::plan`) and a run's plan is forgotten when it finishes, so that reading history,
+/// however long, never pushes a live run's plan out. A plan never changes once its run exists,
+/// so a plan found here is always the stored one.
 #[derive(Debug, Default)]
 pub(crate) struct PlanCache {
     inner: Mutex<Cached>,
@@ -125,7 +129,7 @@ struct Cached {
 }
 
 impl PlanCache {
-    /// Plans kept at most: far more than runs go on at once.
+    /// Plans kept at most: far more than runs go on at once (the oldest is dropped past it).
     const CAPACITY: usize = 256;
 
     pub(crate) fn get(&self, id: RunId) -> Option<Arc<Plan>> {
@@ -143,5 +147,75 @@ impl PlanCache {
                 cached.plans.remove(&oldest);
             }
         }
+    }
+
+    /// Drops the plan of a run that finished: nothing reads it at every step any more.
+    pub(crate) fn forget(&self, id: RunId) {
+        let mut cached = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if cached.plans.remove(&id).is_some() {
+            cached.order.retain(|&kept| kept != id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use opsbot_commands::plan::Plan;
+    use opsbot_commands::request::ProcedureRequest;
+
+    use super::*;
+
+    fn plan() -> Arc<Plan> {
+        Arc::new(Plan {
+            request: ProcedureRequest::ClusterRestart {
+                cluster: opsbot_commands::name::ClusterName::parse("logs").expect("a valid name"),
+            },
+            steps: vec![],
+            notes: vec![],
+        })
+    }
+
+    #[test]
+    fn a_cached_plan_is_the_one_put_until_it_is_forgotten() {
+        let cache = PlanCache::default();
+        let (one, two) = (RunId::new(1), RunId::new(2));
+        let plan_one = plan();
+        cache.put(one, Arc::clone(&plan_one));
+        cache.put(two, plan());
+        assert!(
+            cache
+                .get(one)
+                .is_some_and(|got| Arc::ptr_eq(&got, &plan_one))
+        );
+        cache.forget(one);
+        assert!(cache.get(one).is_none());
+        assert!(cache.get(two).is_some());
+        // Forgetting what is not there changes nothing.
+        cache.forget(one);
+        assert!(cache.get(two).is_some());
+    }
+
+    #[test]
+    fn past_capacity_the_oldest_plan_is_dropped_and_forgotten_ones_take_no_room() {
+        let cache = PlanCache::default();
+        let oldest = RunId::new(1);
+        cache.put(oldest, plan());
+        // Plans put and forgotten (runs that finished) leave the oldest where it was.
+        for n in 2..=(2 * PlanCache::CAPACITY as u64) {
+            cache.put(RunId::new(n), plan());
+            cache.forget(RunId::new(n));
+        }
+        assert!(cache.get(oldest).is_some());
+        // Putting the same run again takes no second place.
+        for _ in 0..PlanCache::CAPACITY {
+            cache.put(oldest, plan());
+        }
+        for n in 2..=(PlanCache::CAPACITY as u64) {
+            cache.put(RunId::new(n), plan());
+        }
+        assert!(cache.get(oldest).is_some());
+        cache.put(RunId::new(1000), plan());
+        assert!(cache.get(oldest).is_none(), "the oldest goes past capacity");
+        assert!(cache.get(RunId::new(2)).is_some());
     }
 }

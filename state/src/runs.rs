@@ -6,9 +6,8 @@ use std::sync::PoisonError;
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::RunId;
 use opsbot_commands::people::Speaker;
-use opsbot_commands::run::{Run, RunState};
+use opsbot_commands::run::Run;
 use opsbot_commands::target::Target;
-use serde::Deserialize;
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 use time::OffsetDateTime;
@@ -16,13 +15,6 @@ use time::OffsetDateTime;
 use crate::error::{StoreError, UpdateError};
 use crate::keys::{self, NEXT_RUN};
 use crate::store::{Store, abort, settle};
-
-/// The part of a run record `unfinished_runs` looks at; serde skips the rest without building
-/// it.
-#[derive(Deserialize)]
-struct RunHead {
-    state: RunState,
-}
 
 /// Why an `update_run` transaction gave up.
 enum Abort {
@@ -79,13 +71,15 @@ impl Store {
                 let detail = format!("run {id} was being created under it");
                 return Err(abort(self.corrupt(keys::META, NEXT_RUN, &detail)));
             }
-            self.sync_lock(runs, locks, &run)?;
+            self.sync_lock(runs, plans, locks, &run)?;
             plans.insert(&key, plan.as_slice())?;
             runs.insert(&key, record.as_slice())?;
             self.put_audit(meta, audit, &requested)
         }))?;
         self.flush()?;
-        self.plan_cache.put(id, std::sync::Arc::clone(&run.plan));
+        if !run.state.is_finished() {
+            self.plan_cache.put(id, std::sync::Arc::clone(&run.plan));
+        }
         Ok(run)
     }
 
@@ -150,12 +144,19 @@ impl Store {
                     self.encode(&format!("an audit event of {what}"), &event)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let trees = (&self.meta, &self.runs, &self.locks, &self.audit);
-            let outcome = trees.transaction(|(meta, runs, locks, audit)| {
+            // `plans` is only read, for the plan of a run holding this run's lock.
+            let trees = (
+                &self.meta,
+                &self.runs,
+                &self.plans,
+                &self.locks,
+                &self.audit,
+            );
+            let outcome = trees.transaction(|(meta, runs, plans, locks, audit)| {
                 if runs.get(key)?.as_deref() != Some(&stored[..]) {
                     return Err(ConflictableTransactionError::Abort(Abort::Stale));
                 }
-                self.sync_lock(runs, locks, &after)?;
+                self.sync_lock(runs, plans, locks, &after)?;
                 runs.insert(&key, record.as_slice())?;
                 events
                     .iter()
@@ -164,6 +165,9 @@ impl Store {
             match outcome {
                 Ok(()) => {
                     self.flush()?;
+                    if after.state.is_finished() {
+                        self.plan_cache.forget(id);
+                    }
                     return Ok(after);
                 }
                 Err(TransactionError::Abort(Abort::Stale)) => continue,
@@ -175,7 +179,8 @@ impl Store {
         }
     }
 
-    /// Every run, newest first (for `/run list`).
+    /// Every run, newest first (for `/run list`). The finished runs' plans are decoded but not
+    /// cached, so a long history does not push the live runs' plans out of the cache.
     pub fn runs(&self) -> Result<Vec<Run>, StoreError> {
         self.runs
             .iter()
@@ -187,16 +192,17 @@ impl Store {
             .collect()
     }
 
-    /// The runs to resume at start-up, oldest first. Only each record's state is read first
-    /// (finished runs are the bulk of the store and are skipped cheaply); unfinished ones are
-    /// then decoded in full, so a record that does not decode is still an error, never skipped.
+    /// The runs to resume at start-up, oldest first. Each record is decoded once (records do
+    /// not hold their plan, so this is cheap even for the finished runs that are the bulk of
+    /// the store); only the unfinished ones are joined with their plan. A record that does not
+    /// decode is an error, never skipped.
     pub fn unfinished_runs(&self) -> Result<Vec<Run>, StoreError> {
         let mut unfinished = Vec::new();
         for entry in self.runs.iter() {
             let (key, bytes) = entry?;
-            let head: RunHead = self.decode(keys::RUNS, &key, &bytes)?;
-            if !head.state.is_finished() {
-                unfinished.push(self.decode_run(&key, &bytes)?);
+            let record = self.decode_record(&key, &bytes)?;
+            if !record.is_finished() {
+                unfinished.push(self.with_plan(&key, record)?);
             }
         }
         Ok(unfinished)
@@ -211,7 +217,8 @@ impl Store {
             };
             let holder: RunId = self.decode(keys::LOCKS, key.as_bytes(), &bytes)?;
             let record = self.runs.get(keys::run_key(holder))?;
-            if self.is_live(holder, record, &key)? {
+            let read_plan = |key: &[u8]| Ok::<_, StoreError>(self.plans.get(key)?);
+            if self.is_live(holder, record, &key, read_plan)? {
                 return Ok(Some(holder));
             }
         }

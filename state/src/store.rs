@@ -8,12 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use opsbot_commands::name::RunId;
+use opsbot_commands::plan::Plan;
 use opsbot_commands::run::Run;
 use opsbot_commands::target::Target;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sled::transaction::{ConflictableTransactionError, ConflictableTransactionResult};
-use sled::transaction::{TransactionError, TransactionalTree};
+use sled::transaction::{TransactionError, TransactionalTree, UnabortableTransactionError};
 use sled::{IVec, Tree};
 
 use crate::codec::{self, DecodeError};
@@ -58,9 +59,10 @@ impl fmt::Debug for Store {
 
 impl Store {
     /// Opens (or creates) the store at `path` and checks it: the schema version, the counters,
-    /// the locks and every run record are decoded once, so that a corrupt or newer record stops
-    /// the bot at start-up with a clear message instead of failing a run later. The audit log
-    /// and run logs are not scanned (they only grow); they are checked when read.
+    /// the locks and every run (its record and its plan) are decoded once, so that a corrupt or
+    /// newer record stops the bot at start-up with a clear message instead of failing a run or
+    /// a listing later. The audit log and run logs are not scanned (they only grow); they are
+    /// checked when read.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let started = Instant::now();
         let db = sled::Config::new()
@@ -157,28 +159,49 @@ impl Store {
         Ok(record)
     }
 
-    /// The plan of the run filed under `key`, from the cache or the `plans` tree.
-    pub(crate) fn plan(&self, key: &[u8]) -> Result<Arc<opsbot_commands::plan::Plan>, StoreError> {
-        let id = keys::key_number(key).map(RunId::new);
-        if let Some(plan) = id.and_then(|id| self.plan_cache.get(id)) {
+    /// The plan of run `id`, from the cache or else read with `read` (see [`PlanRead`]). Only an
+    /// unfinished run's plan is put in the cache (`keep`): it is read at every step of the run,
+    /// whereas a finished run's is read once by a listing, which would otherwise push the live
+    /// runs' plans out.
+    fn plan<E: From<StoreError>>(
+        &self,
+        id: RunId,
+        keep: bool,
+        read: impl PlanRead<E>,
+    ) -> Result<Arc<Plan>, E> {
+        if let Some(plan) = self.plan_cache.get(id) {
             return Ok(plan);
         }
-        let Some(bytes) = self.plans.get(key)? else {
-            return Err(self.corrupt(RUNS, key, "its plan is missing"));
+        let key = keys::run_key(id);
+        let Some(bytes) = read(&key)? else {
+            return Err(self.corrupt(RUNS, &key, "its plan is missing").into());
         };
-        let plan = Arc::new(self.decode(PLANS, key, &bytes)?);
-        if let Some(id) = id {
+        let plan = Arc::new(self.decode(PLANS, &key, &bytes)?);
+        if keep {
             self.plan_cache.put(id, Arc::clone(&plan));
         }
         Ok(plan)
     }
 
-    /// The whole run of a record, checked: consistent in itself (see
-    /// [`Run::inconsistency`]), so that no run task ever works from a record that breaks it.
+    /// The whole run of a record (as [`Store::decode_record`] returns it, filed under `key`),
+    /// checked: consistent in itself (see [`Run::inconsistency`]), so that no run task ever
+    /// works from a record that breaks it. The plan is cached only while the run is unfinished.
     pub(crate) fn with_plan(&self, key: &[u8], record: RunRecord) -> Result<Run, StoreError> {
-        let run = record.with(self.plan(key)?);
+        self.with_plan_read_by(key, record, |key: &[u8]| Ok(self.plans.get(key)?))
+    }
+
+    /// [`Store::with_plan`], reading the plan (when it is not cached) with `read`.
+    fn with_plan_read_by<E: From<StoreError>>(
+        &self,
+        key: &[u8],
+        record: RunRecord,
+        read: impl PlanRead<E>,
+    ) -> Result<Run, E> {
+        let keep = !record.is_finished();
+        let plan = self.plan(record.id(), keep, read)?;
+        let run = record.with(plan);
         if let Some(wrong) = run.inconsistency() {
-            return Err(self.corrupt(RUNS, key, &wrong));
+            return Err(self.corrupt(RUNS, key, &wrong).into());
         }
         Ok(run)
     }
@@ -255,6 +278,7 @@ impl Store {
     pub(crate) fn sync_lock<E: From<StoreError>>(
         &self,
         runs: &TransactionalTree,
+        plans: &TransactionalTree,
         locks: &TransactionalTree,
         run: &Run,
     ) -> ConflictableTransactionResult<(), E> {
@@ -270,7 +294,10 @@ impl Store {
                     continue;
                 }
                 let held = runs.get(keys::run_key(holder))?;
-                if self.is_live(holder, held, key).map_err(abort)? {
+                let live = self.is_live(holder, held, key, |key: &[u8]| {
+                    Ok::<_, InTransaction<E>>(plans.get(key)?)
+                });
+                if live.map_err(|InTransaction(error)| error)? {
                     return Err(abort(StoreError::Locked { target, holder }));
                 }
                 tracing::warn!(%key, %holder, run = %run.id, "taking over a stale lock");
@@ -300,28 +327,57 @@ impl Store {
         Ok(())
     }
 
-    /// Whether the lock `key` held by `holder` (whose stored record is `record`) still counts.
-    /// A lock whose run is missing, finished or on another target cannot happen through this
-    /// store's methods, only after a repair by hand; it is treated as free so that the target is
-    /// not blocked forever by a run that will never release it.
-    pub(crate) fn is_live(
+    /// Whether the lock `key` held by `holder` (whose stored record is `record`) still counts;
+    /// `read_plan` reads the holder's plan if it is not cached (see [`PlanRead`]). A lock whose
+    /// run is missing, finished or on another target cannot happen through this store's
+    /// methods, only after a repair by hand; it is treated as free so that the target is not
+    /// blocked forever by a run that will never release it.
+    pub(crate) fn is_live<E: From<StoreError>>(
         &self,
         holder: RunId,
         record: Option<IVec>,
         key: &str,
-    ) -> Result<bool, StoreError> {
+        read_plan: impl PlanRead<E>,
+    ) -> Result<bool, E> {
         let Some(bytes) = record else {
             return Ok(false);
         };
-        let run = self.decode_run(&keys::run_key(holder), &bytes)?;
-        Ok(!run.state.is_finished()
-            && run
-                .plan
-                .request
-                .target()
-                .lock_keys()
-                .iter()
-                .any(|k| k == key))
+        let run_key = keys::run_key(holder);
+        let record = self.decode_record(&run_key, &bytes)?;
+        if record.is_finished() {
+            return Ok(false);
+        }
+        let run = self.with_plan_read_by(&run_key, record, read_plan)?;
+        Ok(run
+            .plan
+            .request
+            .target()
+            .lock_keys()
+            .iter()
+            .any(|k| k == key))
+    }
+}
+
+/// How a plan missing from the cache is read, by its key: from the `plans` tree, or inside a
+/// transaction from the transaction's view of it. sled holds every other read of the database
+/// until a transaction ends, so a transaction that read the tree itself would never end.
+pub(crate) trait PlanRead<E>: FnOnce(&[u8]) -> Result<Option<IVec>, E> {}
+
+impl<E, F: FnOnce(&[u8]) -> Result<Option<IVec>, E>> PlanRead<E> for F {}
+
+/// An error inside a transaction, as [`PlanRead`] gives it: store errors abort the
+/// transaction, sled's are sled's.
+struct InTransaction<E>(ConflictableTransactionError<E>);
+
+impl<E: From<StoreError>> From<StoreError> for InTransaction<E> {
+    fn from(error: StoreError) -> Self {
+        Self(abort(error))
+    }
+}
+
+impl<E> From<UnabortableTransactionError> for InTransaction<E> {
+    fn from(error: UnabortableTransactionError) -> Self {
+        Self(error.into())
     }
 }
 

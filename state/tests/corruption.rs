@@ -134,6 +134,114 @@ fn a_newer_schema_gives_newer_version() {
 }
 
 #[test]
+fn garbage_in_a_finished_runs_plan_makes_open_fail_naming_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path()).unwrap();
+    // r-2 is finished: nothing would read its plan until someone lists the runs.
+    poke(dir.path(), "plans", &r(2), b"\x00\xffnot json at all").unwrap();
+
+    let error = common::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(&error, StoreError::Corrupt { tree: "plans", key, .. } if key == "r-2"),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    let expected = format!(
+        "the store at {} has a corrupt run plan r-2 (",
+        dir.path().display()
+    );
+    assert!(text.starts_with(&expected), "{text}");
+}
+
+#[test]
+fn a_finished_runs_plan_of_the_wrong_shape_makes_open_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path()).unwrap();
+    poke(
+        dir.path(),
+        "plans",
+        &r(2),
+        br#"{"v":1,"data":{"steps":"none"}}"#,
+    )
+    .unwrap();
+    assert!(matches!(
+        common::open(dir.path()),
+        Err(StoreError::Corrupt { tree: "plans", key, .. }) if key == "r-2"
+    ));
+}
+
+#[test]
+fn a_finished_run_without_its_plan_makes_open_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path()).unwrap();
+    let db = common::raw_open(dir.path()).unwrap();
+    db.open_tree("plans").unwrap().remove(r(2)).unwrap();
+    db.flush().unwrap();
+    drop(db);
+    assert_eq!(
+        refused_at_open(dir.path()),
+        ("runs", "r-2".to_owned(), "its plan is missing".to_owned())
+    );
+}
+
+/// A finished run is read whole at open too, so that `/run list` never meets a record the
+/// store refuses.
+#[test]
+fn a_finished_run_that_contradicts_its_plan_makes_open_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path()).unwrap();
+    let db = common::raw_open(dir.path()).unwrap();
+    let runs = db.open_tree("runs").unwrap();
+    let bytes = runs.get(r(2)).unwrap().unwrap();
+    let mut envelope: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    envelope["data"]["steps"].as_array_mut().unwrap().pop();
+    runs.insert(r(2), serde_json::to_vec(&envelope).unwrap())
+        .unwrap();
+    db.flush().unwrap();
+    drop((runs, db));
+    assert_eq!(
+        refused_at_open(dir.path()),
+        (
+            "runs",
+            "r-2".to_owned(),
+            "it has 24 step states for 25 planned steps".to_owned()
+        )
+    );
+}
+
+/// A plan left without a run at or past the run counter (only a repair by hand can do that)
+/// would make the next `create_run` refuse the id it takes: refuse the store at open instead.
+#[test]
+fn a_plan_numbered_past_the_run_counter_makes_open_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path()).unwrap();
+    let db = common::raw_open(dir.path()).unwrap();
+    let plans = db.open_tree("plans").unwrap();
+    let plan = plans.get(r(1)).unwrap().unwrap();
+    plans.insert(r(4), plan).unwrap();
+    db.flush().unwrap();
+    drop((plans, db));
+    assert_eq!(
+        refused_at_open(dir.path()),
+        (
+            "meta",
+            "next_run_id".to_owned(),
+            "it is 4, not past the last run plan r-4".to_owned()
+        )
+    );
+}
+
+/// The tree, key and detail of the `Corrupt` error opening the store at `dir` gives.
+fn refused_at_open(dir: &std::path::Path) -> (&'static str, String, String) {
+    match common::open(dir) {
+        Err(StoreError::Corrupt {
+            tree, key, detail, ..
+        }) => (tree, key, detail),
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+}
+
+#[test]
 fn a_corrupt_lock_makes_open_fail() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
@@ -149,18 +257,14 @@ fn a_run_counter_set_back_by_hand_makes_open_fail() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
     poke(dir.path(), "meta", b"next_run_id", br#"{"v":1,"data":2}"#).unwrap();
-    match common::open(dir.path()) {
-        Err(StoreError::Corrupt {
-            tree: "meta",
-            key,
-            detail,
-            ..
-        }) => {
-            assert_eq!(key, "next_run_id");
-            assert_eq!(detail, "it is 2, not past the last run record r-3");
-        }
-        other => panic!("expected Corrupt, got {other:?}"),
-    }
+    assert_eq!(
+        refused_at_open(dir.path()),
+        (
+            "meta",
+            "next_run_id".to_owned(),
+            "it is 2, not past the last run record r-3".to_owned()
+        )
+    );
 }
 
 #[test]
@@ -273,8 +377,8 @@ fn a_run_record_that_contradicts_itself_is_refused_naming_the_run_and_why() {
         db.flush().unwrap();
         drop(runs);
         drop(db);
-        // An unfinished run is checked whole when the store opens; a finished one when it is
-        // read (nothing runs it).
+        // Every run is checked whole when the store opens (r-3 is unfinished); were one let
+        // through, reading it must still refuse it.
         let error = match common::open(dir.path()) {
             Err(error) => error,
             Ok(store) => store.run(RunId::new(3)).unwrap_err(),

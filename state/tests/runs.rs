@@ -396,3 +396,102 @@ fn a_store_in_use_is_refused_with_a_clear_error() {
         "{second}"
     );
 }
+
+/// A listing reads every run; the live runs' plans, read at every step of their run, stay
+/// shared however long the history is (finished runs' plans are not kept).
+#[test]
+fn listing_a_long_history_keeps_the_live_runs_plans_shared() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::open(dir.path()).unwrap();
+    let live = store.create_run(new_run("live"), None).unwrap();
+    for _ in 0..300 {
+        store.create_run(finished_run("old"), None).unwrap();
+    }
+    assert_eq!(store.runs().unwrap().len(), 301);
+    let read = store.run(live.id).unwrap().unwrap();
+    assert!(
+        Arc::ptr_eq(&read.plan, &live.plan),
+        "the live plan was decoded again"
+    );
+    let resumed = store.unfinished_runs().unwrap();
+    assert_eq!(resumed.len(), 1);
+    assert!(Arc::ptr_eq(&resumed[0].plan, &live.plan));
+    // A finished run's plan is decoded when read, not kept.
+    let old = RunId::new(2);
+    let first = store.run(old).unwrap().unwrap();
+    let second = store.run(old).unwrap().unwrap();
+    assert_eq!(first, second);
+    assert!(!Arc::ptr_eq(&first.plan, &second.plan));
+    drop(store);
+
+    // Opening reads every run once, and keeps only the live runs' plans.
+    let store = common::open(dir.path()).unwrap();
+    let first = store.run(live.id).unwrap().unwrap();
+    assert_eq!(first, live);
+    assert!(Arc::ptr_eq(
+        &first.plan,
+        &store.run(live.id).unwrap().unwrap().plan
+    ));
+    let old_one = store.run(old).unwrap().unwrap();
+    assert!(!Arc::ptr_eq(
+        &old_one.plan,
+        &store.run(old).unwrap().unwrap().plan
+    ));
+
+    // Once it finishes, its plan is not kept either.
+    let finished = store
+        .update_run(live.id, None, |run| {
+            run.finish(RunState::Succeeded, T0);
+            Ok::<_, ()>(vec![])
+        })
+        .unwrap();
+    let read = store.run(live.id).unwrap().unwrap();
+    assert_eq!(read, finished);
+    assert!(!Arc::ptr_eq(
+        &read.plan,
+        &store.run(live.id).unwrap().unwrap().plan
+    ));
+}
+
+/// Whether a lock's holder still holds it depends on the holder's plan (its target). That plan
+/// is read inside the transaction that takes the lock when it is not cached (more live runs
+/// than the cache keeps), and must be read through the transaction: sled blocks every other
+/// read until a transaction ends, so a plain read there would hang the bot for good.
+#[test]
+fn a_busy_cluster_is_refused_when_its_holders_plan_is_not_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::open(dir.path()).unwrap();
+    let first = store.create_run(new_run("c0"), None).unwrap();
+    // More live runs than plans are cached: r-1's plan is pushed out.
+    for n in 1..300 {
+        store.create_run(new_run(&format!("c{n}")), None).unwrap();
+    }
+    let refused = store.create_run(new_run("c0"), None).unwrap_err();
+    assert!(
+        matches!(&refused, StoreError::Locked { holder, .. } if *holder == first.id),
+        "{refused:?}"
+    );
+    // A transition of a run whose lock a repair by hand gave to another live run reads the
+    // holder's plan in its transaction too.
+    drop(store);
+    let db = common::raw_open(dir.path()).unwrap();
+    let locks = db.open_tree("locks").unwrap();
+    let r1 = locks.get("c0").unwrap().unwrap();
+    locks.insert("c1", r1).unwrap();
+    db.flush().unwrap();
+    drop((locks, db));
+    // Opening caches the live runs' plans, as many as are kept: not r-1's, the oldest.
+    let store = common::open(dir.path()).unwrap();
+    // r-1 holds `c0` only: its lock on `c1` counts as free, and r-2 takes it back.
+    let second = RunId::new(2);
+    store
+        .update_run(second, None, |run| {
+            run.steps[0] = StepState::Started { at: T0 };
+            Ok::<_, ()>(vec![])
+        })
+        .unwrap();
+    assert_eq!(
+        store.lock_holder(&Target::Cluster(cluster("c1"))).unwrap(),
+        Some(second)
+    );
+}

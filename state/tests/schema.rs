@@ -114,3 +114,37 @@ fn a_transition_rewrites_the_runs_state_never_its_plan() {
     assert_eq!(plan_after, plan_before, "the plan is written once");
     assert!(record_after < 4_000, "{record_after}");
 }
+
+/// A move to the new layout cut short (the bot killed half-way) is finished on the next open:
+/// a record already moved is left as it is.
+#[test]
+fn a_move_to_the_new_layout_cut_short_is_finished_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let moved: Run = finished_run("other")(RunId::new(1));
+    let running: Run = new_run("logs")(RunId::new(2));
+    {
+        let db = common::raw_open(dir.path()).unwrap();
+        let meta = db.open_tree("meta").unwrap();
+        meta.insert("schema", envelope(&1_u32)).unwrap();
+        meta.insert("next_run_id", envelope(&3_u64)).unwrap();
+        let runs = db.open_tree("runs").unwrap();
+        // r-1 was moved before the bot died: its plan apart, its record without it.
+        let mut record = serde_json::to_value(&moved).unwrap();
+        let plan = record.as_object_mut().unwrap().remove("plan").unwrap();
+        db.open_tree("plans")
+            .unwrap()
+            .insert(1_u64.to_be_bytes(), envelope(&plan))
+            .unwrap();
+        runs.insert(1_u64.to_be_bytes(), envelope(&record)).unwrap();
+        runs.insert(2_u64.to_be_bytes(), envelope(&running))
+            .unwrap();
+        db.open_tree("locks")
+            .unwrap()
+            .insert("logs", envelope(&RunId::new(2)))
+            .unwrap();
+        db.flush().unwrap();
+    }
+    let store = common::open(dir.path()).unwrap();
+    assert_eq!(store.runs().unwrap(), vec![running.clone(), moved]);
+    assert_eq!(store.unfinished_runs().unwrap(), vec![running]);
+}
