@@ -245,3 +245,51 @@ async fn settings_are_validated_and_read_back() {
     let body: serde_json::Value = response.json().await.unwrap();
     assert_eq!(body["error"], "Content-Type header is missing");
 }
+
+#[tokio::test]
+async fn excluding_a_missing_name_is_a_missing_index_before_es8() {
+    // ES 6/7 and OpenSearch look an excluded concrete name up (`innerResolve`) unless
+    // `ignore_unavailable`; ES 8 never does (elastic/elasticsearch#90902).
+    for flavor in [Flavor::Es6, Flavor::Es7, Flavor::Os2, Flavor::Es8] {
+        let sim = start_flavor(flavor).await;
+        let strict = flavor != Flavor::Es8;
+        let (status, body) = sim
+            .get("/_cat/indices/flog-*,-flog-1999.01.01?format=json&h=index")
+            .await;
+        if strict {
+            assert_eq!(status, StatusCode::NOT_FOUND, "{flavor}: {body}");
+            assert_eq!(
+                body["error"]["reason"], "no such index [flog-1999.01.01]",
+                "{flavor}"
+            );
+        } else {
+            assert_eq!(body.as_array().map(Vec::len), Some(10), "{flavor}: {body}");
+        }
+        let (status, body) = sim
+            .get("/flog-*,-flog-1999.01.01,-flog-2026.03.10/_settings?ignore_unavailable=true")
+            .await;
+        assert_eq!(status, StatusCode::OK, "{flavor}");
+        assert_eq!(body.as_object().map(|o| o.len()), Some(9), "{flavor}");
+
+        if flavor == Flavor::Es8 {
+            continue;
+        }
+        let before = names(&sim);
+        let (status, body) = sim
+            .json(Method::DELETE, "/flog-*,-flog-1999.01.01", None)
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{flavor}: {body}");
+        assert_eq!(names(&sim), before, "{flavor}: nothing deleted");
+        let (status, _) = sim
+            .json(
+                Method::DELETE,
+                "/flog-*,-flog-1999.01.01,-flog-2026.03.10?ignore_unavailable=true",
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{flavor}");
+        let left = names(&sim);
+        assert!(left.contains(&"flog-2026.03.10".to_owned()), "{flavor}");
+        assert_eq!(left.iter().filter(|n| n.starts_with("flog-")).count(), 1);
+    }
+}

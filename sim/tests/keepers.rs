@@ -16,8 +16,20 @@ async fn put(sim: &Sim, path: &str, body: &str) -> (StatusCode, Value) {
     sim.json(Method::PUT, path, Some(body)).await
 }
 
-fn today() -> String {
-    let day = time::OffsetDateTime::now_utc().date();
+/// The day, by the simulator's clock, on which `stream`'s first backing index was created:
+/// ES 8 names backing indices by it. Not the wall clock's day: the simulator's clock runs 1000
+/// times as fast from the wall clock at start, so the two differ shortly before midnight UTC.
+fn creation_day(sim: &Sim, stream: &str) -> String {
+    let state = sim.handle.state();
+    let backing = state
+        .indices
+        .iter()
+        .find(|index| index.data_stream.as_deref() == Some(stream))
+        .unwrap_or_else(|| panic!("no backing index of {stream}"));
+    let millis: i128 = backing.settings["index.creation_date"].parse().unwrap();
+    let day = time::OffsetDateTime::from_unix_timestamp_nanos(millis * 1_000_000)
+        .unwrap()
+        .date();
     format!(
         "{:04}.{:02}.{:02}",
         day.year(),
@@ -35,11 +47,7 @@ async fn data_streams_have_hidden_backing_indices_named_per_version() {
     .await;
     let es8 = start_flavor(Flavor::Es8).await;
     let os2 = start_flavor(Flavor::Os2).await;
-    for (sim, first) in [
-        (&es7, ".ds-app-logs-000001".to_owned()),
-        (&es8, format!(".ds-app-logs-{}-000001", today())),
-        (&os2, ".ds-app-logs-000001".to_owned()),
-    ] {
+    for (sim, dated) in [(&es7, false), (&es8, true), (&os2, false)] {
         assert_eq!(
             put(sim, "/_index_template/app", TEMPLATE).await.0,
             StatusCode::OK
@@ -49,6 +57,11 @@ async fn data_streams_have_hidden_backing_indices_named_per_version() {
             (status, body),
             (StatusCode::OK, json!({"acknowledged": true}))
         );
+        let first = if dated {
+            format!(".ds-app-logs-{}-000001", creation_day(sim, "app-logs"))
+        } else {
+            ".ds-app-logs-000001".to_owned()
+        };
         let (_, streams) = sim.get("/_data_stream/app-logs").await;
         let status = streams["data_streams"][0]["status"].as_str();
         assert!(
@@ -77,10 +90,16 @@ async fn data_streams_have_hidden_backing_indices_named_per_version() {
             settings[first.as_str()]["settings"]["index"]["hidden"],
             "true"
         );
+        // Hidden, yet listed with all indices: `_all`/`*`/nothing also expands every visible
+        // data stream for requests that take streams (`_cat/indices` resolves through
+        // `GetSettingsRequest`): elastic/elasticsearch#58869, `WildcardExpressionResolver.resolve`.
         let (_, rows) = sim.get("/_cat/indices?format=json&h=index").await;
         assert!(
-            !rows.to_string().contains(".ds-"),
-            "hidden: not listed by default"
+            rows.as_array()
+                .unwrap()
+                .iter()
+                .any(|row| row["index"] == first.as_str()),
+            "{rows}"
         );
         let (_, rows) = sim.get("/_cat/indices/app-logs?format=json&h=index").await;
         assert_eq!(
@@ -98,8 +117,10 @@ async fn data_streams_have_hidden_backing_indices_named_per_version() {
                 "index [{first}] is the write index for data stream [app-logs] and cannot be deleted"
             )
         );
+        // To delete (`includeDataStreams()` false) the stream's name names nothing.
         let (status, body) = sim.json(Method::DELETE, "/app-logs", None).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+        assert_eq!(body["error"]["reason"], "no such index [app-logs]");
         let (status, rolled) = sim.json(Method::POST, "/app-logs/_rollover", None).await;
         assert_eq!(status, StatusCode::OK, "{rolled}");
         assert_eq!(
@@ -396,4 +417,126 @@ async fn scenarios_start_with_indices_that_belong_to_someone_else() {
         reason: "r".into(),
     };
     assert_eq!(error.to_string(), "data stream [x]: r");
+}
+
+/// Index names a `_cat/indices` path lists.
+async fn cat_names(sim: &Sim, path: &str) -> Vec<String> {
+    let (status, rows) = sim.get(path).await;
+    assert_eq!(status, StatusCode::OK, "{path}: {rows}");
+    let mut names: Vec<String> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["index"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn listing_all_indices_includes_the_backing_indices_of_data_streams() {
+    for flavor in [Flavor::Es7, Flavor::Es8, Flavor::Os2] {
+        let sim = start(SimConfig {
+            distribution: Distribution::Default,
+            indices: vec![IndexSpec::new("audit-2026.03.01").setting("index.hidden", "true")],
+            data_streams: vec![DataStreamSpec::new("logs-app-default", 2)],
+            ..config(flavor)
+        })
+        .await;
+        let backing: Vec<String> = sim.handle.state().data_streams[0].indices.clone();
+        assert_eq!(backing.len(), 2);
+        // `_all`, `*` and nothing resolve to every visible index plus every data stream's
+        // backing indices (elastic/elasticsearch#58869; `WildcardExpressionResolver.resolve`
+        // with `includeDataStreams()`), but not to a plain index made hidden.
+        for path in [
+            "/_cat/indices?format=json&h=index",
+            "/_cat/indices/_all?format=json&h=index",
+            "/_cat/indices/*?format=json&h=index",
+        ] {
+            let names = cat_names(&sim, path).await;
+            for index in &backing {
+                assert!(names.contains(index), "{flavor} {path}: {names:?}");
+            }
+            assert!(
+                !names.iter().any(|name| name == "audit-2026.03.01"),
+                "{flavor} {path}: a hidden index stays unlisted"
+            );
+            // The daily indices, the backing indices and (not ES 8's hidden one) `.kibana_1`.
+            let kibana = usize::from(flavor != Flavor::Es8);
+            assert_eq!(names.len(), 10 + 2 + kibana, "{flavor} {path}: {names:?}");
+        }
+        for path in ["/_settings", "/_all/_settings", "/*/_settings"] {
+            let (status, settings) = sim.get(path).await;
+            assert_eq!(status, StatusCode::OK, "{flavor} {path}");
+            let settings = settings.as_object().unwrap();
+            for index in &backing {
+                assert!(settings.contains_key(index), "{flavor} {path}");
+            }
+            assert!(
+                !settings.contains_key("audit-2026.03.01"),
+                "{flavor} {path}"
+            );
+        }
+        let names = cat_names(
+            &sim,
+            "/_cat/indices?format=json&h=index&expand_wildcards=all",
+        )
+        .await;
+        assert!(names.iter().any(|name| name == "audit-2026.03.01"));
+        assert_eq!(
+            names.iter().filter(|name| backing.contains(name)).count(),
+            2,
+            "{flavor}: each backing index once"
+        );
+    }
+}
+
+#[tokio::test]
+async fn deleting_a_data_stream_by_name_deletes_nothing() {
+    for flavor in [Flavor::Es7, Flavor::Es8, Flavor::Os2] {
+        let sim = start(SimConfig {
+            distribution: Distribution::Default,
+            data_streams: vec![DataStreamSpec::new("logs-app-default", 2)],
+            ..config(flavor)
+        })
+        .await;
+        let before = sim.handle.state().indices.len();
+        // `DeleteIndexRequest.includeDataStreams()` is false: the name is unavailable, like a
+        // missing index's (`innerResolve` / `ensureAliasOrIndexExists`).
+        let (status, body) = sim.json(Method::DELETE, "/logs-app-default", None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{flavor}: {body}");
+        assert_eq!(body["error"]["type"], "index_not_found_exception");
+        assert_eq!(body["error"]["reason"], "no such index [logs-app-default]");
+        assert_eq!(body["error"]["index"], "logs-app-default");
+        let marked = body["error"].get("excluded_ds").cloned();
+        if flavor == Flavor::Es8 {
+            assert_eq!(marked, Some(json!("true")), "{body}");
+        } else {
+            assert_eq!(marked, None, "{flavor}: {body}");
+        }
+        // With `ignore_unavailable` the name is skipped; nothing left to delete is acknowledged.
+        let (status, body) = sim
+            .json(
+                Method::DELETE,
+                "/logs-app-default?ignore_unavailable=true",
+                None,
+            )
+            .await;
+        assert_eq!(
+            (status, body),
+            (StatusCode::OK, json!({"acknowledged": true})),
+            "{flavor}"
+        );
+        let (status, _) = sim
+            .json(
+                Method::DELETE,
+                "/logs-app-default,flog-2026.03.01?ignore_unavailable=true",
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{flavor}");
+        let state = sim.handle.state();
+        assert_eq!(state.indices.len(), before - 1, "{flavor}: the index only");
+        assert_eq!(state.data_streams[0].indices.len(), 2, "{flavor}");
+    }
 }

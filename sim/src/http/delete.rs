@@ -52,8 +52,11 @@ fn failure(failure: DeleteFailure) -> ApiError {
 
 /// `DELETE /{names}`. ES <= 7 and OpenSearch delete whatever a wildcard or `_all` matches
 /// (hidden indices only with `expand_wildcards` asking for them); ES 8 refuses such expressions
-/// because `action.destructive_requires_name` defaults to true. A wildcard matching nothing
-/// is answered at once, without a task.
+/// because `action.destructive_requires_name` defaults to true. A data stream's name names
+/// nothing here (`DeleteIndexRequest.includeDataStreams()` is false): `no such index`, or
+/// skipped under `ignore_unavailable`. An expression left with no index (a wildcard matching
+/// nothing, only skipped names) is acknowledged at once, without a task
+/// (`TransportDeleteIndexAction.masterOperation`).
 pub(crate) async fn delete(
     app: &App,
     params: &Params,

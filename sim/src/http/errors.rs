@@ -107,6 +107,28 @@ impl ApiError {
         .into()
     }
 
+    /// A data stream's name where the request takes indices only, without `ignore_unavailable`:
+    /// `IndexNotFoundException(name)` like a missing index's. ES 8 (`ensureAliasOrIndexExists`)
+    /// adds `EXCLUDED_DATA_STREAMS_KEY` (`es.excluded_ds`), which the metadata `HashMap` puts
+    /// between `resource.type` and `resource.id`; ES 7 and OpenSearch throw it from
+    /// `innerResolve` without.
+    pub(crate) fn excluded_data_stream(name: &str, marked: bool) -> Self {
+        if !marked {
+            return Self::index_not_found(name);
+        }
+        Exception::new(
+            StatusCode::NOT_FOUND,
+            "index_not_found_exception",
+            format!("no such index [{name}]"),
+        )
+        .with("resource.type", "index_or_alias")
+        .with("excluded_ds", "true")
+        .with("resource.id", name)
+        .with("index_uuid", "_na_")
+        .with("index", name)
+        .into()
+    }
+
     /// `Metadata.getIndexSafe` on a master task: the index bound on receipt is gone (or was
     /// re-created). Built from `IndexNotFoundException(Index)`: no `resource.*` keys, the uuid
     /// the request had bound.

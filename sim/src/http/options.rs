@@ -2,8 +2,6 @@
 //! `allow_no_indices` and `ignore_throttled` parameters, and the errors of an expression that
 //! does not resolve.
 
-use axum::http::StatusCode;
-
 use super::errors::ApiError;
 use super::params::Params;
 use crate::flavor::Product;
@@ -75,14 +73,10 @@ pub(crate) fn from_params(
 pub(crate) fn unresolved(error: Unresolved) -> ApiError {
     match error {
         Unresolved::Missing(name) => ApiError::index_not_found(&name),
+        Unresolved::ExcludedDataStream { name, marked } => {
+            ApiError::excluded_data_stream(&name, marked)
+        }
         Unresolved::Nothing(expression) => ApiError::no_indices(&expression),
-        Unresolved::DataStream(name) => ApiError::exception(
-            StatusCode::BAD_REQUEST,
-            "illegal_argument_exception",
-            format!(
-                "The provided expression [{name}] matches a data stream, specify the corresponding concrete indices instead."
-            ),
-        ),
     }
 }
 

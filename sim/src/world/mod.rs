@@ -262,7 +262,14 @@ impl World {
                     .collect(),
             })
             .collect();
-        resolve::resolve(&candidates, &streams, expression, options, targets)
+        resolve::resolve(
+            &candidates,
+            &streams,
+            expression,
+            options,
+            targets,
+            resolve::Dialect::of(self.product.flavor),
+        )
     }
 
     /// The identity of a new incarnation of `name`: a fresh uuid and the settings the server
