@@ -8,6 +8,7 @@ use opsbot_sim::FaultRule;
 use crate::calls::CallLog;
 use crate::config::CloudSimConfig;
 use crate::directory::Directory;
+use crate::http::microversion::Version;
 use crate::tokens::Tokens;
 use crate::world::{MigrationError, Owner, Settings, World};
 
@@ -21,6 +22,8 @@ pub(crate) struct App {
     pub accept_foreign_tokens: bool,
     /// See [`CloudSimConfig::compute_restart_call`].
     pub restart_call: std::time::Duration,
+    /// See [`CloudSimConfig::placement_max_version`].
+    pub placement_max: Version,
     tokens: Mutex<Tokens>,
     world: Mutex<World>,
     calls: Mutex<CallLog>,
@@ -58,6 +61,7 @@ impl App {
             directory,
             accept_foreign_tokens: config.accept_foreign_tokens,
             restart_call: config.compute_restart_call,
+            placement_max: config.placement_max_version,
             tokens: Mutex::new(Tokens::new(config.token_lifetime)),
             world: Mutex::new(World::new(&config.world, owner, settings)?),
             calls: Mutex::new(CallLog::default()),

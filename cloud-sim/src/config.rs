@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::http::microversion::{PLACEMENT_MAX, Version};
 use crate::world::MigrationType;
 
 /// Keystone's default `[token] expiration`.
@@ -51,13 +52,18 @@ pub struct CloudSimConfig {
     /// placement 1.28, so every Nova consumer shows `unknown` at 1.38), hence off by default;
     /// on, it stands for a future Nova, to test code that reads the types.
     pub nova_writes_consumer_types: bool,
+    /// Placement's newest microversion: 1.39 (Placement 16's), or an older placement's, e.g.
+    /// 1.36 for Wallaby's. It is what `latest` gets, what the root document and a 406 body
+    /// show as `max_version`, and a request for any later version is a 406. From 1.0 to 1.39,
+    /// the versions the simulator implements; anything else refuses to start.
+    pub placement_max_version: Version,
 }
 
 impl Default for CloudSimConfig {
     /// One `admin`/`adminpass` user in project `admin`, domain `Default`; region `RegionOne`;
     /// every interface; tokens valid for an hour, only this simulator's; an empty world; a
     /// restarted compute service back after 20 s, its restart answered after 1 s; no consumer
-    /// types from Nova.
+    /// types from Nova; placement up to microversion 1.39.
     fn default() -> Self {
         CloudSimConfig {
             users: vec![UserConfig::new("admin", "Default", "adminpass", "admin")],
@@ -69,6 +75,7 @@ impl Default for CloudSimConfig {
             compute_restart_downtime: DEFAULT_RESTART_DOWNTIME,
             compute_restart_call: DEFAULT_RESTART_CALL,
             nova_writes_consumer_types: false,
+            placement_max_version: PLACEMENT_MAX,
         }
     }
 }

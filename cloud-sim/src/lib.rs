@@ -20,15 +20,17 @@
 //!   `consumer_generation`; never a type), `GET|DELETE /allocations/{consumer}` (from 1.12
 //!   `project_id`, `user_id`, from 1.28 `consumer_generation`, from 1.38 `consumer_type`:
 //!   `INSTANCE`, `MIGRATION` or `unknown`; none of them for a consumer without allocations).
-//!   Microversions 1.0–1.39, chosen only by `OpenStack-API-Version: placement X.Y`.
+//!   Microversions 1.0–1.39 (or to [`CloudSimConfig::placement_max_version`], as an older
+//!   placement), chosen only by `OpenStack-API-Version: placement X.Y`.
 //! * **Nova**, `/compute/v2.1`: `GET /` (version, no token), `GET /servers/{id}`, `GET
 //!   /os-services[?binary=&host=]`, `DELETE /os-services/{id}` (integer id below 2.53, uuid
 //!   from 2.53; deleting removes only the service, not its compute node or provider), `GET
 //!   /os-migrations` (filters `instance_uuid`, `status`, `migration_type`, `source_compute`,
 //!   `host`; 2.23 adds `migration_type` and links on live migrations in progress; 2.59 the
-//!   `uuid`, newest-first paging by `limit`/`marker` with `migrations_links`, `changes-since`
-//!   (and the `user_id`/`project_id` filters); 2.66 `changes-before`; 2.80 `user_id` and
-//!   `project_id` fields), `GET /servers/{id}/migrations[/{migration id}]` (from 2.23: live
+//!   `uuid`, newest-first paging by `limit`/`marker` with `migrations_links`, `changes-since`,
+//!   and a 400 for any parameter the version's schema does not name (before 2.59 those are
+//!   ignored); 2.66 `changes-before`; 2.80 the `user_id` and `project_id` filters and
+//!   fields), `GET /servers/{id}/migrations[/{migration id}]` (from 2.23: live
 //!   migrations in progress only). Microversions 2.1–2.96, from `OpenStack-API-Version:
 //!   compute X.Y` or `X-OpenStack-Nova-API-Version`.
 //! * **Glance v2**, `/image`: `GET /v2/images[?filters]`, `GET /v2/images/{id}`, `PATCH
@@ -104,6 +106,7 @@ pub use config::{
     CloudSimConfig, ComputeServiceSeed, ImageSeed, Interface, MigrationSeed, ProviderSeed,
     ServerSeed, ServiceState, ServiceStatus, UserConfig, WorldSeed,
 };
+pub use http::microversion::Version as Microversion;
 pub use opsbot_sim::{FaultKind, FaultRule};
 pub use server::{CloudSimHandle, spawn};
 pub use world::{

@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::app::App;
 use crate::calls::Call;
 use crate::config::{CloudSimConfig, ComputeServiceSeed, ImageSeed, ServerSeed};
+use crate::http::microversion::{PLACEMENT_MAX, PLACEMENT_MIN};
 use crate::world::{ComputeService, Image};
 
 /// A running simulated cloud. Dropping it asks the server to stop gracefully.
@@ -28,6 +29,15 @@ pub struct CloudSimHandle {
 /// that Nova would refuse fails with [`io::ErrorKind::InvalidInput`].
 pub async fn spawn(config: CloudSimConfig, listener: TcpListener) -> io::Result<CloudSimHandle> {
     let addr = listener.local_addr()?;
+    let max = config.placement_max_version;
+    if !(PLACEMENT_MIN..=PLACEMENT_MAX).contains(&max) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "placement_max_version {max} is outside {PLACEMENT_MIN}–{PLACEMENT_MAX}, the placement microversions the simulator implements"
+            ),
+        ));
+    }
     let app = App::new(&config, format!("http://{addr}"))
         .map_err(|refused| io::Error::new(io::ErrorKind::InvalidInput, refused))?;
     let app = Arc::new(app);

@@ -152,9 +152,14 @@ async fn filters_pick_the_migrations_in_progress() {
     let instance = migrations[0].instance_uuid;
     let path = format!("/compute/v2.1/os-migrations?instance_uuid={instance}");
     assert_eq!(uuids(&body(cloud.get(&path).await).await, "id"), ["1"]);
-    // A repeated parameter counts with its last value; unknown ones are ignored.
+    // A repeated parameter counts with its last value; unknown ones are ignored before 2.59
+    // (refused from 2.59: see `the_query_schema_names_what_each_version_takes`).
     assert_eq!(
-        listed("status=running&status=migrating&colour=red", "2.59").await,
+        listed("status=running&status=migrating&colour=red", "2.58").await,
+        ["1"]
+    );
+    assert_eq!(
+        listed("status=running&status=migrating", "2.59").await,
         ["1"]
     );
     // changes-since filters on updated_at from 2.59 and is ignored before.
@@ -177,12 +182,20 @@ async fn filters_pick_the_migrations_in_progress() {
         uuids(&cloud.get_at(&until, ("compute", "2.66")).await, "id"),
         ["2", "1"]
     );
+    // Before 2.59 Nova strips it (from 2.59 to 2.65 it is refused).
     assert_eq!(
-        uuids(&cloud.get_at(&until, ("compute", "2.65")).await, "id"),
+        uuids(&cloud.get_at(&until, ("compute", "2.58")).await, "id"),
+        ["1", "2", "3"]
+    );
+    // The user and project filters from 2.80; stripped before 2.59 (refused in between).
+    assert_eq!(listed("user_id=nobody", "2.80").await, [""; 0]);
+    assert_eq!(listed("project_id=nobody", "2.80").await, [""; 0]);
+    let owner = format!("user_id={}", migrations[0].user_id);
+    let path = format!("/compute/v2.1/os-migrations?{owner}");
+    assert_eq!(
+        uuids(&cloud.get_at(&path, ("compute", "2.80")).await, "id"),
         ["3", "2", "1"]
     );
-    // The user filter reaches the database from 2.59 (nothing strips it), not before.
-    assert_eq!(listed("user_id=nobody", "2.59").await, [""; 0]);
     assert_eq!(listed("user_id=nobody", "2.58").await.len(), 3);
 
     let bad = cloud
@@ -196,6 +209,98 @@ async fn filters_pick_the_migrations_in_progress() {
     assert_eq!(
         body(bad).await["badRequest"]["message"],
         "Invalid input for query parameters changes-since. Value: yesterday. 'yesterday' is not a 'date-time'"
+    );
+}
+
+/// Nova's query schemas for `GET /os-migrations` (`nova/api/openstack/compute/schemas/
+/// migrations.py`): from 2.59 `additionalProperties` is `False`, so a parameter the version's
+/// schema does not name is a 400, not ignored; `limit`, `marker` and the times take one value.
+#[tokio::test]
+async fn the_query_schema_names_what_each_version_takes() {
+    let (cloud, _) = cloud_with_migrations().await;
+    let refused = |query: &'static str, version: &'static str| {
+        let cloud = &cloud;
+        async move {
+            let response = cloud
+                .at(
+                    Method::GET,
+                    &format!("/compute/v2.1/os-migrations?{query}"),
+                    ("compute", version),
+                )
+                .await;
+            assert_eq!(response.status(), 400, "{query} at {version}");
+            body(response).await["badRequest"]["message"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        }
+    };
+    let unexpected = |names: &str| format!("Additional properties are not allowed ({names})");
+    assert_eq!(
+        refused("colour=red", "2.59").await,
+        unexpected("'colour' was unexpected")
+    );
+    // Sorted, each once, whatever the request's order.
+    assert_eq!(
+        refused("size=1&host=compute-01&colour=red&size=2", "2.96").await,
+        unexpected("'colour', 'size' were unexpected")
+    );
+    // A later version's parameter is unexpected before it.
+    assert_eq!(
+        refused("changes-before=2026-01-01T00:00:00", "2.65").await,
+        unexpected("'changes-before' was unexpected")
+    );
+    for version in ["2.59", "2.79"] {
+        assert_eq!(
+            refused("user_id=nobody&project_id=nobody", version).await,
+            unexpected("'project_id', 'user_id' were unexpected")
+        );
+    }
+    // The named parameters are checked first.
+    assert_eq!(
+        refused("colour=red&limit=x", "2.59").await,
+        "Invalid input for query parameters limit. Value: x. 'x' does not match '^[0-9]*$'"
+    );
+    assert_eq!(
+        refused("limit=", "2.59").await,
+        "Invalid input for query parameters limit. Value: . '' should be non-empty"
+    );
+    assert_eq!(
+        refused("limit=1&limit=2", "2.59").await,
+        "Invalid input for query parameters limit. Value: ['1', '2']. ['1', '2'] is too long"
+    );
+    assert_eq!(
+        refused("user_id=a&user_id=b", "2.80").await,
+        "Invalid input for query parameters user_id. Value: ['a', 'b']. ['a', 'b'] is too long"
+    );
+    assert_eq!(
+        refused(
+            "changes-since=2026-01-01T00:00:00&changes-since=soon",
+            "2.59"
+        )
+        .await,
+        "Invalid input for query parameters changes-since. Value: soon. 'soon' is not a 'date-time'"
+    );
+
+    // What a version names is taken, repeated if the schema allows; before 2.59 anything is.
+    let listed = |query: &'static str, version: &'static str| {
+        let cloud = &cloud;
+        async move {
+            let path = format!("/compute/v2.1/os-migrations?{query}");
+            cloud.get_at(&path, ("compute", version)).await["migrations"]
+                .as_array()
+                .unwrap()
+                .len()
+        }
+    };
+    assert_eq!(listed("host=a&host=compute-01", "2.59").await, 3);
+    assert_eq!(
+        listed(
+            "colour=red&limit=x&limit=y&changes-since=soon&user_id=nobody",
+            "2.58"
+        )
+        .await,
+        3
     );
 }
 

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{Cloud, body, header, keys, start};
-use opsbot_cloud_sim::CloudSimConfig;
+use opsbot_cloud_sim::{CloudSimConfig, Microversion};
 use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -235,6 +235,82 @@ async fn only_the_openstack_api_version_header_selects_a_version() {
         ]
     );
     assert_eq!(versions[7..], [None, None]);
+}
+
+/// A Wallaby placement (5.0.x) ends at 1.36: `microversion_parse`'s middleware answers a
+/// later version with 406 and placement's error body names its range.
+#[tokio::test]
+async fn an_older_placement_refuses_versions_past_its_maximum() {
+    let cloud = start(CloudSimConfig {
+        placement_max_version: Microversion::new(1, 36),
+        ..CloudSimConfig::default()
+    })
+    .await;
+    let consumer = Uuid::new_v4();
+    let rp = cloud.sim.add_provider("compute-01");
+    cloud.sim.add_allocation(rp, consumer, &[("VCPU", 1)]);
+    let path = format!("/placement/allocations/{consumer}");
+
+    let root = cloud
+        .http
+        .get(cloud.url("/placement/"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(body(root).await["versions"][0]["max_version"], "1.36");
+
+    let refused = at(&cloud, Method::GET, &path, "1.38").await;
+    assert_eq!(refused.status(), 406);
+    assert!(refused.headers().get("openstack-api-version").is_none());
+    let error = body(refused).await["errors"][0].clone();
+    assert_eq!(error["title"], "Not Acceptable");
+    assert_eq!(
+        error["detail"],
+        "The resource could not be generated that was acceptable to your browser (content of type application/json. \n\n Invalid microversion: Unacceptable version header: 1.38"
+    );
+    assert_eq!(
+        (error["max_version"].as_str(), error["min_version"].as_str()),
+        (Some("1.36"), Some("1.0"))
+    );
+    assert_eq!(at(&cloud, Method::GET, &path, "1.37").await.status(), 406);
+
+    // Up to its maximum it answers as before; `latest` is that maximum.
+    let served = at(&cloud, Method::GET, &path, "1.36").await;
+    assert_eq!(served.status(), 200);
+    assert_eq!(
+        header(&served, "openstack-api-version"),
+        Some("placement 1.36")
+    );
+    let allocations = body(served).await;
+    assert!(allocations["consumer_generation"].is_u64());
+    assert!(allocations.get("consumer_type").is_none());
+    let latest = at(&cloud, Method::GET, &path, "latest").await;
+    assert_eq!(
+        header(&latest, "openstack-api-version"),
+        Some("placement 1.36")
+    );
+    assert_eq!(at(&cloud, Method::GET, &path, "1.17").await.status(), 200);
+}
+
+#[tokio::test]
+async fn a_placement_maximum_the_simulator_does_not_implement_is_refused() {
+    for max in [
+        Microversion::new(1, 40),
+        Microversion::new(2, 0),
+        Microversion::new(0, 9),
+    ] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let config = CloudSimConfig {
+            placement_max_version: max,
+            ..CloudSimConfig::default()
+        };
+        let refused = opsbot_cloud_sim::spawn(config, listener)
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput, "{max:?}");
+        assert!(refused.to_string().contains("1.0–1.39"), "{refused}");
+    }
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@ use axum::response::Response;
 use serde::Serialize;
 use uuid::Uuid;
 
-use super::microversion::{PLACEMENT_MAX, PLACEMENT_MIN, Version};
+use super::microversion::{PLACEMENT_MIN, Version};
 use super::reply::{json, set, text, title};
 
 /// webob's default explanation of a status, which placement and Glance put in their bodies.
@@ -131,8 +131,14 @@ pub(crate) fn placement_detail(status: StatusCode, message: &str) -> String {
     format!("{}\n\n {message}  ", explanation(status))
 }
 
-/// Placement's error body; `version` is the microversion it was served at, if one was chosen.
-pub(crate) fn placement(status: StatusCode, detail: String, version: Option<Version>) -> Response {
+/// Placement's error body; `version` is the microversion it was served at, if one was chosen;
+/// a 406's body names placement's range, up to `max`.
+pub(crate) fn placement(
+    status: StatusCode,
+    detail: String,
+    version: Option<Version>,
+    max: Version,
+) -> Response {
     let not_acceptable = status == StatusCode::NOT_ACCEPTABLE;
     let body = PlacementBody {
         errors: [PlacementError {
@@ -143,7 +149,7 @@ pub(crate) fn placement(status: StatusCode, detail: String, version: Option<Vers
                 .filter(|version| *version >= Version::new(1, 23))
                 .map(|_| "placement.undefined_code"),
             request_id: format!("req-{}", Uuid::new_v4()),
-            max_version: not_acceptable.then(|| PLACEMENT_MAX.to_string()),
+            max_version: not_acceptable.then(|| max.to_string()),
             min_version: not_acceptable.then(|| PLACEMENT_MIN.to_string()),
         }],
     };

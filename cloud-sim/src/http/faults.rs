@@ -17,7 +17,12 @@ pub(super) fn status(ctx: &Ctx<'_>, api: Api, status: StatusCode) -> Response {
     match (api, status) {
         (Api::Identity, _) => keystone(&identity_url, status, message),
         (_, StatusCode::UNAUTHORIZED) => unauthorized(&identity_url),
-        (Api::Placement, _) => placement(status, placement_detail(status, ""), None),
+        (Api::Placement, _) => placement(
+            status,
+            placement_detail(status, ""),
+            None,
+            ctx.app.placement_max,
+        ),
         (Api::Compute, _) => nova(status, message, None),
         (Api::Image, _) => webob(status, message, ctx.header("accept")),
     }

@@ -2,7 +2,9 @@
 //!
 //! Only the `OpenStack-API-Version: <service> X.Y` header selects a placement version (any
 //! other spelling is ignored and gives 1.0, as recorded from Placement 16); nova also honours
-//! its legacy `X-OpenStack-Nova-API-Version: X.Y`.
+//! its legacy `X-OpenStack-Nova-API-Version: X.Y`. Placement's maximum is the configured one
+//! ([`crate::CloudSimConfig::placement_max_version`]), as an older placement's `VERSIONS`
+//! list ends earlier.
 
 use std::fmt;
 
@@ -11,15 +13,18 @@ use axum::response::Response;
 
 use super::reply::set;
 
-/// A microversion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Version {
+/// An API microversion, `major.minor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version {
+    /// The part before the dot.
     pub major: u32,
+    /// The part after the dot.
     pub minor: u32,
 }
 
 impl Version {
-    pub(crate) const fn new(major: u32, minor: u32) -> Self {
+    /// `major.minor`.
+    pub const fn new(major: u32, minor: u32) -> Self {
         Version { major, minor }
     }
 }
@@ -30,8 +35,9 @@ impl fmt::Display for Version {
     }
 }
 
-/// Placement 16's range.
+/// Placement's first microversion.
 pub(crate) const PLACEMENT_MIN: Version = Version::new(1, 0);
+/// Placement 16's maximum, the newest the simulator implements and its default.
 pub(crate) const PLACEMENT_MAX: Version = Version::new(1, 39);
 /// Nova 2024.x's range.
 pub(crate) const NOVA_MIN: Version = Version::new(2, 1);
@@ -69,13 +75,14 @@ fn python_int(part: &str) -> Result<i64, String> {
         .map_err(|_| format!("invalid literal for int() with base 10: '{part}'"))
 }
 
-/// `microversion_parse` as placement uses it.
-pub(crate) fn placement(headers: &HeaderMap) -> Result<Version, VersionError> {
+/// `microversion_parse` as placement uses it, for a placement whose versions run from 1.0 to
+/// `max`.
+pub(crate) fn placement(headers: &HeaderMap, max: Version) -> Result<Version, VersionError> {
     let Some(raw) = requested(headers, "placement") else {
         return Ok(PLACEMENT_MIN);
     };
     if raw == "latest" {
-        return Ok(PLACEMENT_MAX);
+        return Ok(max);
     }
     let invalid = |reason: String| {
         VersionError::Invalid(format!(
@@ -93,7 +100,7 @@ pub(crate) fn placement(headers: &HeaderMap) -> Result<Version, VersionError> {
         .ok()
         .zip(u32::try_from(minor).ok())
         .map(|(major, minor)| Version::new(major, minor))
-        .filter(|version| (PLACEMENT_MIN..=PLACEMENT_MAX).contains(version))
+        .filter(|version| (PLACEMENT_MIN..=max).contains(version))
         .ok_or_else(|| {
             VersionError::Unacceptable(format!(
                 "Invalid microversion: Unacceptable version header: {raw}"
@@ -190,7 +197,7 @@ mod tests {
 
     #[test]
     fn placement_follows_the_recordings() {
-        let v = |pairs| placement(&headers(pairs));
+        let v = |pairs| placement(&headers(pairs), PLACEMENT_MAX);
         assert_eq!(v(&[]), Ok(PLACEMENT_MIN));
         assert_eq!(
             v(&[("cloud-api-version", "placement 1.17")]),

@@ -4,7 +4,10 @@
 //! `server_migrations.py`, their JSON schemas and `migration_get_all_by_filters`
 //! (`nova/db/main/api.py`): 2.23 adds `migration_type` (and links on in-progress live
 //! migrations), 2.59 adds `uuid`, paging (`limit`, `marker`, newest first) and
-//! `changes-since`, 2.66 `changes-before`, 2.80 `user_id` and `project_id`.
+//! `changes-since`, 2.66 `changes-before`, 2.80 `user_id` and `project_id`. Before 2.59 the
+//! query schema lets any parameter through and Nova strips the ones it does not name; from
+//! 2.59 it allows only those it names (`additionalProperties: False`), so anything else, a
+//! later version's parameter included, is a 400.
 
 use std::collections::BTreeMap;
 
@@ -36,6 +39,15 @@ fn not_found(message: String) -> Failure {
 struct Query(Vec<(String, String)>);
 
 impl Query {
+    /// Every value of a parameter, in the request's order.
+    fn all(&self, key: &str) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|(name, _)| name == key)
+            .map(|(_, value)| value.as_str())
+            .collect()
+    }
+
     fn get(&self, key: &str) -> Option<&str> {
         self.0
             .iter()
@@ -44,20 +56,159 @@ impl Query {
             .map(|(_, value)| value.as_str())
     }
 
-    /// A `date-time` parameter, as `timeutils.parse_isotime` reads it (naive means UTC).
-    fn time(&self, key: &str) -> Result<Option<OffsetDateTime>, Failure> {
-        let Some(raw) = self.get(key) else {
-            return Ok(None);
-        };
-        OffsetDateTime::parse(raw, &Iso8601::DEFAULT)
-            .or_else(|_| PrimitiveDateTime::parse(raw, &Iso8601::DEFAULT).map(|at| at.assume_utc()))
-            .map(Some)
-            .map_err(|_| {
-                bad(format!(
-                    "Invalid input for query parameters {key}. Value: {raw}. '{raw}' is not a 'date-time'"
-                ))
-            })
+    /// A `date-time` parameter the schema has already checked.
+    fn time(&self, key: &str) -> Option<OffsetDateTime> {
+        self.get(key).and_then(parse_time)
     }
+}
+
+/// `timeutils.parse_isotime`, roughly (naive means UTC).
+fn parse_time(raw: &str) -> Option<OffsetDateTime> {
+    OffsetDateTime::parse(raw, &Iso8601::DEFAULT)
+        .or_else(|_| PrimitiveDateTime::parse(raw, &Iso8601::DEFAULT).map(|at| at.assume_utc()))
+        .ok()
+}
+
+/// What a query schema accepts for one parameter.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Param {
+    /// `common_query_param`: any number of strings.
+    Any,
+    /// `single_param(non_negative_integer)`.
+    Limit,
+    /// `single_param({'type': 'string'})`.
+    Text,
+    /// `single_param({'type': 'string', 'format': 'date-time'})`.
+    Time,
+}
+
+impl Param {
+    /// jsonschema's complaint about one value, if any.
+    fn reject(self, raw: &str) -> Option<String> {
+        match self {
+            Param::Any | Param::Text => None,
+            // `'pattern': '^[0-9]*$'` (`re.search`: `$` also matches before a final newline),
+            // then `'minLength': 1`.
+            Param::Limit => {
+                let digits = raw.strip_suffix('\n').unwrap_or(raw);
+                if !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+                    Some(format!("{} does not match '^[0-9]*$'", python_repr(raw)))
+                } else if raw.is_empty() {
+                    Some("'' should be non-empty".to_owned())
+                } else {
+                    None
+                }
+            }
+            Param::Time => parse_time(raw)
+                .is_none()
+                .then(|| format!("{} is not a 'date-time'", python_repr(raw))),
+        }
+    }
+}
+
+/// The parameters `GET /os-migrations`'s query schema names at a microversion from 2.59
+/// (`index_query_v259`, `_v266`, `_v280` in `nova/api/openstack/compute/schemas/migrations.py`),
+/// in the schema's order.
+fn schema(version: Version) -> Vec<(&'static str, Param)> {
+    let mut named = vec![
+        ("hidden", Param::Any),
+        ("host", Param::Any),
+        ("instance_uuid", Param::Any),
+        ("source_compute", Param::Any),
+        ("status", Param::Any),
+        ("migration_type", Param::Any),
+        ("limit", Param::Limit),
+        ("marker", Param::Text),
+        ("changes-since", Param::Time),
+    ];
+    if version >= Version::new(2, 66) {
+        named.push(("changes-before", Param::Time));
+    }
+    if version >= Version::new(2, 80) {
+        named.extend([("user_id", Param::Text), ("project_id", Param::Text)]);
+    }
+    named
+}
+
+/// Nova's query schema check from 2.59 (`validation.query_schema`, strict for a v2.1 request):
+/// jsonschema's first error, the named parameters' in the schema's order, then the unnamed
+/// parameters (`additionalProperties: False`), sorted as jsonschema lists them.
+fn validate(query: &Query, version: Version) -> Result<(), Failure> {
+    let named = schema(version);
+    for (key, param) in &named {
+        let values = query.all(key);
+        if *param == Param::Any {
+            continue;
+        }
+        if let Some(reason) = values.iter().find_map(|value| {
+            param
+                .reject(value)
+                .map(|reason| format!("Value: {value}. {reason}"))
+        }) {
+            return Err(bad(format!(
+                "Invalid input for query parameters {key}. {reason}"
+            )));
+        }
+        // `single_param`'s `'maxItems': 1`.
+        if values.len() > 1 {
+            let list = format!(
+                "[{}]",
+                values
+                    .iter()
+                    .map(|value| python_repr(value))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            return Err(bad(format!(
+                "Invalid input for query parameters {key}. Value: {list}. {list} is too long"
+            )));
+        }
+    }
+    let mut unexpected: Vec<&str> = query
+        .0
+        .iter()
+        .map(|(key, _)| key.as_str())
+        .filter(|key| !named.iter().any(|(name, _)| name == key))
+        .collect();
+    unexpected.sort_unstable();
+    unexpected.dedup();
+    if unexpected.is_empty() {
+        return Ok(());
+    }
+    let verb = if unexpected.len() == 1 { "was" } else { "were" };
+    let names: Vec<String> = unexpected.into_iter().map(python_repr).collect();
+    Err(bad(format!(
+        "Additional properties are not allowed ({} {verb} unexpected)",
+        names.join(", ")
+    )))
+}
+
+/// Python's `repr` of a string.
+fn python_repr(text: &str) -> String {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::from(quote);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if u32::from(c) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
 }
 
 /// `urllib.parse.urlencode`'s spelling of a query value.
@@ -86,23 +237,27 @@ pub(super) fn index(
             .ok_or_else(|| bad("Query string is not UTF-8 encoded".to_owned()))?,
     );
     let paged = version >= Version::new(2, 59);
+    if paged {
+        validate(&query, version)?;
+    }
     let mut filters = vec!["instance_uuid", "status", "migration_type"];
     // `host` matches either end and takes precedence over `source_compute`.
     if query.get("host").is_none() {
         filters.push("source_compute");
     }
-    // From 2.59 nothing strips unlisted parameters, so these reach the database filter
-    // before 2.80 documents them.
-    if paged {
+    // Before 2.80 these are stripped (below 2.59) or refused (from 2.59).
+    if version >= Version::new(2, 80) {
         filters.extend(["user_id", "project_id"]);
     }
+    // `changes-since` and `changes-before` are stripped below 2.59 (and deleted from the
+    // search options below 2.59 and 2.66 respectively, which the schema makes moot).
     let since = if paged {
-        query.time("changes-since")?
+        query.time("changes-since")
     } else {
         None
     };
     let before = if version >= Version::new(2, 66) {
-        query.time("changes-before")?
+        query.time("changes-before")
     } else {
         None
     };
@@ -155,17 +310,14 @@ fn page<'w>(
     found: &mut Vec<&'w Migration>,
     base: &str,
 ) -> Result<Option<Value>, Failure> {
-    let limit = match query.get("limit") {
-        None => MAX_LIMIT,
-        Some(raw) if !raw.is_empty() && raw.bytes().all(|byte| byte.is_ascii_digit()) => {
-            raw.parse::<usize>().unwrap_or(MAX_LIMIT).min(MAX_LIMIT)
-        }
-        Some(raw) => {
-            return Err(bad(format!(
-                "Invalid input for query parameters limit. Value: {raw}. '{raw}' does not match '^[0-9]*$'"
-            )));
-        }
-    };
+    // The schema has checked it: digits (perhaps then a newline, as Python's `int` takes it);
+    // Nova caps it at `max_limit`.
+    let limit = query.get("limit").map_or(MAX_LIMIT, |raw| {
+        raw.trim_end()
+            .parse::<usize>()
+            .unwrap_or(MAX_LIMIT)
+            .min(MAX_LIMIT)
+    });
     found.sort_by_key(|migration| std::cmp::Reverse((migration.created_at, migration.id)));
     if let Some(marker) = query.get("marker") {
         let after = world
@@ -320,4 +472,35 @@ pub(super) fn server_show(
         )));
     }
     Ok(json!({ "migration": server_view(migration, version) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_repr_quotes_as_python_does() {
+        assert_eq!(python_repr("colour"), "'colour'");
+        assert_eq!(python_repr("it's"), "\"it's\"");
+        assert_eq!(python_repr("'\""), "'\\'\"'");
+        assert_eq!(python_repr("a\\b\n\u{1}"), "'a\\\\b\\n\\x01'");
+    }
+
+    #[test]
+    fn the_schema_grows_with_the_microversion() {
+        let names = |minor| -> Vec<&str> {
+            schema(Version::new(2, minor))
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect()
+        };
+        assert_eq!(names(59).len(), 9);
+        assert_eq!(names(66).last(), Some(&"changes-before"));
+        assert_eq!(names(80)[9..], ["changes-before", "user_id", "project_id"]);
+        assert_eq!(Param::Limit.reject("7\n"), None);
+        assert_eq!(
+            Param::Limit.reject("-1").as_deref(),
+            Some("'-1' does not match '^[0-9]*$'")
+        );
+    }
 }

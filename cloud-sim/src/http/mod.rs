@@ -7,7 +7,7 @@ mod faults;
 mod identity;
 mod image;
 mod image_patch;
-mod microversion;
+pub(crate) mod microversion;
 mod migrations;
 mod placement;
 mod placement_create;

@@ -60,20 +60,22 @@ pub(super) fn handle(ctx: &Ctx<'_>) -> Response {
             return refused;
         }
     }
-    let version = match microversion::placement(&ctx.parts.headers) {
+    let max = ctx.app.placement_max;
+    let version = match microversion::placement(&ctx.parts.headers, max) {
         Ok(version) => version,
         Err(VersionError::Invalid(message)) => {
             return placement(
                 StatusCode::BAD_REQUEST,
                 placement_detail(StatusCode::BAD_REQUEST, &message),
                 None,
+                max,
             );
         }
         Err(VersionError::Unacceptable(message)) => {
             let detail = format!(
                 "The resource could not be generated that was acceptable to your browser (content of type application/json. \n\n {message}"
             );
-            return placement(StatusCode::NOT_ACCEPTABLE, detail, None);
+            return placement(StatusCode::NOT_ACCEPTABLE, detail, None, max);
         }
     };
     let method = &ctx.parts.method;
@@ -84,13 +86,13 @@ pub(super) fn handle(ctx: &Ctx<'_>) -> Response {
             let detail = format!(
                 "The method {method} is not allowed for this resource. \n\n The method specified is not allowed for this resource."
             );
-            let refused = placement(StatusCode::METHOD_NOT_ALLOWED, detail, Some(version));
+            let refused = placement(StatusCode::METHOD_NOT_ALLOWED, detail, Some(version), max);
             return with_allow(refused, &allow(allowed));
         }
     };
     let mut response = match result {
         Ok(response) => response,
-        Err((status, detail)) => return placement(status, detail, Some(version)),
+        Err((status, detail)) => return placement(status, detail, Some(version), max),
     };
     if *method == Method::GET
         && response.status() == StatusCode::OK
@@ -116,7 +118,7 @@ fn dispatch(ctx: &Ctx<'_>, endpoint: Endpoint<'_>, version: Version) -> Result<R
             StatusCode::OK,
             &json!({"versions": [{
                 "id": "v1.0",
-                "max_version": microversion::PLACEMENT_MAX.to_string(),
+                "max_version": ctx.app.placement_max.to_string(),
                 "min_version": microversion::PLACEMENT_MIN.to_string(),
                 "status": "CURRENT",
                 "links": [{"rel": "self", "href": ""}],
