@@ -4,73 +4,92 @@
 use opsbot_commands::name::HostName;
 
 use crate::config::HostControlConfig;
-use crate::node_control::{NodeControlError, Outcome, run_command};
+use crate::node_control::{NodeControlError, Outcome, SimAdmin, run_command};
 
 /// Host control for one cloud.
 #[derive(Debug, Clone)]
 pub struct HostControl {
     config: HostControlConfig,
-    /// The cloud simulator's address, for the `sim` kind.
-    sim_url: String,
-    http: reqwest::Client,
+    /// The cloud simulator's admin API, for the `sim` kind only.
+    sim: Option<SimAdmin>,
 }
 
 impl HostControl {
     /// `auth_url` is the cloud's Keystone address; the simulator serves it at
     /// `{base}/identity/v3`, so the simulator's own address is derived from it by default.
     pub fn new(config: HostControlConfig, auth_url: &str) -> Self {
-        let sim_url = match &config {
-            HostControlConfig::Sim { url: Some(url) } => url.clone(),
-            _ => auth_url
-                .trim_end_matches('/')
-                .trim_end_matches("/identity/v3")
-                .to_owned(),
+        let sim = match &config {
+            HostControlConfig::Sim { url: Some(url) } => Some(SimAdmin::new(url)),
+            HostControlConfig::Sim { url: None } => Some(SimAdmin::new(
+                auth_url
+                    .trim_end_matches('/')
+                    .trim_end_matches("/identity/v3"),
+            )),
+            HostControlConfig::Command { .. } | HostControlConfig::Manual { .. } => None,
         };
-        Self {
-            config,
-            sim_url: sim_url.trim_end_matches('/').to_owned(),
-            http: reqwest::Client::new(),
-        }
+        Self { config, sim }
     }
 
     /// Restarts the compute container on `host`, or says what an operator must do. Whether
     /// it came back is for the caller to see (its compute service reports up again).
     pub async fn restart(&self, host: &HostName) -> Result<Outcome, NodeControlError> {
-        match &self.config {
-            HostControlConfig::Command {
-                restart,
-                container,
-                timeout,
-            } => {
+        match (&self.config, &self.sim) {
+            (
+                HostControlConfig::Command {
+                    restart,
+                    container,
+                    timeout,
+                },
+                _,
+            ) => {
                 run_command(
                     &restart.render(host.as_str(), host.as_str(), container),
                     *timeout,
                 )
                 .await
             }
-            HostControlConfig::Manual { container } => Ok(Outcome::AskOperator {
+            (HostControlConfig::Manual { container }, _) => Ok(Outcome::AskOperator {
                 prompt: format!("restart the `{container}` container on {host}"),
             }),
-            HostControlConfig::Sim { .. } => self.sim(host).await,
+            (HostControlConfig::Sim { .. }, Some(sim)) => {
+                sim.post(
+                    &format!("/_sim/compute/{host}/restart"),
+                    &format!("restarting {host}"),
+                )
+                .await?;
+                Ok(Outcome::Done {
+                    note: format!("restarted nova_compute on {host} (simulated)"),
+                    output: Vec::new(),
+                })
+            }
+            (HostControlConfig::Sim { .. }, None) => Err(NodeControlError::Sim(
+                "has no address (internal error)".into(),
+            )),
         }
     }
+}
 
-    async fn sim(&self, host: &HostName) -> Result<Outcome, NodeControlError> {
-        let url = format!("{}/_sim/compute/{host}/restart", self.sim_url);
-        let response = self.http.post(url).send().await.map_err(|e| {
-            NodeControlError::Sim(format!("could not be reached ({})", e.without_url()))
-        })?;
-        let status = response.status();
-        if !status.is_success() {
-            let said = response.text().await.unwrap_or_default();
-            return Err(NodeControlError::Sim(format!(
-                "answered {status} restarting {host}: {}",
-                opsbot_commands::echo::visible(said.trim(), 200)
-            )));
-        }
-        Ok(Outcome::Done {
-            note: format!("restarted nova_compute on {host} (simulated)"),
-            output: Vec::new(),
-        })
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_simulator_that_never_answers_fails_the_restart_in_time() {
+        // Takes connections and never answers them.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                held.push(stream);
+            }
+        });
+        let control = HostControl::new(HostControlConfig::Sim { url: Some(url) }, "");
+        let host = HostName::parse("compute-01").unwrap();
+        let error = control.restart(&host).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the simulator did not answer within 30s restarting compute-01"
+        );
     }
 }

@@ -30,6 +30,15 @@ impl NodeOp {
         }
     }
 
+    fn doing(self) -> &'static str {
+        match self {
+            Self::Stop => "stopping",
+            Self::Start => "starting",
+            Self::Unlist => "unlisting",
+            Self::Redeploy => "redeploying",
+        }
+    }
+
     fn past(self) -> &'static str {
         match self {
             Self::Stop => "stopped",
@@ -82,6 +91,68 @@ pub enum NodeControlError {
     },
     #[error("the simulator {0}")]
     Sim(String),
+    /// Killed after a cancel, but something outside its process group kept its output open.
+    #[error(
+        "`{program}` was killed after the cancel, but its output could not be collected within \
+         {}s: a process outside its group (started with setsid or daemonized) still holds it \
+         open and may still run",
+        .grace.as_secs()
+    )]
+    Uncollected { program: String, grace: Duration },
+}
+
+/// How long a simulator's admin API may take to answer: its simulated `docker restart` takes
+/// about a second; one that hangs fails the step instead of holding it.
+const SIM_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The admin API of a simulator (search cluster or cloud), for the `sim` kinds of node and host
+/// control.
+#[derive(Debug, Clone)]
+pub(crate) struct SimAdmin {
+    url: String,
+    http: reqwest::Client,
+}
+
+impl SimAdmin {
+    pub(crate) fn new(url: &str) -> Self {
+        Self {
+            url: url.trim_end_matches('/').to_owned(),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// `POST {url}{path}` for `doing` (`restarting compute-01`); an answer other than 2xx is an
+    /// error with what the simulator said.
+    pub(crate) async fn post(
+        &self,
+        path: &str,
+        doing: &str,
+    ) -> Result<reqwest::Response, NodeControlError> {
+        let sent = self
+            .http
+            .post(format!("{}{path}", self.url))
+            .timeout(SIM_TIMEOUT)
+            .send()
+            .await;
+        let response = sent.map_err(|e| {
+            NodeControlError::Sim(if e.is_timeout() {
+                format!("did not answer within {}s {doing}", SIM_TIMEOUT.as_secs())
+            } else {
+                format!("could not be reached ({})", e.without_url())
+            })
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            let said = response.text().await.unwrap_or_default();
+            let said = opsbot_commands::echo::visible(said.trim(), 200);
+            return Err(NodeControlError::Sim(if said.is_empty() {
+                format!("answered {status} {doing}")
+            } else {
+                format!("answered {status} {doing}: {said}")
+            }));
+        }
+        Ok(response)
+    }
 }
 
 /// An argv template such as `["ssh", "{host}", "docker", "stop", "{container}"]`, checked at load:
@@ -170,9 +241,8 @@ pub fn check_value(what: &str, value: &str) -> anyhow::Result<()> {
 #[derive(Debug, Clone)]
 pub struct NodeControl {
     config: NodeControlConfig,
-    /// The simulator's admin address, for the `sim` kind.
-    sim_url: String,
-    http: reqwest::Client,
+    /// The simulator's admin API, for the `sim` kind only.
+    sim: Option<SimAdmin>,
 }
 
 /// Lines of output kept per command: enough to diagnose, small enough for the store.
@@ -180,15 +250,13 @@ const KEPT_LINES: usize = 200;
 
 impl NodeControl {
     pub fn new(config: NodeControlConfig, cluster_url: &str) -> Self {
-        let sim_url = match &config {
-            NodeControlConfig::Sim { url: Some(url) } => url.clone(),
-            _ => cluster_url.to_owned(),
+        let sim = match &config {
+            NodeControlConfig::Sim { url } => {
+                Some(SimAdmin::new(url.as_deref().unwrap_or(cluster_url)))
+            }
+            NodeControlConfig::Command { .. } | NodeControlConfig::Manual { .. } => None,
         };
-        Self {
-            config,
-            sim_url: sim_url.trim_end_matches('/').to_owned(),
-            http: reqwest::Client::new(),
-        }
+        Self { config, sim }
     }
 
     /// Does `op` for `node`, or says what an operator must do.
@@ -225,10 +293,13 @@ impl NodeControl {
             NodeControlConfig::Manual { container } => Ok(Outcome::AskOperator {
                 prompt: op.request(node, container),
             }),
-            NodeControlConfig::Sim { .. } => match op {
-                NodeOp::Stop | NodeOp::Start => self.sim(op, node).await,
+            NodeControlConfig::Sim { .. } => match (op, &self.sim) {
+                (NodeOp::Stop | NodeOp::Start, Some(sim)) => Self::sim(sim, op, node).await,
+                (NodeOp::Stop | NodeOp::Start, None) => Err(NodeControlError::Sim(
+                    "has no address (internal error)".into(),
+                )),
                 // The simulator has no deployment around it: nothing to change, and it says so.
-                NodeOp::Unlist | NodeOp::Redeploy => Ok(Outcome::Done {
+                (NodeOp::Unlist | NodeOp::Redeploy, _) => Ok(Outcome::Done {
                     note: format!(
                         "simulated cluster: no deployment to change, {node} counts as {}",
                         op.past()
@@ -249,15 +320,10 @@ impl NodeControl {
         }
     }
 
-    async fn sim(&self, op: NodeOp, node: NodeAddr) -> Result<Outcome, NodeControlError> {
-        let url = format!("{}/_sim/nodes/{node}/{}", self.sim_url, op.verb());
-        let response = self.http.post(url).send().await.map_err(|e| {
-            NodeControlError::Sim(format!("could not be reached ({})", e.without_url()))
-        })?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(NodeControlError::Sim(format!("answered {status}")));
-        }
+    async fn sim(sim: &SimAdmin, op: NodeOp, node: NodeAddr) -> Result<Outcome, NodeControlError> {
+        let path = format!("/_sim/nodes/{node}/{}", op.verb());
+        let doing = format!("{} {node}", op.doing());
+        let response = sim.post(&path, &doing).await?;
         let changed: SimAnswer = response
             .json()
             .await

@@ -42,13 +42,27 @@ impl Finished {
 /// Runs `argv`, writing `stdin` to it, and keeps at most `kept` lines of output. The program
 /// runs in a process group of its own, and the whole group is killed at the timeout: a wrapper
 /// like `timeout` or a launcher must not leave its child running. When `stop` resolves first,
-/// the group gets SIGTERM, then SIGKILL after [`STOP_GRACE`]; its output so far is kept.
+/// the group gets SIGTERM, then SIGKILL after [`STOP_GRACE`]; its output so far is kept. Should
+/// a process outside the group still hold the output open [`STOP_GRACE`] after the SIGKILL,
+/// the output is given up and the stop is an error that says so.
 pub async fn run(
     argv: &[String],
     stdin: Option<&str>,
     timeout: Duration,
     kept: usize,
     stop: impl Future<Output = ()>,
+) -> Result<Finished, NodeControlError> {
+    run_with_grace(argv, stdin, timeout, kept, stop, STOP_GRACE).await
+}
+
+/// [`run`], with `grace` for [`STOP_GRACE`].
+async fn run_with_grace(
+    argv: &[String],
+    stdin: Option<&str>,
+    timeout: Duration,
+    kept: usize,
+    stop: impl Future<Output = ()>,
+    grace: Duration,
 ) -> Result<Finished, NodeControlError> {
     let program = argv.first().cloned().unwrap_or_default();
     let spawn_error = |e: std::io::Error| NodeControlError::Spawn {
@@ -87,11 +101,18 @@ pub async fn run(
         () = stop => {
             stopped = true;
             signal_group(group, nix::sys::signal::Signal::SIGTERM);
-            match tokio::time::timeout(STOP_GRACE, &mut output).await {
+            match tokio::time::timeout(grace, &mut output).await {
                 Ok(finished) => finished,
                 Err(_) => {
                     signal_group(group, nix::sys::signal::Signal::SIGKILL);
-                    output.await
+                    // The group is dead now; only a process that left it can keep the pipes
+                    // open, and nothing here can end it.
+                    tokio::time::timeout(grace, &mut output)
+                        .await
+                        .map_err(|_| NodeControlError::Uncollected {
+                            program: program.clone(),
+                            grace,
+                        })?
                 }
             }
         }
@@ -121,5 +142,54 @@ fn signal_group(group: Option<u32>, signal: nix::sys::signal::Signal) {
     if let Err(error) = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(group), signal) {
         // Already gone is the usual reason; nothing is left to signal then.
         tracing::debug!(%error, group, %signal, "signalling a command's process group");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_stop_gives_up_output_held_open_outside_the_group() {
+        let marker =
+            std::env::temp_dir().join(format!("opsbot-process-escaped-{}", std::process::id()));
+        let _ = std::fs::remove_file(&marker);
+        // A daemon the command starts in a session of its own keeps its standard output open
+        // after the whole group is killed; it says when it has left the group.
+        let argv: Vec<String> = [
+            "sh",
+            "-c",
+            "setsid sh -c 'touch \"$0\"; exec sleep 5' \"$0\" & exec sleep 30",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .chain([marker.display().to_string()])
+        .collect();
+        let escaped = async {
+            while !marker.exists() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        let started = std::time::Instant::now();
+        let grace = Duration::from_millis(200);
+        let error = run_with_grace(&argv, None, Duration::from_secs(20), 10, escaped, grace)
+            .await
+            .unwrap_err();
+        let _ = std::fs::remove_file(&marker);
+        assert_eq!(
+            error,
+            NodeControlError::Uncollected {
+                program: "sh".into(),
+                grace
+            }
+        );
+        assert!(
+            error.to_string().contains("could not be collected"),
+            "{error}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "waited for the daemon"
+        );
     }
 }

@@ -136,3 +136,50 @@ async fn an_unreachable_cluster_is_refused_before_any_plan() {
     );
     assert!(h.engine.store().runs().unwrap().is_empty());
 }
+
+/// A DELETE the cluster refused before acting on it (no master, too many requests, a request
+/// timeout) is sent again after the policy's delay; one that may be applying never is.
+#[tokio::test]
+async fn a_delete_refused_before_the_cluster_acted_is_sent_again() {
+    for fault in [
+        "status=503,count=2,method=DELETE",
+        "status=429,count=2,method=DELETE",
+        "status=408,count=2,method=DELETE",
+    ] {
+        let h = restart_with(&[fault]).await;
+        let id = h.start_run("alice", "/indices prune cluster:logs").await;
+        h.approve("bob", id).await;
+        let run = h.finished(id).await;
+        assert_eq!(run.state, RunState::Succeeded, "{fault}: {:?}", run.steps);
+        let left = h.index_names();
+        assert!(
+            run.plan
+                .deleted_indices()
+                .all(|n| !left.contains(&n.to_string())),
+            "{fault}: {left:?}"
+        );
+        // One chunk: two refusals, then the DELETE that worked.
+        assert_eq!(h.calls_by("DELETE").len(), 3, "{fault}");
+    }
+}
+
+#[tokio::test]
+async fn a_delete_refused_every_time_fails_after_the_policy_s_attempts() {
+    let h = restart_with(&["status=429,method=DELETE"]).await;
+    let id = h.start_run("alice", "/indices prune cluster:logs").await;
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    let RunState::Failed { error } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    assert!(error.contains("429"), "{error}");
+    let attempts = Setup::default().engine.retry.attempts as usize;
+    assert_eq!(h.calls_by("DELETE").len(), attempts, "{error}");
+    let left = h.index_names();
+    assert!(
+        run.plan
+            .deleted_indices()
+            .all(|n| left.contains(&n.to_string())),
+        "nothing was deleted"
+    );
+}

@@ -10,12 +10,15 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use opsbot_commands::approval::Approved;
+use opsbot_commands::cluster::Observation;
 use opsbot_commands::index::{IndexName, PlannedIndex};
+use opsbot_commands::plan::{Action, DestructiveAction};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
 
 use super::Inner;
-use super::step::StepOutcome;
+use super::step::{StepOutcome, retried};
+use super::wait;
 use crate::backend::search::{Deleted, InFlight};
 use crate::backend::{BackendError, Fault};
 use crate::clusters::Cluster;
@@ -35,15 +38,12 @@ struct Standing {
 async fn standing(
     inner: &Inner,
     cluster: &Cluster,
+    run: &Run,
     planned: &[PlannedIndex],
 ) -> Result<Standing, String> {
     let names: Vec<IndexName> = planned.iter().map(|p| p.name.clone()).collect();
-    let found: HashMap<String, String> = inner
-        .config
-        .retry
-        .run(|| cluster.search.uuids(&names), |_, _| {})
-        .await
-        .map_err(|e| e.to_string())?;
+    let found: HashMap<String, String> =
+        retried(inner, run, || cluster.search.uuids(&names)).await?;
     let mut standing = Standing::default();
     for index in planned {
         let name = index.name.clone();
@@ -70,17 +70,13 @@ fn opaque_id(run: &Run, step: usize) -> String {
 async fn settle(
     inner: &Inner,
     cluster: &Cluster,
+    run: &Run,
     opaque_id: &str,
     names: &[IndexName],
 ) -> Result<(), String> {
     let deadline = tokio::time::Instant::now() + inner.config.deletion_timeout;
     loop {
-        let seen = inner
-            .config
-            .retry
-            .run(|| cluster.search.in_flight(opaque_id, names), |_, _| {})
-            .await
-            .map_err(|e| e.to_string())?;
+        let seen = retried(inner, run, || cluster.search.in_flight(opaque_id, names)).await?;
         let InFlight::Applying(what) = seen else {
             return Ok(());
         };
@@ -90,16 +86,15 @@ async fn settle(
                  ({what}); nothing was sent again. Look at GET /_cluster/pending_tasks, and \
                  prune again once it is done",
                 cluster.name,
-                render::duration(
-                    time::Duration::try_from(inner.config.deletion_timeout).unwrap_or_default()
-                )
+                wait::shown(inner.config.deletion_timeout)
             ));
         }
         tokio::time::sleep(inner.config.poll_interval.min(Duration::from_secs(2))).await;
     }
 }
 
-/// A DELETE that may have reached the cluster although no answer says so.
+/// A DELETE that may have reached the cluster although no answer says so. The other transient
+/// faults (no elected master, 408, 429) are refusals before the cluster acted on it.
 fn may_be_applying(error: &BackendError) -> bool {
     matches!(
         error.fault,
@@ -113,7 +108,11 @@ fn may_be_applying(error: &BackendError) -> bool {
     )
 }
 
-/// Deletes one chunk: `planned` is the step's part of the plan, `step` its position.
+/// Deletes one chunk: `planned` is the step's part of the plan, `step` its position. A DELETE
+/// is sent again within the retry policy's tries and after its delay: one the cluster refused
+/// before acting on it (no elected master, 408, 429) as it was; one that may have reached the
+/// cluster only once none of the step's is still being applied, for what is still there as
+/// approved.
 pub(super) async fn chunk(
     inner: &Inner,
     cluster: &Cluster,
@@ -123,13 +122,14 @@ pub(super) async fn chunk(
     planned: &[PlannedIndex],
     resumed: bool,
 ) -> Result<StepOutcome, String> {
+    let policy = inner.config.retry;
     let opaque = opaque_id(run, step);
     let names: Vec<IndexName> = planned.iter().map(|p| p.name.clone()).collect();
     if resumed {
         // The bot stopped after recording the step as started: its DELETE may be on its way.
-        settle(inner, cluster, &opaque, &names).await?;
+        settle(inner, cluster, run, &opaque, &names).await?;
     }
-    let before = standing(inner, cluster, planned).await?;
+    let before = standing(inner, cluster, run, planned).await?;
     let mut remaining: Vec<PlannedIndex> = planned
         .iter()
         .filter(|p| before.approved.contains(&p.name))
@@ -137,6 +137,9 @@ pub(super) async fn chunk(
         .collect();
     let mut tries = 0;
     while !remaining.is_empty() {
+        if tries > 0 {
+            tokio::time::sleep(policy.delay(tries)).await;
+        }
         tries += 1;
         let doomed: Vec<IndexName> = remaining.iter().map(|p| p.name.clone()).collect();
         match cluster
@@ -146,16 +149,26 @@ pub(super) async fn chunk(
         {
             Ok(Deleted::Acknowledged) => {}
             // Still being applied, or perhaps: wait until it is not before looking.
-            Ok(Deleted::Pending) => settle(inner, cluster, &opaque, &doomed).await?,
-            Err(error) if may_be_applying(&error) && tries < inner.config.retry.attempts => {
+            Ok(Deleted::Pending) => settle(inner, cluster, run, &opaque, &doomed).await?,
+            Err(error) if error.fault.is_transient() && tries < policy.attempts => {
+                let last = Observation::default();
+                inner.progress.observe(
+                    run,
+                    Observation::retrying(&last, tries, policy.attempts, &error),
+                );
+                if !may_be_applying(&error) {
+                    // Refused before the cluster acted on it: nothing changed, nothing to settle.
+                    tracing::warn!(%error, tries, "a delete was refused; sending it again");
+                    continue;
+                }
                 tracing::warn!(%error, "a delete may still be applied; waiting before looking");
-                settle(inner, cluster, &opaque, &doomed).await?;
+                settle(inner, cluster, run, &opaque, &doomed).await?;
             }
-            Err(error) => return Err(error.to_string()),
+            Err(error) => return Err(BackendError { tries, ..error }.to_string()),
         }
-        let after = standing(inner, cluster, &remaining).await?;
+        let after = standing(inner, cluster, run, &remaining).await?;
         remaining.retain(|p| after.approved.contains(&p.name));
-        if !remaining.is_empty() && tries >= inner.config.retry.attempts {
+        if !remaining.is_empty() && tries >= policy.attempts {
             return Err(format!(
                 "after {tries} deletes, still present: {}; /indices list cluster:{} shows them",
                 render::compact(&remaining),
@@ -196,20 +209,16 @@ pub(super) async fn verify(
     cluster: &Cluster,
     run: &Run,
 ) -> Result<StepOutcome, String> {
-    let planned: Vec<PlannedIndex> = run.plan.deleted().cloned().collect();
     let mut remaining = Vec::new();
-    for chunk in run.plan.steps.iter().filter_map(|step| match step {
-        opsbot_commands::plan::Action::Destructive(
-            opsbot_commands::plan::DestructiveAction::DeleteIndices { indices },
-        ) => Some(indices),
-        _ => None,
-    }) {
-        remaining.extend(standing(inner, cluster, chunk).await?.approved);
+    for step in &run.plan.steps {
+        if let Action::Destructive(DestructiveAction::DeleteIndices { indices }) = step {
+            remaining.extend(standing(inner, cluster, run, indices).await?.approved);
+        }
     }
     if remaining.is_empty() {
         Ok(StepOutcome::Done(format!(
             "verified: none of the {} selected indices remains",
-            planned.len()
+            run.plan.deleted().count()
         )))
     } else {
         Err(format!(

@@ -7,6 +7,7 @@ use opsbot_commands::audit::AuditKind;
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::name::RunId;
 use opsbot_commands::render;
+use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::{Run, RunState, StepState};
 use time::OffsetDateTime;
 use tracing::Instrument;
@@ -185,13 +186,18 @@ enum OnFailure {
     KeepRun,
 }
 
-/// Where a cluster run's nodes stand as the cluster shows them, for what a run that stops
-/// early reports; `None` for other runs, and when the cluster does not answer.
+/// Where the nodes of a run stopping, starting or restarting a cluster stand as the cluster
+/// shows them, for what such a run reports when it stops early; `None` for other runs (whose
+/// report does not name the nodes, so they ask nothing of a cluster that may be down), and
+/// when the cluster does not answer.
 async fn seen(inner: &Inner, run: &Run) -> Option<Observation> {
-    let opsbot_commands::target::Target::Cluster(name) = run.plan.request.target() else {
+    let (ProcedureRequest::ClusterStop { cluster }
+    | ProcedureRequest::ClusterStart { cluster }
+    | ProcedureRequest::ClusterRestart { cluster }) = &run.plan.request
+    else {
         return None;
     };
-    let cluster = inner.targets.clusters.get(&name).ok()?;
+    let cluster = inner.targets.clusters.get(cluster).ok()?;
     super::wait::nodes_now(cluster).await
 }
 
@@ -244,17 +250,8 @@ fn record(
                 vec![]
             }
             StepOutcome::Cancelled => vec![],
-            StepOutcome::Interrupted(note) => {
-                run.steps[index] = StepState::Failed {
-                    at: now,
-                    error: note.clone(),
-                };
-                vec![AuditKind::StepFailed {
-                    step: index,
-                    error: note.clone(),
-                }]
-            }
-            StepOutcome::Failed(error) => {
+            // A step a cancel interrupted fails like a clean-up step: the cancel ends the run.
+            StepOutcome::Interrupted(error) | StepOutcome::Failed(error) => {
                 run.steps[index] = StepState::Failed {
                     at: now,
                     error: error.clone(),
@@ -263,7 +260,8 @@ fn record(
                     step: index,
                     error: error.clone(),
                 };
-                let OnFailure::EndRun { seen } = &on_failure else {
+                let (StepOutcome::Failed(_), OnFailure::EndRun { seen }) = (&outcome, &on_failure)
+                else {
                     return Ok(vec![failed]);
                 };
                 let state = RunState::Failed {

@@ -21,6 +21,7 @@ use super::Inner;
 use super::step::{StepOutcome, mark_started, misplaced};
 use super::wait;
 use crate::host_access::Reached;
+use crate::node_control::NodeControlError;
 use crate::process::Finished;
 
 /// Lines of output kept in the run log for a step whose output is posted: a tracer's minutes.
@@ -114,7 +115,7 @@ async fn run_command(
         KEPT_LINES
     };
     let timeout = Duration::from_secs(command.timeout_secs);
-    let reached = access
+    let reached = match access
         .run(
             host,
             &argv,
@@ -124,7 +125,16 @@ async fn run_command(
             cancelled(inner, run, waker),
         )
         .await
-        .map_err(|error| format!("on {host}: {error}"))?;
+    {
+        Ok(reached) => reached,
+        // Only a cancel stops a command: the run ends cancelled, saying what may still run.
+        Err(error @ NodeControlError::Uncollected { .. }) => {
+            return Ok(StepOutcome::Interrupted(format!(
+                "stopped by the cancel: on {host}, {error}"
+            )));
+        }
+        Err(error) => return Err(format!("on {host}: {error}")),
+    };
     let finished = match reached {
         Reached::AskOperator(prompt) => return Ok(StepOutcome::AskOperator(prompt)),
         Reached::Ran(finished) => finished,

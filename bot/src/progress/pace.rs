@@ -26,7 +26,6 @@ impl Clock for TokioClock {
 
 /// Lets one call through per period of its quota; waiting is a tokio sleep.
 pub(super) struct Pace {
-    clock: TokioClock,
     limiter: RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<Nanos>>,
 }
 
@@ -36,7 +35,6 @@ impl Pace {
             origin: Instant::now(),
         };
         Self {
-            clock,
             limiter: RateLimiter::direct_with_clock(quota, clock),
         }
     }
@@ -44,7 +42,7 @@ impl Pace {
     /// Resolves when the next call conforms to the quota, and counts it as made.
     pub(super) async fn ready(&self) {
         while let Err(not_until) = self.limiter.check() {
-            let wait: Duration = not_until.wait_time_from(self.clock.now());
+            let wait: Duration = not_until.wait_time_from(self.limiter.clock().now());
             tokio::time::sleep(wait).await;
         }
     }
