@@ -158,24 +158,27 @@ impl Clouds {
             .buffer_unordered(INSTANCE_LOOKUPS)
             .try_collect()
             .await?;
-        let migrations = self
-            .retry
-            .run(|| cloud.client.migrations(host), quiet)
-            .await?;
         // Placement's word on the consumers no instance stands for (Nova does not type its
-        // consumers yet; another service may).
+        // consumers yet; another service may), and Nova's migrations, which only those can be.
         let gone: Vec<ConsumerId> = instances
             .iter()
             .filter(|(_, instance)| **instance == Instance::Gone)
             .map(|(consumer, _)| *consumer)
             .collect();
+        let migrations = if gone.is_empty() {
+            Vec::new()
+        } else {
+            self.retry
+                .run(|| cloud.client.migrations(host), quiet)
+                .await?
+        };
         let consumer_types: BTreeMap<ConsumerId, String> = stream::iter(gone)
             .map(|consumer| async move {
-                let typed = self
+                let state = self
                     .retry
-                    .run(|| cloud.client.consumer_type(consumer), quiet)
+                    .run(|| cloud.client.consumer(consumer), quiet)
                     .await?;
-                Ok::<_, BackendError>(typed.map(|t| (consumer, t)))
+                Ok::<_, BackendError>(state.kind.map(|t| (consumer, t)))
             })
             .buffer_unordered(INSTANCE_LOOKUPS)
             .try_filter_map(|typed| async move { Ok(typed) })

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use opsbot::config::EngineConfig;
 use opsbot_cloud_sim::{
-    CloudSimConfig, ComputeServiceSeed, ConsumerType, MigrationType, RestartFault, ServiceState,
-    ServiceStatus,
+    CloudSimConfig, ComputeServiceSeed, ConsumerType, Microversion, MigrationType, RestartFault,
+    ServiceState, ServiceStatus,
 };
 use opsbot_commands::render::step_label;
 use opsbot_commands::run::{RunState, StepState};
@@ -304,5 +304,42 @@ async fn a_restart_that_fails_stops_the_run_at_that_host() {
         scene.cloud.compute_restarts().len(),
         1,
         "no other host tried"
+    );
+}
+
+/// A placement older than Xena (Wallaby: 1.36) has no consumer types: asked at 1.38 it answers
+/// 406, opsbot asks again at 1.17, and Nova's own migration list still keeps a resize's
+/// allocations.
+#[tokio::test]
+async fn against_a_placement_without_consumer_types_a_resize_is_still_kept() {
+    let m = moving(CloudSimConfig {
+        placement_max_version: Microversion::new(1, 36),
+        ..CloudSimConfig::default()
+    })
+    .await;
+    let h = &m.scene.harness;
+    let migration = m
+        .scene
+        .cloud
+        .start_migration(m.vm, "compute-02", MigrationType::Resize)
+        .unwrap();
+    let id = h.start_run("alice", STALE).await;
+    let plan = h.run(id).plan;
+    let planned: Vec<Uuid> = plan.deleted_consumers().map(|c| c.uuid()).collect();
+    assert_eq!(planned, vec![m.leftover], "{:#?}", plan.steps);
+    let asked: Vec<(u16, Option<String>)> = m
+        .scene
+        .cloud
+        .calls()
+        .into_iter()
+        .filter(|c| {
+            c.method == "GET" && c.path == format!("/placement/allocations/{}", migration.uuid)
+        })
+        .map(|c| (c.status, c.microversion))
+        .collect();
+    assert_eq!(
+        asked,
+        vec![(406, None), (200, Some("placement 1.17".to_owned()))],
+        "asked at 1.38, refused, asked at 1.17"
     );
 }

@@ -5,8 +5,10 @@
 use opsbot_commands::approval::Approved;
 use opsbot_commands::name::CloudName;
 use opsbot_commands::openstack::compute::Instance;
+use opsbot_commands::openstack::ids::ConsumerId;
 use opsbot_commands::openstack::image::PropertyChange;
 use opsbot_commands::plan::{Action, DestructiveAction, SafeAction, Wait};
+use opsbot_commands::planner::{self, Holder};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::Run;
 use opsbot_state::StoreError;
@@ -62,26 +64,19 @@ async fn destroy(
             resources,
             ..
         } => {
-            // The plan was made from a look at compute; an instance restored or re-created
-            // since then keeps its allocations.
-            let instance = retried(inner, run, || cloud.client.instance(*consumer)).await?;
-            if let Instance::Exists { name, status } = instance {
-                return Ok(StepOutcome::Done(format!(
-                    "kept the allocations of {consumer}: instance `{name}` exists now ({status})"
-                )));
-            }
-            // Nor one a migration started since holds (a resize moves the source's
-            // allocations to the migration's UUID).
-            if let Some(why) = migrating(inner, cloud, run, *consumer).await? {
-                return Ok(StepOutcome::Done(format!(
-                    "kept the allocations of {consumer}: {why}"
-                )));
-            }
-            // Looked at before deleting, so that a delete that happened before a crash is
-            // found done rather than sent again.
-            if !retried(inner, run, || cloud.client.holds_allocations(*consumer)).await? {
+            // Looked at again right before deleting, as the plan did: an instance restored or
+            // re-created since keeps its allocations, and so does a migration started since (a
+            // resize moves the source's allocations to the migration's UUID). A delete that
+            // happened before a crash is found done rather than sent again.
+            let (held, holder) = holding(inner, cloud, run, *consumer).await?;
+            if !held {
                 return Ok(StepOutcome::Done(format!(
                     "the allocations of {consumer} were already gone"
+                )));
+            }
+            if let Some(why) = holder {
+                return Ok(StepOutcome::Done(format!(
+                    "kept the allocations of {consumer}: {why}"
                 )));
             }
             let deletion = retried(inner, run, || {
@@ -127,26 +122,38 @@ async fn destroy(
     }
 }
 
-/// Why `consumer`'s allocations are a migration's now, if they are: Nova lists a migration in
-/// progress with that UUID at the run's host, or placement types the consumer `MIGRATION`.
-async fn migrating(
+/// Whether `consumer` holds allocations now, and, if it does, who holds them other than a
+/// gone instance (`None`: they are stale), decided by the planner's own rule
+/// ([`planner::holder`]). Nova's migrations at the run's host are listed only when the instance
+/// is gone and the consumer still holds something.
+async fn holding(
     inner: &Inner,
     cloud: &Cloud,
     run: &Run,
-    consumer: opsbot_commands::openstack::ids::ConsumerId,
-) -> Result<Option<String>, String> {
-    if let ProcedureRequest::PlacementStale { host, .. } = &run.plan.request {
-        let migrations = retried(inner, run, || cloud.client.migrations(host)).await?;
-        if let Some(m) = migrations
-            .iter()
-            .find(|m| m.uuid == consumer && m.in_progress())
-        {
-            return Ok(Some(format!("migration in progress, {m}")));
+    consumer: ConsumerId,
+) -> Result<(bool, Option<String>), String> {
+    let instance = retried(inner, run, || cloud.client.instance(consumer)).await?;
+    let state = retried(inner, run, || cloud.client.consumer(consumer)).await?;
+    let migrations = match (&instance, &run.plan.request) {
+        (Instance::Gone, ProcedureRequest::PlacementStale { host, .. }) if state.holds => {
+            retried(inner, run, || cloud.client.migrations(host)).await?
         }
-    }
-    let typed = retried(inner, run, || cloud.client.consumer_type(consumer)).await?;
-    Ok((typed.as_deref() == Some("MIGRATION"))
-        .then(|| "placement types the consumer MIGRATION now".to_owned()))
+        _ => Vec::new(),
+    };
+    let why = match planner::holder(
+        &consumer,
+        Some(&instance),
+        &migrations,
+        state.kind.as_deref(),
+    ) {
+        Holder::Instance { name, status } => {
+            Some(format!("instance `{name}` exists now ({status})"))
+        }
+        Holder::Migration(migration) => Some(format!("migration in progress, {migration}")),
+        Holder::TypedMigration => Some("placement types the consumer MIGRATION now".to_owned()),
+        Holder::Stale | Holder::Unknown => None,
+    };
+    Ok((state.holds, why))
 }
 
 async fn perform(
@@ -169,9 +176,7 @@ async fn perform(
             let mut left = Vec::new();
             for consumer in run.plan.deleted_consumers() {
                 if now.consumers.contains_key(&consumer)
-                    && retried(inner, run, || cloud.client.instance(consumer)).await?
-                        == Instance::Gone
-                    && migrating(inner, cloud, run, consumer).await?.is_none()
+                    && holding(inner, cloud, run, consumer).await? == (true, None)
                 {
                     left.push(consumer.to_string());
                 }

@@ -13,7 +13,7 @@ pub use image::ImageFacts;
 pub use indices::IndexFacts;
 pub use removal::RemovalFacts;
 pub use rpc_cap::RpcCapFacts;
-pub use stale::{Holder, StaleFacts};
+pub use stale::{Holder, StaleFacts, holder};
 
 use crate::cluster::Exclusion;
 use crate::index::IndexName;

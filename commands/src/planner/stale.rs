@@ -48,25 +48,37 @@ pub enum Holder<'a> {
 impl StaleFacts {
     /// Who holds `consumer`'s allocations.
     pub fn holder(&self, consumer: &ConsumerId) -> Holder<'_> {
-        match self.instances.get(consumer) {
-            Some(Instance::Exists { name, status }) => Holder::Instance { name, status },
-            None => Holder::Unknown,
-            Some(Instance::Gone) => {
-                let moving = self
-                    .migrations
-                    .iter()
-                    .find(|m| &m.uuid == consumer && m.in_progress());
-                if let Some(migration) = moving {
-                    Holder::Migration(migration)
-                } else if self
-                    .consumer_types
-                    .get(consumer)
-                    .is_some_and(|t| t == "MIGRATION")
-                {
-                    Holder::TypedMigration
-                } else {
-                    Holder::Stale
-                }
+        holder(
+            consumer,
+            self.instances.get(consumer),
+            &self.migrations,
+            self.consumer_types.get(consumer).map(String::as_str),
+        )
+    }
+}
+
+/// Who holds `consumer`'s allocations, from what the compute API says of its instance (`None`:
+/// not asked), Nova's migrations at the host and placement's type for it. The plan and the
+/// look right before each delete both decide with this, so they cannot disagree.
+pub fn holder<'a>(
+    consumer: &ConsumerId,
+    instance: Option<&'a Instance>,
+    migrations: &'a [Migration],
+    consumer_type: Option<&str>,
+) -> Holder<'a> {
+    match instance {
+        Some(Instance::Exists { name, status }) => Holder::Instance { name, status },
+        None => Holder::Unknown,
+        Some(Instance::Gone) => {
+            if let Some(migration) = migrations
+                .iter()
+                .find(|m| &m.uuid == consumer && m.in_progress())
+            {
+                Holder::Migration(migration)
+            } else if consumer_type == Some("MIGRATION") {
+                Holder::TypedMigration
+            } else {
+                Holder::Stale
             }
         }
     }

@@ -7,6 +7,15 @@ use opsbot_commands::openstack::placement::{Provider, ProviderAllocations, Resou
 use reqwest::Method;
 
 use super::{Api, CloudClient, Deletion, wire};
+
+/// What placement says of one consumer (see [`CloudClient::consumer`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumerState {
+    /// It holds allocations on some provider.
+    pub holds: bool,
+    /// Its `consumer_type`; `None` from a placement before 1.38 or when it holds nothing.
+    pub kind: Option<String>,
+}
 use crate::backend::error::{BackendError, Fault};
 
 /// Every placement request asks for 1.17: the level of the spec's workflow, and the first that
@@ -95,45 +104,34 @@ impl CloudClient {
         })
     }
 
-    /// `GET /allocations/{consumer}`: whether the consumer holds anything, on any provider
-    /// (placement answers an empty object, not 404, for a consumer it does not know).
-    pub async fn holds_allocations(&self, consumer: ConsumerId) -> Result<bool, BackendError> {
-        let path = format!("/allocations/{consumer}");
-        let answer: wire::ConsumerAllocations = self
-            .json(Api::Placement, Method::GET, &path, &[], None)
-            .await?;
-        Ok(!answer.allocations.is_empty())
-    }
-
-    /// `GET /allocations/{consumer}` at 1.38: the consumer's type (`INSTANCE`, `MIGRATION`,
-    /// `unknown`, ...), `None` when the consumer holds nothing or placement predates types.
-    pub async fn consumer_type(
-        &self,
-        consumer: ConsumerId,
-    ) -> Result<Option<String>, BackendError> {
+    /// `GET /allocations/{consumer}`, at 1.38 where placement has it (Xena and later; an older
+    /// one answers 406 "Unacceptable version header" and is asked again at 1.17): whether the
+    /// consumer holds anything, on any provider (placement answers an empty object, not 404,
+    /// for a consumer it does not know), and its type (`INSTANCE`, `MIGRATION`, `unknown`,
+    /// ...), which placement shows only while the consumer holds something.
+    pub async fn consumer(&self, consumer: ConsumerId) -> Result<ConsumerState, BackendError> {
         let path = format!("/allocations/{consumer}");
         let request = format!("GET {path}");
-        match self
-            .send_at(
-                Api::Placement,
-                Some(CONSUMER_TYPES),
-                Method::GET,
-                &path,
-                &[],
-                None,
-            )
+        let typed = Some(CONSUMER_TYPES);
+        let (status, text) = match self
+            .send_at(Api::Placement, typed, Method::GET, &path, &[], None)
             .await?
         {
-            (200, text) => {
-                let typed: wire::TypedConsumer = serde_json::from_str(&text).map_err(|e| {
-                    self.error(Api::Placement, &request, Fault::Decode(e.to_string()))
-                })?;
-                Ok(typed.consumer_type)
+            (406, _) => {
+                self.send(Api::Placement, Method::GET, &path, &[], None)
+                    .await?
             }
-            // "Unacceptable version header": a placement older than Xena.
-            (406, _) => Ok(None),
-            (status, text) => Err(self.status_error(Api::Placement, &request, status, &text)),
+            answer => answer,
+        };
+        if !(200..300).contains(&status) {
+            return Err(self.status_error(Api::Placement, &request, status, &text));
         }
+        let answer: wire::ConsumerAllocations = serde_json::from_str(&text)
+            .map_err(|e| self.error(Api::Placement, &request, Fault::Decode(e.to_string())))?;
+        Ok(ConsumerState {
+            holds: !answer.allocations.is_empty(),
+            kind: answer.consumer_type,
+        })
     }
 
     /// `DELETE /allocations/{consumer}`: every allocation of the consumer, on every provider.

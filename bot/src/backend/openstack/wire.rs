@@ -27,16 +27,11 @@ pub(super) struct ProviderAllocations {
     pub resource_provider_generation: u64,
 }
 
-/// `GET /allocations/{consumer}`: by provider; empty when the consumer holds nothing.
+/// `GET /allocations/{consumer}`: by provider; empty when the consumer holds nothing. At 1.38
+/// `consumer_type` appears too, only while the consumer holds something.
 #[derive(Debug, Deserialize)]
 pub(super) struct ConsumerAllocations {
     pub allocations: BTreeMap<String, Value>,
-}
-
-/// `GET /allocations/{consumer}` at 1.38: `consumer_type` appears only while the consumer holds
-/// something.
-#[derive(Debug, Deserialize)]
-pub(super) struct TypedConsumer {
     #[serde(default)]
     pub consumer_type: Option<String>,
 }
