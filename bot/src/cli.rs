@@ -19,7 +19,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::config::Config;
-use crate::targets::Targets;
+use crate::targets::{Part, Targets};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -236,16 +236,21 @@ async fn plan(
     now: Option<OffsetDateTime>,
     line: &str,
 ) -> anyhow::Result<()> {
-    let targets = Targets::new(config)?;
-    let procedure = match parse::parse_line(line, Origin::Chat)? {
-        Request::Procedure(procedure) => procedure,
-        Request::RunbookRun { name, params } => {
-            ProcedureRequest::Runbook(targets.library.request(&name, &params)?)
-        }
+    // The line first (a typo is a typo), then only the part of the config it plans against:
+    // planning a cluster restart needs no cloud's password.
+    let (part, asked) = match parse::parse_line(line, Origin::Chat)? {
+        Request::Procedure(procedure) => (Part::of(&procedure), Ok(procedure)),
+        Request::RunbookRun { name, params } => (Part::Runbooks, Err((name, params))),
         _ => bail!(
             "`{line}` runs no steps, so it has no plan; plans are for procedures such as \
              /cluster restart and for /runbook run"
         ),
+    };
+    let targets = Targets::only(config, part)?;
+    // A runbook's values are checked against the runbook, which only the library knows.
+    let procedure = match asked {
+        Ok(procedure) => procedure,
+        Err((name, params)) => ProcedureRequest::Runbook(targets.library.request(&name, &params)?),
     };
     // Planning needs the targets only, not the store: it works while the bot runs. Every
     // time-dependent choice is made for `now`, so a plan can be reproduced.
@@ -271,7 +276,7 @@ async fn plan(
         };
         println!("{}", serde_json::to_string_pretty(&output)?);
     } else {
-        println!("{}", render::plan(&plan));
+        println!("{}", render::plan(&plan, &plan.digest()));
     }
     Ok(())
 }

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use opsbot_commands::approval;
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::button::{ApprovalButton, Decision};
+use opsbot_commands::catalogue::Who;
 use opsbot_commands::maintenance::{self, MaintenanceNotice};
 use opsbot_commands::name::{Reason, RunId};
 use opsbot_commands::parse::Origin;
-use opsbot_commands::people::{Actor, Speaker};
+use opsbot_commands::people::{Actor, Speaker, UnknownPerson};
 use opsbot_commands::plan::PlanDigest;
 use opsbot_commands::render;
 use opsbot_commands::request::{ProcedureRequest, Request};
@@ -110,6 +111,15 @@ impl Service {
     /// What the person is told when a request fails: a refusal says why (and is audited when
     /// it says no to the person); anything else is an internal error, logged with its causes
     /// and never shown.
+    /// Refuses (and audits) someone the config does not know, as an answer to `asked`.
+    pub fn refuse_unknown(&self, unknown: UnknownPerson, asked: &Asked) -> Reply {
+        self.refused(
+            &Speaker::from(&unknown),
+            asked,
+            Refusal::UnknownPerson(unknown).into(),
+        )
+    }
+
     pub fn refused(&self, speaker: &Speaker, asked: &Asked, error: EngineError) -> Reply {
         match error {
             EngineError::Refused(refusal) => {
@@ -150,17 +160,14 @@ impl Service {
     /// bound to the digest the button was posted with, so a stale button is refused. The
     /// updated run, or the private reply that says why not.
     pub fn decide(&self, actor: &Actor, button: &ApprovalButton) -> Result<Run, Reply> {
-        let asked = match button.decision {
-            Decision::Approve => Asked::new(
-                format!("Approve button of {}", button.run),
-                Some(button.run),
-            ),
-            Decision::Reject => {
-                Asked::new(format!("Reject button of {}", button.run), Some(button.run))
-            }
+        let word = match button.decision {
+            Decision::Approve => "Approve",
+            Decision::Reject => "Reject",
         };
+        let asked = Asked::new(format!("{word} button of {}", button.run), Some(button.run));
         let refuse = |error: EngineError| self.refused(&actor.speaker(), &asked, error);
-        if !(actor.roles.operator || actor.roles.approver) {
+        // The catalogue's rule for /approve and /reject, which the buttons stand for.
+        if !Who::Deciders.admits(actor.roles) {
             return Err(refuse(Refusal::NotOperator.into()));
         }
         let decided = match button.decision {

@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
-use crate::config::Config;
+use crate::config::{Config, RunbooksConfig};
 use crate::engine::{EngineError, Refusal};
 use crate::runbooks::Library;
 
@@ -20,12 +20,49 @@ pub struct Targets {
     pub library: Library,
 }
 
+/// Which part of the targets a request plans against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Clusters,
+    Clouds,
+    Runbooks,
+}
+
+impl Part {
+    pub fn of(request: &ProcedureRequest) -> Self {
+        match request.target() {
+            Target::Cluster(_) => Self::Clusters,
+            Target::Cloud(_) => Self::Clouds,
+            Target::Hosts(_) => Self::Runbooks,
+        }
+    }
+}
+
 impl Targets {
     pub fn new(config: &Config) -> anyhow::Result<Self> {
         Ok(Self {
             clusters: Clusters::new(config)?,
             clouds: Clouds::new(config)?,
             library: Library::load(&config.runbooks)?,
+        })
+    }
+
+    /// Only `part`, the others empty: `opsbot plan` of a cluster restart needs no cloud's
+    /// password and no runbook directory, and one of them being unreadable must not stop it.
+    pub fn only(config: &Config, part: Part) -> anyhow::Result<Self> {
+        let none = Config {
+            clusters: Vec::new(),
+            clouds: Vec::new(),
+            ..config.clone()
+        };
+        let pick = |wanted: Part| if part == wanted { config } else { &none };
+        Ok(Self {
+            clusters: Clusters::new(pick(Part::Clusters))?,
+            clouds: Clouds::new(pick(Part::Clouds))?,
+            library: match part {
+                Part::Runbooks => Library::load(&config.runbooks)?,
+                Part::Clusters | Part::Clouds => Library::load(&RunbooksConfig::default())?,
+            },
         })
     }
 

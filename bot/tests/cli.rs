@@ -347,3 +347,38 @@ async fn audit_export_writes_json_lines_and_refuses_a_store_in_use() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn planning_on_a_cluster_needs_no_cloud_credentials() {
+    let scene = scene(small(), r#"kind = "sim""#).await;
+    let mut text = std::fs::read_to_string(&scene.config).unwrap();
+    text.push_str(
+        "\n[[clouds]]\nname = \"prod\"\nauth_url = \"http://127.0.0.1:9/identity/v3\"\n\
+         username = \"admin\"\nproject = \"admin\"\npassword_file = \"/nonexistent/prod-password\"\n",
+    );
+    std::fs::write(&scene.config, text).unwrap();
+    let plan = |line: &str| {
+        run(
+            vec![
+                "plan".into(),
+                "--config".into(),
+                config_of(&scene),
+                line.to_owned(),
+            ],
+            "",
+        )
+    };
+    let cluster = plan("/cluster stop cluster:logs").await;
+    assert!(
+        cluster.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cluster.stderr)
+    );
+    // Planning on the cloud itself says which file it cannot read.
+    let cloud = plan("/compute rpc-cap cloud:prod").await;
+    let stderr = String::from_utf8_lossy(&cloud.stderr);
+    assert!(
+        !cloud.status.success() && stderr.contains("/nonexistent/prod-password"),
+        "{stderr}"
+    );
+}

@@ -59,7 +59,7 @@ async fn round(kill: u64, point: u64, delay: Duration, seed: u64) {
         .collect();
 
     kill_during(&scene, PRUNE, point, delay, &what).await;
-    complete(&scene.config, &what).await;
+    complete(&scene.config, "", &what).await;
 
     let world = scene.sim.state();
     let rule = Retention {
@@ -118,7 +118,7 @@ async fn slow_round(kill: u64, delay: Duration, seed: u64) {
             .collect::<Vec<_>>()
     };
     kill_when(&scene.config, PRUNE, || !deletes().is_empty(), delay, &what).await;
-    complete(&scene.config, &what).await;
+    complete(&scene.config, "", &what).await;
 
     let mut sent = BTreeSet::new();
     let mut answered = 0;

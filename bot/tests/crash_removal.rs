@@ -43,7 +43,7 @@ async fn round(kill: u64, point: u64, delay: Duration, seed: u64) {
     )
     .await;
     kill_during(&scene, REMOVE, point, delay, &what).await;
-    complete(&scene.config, &what).await;
+    complete(&scene.config, "", &what).await;
 
     let removed: Ipv4Addr = "10.0.0.14".parse().unwrap();
     let world = scene.sim.state();

@@ -7,16 +7,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use opsbot_cloud_sim::{
-    CloudSimConfig, CloudSimHandle, ComputeServiceSeed, ServiceState, ServiceStatus,
-};
-use opsbot_commands::name::RunId;
-use opsbot_commands::run::RunState;
-use support::{Dice, config_file, console, kill_when, open_store, output};
+use opsbot_cloud_sim::{CloudSimConfig, ComputeServiceSeed, ServiceState, ServiceStatus};
+use support::{Dice, cloud_config, complete, kill_when};
 use time::OffsetDateTime;
 
 /// Kills per run of the test suite.
@@ -53,7 +48,14 @@ async fn round(kill: u64, delay: Duration, seed: u64) {
         cloud.add_service(compute(host));
     }
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), &cloud);
+    let config = cloud_config(
+        dir.path(),
+        &cloud,
+        r#"
+poll_interval = "100ms"
+compute_timeout = "30s"
+"#,
+    );
 
     let restarted = || cloud.restart_count("compute-02") > 0;
     kill_when(&config, RPC_CAP, restarted, delay, &what).await;
@@ -68,7 +70,10 @@ async fn round(kill: u64, delay: Duration, seed: u64) {
             }
         })
     };
-    finish(&config, &what).await;
+    // Each time alice also confirms the manual step a restart cut off by the kill asks for
+    // (refused harmlessly when there is none: the simulator did restart it, since the kill
+    // came after the restart arrived).
+    complete(&config, "/run done id:r-1\n", &what).await;
     clock.abort();
 
     let restarts = cloud.compute_restarts();
@@ -86,28 +91,6 @@ async fn round(kill: u64, delay: Duration, seed: u64) {
     }
 }
 
-/// Starts the console again until run r-1 has succeeded; each time alice also confirms the
-/// manual step a restart cut off by the kill asks for (refused harmlessly when there is none:
-/// the simulator did restart it, since the kill came after the restart arrived).
-async fn finish(config: &Path, what: &str) {
-    let path = opsbot::config::Config::load(config).unwrap().store.path;
-    for _ in 0..4 {
-        let out = output(console(config, "/run done id:r-1\n")).await;
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{what}: {stdout}");
-        let state = open_store(&path)
-            .run(RunId::new(1))
-            .unwrap()
-            .map(|r| r.state);
-        match state {
-            Some(RunState::Succeeded) => return,
-            Some(RunState::Running) => {}
-            other => panic!("{what}: {other:?}\n{stdout}"),
-        }
-    }
-    panic!("{what}: the run never completed");
-}
-
 fn compute(host: &str) -> ComputeServiceSeed {
     ComputeServiceSeed {
         binary: "nova-compute".into(),
@@ -118,32 +101,4 @@ fn compute(host: &str) -> ComputeServiceSeed {
         updated_at: OffsetDateTime::now_utc() - time::Duration::seconds(5),
         disabled_reason: None,
     }
-}
-
-fn write_config(dir: &Path, cloud: &CloudSimHandle) -> PathBuf {
-    let password = dir.join("prod-password");
-    std::fs::write(&password, "adminpass\n").unwrap();
-    config_file(
-        dir,
-        &format!(
-            r#"
-[engine]
-poll_interval = "100ms"
-request_timeout = "5s"
-compute_timeout = "30s"
-
-[[clouds]]
-name = "prod"
-auth_url = "{auth}"
-username = "admin"
-project = "admin"
-password_file = "{password}"
-
-[clouds.compute_control]
-kind = "sim"
-"#,
-            auth = cloud.identity_url(),
-            password = password.display(),
-        ),
-    )
 }

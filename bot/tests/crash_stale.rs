@@ -7,12 +7,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use opsbot_cloud_sim::{CloudSimConfig, CloudSimHandle};
 use opsbot_sim::FaultRule;
-use support::{Dice, complete, config_file, kill_when};
+use support::{Dice, cloud_config, complete, kill_when};
 use uuid::Uuid;
 
 /// Kills per run of the test suite.
@@ -49,11 +48,20 @@ async fn round(kill: u64, delay: Duration, seed: u64) {
         "latency=80ms,method=DELETE".parse::<FaultRule>().unwrap(),
     ]);
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), &cloud);
+    let config = cloud_config(
+        dir.path(),
+        &cloud,
+        r#"
+[engine.retry]
+attempts = 5
+base_delay = "50ms"
+max_delay = "500ms"
+"#,
+    );
 
     let delete_arrived = || deletes(&cloud).next().is_some();
     kill_when(&config, STALE, delete_arrived, delay, &what).await;
-    complete(&config, &what).await;
+    complete(&config, "", &what).await;
 
     let left: Vec<Uuid> = cloud.allocations(provider).into_keys().collect();
     assert_eq!(left, vec![running], "{what}");
@@ -77,36 +85,4 @@ async fn round(kill: u64, delay: Duration, seed: u64) {
 
 fn deletes(cloud: &CloudSimHandle) -> impl Iterator<Item = opsbot_cloud_sim::Call> {
     cloud.calls().into_iter().filter(|c| c.method == "DELETE")
-}
-
-fn write_config(dir: &Path, cloud: &CloudSimHandle) -> PathBuf {
-    let password = dir.join("prod-password");
-    std::fs::write(&password, "adminpass\n").unwrap();
-    config_file(
-        dir,
-        &format!(
-            r#"
-[engine]
-request_timeout = "5s"
-
-[engine.retry]
-attempts = 5
-base_delay = "50ms"
-max_delay = "500ms"
-
-[[clouds]]
-name = "prod"
-auth_url = "{auth}"
-username = "admin"
-project = "admin"
-password_file = "{password}"
-
-[clouds.compute_control]
-kind = "sim"
-
-"#,
-            auth = cloud.identity_url(),
-            password = password.display(),
-        ),
-    )
 }

@@ -345,19 +345,13 @@ async fn moves_are_refused_as_nova_refuses_them() {
 #[tokio::test]
 async fn the_admin_api_starts_steps_and_lists_migrations() {
     let (cloud, rp1, _, vm) = two_hosts(CloudSimConfig::default()).await;
-    let admin = |method: Method, path: &str, json: Option<Value>| {
-        let mut request = cloud.http.request(method, cloud.url(path));
-        if let Some(json) = json {
-            request = request.json(&json);
-        }
-        async move { request.send().await.unwrap() }
-    };
-    let started = admin(
-        Method::POST,
-        "/_sim/migrations",
-        Some(json!({"server": vm, "dest": "compute-02", "migration_type": "live-migration"})),
-    )
-    .await;
+    let started = cloud
+        .admin(
+            Method::POST,
+            "/_sim/migrations",
+            Some(json!({"server": vm, "dest": "compute-02", "migration_type": "live-migration"})),
+        )
+        .await;
     assert_eq!(started.status(), 201);
     let started = body(started).await;
     assert_eq!(started["status"], "running");
@@ -366,45 +360,50 @@ async fn the_admin_api_starts_steps_and_lists_migrations() {
         cloud.sim.allocations(rp1).into_keys().collect::<Vec<_>>(),
         [uuid.parse::<Uuid>().unwrap()]
     );
-    let busy = admin(
-        Method::POST,
-        "/_sim/migrations",
-        Some(json!({"server": vm, "dest": "compute-02", "migration_type": "resize"})),
-    )
-    .await;
+    let busy = cloud
+        .admin(
+            Method::POST,
+            "/_sim/migrations",
+            Some(json!({"server": vm, "dest": "compute-02", "migration_type": "resize"})),
+        )
+        .await;
     assert_eq!(busy.status(), 409);
-    let status = admin(
-        Method::PUT,
-        &format!("/_sim/migrations/{uuid}/status"),
-        Some(json!({"status": "post-migrating"})),
-    )
-    .await;
+    let status = cloud
+        .admin(
+            Method::PUT,
+            &format!("/_sim/migrations/{uuid}/status"),
+            Some(json!({"status": "post-migrating"})),
+        )
+        .await;
     assert_eq!(body(status).await["status"], "post-migrating");
-    let finish = admin(
-        Method::POST,
-        &format!("/_sim/migrations/{uuid}/finish"),
-        None,
-    )
-    .await;
+    let finish = cloud
+        .admin(
+            Method::POST,
+            &format!("/_sim/migrations/{uuid}/finish"),
+            None,
+        )
+        .await;
     assert_eq!(finish.status(), 409, "a live migration has no finish step");
-    let done = admin(
-        Method::POST,
-        &format!("/_sim/migrations/{uuid}/confirm"),
-        None,
-    )
-    .await;
+    let done = cloud
+        .admin(
+            Method::POST,
+            &format!("/_sim/migrations/{uuid}/confirm"),
+            None,
+        )
+        .await;
     assert_eq!(body(done).await["status"], "completed");
     assert!(cloud.sim.allocations(rp1).is_empty());
-    let listed = body(admin(Method::GET, "/_sim/migrations", None).await).await;
+    let listed = body(cloud.admin(Method::GET, "/_sim/migrations", None).await).await;
     assert_eq!(listed[0]["uuid"], uuid.as_str());
-    let unknown = admin(
-        Method::POST,
-        &format!("/_sim/migrations/{}/revert", Uuid::new_v4()),
-        None,
-    )
-    .await;
+    let unknown = cloud
+        .admin(
+            Method::POST,
+            &format!("/_sim/migrations/{}/revert", Uuid::new_v4()),
+            None,
+        )
+        .await;
     assert_eq!(unknown.status(), 404);
-    let state = body(admin(Method::GET, "/_sim/state", None).await).await;
+    let state = body(cloud.admin(Method::GET, "/_sim/state", None).await).await;
     assert_eq!(state["migrations"][0]["status"], "completed");
 }
 

@@ -33,27 +33,14 @@ async fn service(cloud: &Cloud) -> Value {
     listing["services"][0].clone()
 }
 
-async fn admin(
-    cloud: &Cloud,
-    method: Method,
-    path: &str,
-    json: Option<Value>,
-) -> reqwest::Response {
-    let mut request = cloud.http.request(method, cloud.url(path));
-    if let Some(json) = json {
-        request = request.json(&json);
-    }
-    request.send().await.unwrap()
-}
-
 async fn advance(cloud: &Cloud, seconds: u64) {
-    let moved = admin(
-        cloud,
-        Method::POST,
-        "/_sim/clock/advance",
-        Some(json!({"seconds": seconds})),
-    )
-    .await;
+    let moved = cloud
+        .admin(
+            Method::POST,
+            "/_sim/clock/advance",
+            Some(json!({"seconds": seconds})),
+        )
+        .await;
     assert_eq!(moved.status(), 200);
 }
 
@@ -67,13 +54,13 @@ async fn a_restarted_service_goes_down_then_comes_back_with_a_fresh_updated_at()
     assert!(cloud.sim.now() - heartbeat < time::Duration::seconds(11));
     assert_eq!(heartbeat.nanosecond(), 0);
 
-    let restarted = admin(
-        &cloud,
-        Method::POST,
-        "/_sim/compute/compute-01/restart",
-        Some(json!({"down_for_seconds": 90})),
-    )
-    .await;
+    let restarted = cloud
+        .admin(
+            Method::POST,
+            "/_sim/compute/compute-01/restart",
+            Some(json!({"down_for_seconds": 90})),
+        )
+        .await;
     assert_eq!(restarted.status(), 200);
     let restarted = body(restarted).await;
     assert_eq!(restarted["host"], "compute-01");
@@ -112,7 +99,7 @@ async fn a_restarted_service_goes_down_then_comes_back_with_a_fresh_updated_at()
     assert_ne!(back["updated_at"], before["updated_at"]);
     assert_eq!(cloud.sim.restart_count("compute-01"), 1);
     assert_eq!(cloud.sim.restart_count("compute-02"), 0);
-    let state = body(admin(&cloud, Method::GET, "/_sim/state", None).await).await;
+    let state = body(cloud.admin(Method::GET, "/_sim/state", None).await).await;
     assert_eq!(state["restarts"]["log"][0]["host"], "compute-01");
     assert_eq!(state["service_states"][0]["state"], "up");
 }
@@ -144,13 +131,13 @@ async fn a_quick_restart_never_shows_down_only_a_fresh_updated_at() {
 #[tokio::test]
 async fn a_service_that_never_comes_back_stays_down() {
     let cloud = two_computes().await;
-    let switched = admin(
-        &cloud,
-        Method::PUT,
-        "/_sim/compute/compute-01/restart-fault",
-        Some(json!({"fault": "stays_down"})),
-    )
-    .await;
+    let switched = cloud
+        .admin(
+            Method::PUT,
+            "/_sim/compute/compute-01/restart-fault",
+            Some(json!({"fault": "stays_down"})),
+        )
+        .await;
     assert_eq!(switched.status(), 200);
     let before = service(&cloud).await;
     let restart = cloud.sim.restart_compute("compute-01").unwrap();
@@ -163,13 +150,13 @@ async fn a_service_that_never_comes_back_stays_down() {
     );
 
     // Cleared, a new restart brings it back.
-    let cleared = admin(
-        &cloud,
-        Method::DELETE,
-        "/_sim/compute/compute-01/restart-fault",
-        None,
-    )
-    .await;
+    let cleared = cloud
+        .admin(
+            Method::DELETE,
+            "/_sim/compute/compute-01/restart-fault",
+            None,
+        )
+        .await;
     assert_eq!(cleared.status(), 204);
     cloud
         .sim
@@ -186,13 +173,9 @@ async fn a_failing_restart_answers_an_error_and_leaves_the_service_running() {
     cloud
         .sim
         .set_restart_fault("compute-02", Some(RestartFault::Fails));
-    let failed = admin(
-        &cloud,
-        Method::POST,
-        "/_sim/compute/compute-02/restart",
-        None,
-    )
-    .await;
+    let failed = cloud
+        .admin(Method::POST, "/_sim/compute/compute-02/restart", None)
+        .await;
     assert_eq!(failed.status(), 500);
     assert!(
         body(failed).await["error"]
@@ -214,18 +197,14 @@ async fn a_failing_restart_answers_an_error_and_leaves_the_service_running() {
     assert_eq!(attempts.len(), 2);
     assert!(attempts.iter().all(|restart| restart.failed));
 
-    let unknown = admin(
-        &cloud,
-        Method::POST,
-        "/_sim/compute/compute-09/restart",
-        None,
-    )
-    .await;
+    let unknown = cloud
+        .admin(Method::POST, "/_sim/compute/compute-09/restart", None)
+        .await;
     assert_eq!(unknown.status(), 404);
     assert_eq!(
         cloud.sim.restart_compute("compute-09"),
         Err(RestartError::NoComputeService("compute-09".into()))
     );
-    let clock = body(admin(&cloud, Method::GET, "/_sim/clock", None).await).await;
+    let clock = body(cloud.admin(Method::GET, "/_sim/clock", None).await).await;
     assert!(clock["now"].is_string());
 }

@@ -205,7 +205,7 @@ pub fn reject(run: &Run, actor: &Actor, now: OffsetDateTime) -> Result<Rejection
             at: utc(expires_at),
         });
     }
-    if !run.requester.is_legacy() && actor.person.same_person(&run.requester) {
+    if actor.person.is_certainly(&run.requester) {
         return Ok(Rejection::Withdrawn);
     }
     if !actor.roles.approver {

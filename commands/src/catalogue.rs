@@ -253,7 +253,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 older_than: a
                     .optional("older_than_days", RetentionDays::parse)?
                     .unwrap_or(RetentionDays::DEFAULT),
-                prefix: a.optional("prefix", |p| Ok(IndexName::parse(p)?))?,
+                prefix: a.optional("prefix", |p| Ok(IndexName::parse_prefix(p)?))?,
             }))
         },
     },

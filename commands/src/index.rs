@@ -12,6 +12,8 @@ pub enum IndexNameError {
     TooLong { name: String, len: usize },
     #[error("`{name}` has a wildcard; name one index, or use /indices prune")]
     Wildcard { name: String },
+    #[error("`{name}` has a wildcard; a prefix is matched as written: prefix:{stem}")]
+    WildcardPrefix { name: String, stem: String },
     #[error("`{name}` would name every index; name one index")]
     All { name: String },
     #[error("`{name}` is a system index (it starts with a dot); opsbot never deletes those")]
@@ -87,6 +89,18 @@ impl IndexName {
             });
         }
         Ok(Self(name.to_owned()))
+    }
+
+    /// A prefix of index names (`/indices prune prefix:`): checked as a name, so that nothing
+    /// a name cannot hold reaches a plan; a trailing wildcard is refused with the prefix meant.
+    pub fn parse_prefix(prefix: &str) -> Result<Self, IndexNameError> {
+        Self::parse(prefix).map_err(|error| match error {
+            IndexNameError::Wildcard { name } => IndexNameError::WildcardPrefix {
+                name,
+                stem: visible(prefix.split(['*', '?']).next().unwrap_or_default()),
+            },
+            other => other,
+        })
     }
 }
 

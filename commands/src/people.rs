@@ -60,6 +60,13 @@ impl PersonRef {
         }
     }
 
+    /// True only when both certainly name the same person: never for a record from before
+    /// people were configured. For what only the requester may do (withdrawing a plan), where
+    /// [`Self::same_person`]'s caution would let anyone act as an old record's requester.
+    pub fn is_certainly(&self, other: &PersonRef) -> bool {
+        !self.is_legacy() && !other.is_legacy() && self.name == other.name
+    }
+
     pub fn is_legacy(&self) -> bool {
         matches!(self.via, Surface::Legacy { .. })
     }
@@ -67,6 +74,16 @@ impl PersonRef {
 
 /// How a person reference is stored: now `{name, via}`; before people were configured,
 /// `{id, name}` with a surface id and a display name.
+/// Someone the config does not know, on the surface they came from.
+impl From<&UnknownPerson> for Speaker {
+    fn from(unknown: &UnknownPerson) -> Self {
+        Self {
+            person: None,
+            via: unknown.via.clone(),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum PersonRefRecord {

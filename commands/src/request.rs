@@ -114,31 +114,38 @@ impl Request {
     /// What was asked, in a few words, for the audit record of a refusal: the procedure's
     /// command line, or the command and what it names.
     pub fn summary(&self) -> String {
-        match self {
-            Self::Procedure(procedure) => procedure.to_string(),
-            Self::ClusterStatus { cluster } => format!("/cluster status cluster:{cluster}"),
-            Self::IndicesList { cluster, .. } => format!("/indices list cluster:{cluster}"),
-            Self::PlacementAllocations { cloud, host } => {
-                format!("/placement allocations cloud:{cloud} host:{host}")
+        if let Self::Procedure(procedure) = self {
+            return procedure.to_string();
+        }
+        let (group, sub) = self.path();
+        let named = match self {
+            Self::ClusterStatus { cluster } | Self::IndicesList { cluster, .. } => {
+                format!(" cluster:{cluster}")
             }
-            Self::ComputeServices { cloud } => format!("/compute services cloud:{cloud}"),
-            Self::RunbookList => "/runbook list".to_owned(),
+            Self::PlacementAllocations { cloud, host } => format!(" cloud:{cloud} host:{host}"),
+            Self::ComputeServices { cloud } => format!(" cloud:{cloud}"),
             Self::RunbookShow { name } | Self::RunbookRun { name, .. } => {
-                format!("/runbook name:{}", crate::echo::visible(name, 64))
+                format!(" name:{}", crate::echo::visible(name, 64))
             }
-            Self::RunStatus { id } => format!("/run status id:{id}"),
-            Self::RunLog { id } => format!("/run log id:{id}"),
-            Self::RunList => "/run list".to_owned(),
-            Self::RunCancel { id } => format!("/run cancel id:{id}"),
-            Self::RunDone { id } => format!("/run done id:{id}"),
-            Self::Approve { id, .. } => format!("/approve id:{id}"),
-            Self::Reject { id, .. } => format!("/reject id:{id}"),
-            Self::Audit { .. } => "/audit".to_owned(),
-            Self::MaintenanceAnnounce { .. } => "/maintenance announce".to_owned(),
-            Self::MaintenanceEnd => "/maintenance end".to_owned(),
-            Self::MaintenanceStatus => "/maintenance status".to_owned(),
-            Self::Help { .. } => "/help".to_owned(),
-            Self::ActAs { user } => format!("/as user:{user}"),
+            Self::RunStatus { id }
+            | Self::RunLog { id }
+            | Self::RunCancel { id }
+            | Self::RunDone { id }
+            | Self::Approve { id, .. }
+            | Self::Reject { id, .. } => format!(" id:{id}"),
+            Self::ActAs { user } => format!(" user:{user}"),
+            Self::Procedure(_)
+            | Self::RunbookList
+            | Self::RunList
+            | Self::Audit { .. }
+            | Self::MaintenanceAnnounce { .. }
+            | Self::MaintenanceEnd
+            | Self::MaintenanceStatus
+            | Self::Help { .. } => String::new(),
+        };
+        match sub {
+            Some(sub) => format!("/{group} {sub}{named}"),
+            None => format!("/{group}{named}"),
         }
     }
 

@@ -240,9 +240,8 @@ impl Run {
             };
             return Some(format!("it is {} but {has}", self.state.label()));
         }
-        let approved = self.approval.as_ref().is_some_and(|grant| {
-            grant.digest == self.digest && !grant.by.same_person(&self.requester)
-        });
+        // The engine's own check, so that the store and the engine cannot disagree.
+        let approved = crate::approval::Approved::verify(self).is_ok();
         if let RunState::AwaitingApproval { .. } = self.state {
             if !self.plan.needs_approval() {
                 return Some("it awaits approval of a plan that needs none".to_owned());

@@ -148,15 +148,22 @@ async fn autocomplete_answers_only_operators_in_served_channels_and_asks_the_clu
         assert!(!offered.is_empty(), "{typed}");
     }
     assert_eq!(listings(), 1);
-    // dave may approve: the runs are offered to him, from the store.
+    // dave may approve: the runs are offered to him, from the store; carol is offered none.
+    let (waiting, _) = scene.slash(&user("alice"), PRUNE).await;
+    assert!(waiting.starts_with("r-1 waits for approval"), "{waiting}");
+    let run_ids = json!([{"name": "id", "type": 3, "value": "", "focused": true}]);
     let runs = scene
-        .choices(
-            &user("dave"),
-            "approve",
-            json!([{"name": "id", "type": 3, "value": "", "focused": true}]),
-        )
+        .choices(&user("dave"), "approve", run_ids.clone())
         .await;
-    assert!(runs.is_empty(), "no runs yet: {runs:?}");
+    assert_eq!(
+        runs.iter()
+            .map(|(_, value)| value.as_str())
+            .collect::<Vec<_>>(),
+        ["r-1"],
+        "{runs:?}"
+    );
+    let refused = scene.choices(&user("carol"), "approve", run_ids).await;
+    assert!(refused.is_empty(), "carol: {refused:?}");
     scene.assert_well_behaved();
 }
 

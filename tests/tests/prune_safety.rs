@@ -17,15 +17,27 @@ fn deleted(h: &Harness) -> BTreeSet<String> {
     h.sim.state().deleted.into_iter().collect()
 }
 
-/// The names opsbot's DELETE requests carried, each request's in one list.
+/// The `X-Opaque-Id` of the test's own requests, standing for someone else at the cluster.
+const SOMEONE_ELSE: &str = "someone-else";
+
+/// The names opsbot's DELETE requests carried, each request's in one list. Fails unless there
+/// is at least one, and unless every other DELETE was the test's own: checks of what opsbot
+/// sent must not pass because it stopped marking its requests with its opaque id.
 fn sent(h: &Harness) -> Vec<Vec<String>> {
-    h.calls_by("DELETE")
+    let (opsbot, others): (Vec<_>, Vec<_>) = h.calls_by("DELETE").into_iter().partition(|c| {
+        c.opaque_id
+            .as_deref()
+            .is_some_and(|o| o.starts_with("opsbot/"))
+    });
+    assert!(
+        others
+            .iter()
+            .all(|c| c.opaque_id.as_deref() == Some(SOMEONE_ELSE)),
+        "DELETEs without opsbot's opaque id: {others:#?}"
+    );
+    assert!(!opsbot.is_empty(), "opsbot sent no DELETE");
+    opsbot
         .into_iter()
-        .filter(|c| {
-            c.opaque_id
-                .as_deref()
-                .is_some_and(|o| o.starts_with("opsbot/"))
-        })
         .map(|c| {
             c.path
                 .trim_start_matches('/')
@@ -162,7 +174,13 @@ async fn an_index_re_created_after_the_approval_is_never_deleted() {
     // Someone deletes it and a shipper writes to the name again: a new index, a new UUID.
     let http = reqwest::Client::new();
     let url = format!("{}/{target}", h.sim.base_url());
-    let status = http.delete(&url).send().await.unwrap().status();
+    let status = http
+        .delete(&url)
+        .header("x-opaque-id", SOMEONE_ELSE)
+        .send()
+        .await
+        .unwrap()
+        .status();
     assert!(status.is_success(), "{status}");
     let status = http.put(&url).send().await.unwrap().status();
     assert!(status.is_success(), "{status}");

@@ -31,7 +31,7 @@ impl Engine {
             }
             let awaiting = matches!(run.state, RunState::AwaitingApproval { .. });
             if awaiting && run.cleanup_steps().is_empty() {
-                if !run.requester.is_legacy() && actor.person.same_person(&run.requester) {
+                if actor.person.is_certainly(&run.requester) {
                     run.finish(
                         RunState::Withdrawn {
                             by: actor.person.clone(),

@@ -1,5 +1,5 @@
-//! What the tests of the real binary share: a simulated cluster, a config file pointing at it,
-//! and `opsbot console` children fed from stdin.
+//! What the tests of the real binary share: a simulated cluster, a config file pointing at it
+//! (or at a simulated cloud), and `opsbot console` children fed from stdin.
 
 #![allow(dead_code)] // Each test binary (and the restart bench) uses its own part of this module.
 #![allow(clippy::unwrap_used)] // Scaffolding: a set-up that fails must stop the test loudly.
@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
+use opsbot_cloud_sim::CloudSimHandle;
 use opsbot_commands::name::RunId;
+use opsbot_commands::run::RunState;
 use opsbot_host_sim::TestHosts;
 use opsbot_sim::{SimConfig, SimHandle};
 
@@ -273,21 +275,54 @@ async fn ask_and_approve(config: &Path, request: &str, what: &str) {
         .unwrap();
 }
 
-/// Starts the console again until run r-1 has succeeded, as the store says between consoles.
-pub async fn complete(config: &Path, what: &str) {
+/// Starts the console again, reading `input`, until run r-1 has succeeded, as the store says
+/// between consoles; fails at once if it has ended otherwise.
+pub async fn complete(config: &Path, input: &str, what: &str) {
     let path = opsbot::config::Config::load(config).unwrap().store.path;
     for _ in 0..4 {
-        let out = output(console(config, "")).await;
+        let out = output(console(config, input)).await;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.status.success(), "{what}: {stdout}");
         let store = open_store(&path);
         let state = store.run(RunId::new(1)).unwrap().map(|run| run.state);
         drop(store);
-        if state == Some(opsbot_commands::run::RunState::Succeeded) {
-            return;
+        match state {
+            Some(RunState::Succeeded) => return,
+            Some(RunState::Running) => {}
+            other => panic!("{what}: {other:?}\n{stdout}"),
         }
     }
     panic!("{what}: the run never completed");
+}
+
+/// Writes `opsbot.toml` in `dir` for the simulated cloud `prod` (admin's password in a file
+/// beside it, `nova-compute` restarted through the simulator), with `engine` (more TOML lines
+/// of the `[engine]` table, and tables under it) after a 5 s request timeout; returns its path.
+pub fn cloud_config(dir: &Path, cloud: &CloudSimHandle, engine: &str) -> PathBuf {
+    let password = dir.join("prod-password");
+    std::fs::write(&password, "adminpass\n").unwrap();
+    config_file(
+        dir,
+        &format!(
+            r#"
+[engine]
+request_timeout = "5s"
+{engine}
+
+[[clouds]]
+name = "prod"
+auth_url = "{auth}"
+username = "admin"
+project = "admin"
+password_file = "{password}"
+
+[clouds.compute_control]
+kind = "sim"
+"#,
+            auth = cloud.identity_url(),
+            password = password.display(),
+        ),
+    )
 }
 
 /// Writes `opsbot.toml` in `dir`: the runbooks of `runbooks` run on the test hosts through their

@@ -57,6 +57,21 @@ impl Cloud {
             .header("X-Auth-Token", token)
     }
 
+    /// A request to the simulator's own `/_sim` API (`path` includes `/_sim`), which takes no
+    /// token; `json` is sent as its body.
+    pub async fn admin(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        json: Option<Value>,
+    ) -> Response {
+        let mut request = self.http.request(method, self.url(path));
+        if let Some(json) = json {
+            request = request.json(&json);
+        }
+        request.send().await.unwrap()
+    }
+
     pub async fn get(&self, path: &str) -> Response {
         self.authed(reqwest::Method::GET, path)
             .await

@@ -115,3 +115,16 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_prefix_with_a_wildcard_is_refused_with_the_prefix_meant() {
+    assert_eq!(
+        IndexName::parse_prefix("flog-*").unwrap_err().to_string(),
+        "`flog-*` has a wildcard; a prefix is matched as written: prefix:flog-"
+    );
+    assert_eq!(IndexName::parse_prefix("flog-").unwrap().as_str(), "flog-");
+    assert_eq!(
+        IndexName::parse_prefix("_all").unwrap_err().to_string(),
+        "`_all` would name every index; name one index"
+    );
+}

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::{compact, fit, hhmm};
 use crate::cluster::{EXCLUDE_IP, FlushMode};
 use crate::echo::visible;
-use crate::plan::{Action, DestructiveAction, HostCommand, Plan, SafeAction, Wait};
+use crate::plan::{Action, DestructiveAction, HostCommand, Plan, PlanDigest, SafeAction, Wait};
 use crate::run::{Run, RunState};
 use crate::runbook::Word;
 
@@ -156,9 +156,11 @@ fn destructive_marker(action: &Action) -> &'static str {
     }
 }
 
-/// The plan as shown before a run starts and by `opsbot plan`.
-pub fn plan(plan: &Plan) -> String {
-    let mut text = format!("Plan for {} (digest {})\n", plan.request, plan.digest());
+/// The plan as shown before a run starts and by `opsbot plan`, with the digest an approval
+/// binds to: a run's stored one, never one recomputed from a plan that a later opsbot may
+/// encode differently.
+pub fn plan(plan: &Plan, digest: &PlanDigest) -> String {
+    let mut text = format!("Plan for {} (digest {digest})\n", plan.request);
     for (i, action) in plan.steps.iter().enumerate() {
         let _ = writeln!(
             text,
@@ -186,7 +188,7 @@ pub fn started(run: &Run) -> String {
         ),
         _ => format!("{} started", run.id),
     };
-    fit(&format!("{first}\n{}", plan(&run.plan)))
+    fit(&format!("{first}\n{}", plan(&run.plan, &run.digest)))
 }
 
 /// `/approve` without a digest: the command that approves exactly this plan, then the plan.
@@ -194,7 +196,7 @@ pub fn approval_preview(run: &Run) -> String {
     fit(&format!(
         "to approve exactly this plan of {id}: /approve id:{id} digest:{}\n{}",
         run.digest,
-        plan(&run.plan),
+        plan(&run.plan, &run.digest),
         id = run.id,
     ))
 }

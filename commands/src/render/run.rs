@@ -72,7 +72,7 @@ pub fn progress_view(
         message_key: format!("r{}-{}", run.id.get(), run.created_at.unix_timestamp()),
         text: progress(run, observed, now),
         tone,
-        plan: awaiting.then(|| super::plan(&run.plan)),
+        plan: awaiting.then(|| super::plan(&run.plan, &run.digest)),
         buttons,
     }
 }

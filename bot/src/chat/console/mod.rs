@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use opsbot_commands::parse::{self, Origin};
-use opsbot_commands::people::{Actor, People, Speaker};
+use opsbot_commands::people::{Actor, People};
 use opsbot_commands::request::Request;
 use opsbot_state::{Store, StoreError};
 use tokio::io::BufReader;
@@ -23,7 +23,7 @@ pub use screen::Screen;
 pub use socket::{Hub, bind, serve};
 
 use crate::config::Config;
-use crate::engine::{Engine, Refusal};
+use crate::engine::Engine;
 use crate::progress::Publisher;
 use crate::service::{Asked, Service};
 use session::{Session, Speaking};
@@ -39,15 +39,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     terminal(&config, None, |service| match people.on_console(&account) {
         Ok(actor) => Ok(Speaking::Fixed(actor)),
         Err(unknown) => {
-            let speaker = Speaker {
-                person: None,
-                via: unknown.via.clone(),
-            };
-            let refused = service.refused(
-                &speaker,
-                &Asked::new("opsbot console", None),
-                Refusal::UnknownPerson(unknown).into(),
-            );
+            let refused = service.refuse_unknown(unknown, &Asked::new("opsbot console", None));
             bail!("{}", refused.text)
         }
     })

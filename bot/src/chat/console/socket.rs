@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, bail};
 use opsbot_commands::maintenance::Announcement;
-use opsbot_commands::people::{People, Speaker, UnknownPerson};
+use opsbot_commands::people::{People, UnknownPerson};
 use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId};
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -20,7 +20,6 @@ use tokio::sync::{broadcast, mpsc};
 use super::account::account_of;
 use super::session::{Session, Speaking, read_line};
 use super::transcript::{self, PRIVATE, PUBLIC};
-use crate::engine::Refusal;
 use crate::progress::{ChatError, ChatTransport};
 use crate::service::{Asked, Service};
 
@@ -136,10 +135,15 @@ struct Connection {
 
 impl Connection {
     async fn serve(self, stream: UnixStream) {
-        let account = stream
-            .peer_cred()
-            .map_err(|e| e.to_string())
-            .and_then(|cred| account_of(cred.uid()).map_err(|e| e.to_string()));
+        // The user database may be a directory service (sssd, LDAP): looked up off the
+        // runtime's threads.
+        let account = match stream.peer_cred() {
+            Ok(cred) => tokio::task::spawn_blocking(move || account_of(cred.uid()))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|found| found.map_err(|e| e.to_string())),
+            Err(e) => Err(e.to_string()),
+        };
         let (read, mut write) = stream.into_split();
         let actor = match account {
             Ok(account) => self.people.on_console(&account),
@@ -162,7 +166,9 @@ impl Connection {
         };
         tracing::info!(person = %actor.name(), "console connected");
         // One writer for the socket: replies and the channel's lines, in the order they come.
-        let (out, mut outbox) = mpsc::unbounded_channel::<String>();
+        // Bounded: a console that stops reading makes its forwarder wait, so that it falls
+        // behind in the broadcast (and is told so) instead of piling lines up in memory.
+        let (out, mut outbox) = mpsc::channel::<String>(BACKLOG);
         let writer = tokio::spawn(async move {
             while let Some(text) = outbox.recv().await {
                 if write.write_all(text.as_bytes()).await.is_err() {
@@ -176,11 +182,11 @@ impl Connection {
             "you are {}; commands as in chat, /help lists them",
             session.speaker().name()
         );
-        let _ = out.send(transcript::block(PUBLIC, &greeting));
+        let _ = out.send(transcript::block(PUBLIC, &greeting)).await;
         let mut input = BufReader::new(read);
         while let Ok(Some(line)) = read_line(&mut input).await {
             if let Some((header, text)) = session.answer(&line).await {
-                if out.send(transcript::block(header, &text)).is_err() {
+                if out.send(transcript::block(header, &text)).await.is_err() {
                     break;
                 }
             }
@@ -192,20 +198,14 @@ impl Connection {
 
     /// Audits a connection from an account that maps to nobody, and says why it ends.
     fn refuse(&self, unknown: UnknownPerson) -> String {
-        let speaker = Speaker {
-            person: None,
-            via: unknown.via.clone(),
-        };
         let asked = Asked::new("console connection", None);
-        let reply = self
-            .service
-            .refused(&speaker, &asked, Refusal::UnknownPerson(unknown).into());
+        let reply = self.service.refuse_unknown(unknown, &asked);
         transcript::block(PRIVATE, &reply.text)
     }
 }
 
 /// Copies the console channel's lines to one connection; one that fell behind is told.
-async fn forward(mut lines: broadcast::Receiver<String>, out: mpsc::UnboundedSender<String>) {
+async fn forward(mut lines: broadcast::Receiver<String>, out: mpsc::Sender<String>) {
     loop {
         let line = match lines.recv().await {
             Ok(line) => line,
@@ -215,7 +215,7 @@ async fn forward(mut lines: broadcast::Receiver<String>, out: mpsc::UnboundedSen
             ),
             Err(broadcast::error::RecvError::Closed) => return,
         };
-        if out.send(line).is_err() {
+        if out.send(line).await.is_err() {
             return;
         }
     }

@@ -31,10 +31,7 @@ impl Access {
         let roles: Vec<u64> = roles.iter().map(|r| r.get()).collect();
         match self.people.on_discord(user.get(), &roles) {
             Err(unknown) => Checked {
-                speaker: Speaker {
-                    person: None,
-                    via: unknown.via.clone(),
-                },
+                speaker: Speaker::from(&unknown),
                 actor: Err(Refusal::UnknownPerson(unknown)),
             },
             Ok(actor) => Checked {

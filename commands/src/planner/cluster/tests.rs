@@ -40,7 +40,7 @@ fn stop_plan_disables_allocation_flushes_and_stops_the_master_last() {
         &facts("7.10.2", formed()),
     )
     .unwrap();
-    insta::assert_snapshot!(render::plan(&plan));
+    insta::assert_snapshot!(render::plan(&plan, &plan.digest()));
 }
 
 #[test]
@@ -62,7 +62,7 @@ fn start_plan_works_on_a_cluster_that_is_down() {
         &facts("7.10.2", Membership::Unreachable),
     )
     .unwrap();
-    insta::assert_snapshot!(render::plan(&plan));
+    insta::assert_snapshot!(render::plan(&plan, &plan.digest()));
 }
 
 #[test]

@@ -71,7 +71,7 @@ fn prune_selects_shows_and_skips_as_the_operator_needs_to_see() {
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let plan = plan(&prune_request("30"), &facts(&names)).unwrap();
     assert!(plan.needs_approval());
-    insta::assert_snapshot!(render::plan(&plan));
+    insta::assert_snapshot!(render::plan(&plan, &plan.digest()));
 }
 
 #[test]

@@ -57,7 +57,7 @@ fn removal_excludes_drains_stops_unlists_clears_and_redeploys_under_approval() {
         plan.steps[0],
         Action::Safe(SafeAction::ExcludeNode { .. })
     ));
-    insta::assert_snapshot!(render::plan(&plan));
+    insta::assert_snapshot!(render::plan(&plan, &plan.digest()));
 }
 
 #[test]
