@@ -214,7 +214,16 @@ async fn draining(h: &Harness) -> opsbot_commands::name::RunId {
             && matches!(run.steps[1], StepState::Started { .. })
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Under way: the cluster moves the node's shards off it (or has already).
+    h.wait_for(id, "shards moving off the node", |_| {
+        let state = h.sim.state();
+        state.health.relocating_shards > 0
+            || state
+                .nodes
+                .iter()
+                .any(|n| n.ip.to_string() == NODE && n.shards == 0)
+    })
+    .await;
     assert_eq!(exclusion(h), NODE);
     id
 }
