@@ -158,3 +158,37 @@ async fn audit_export_asks_the_running_bot_through_its_socket() {
     );
     assert!(scene.dir.path().join("store").is_dir());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_that_maps_to_nobody_gets_no_export_or_backup() {
+    let (scene, socket) = scene_with_socket().await;
+    r1_waits(&scene.config).await;
+    let me = opsbot::chat::console::running_account().unwrap();
+    let config = std::fs::read_to_string(&scene.config).unwrap().replace(
+        &format!("accounts = [\"{me}\"]"),
+        "accounts = [\"someone-else\"]",
+    );
+    std::fs::write(&scene.config, config).unwrap();
+    let bot = serve(&scene.config, &socket).await;
+    let backup = scene.dir.path().join("backup");
+    let export = opsbot(&["audit", "export"], &scene.config, &[]).await;
+    let backed = opsbot(
+        &["store", "backup"],
+        &scene.config,
+        &[backup.to_str().unwrap()],
+    )
+    .await;
+    stop(bot);
+    for refused in [export, backed] {
+        assert!(!refused.status.success());
+        assert!(refused.stdout.is_empty());
+        let stderr = text(&refused.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "console account `{me}` is not one of opsbot's people"
+            )),
+            "{stderr}"
+        );
+    }
+    assert!(!backup.exists());
+}

@@ -16,8 +16,9 @@ const DB: &str = "db";
 /// Prefix of sled's snapshots (`snap.<lsn>`); one being written ends in `.generating`.
 const SNAP: &str = "snap.";
 
-/// Checks the files of a store whose marker is `marker`: the directory, `conf` and `db`, and
-/// once sled has written a snapshot, the newest one, whole (sled's own checksum).
+/// Checks the files of a store whose marker is `marker` (and says it holds records): the
+/// directory, `conf` and `db`, and once sled has written a snapshot, the newest one, whole
+/// (sled's own checksum).
 pub(crate) fn check(store: &Path, marker: &Marker) -> Result<(), StoreError> {
     let damaged = |detail: String| StoreError::Damaged {
         path: store.to_owned(),
@@ -43,7 +44,7 @@ pub(crate) fn check(store: &Path, marker: &Marker) -> Result<(), StoreError> {
         }
         Err(error) => return Err(unreadable(&store.join(DB), error)),
     };
-    if db_len == 0 && (marker.last_run > 0 || marker.last_audit > 0) {
+    if db_len == 0 {
         return Err(damaged(format!("its `{DB}` file is empty")));
     }
     if marker.snapshot {

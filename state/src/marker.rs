@@ -49,6 +49,11 @@ struct File1 {
 }
 
 impl Marker {
+    /// Whether the store had any run or audit entry.
+    pub(crate) fn holds_records(&self) -> bool {
+        self.last_run > 0 || self.last_audit > 0
+    }
+
     /// What `self` (the store as found) lacks compared with `expected` (the marker), in words;
     /// `None` if nothing.
     pub(crate) fn shortfall(&self, expected: &Marker) -> Option<String> {
@@ -176,7 +181,10 @@ fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    // Named for what it is, should a kill leave one behind.
+    let mut temp = tempfile::Builder::new()
+        .prefix(".opsbot-marker-")
+        .tempfile_in(dir)?;
     temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;

@@ -16,16 +16,28 @@ pub(crate) fn before_open(path: &Path) -> Result<(std::path::PathBuf, Option<Mar
     let marker_path = marker::path_of(path)?;
     files::probe_lock(path)?;
     let expected = marker::read(&marker_path)?;
-    if let Some(expected) = &expected {
-        files::check(path, expected)?;
+    // A marker of no records has nothing to lose (a new store deleted before its first run).
+    if let Some(expected) = expected.filter(Marker::holds_records) {
+        files::check(path, &expected)?;
     }
     Ok((marker_path, expected))
 }
 
-/// Whether sled's database holds the tree the counters live in; a store missing it holds no
-/// records (opening the tree would create it: a write).
-pub(crate) fn has_meta(db: &sled::Db) -> bool {
-    db.tree_names().iter().any(|name| name == META.as_bytes())
+/// Refuses a database without the tree the counters live in when the marker says it held
+/// records (it lost them all; opening the tree would create it: a write).
+pub(crate) fn has_records(
+    db: &sled::Db,
+    path: &Path,
+    expected: Option<&Marker>,
+) -> Result<(), StoreError> {
+    let has_meta = db.tree_names().iter().any(|name| name == META.as_bytes());
+    if has_meta || !expected.is_some_and(Marker::holds_records) {
+        return Ok(());
+    }
+    Err(StoreError::Damaged {
+        path: path.to_owned(),
+        detail: "it holds no records, although its marker says it had some".to_owned(),
+    })
 }
 
 impl Store {

@@ -69,10 +69,8 @@ impl Store {
     /// newer record stops the bot at start-up with a clear message instead of failing a run or
     /// a listing later. The audit log and run logs are not scanned (they only grow); they are
     /// checked when read.
-    ///
-    /// Before sled may open it (sled writes as it opens), its files are checked against its
-    /// marker, and its counters right after, before anything is written: a store missing a
-    /// file, truncated or older than its marker is refused with [`StoreError::Damaged`].
+    /// Before sled opens it (sled writes as it opens), its files are checked against its
+    /// marker; its counters right after, before anything is written (see `safekeeping`).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let started = Instant::now();
         let (marker, expected) = safekeeping::before_open(path)?;
@@ -88,12 +86,7 @@ impl Store {
                 }
                 other => StoreError::Sled(other),
             })?;
-        if expected.is_some() && !safekeeping::has_meta(&db) {
-            return Err(StoreError::Damaged {
-                path: path.to_owned(),
-                detail: "it holds no records, although its marker says it had some".to_owned(),
-            });
-        }
+        safekeeping::has_records(&db, path, expected.as_ref())?;
         let store = Store {
             meta: db.open_tree(META)?,
             runs: db.open_tree(RUNS)?,
@@ -136,8 +129,8 @@ impl Store {
     }
 
     /// Makes everything written so far durable: every write calls it before returning,
-    /// because the engine relies on a returned write to be there after a crash.
-    /// Then moves the marker forward to what the flush made durable (read before it).
+    /// because the engine relies on a returned write to be there after a crash. Then moves the
+    /// marker forward to what the flush made durable (read before it).
     pub(crate) fn flush(&self) -> Result<(), StoreError> {
         let held = self.held()?;
         self.db.flush()?;

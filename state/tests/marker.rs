@@ -178,6 +178,15 @@ fn a_deleted_store_is_refused_rather_than_started_empty() {
 }
 
 #[test]
+fn a_store_that_never_held_a_record_has_nothing_to_lose() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(common::open(dir.path()).unwrap());
+    fs::remove_dir_all(common::store_in(dir.path())).unwrap();
+    let store = common::open(dir.path()).unwrap();
+    assert_eq!(store.runs().unwrap(), []);
+}
+
+#[test]
 fn an_older_copy_put_back_by_hand_is_refused_untouched() {
     let dir = tempfile::tempdir().unwrap();
     store_with_runs(dir.path(), 2);

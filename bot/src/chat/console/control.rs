@@ -16,6 +16,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
+use super::transcript::PRIVATE;
 use crate::audit_export::{self, Filter};
 use crate::service::Service;
 
@@ -113,19 +114,22 @@ pub async fn ask(
         )
     })?;
     let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read).lines();
+    // The bot speaks first: a greeting, or why this account may not connect (then it closes
+    // the connection, and a request sent meanwhile would only reset it).
+    let first = lines.next_line().await?.unwrap_or_default();
+    if let Some(refusal) = first.strip_prefix(PRIVATE) {
+        bail!("the running bot refused: {refusal}");
+    }
     let sent = format!("{PREFIX}{}\n", serde_json::to_string(request)?);
     write.write_all(sent.as_bytes()).await?;
-    let mut lines = BufReader::new(read).lines();
-    let mut before = Vec::new();
-    loop {
-        let Some(text) = lines.next_line().await? else {
-            // Refused at connect (an account that maps to no person), or the bot stopped.
-            bail!("the running bot did not answer: {}", before.join(" "));
-        };
-        if text == BEGIN {
-            break;
-        }
-        before.push(text);
+    while lines
+        .next_line()
+        .await?
+        .context("the running bot closed the connection")?
+        != BEGIN
+    {
+        // The console's own lines (progress) until the answer begins.
     }
     while let Some(text) = lines.next_line().await? {
         if text == END_OK {
