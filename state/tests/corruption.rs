@@ -440,3 +440,20 @@ fn a_begun_deletion_without_an_approval_is_refused() {
         "{error}"
     );
 }
+
+/// sled's own failures (a damaged log or snapshot) point at the backup, not at the disk alone.
+#[test]
+fn a_failure_inside_sled_says_the_store_is_damaged_and_how_to_restore() {
+    let error = StoreError::Sled(sled::Error::ReportableBug("a torn log".to_owned())).to_string();
+    assert!(
+        error.starts_with("the store is damaged or its disk refused it ("),
+        "{error}"
+    );
+    assert!(
+        error.ends_with(
+            "restore the last backup with `opsbot store restore --config FILE BACKUP` (the \
+             damaged store is kept aside)"
+        ),
+        "{error}"
+    );
+}

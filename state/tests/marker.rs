@@ -98,6 +98,21 @@ fn the_first_open_writes_a_marker_beside_the_store() {
     assert!(text.contains("\"last_audit\":1"), "{text}");
 }
 
+/// The marker costs a write only when the store's counters moved, not on every flush.
+#[test]
+fn a_write_that_numbers_nothing_leaves_the_marker_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::open(dir.path()).unwrap();
+    store.create_run(new_run("a"), None).unwrap();
+    let marker = dir.path().join("store.marker");
+    let before = files(dir.path()).remove(&marker).unwrap();
+    assert!(store.first_delivery("interaction-1").unwrap());
+    store.set_maintenance_notice(None).unwrap();
+    assert_eq!(files(dir.path()).remove(&marker).unwrap(), before);
+    store.create_run(new_run("b"), None).unwrap();
+    assert_ne!(files(dir.path()).remove(&marker).unwrap(), before);
+}
+
 #[test]
 fn a_store_from_before_markers_gets_one_and_is_opened() {
     let dir = tempfile::tempdir().unwrap();
