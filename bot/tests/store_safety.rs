@@ -64,7 +64,8 @@ async fn a_backup_through_the_running_bot_restores_a_store_that_lost_its_snapsho
     .await;
     assert!(backed.status.success(), "{}", text(&backed.stderr));
     assert!(
-        text(&backed.stdout).starts_with("backed up 1 runs (1 unfinished, last r-1)"),
+        text(&backed.stdout).contains("backed up the store into")
+            && text(&backed.stdout).contains("(runs: 1 (1 unfinished, last r-1)"),
         "{}",
         text(&backed.stdout)
     );
@@ -100,7 +101,7 @@ async fn a_backup_through_the_running_bot_restores_a_store_that_lost_its_snapsho
     ))
     .await;
     assert!(sound.status.success(), "{}", text(&sound.stderr));
-    assert!(text(&sound.stdout).contains("is sound: 1 runs (1 unfinished, last r-1)"));
+    assert!(text(&sound.stdout).contains("is sound: runs: 1 (1 unfinished, last r-1)"));
 
     let restored = opsbot(
         &["store", "restore"],

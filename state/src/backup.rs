@@ -35,16 +35,15 @@ pub struct Summary {
 
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} runs ({} unfinished, last r-{}), {} audit entries (last #{}), {} run log lines",
-            self.runs,
-            self.unfinished,
-            self.last_run,
-            self.audit_entries,
-            self.last_audit,
-            self.log_lines
-        )
+        write!(f, "runs: {} ({} unfinished", self.runs, self.unfinished)?;
+        if self.last_run > 0 {
+            write!(f, ", last r-{}", self.last_run)?;
+        }
+        write!(f, "), audit entries: {}", self.audit_entries)?;
+        if self.last_audit > 0 {
+            write!(f, " (last #{})", self.last_audit)?;
+        }
+        write!(f, ", run log lines: {}", self.log_lines)
     }
 }
 

@@ -81,7 +81,7 @@ fn check_reads_every_record_and_finds_a_damaged_one() {
     let good = opsbot_state::check(&common::store_in(dir.path())).unwrap();
     assert_eq!(
         good.to_string(),
-        "2 runs (1 unfinished, last r-2), 2 audit entries (last #2), 2 run log lines"
+        "runs: 2 (1 unfinished, last r-2), audit entries: 2 (last #2), run log lines: 2"
     );
     // An audit entry is not read when the store opens, only by a check.
     let db = common::raw_open(dir.path()).unwrap();

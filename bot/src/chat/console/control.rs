@@ -96,7 +96,7 @@ fn perform(store: &opsbot_state::Store, request: Request) -> anyhow::Result<Vec<
 /// What a finished backup says, from the bot or from the command line.
 pub fn backed_up(dest: &Path, summary: &opsbot_state::Summary) -> String {
     format!(
-        "backed up {summary} into {}; `opsbot store check --path {0}` verifies it",
+        "backed up the store into {} ({summary}); `opsbot store check --path {0}` verifies it",
         dest.display()
     )
 }
