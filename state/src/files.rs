@@ -13,7 +13,7 @@ use crate::marker::Marker;
 const CONF: &str = "conf";
 /// sled's log, which holds every record.
 const DB: &str = "db";
-/// Prefix of sled's snapshots (`snap.<lsn>`); one being written ends in `.generating`.
+/// Prefix of sled's snapshots (`snap.<lsn>`, `.generating` while being written).
 const SNAP: &str = "snap.";
 
 /// Checks the files of a store whose marker is `marker` (and says it holds records): the
@@ -68,16 +68,15 @@ pub(crate) fn has_snapshot(store: &Path) -> Result<bool, StoreError> {
     Ok(newest_snapshot(store)?.is_some())
 }
 
-/// The snapshot sled would read: the greatest name, not one still being generated.
+/// The snapshot sled would read: the greatest name, as sled 0.34 picks it (a `.generating` one
+/// left by a crash included: sled reads it too).
 fn newest_snapshot(store: &Path) -> Result<Option<PathBuf>, StoreError> {
     let entries = fs::read_dir(store).map_err(|error| unreadable(store, error))?;
     let mut newest: Option<PathBuf> = None;
     for entry in entries {
         let path = entry.map_err(|error| unreadable(store, error))?.path();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let snapshot = name.starts_with(SNAP)
-            && !name.ends_with(".generating")
-            && !name.ends_with(".in___motion");
+        let snapshot = name.starts_with(SNAP) && !name.ends_with(".in___motion");
         if snapshot && newest.as_ref().is_none_or(|n| *n < path) {
             newest = Some(path);
         }
