@@ -1,7 +1,6 @@
-//! The command line: `opsbot demo | sim | run | console | plan | audit`. Errors end here, printed with their
+//! The command line: `opsbot demo | sim | run | console | plan | audit | store`. Errors end here, printed with their
 //! whole cause chain and a non-zero exit code.
 
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,6 +56,11 @@ enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
+    /// The store: backups, checks, restores.
+    Store {
+        #[command(subcommand)]
+        command: crate::store_cli::StoreCommand,
+    },
     /// Print the plan a command would run, without running it.
     Plan {
         /// The TOML config (documented in deploy/opsbot.example.toml).
@@ -76,7 +80,8 @@ enum Command {
 #[derive(Debug, Subcommand)]
 enum AuditCommand {
     /// Write the audit log as JSON lines (one event per line, oldest first) to stdout, for the
-    /// team's log system. The store admits one process: stop the bot first, or use /audit.
+    /// team's log system; runs, steps and digests as chat shows them. While the bot runs, it
+    /// is asked through its [console] socket.
     Export {
         /// The TOML config (documented in deploy/opsbot.example.toml).
         #[arg(long)]
@@ -164,7 +169,12 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Console { config } => crate::chat::console::run(Config::load(&config)?).await,
         Command::Audit {
             command: AuditCommand::Export { config, since, run },
-        } => export_audit(&Config::load(&config)?, since, run),
+        } => {
+            let since = since.map(|s| s.start(OffsetDateTime::now_utc()));
+            let filter = crate::audit_export::Filter { since, run };
+            crate::store_cli::export_audit(&Config::load(&config)?, filter).await
+        }
+        Command::Store { command } => crate::store_cli::run(command).await,
         Command::Plan {
             config,
             json,
@@ -192,22 +202,6 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
         .await
         .context("waiting for Ctrl-C")?;
     handle.shutdown().await;
-    Ok(())
-}
-
-fn export_audit(config: &Config, since: Option<Since>, run: Option<RunId>) -> anyhow::Result<()> {
-    let store = opsbot_state::Store::open(&config.store.path)?;
-    let start = since.map(|s| s.start(OffsetDateTime::now_utc()));
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for event in store.audit()? {
-        if start.is_some_and(|start| event.at < start) || run.is_some_and(|r| event.run != Some(r))
-        {
-            continue;
-        }
-        serde_json::to_writer(&mut out, &event)?;
-        out.write_all(b"\n")?;
-    }
-    out.flush()?;
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! opsbot: the imperative shell around the pure domain of `opsbot-commands`. Backends, node
 //! control, the engine that drives durable runs, progress publishing, and the front ends.
 
+pub mod audit_export;
 pub mod backend;
 pub mod chat;
 pub mod cli;
@@ -17,4 +18,5 @@ pub mod progress;
 pub mod runbooks;
 pub mod serve;
 pub mod service;
+pub mod store_cli;
 pub mod targets;

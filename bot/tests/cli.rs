@@ -302,12 +302,38 @@ async fn audit_export_writes_json_lines_and_refuses_a_store_in_use() {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
     assert_eq!(events[0]["event"]["kind"], "run_requested");
+    // Runs, steps and digests as chat shows them.
+    assert_eq!(events[0]["run"], "r-1");
+    assert_eq!(events[0]["event"]["digest"].as_str().unwrap().len(), 12);
+    let first_step = events
+        .iter()
+        .find(|e| e["event"]["kind"] == "step_started")
+        .unwrap();
+    assert_eq!(first_step["event"]["step"], 1);
     assert_eq!(events[0]["actor"]["person"], "alice");
     assert_eq!(events[0]["actor"]["via"]["surface"], "console");
     assert_eq!(
         events.last().unwrap()["event"],
         serde_json::json!({"kind": "run_finished", "state": "succeeded"})
     );
+
+    // A run that does not exist is an error, not an empty export.
+    let missing = run(
+        vec![
+            "audit".into(),
+            "export".into(),
+            "--config".into(),
+            config.clone(),
+            "--run".into(),
+            "r-99".into(),
+        ],
+        "",
+    )
+    .await;
+    assert!(!missing.status.success());
+    assert!(missing.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("there is no run r-99"), "{stderr}");
 
     // While a console holds the store, the export says so instead of failing obscurely.
     // The console has opened the store once it has answered a command; its input stays open, so it

@@ -7,13 +7,11 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use support::{PATIENCE, config_file, output};
+use support::{PATIENCE, config_file, output, serve, stop};
 
 /// A config with the console socket and runbooks on one host, where the account running the
 /// tests is alice's when `mapped`, and nobody's otherwise.
@@ -34,40 +32,6 @@ fn config(dir: &Path, mapped: bool) -> std::path::PathBuf {
         std::fs::write(&path, text).unwrap();
     }
     path
-}
-
-/// `opsbot run --config CONFIG`, once its console socket exists (it listens from then on; a
-/// connection made to find out would be a connection of its own, and audited).
-async fn serve(config: &Path, socket: &Path) -> Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
-        .args(["run", "--config", &config.display().to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + PATIENCE;
-    while !socket.exists() {
-        if let Ok(Some(status)) = child.try_wait() {
-            let mut stderr = String::new();
-            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-            panic!("opsbot run ended ({status}): {stderr}");
-        }
-        assert!(Instant::now() < deadline, "the console socket never opened");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    child
-}
-
-/// SIGTERM, as systemd stops the bot, and its end.
-fn stop(mut child: Child) {
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
 }
 
 /// Everything the console writes to a connection that types `input`, until it closes it or

@@ -32,7 +32,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 /// flush per command.
 fn deliveries() -> Result<(), Box<dyn Error>> {
     let dir = tempfile::tempdir()?;
-    let store = Store::open(dir.path())?;
+    let store = Store::open(&dir.path().join("store"))?;
     for i in 0..DELIVERIES {
         store.first_delivery(&format!("seed-{i}"))?;
     }
@@ -51,7 +51,7 @@ fn deliveries() -> Result<(), Box<dyn Error>> {
 /// Marks steps Started then Done, one `update_run` (one transaction and flush) each.
 fn transitions() -> Result<(), Box<dyn Error>> {
     let dir = tempfile::tempdir()?;
-    let store = Store::open(dir.path())?;
+    let store = Store::open(&dir.path().join("store"))?;
     let mut each = Vec::with_capacity(TRANSITIONS);
     let mut pairs = Vec::with_capacity(TRANSITIONS / 2);
     let mut run = store.create_run(new_run("logs"), None)?;
@@ -106,7 +106,7 @@ fn start_up() -> Result<(), Box<dyn Error>> {
     let dir = tempfile::tempdir()?;
     let filled = Instant::now();
     {
-        let store = Store::open(dir.path())?;
+        let store = Store::open(&dir.path().join("store"))?;
         for i in 0..FINISHED_RUNS {
             store.create_run(finished_run(&format!("c{}", i % 7)), None)?;
         }
@@ -123,7 +123,7 @@ fn start_up() -> Result<(), Box<dyn Error>> {
     );
     for attempt in 1..=3 {
         let started = Instant::now();
-        let store = Store::open(dir.path())?;
+        let store = Store::open(&dir.path().join("store"))?;
         let opened = started.elapsed();
         let unfinished = store.unfinished_runs()?;
         let total = started.elapsed();

@@ -14,6 +14,7 @@ impl Store {
     /// flushes.
     pub fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
         let bytes = self.encode("an audit event", event)?;
+        let _writing = self.writing();
         settle(
             (&self.meta, &self.audit)
                 .transaction(|(meta, audit)| self.put_audit(meta, audit, &bytes)),
@@ -43,6 +44,7 @@ impl Store {
             .map(|line| self.encode(&format!("a log line of run {run}"), &line.as_ref()))
             .collect::<Result<Vec<_>, _>>()?;
         let run_key = keys::run_key(run);
+        let _writing = self.writing();
         let line_counter = keys::next_log_line_key(run);
         let trees = (&self.meta, &self.runs, &self.run_logs);
         settle(trees.transaction(|(meta, runs, run_logs)| {

@@ -121,7 +121,13 @@ impl Store {
         Ok((runs, unfinished))
     }
 
-    fn check_counter(&self, counter: &[u8], tree: &Tree, name: &str) -> Result<(), StoreError> {
+    /// Checks that `counter` is past the last key of `tree` (whose records it numbers).
+    pub(crate) fn check_counter(
+        &self,
+        counter: &[u8],
+        tree: &Tree,
+        name: &str,
+    ) -> Result<(), StoreError> {
         let Some((last, _)) = tree.last()? else {
             return Ok(());
         };

@@ -21,6 +21,7 @@ impl Store {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
+        let _writing = self.writing();
         let fresh = self
             .deliveries
             .compare_and_swap(id.as_bytes(), None::<&[u8]>, Some(&now.to_be_bytes()[..]))?

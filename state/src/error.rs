@@ -7,13 +7,18 @@ use opsbot_commands::target::Target;
 
 use crate::keys;
 
+/// What every damaged store is told to do.
+const RESTORE: &str = "restore the last backup with `opsbot store restore --config FILE \
+                       BACKUP` (the damaged store is kept aside)";
+
 /// Why the store could not do what was asked. The `Display` text is a whole sentence that says
 /// what to do next, because it ends up in a start-up failure or a chat reply.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// sled's own failures: a damaged log or snapshot, or the disk refusing a write.
     #[error(
-        "the store could not read or write its database ({0}); check the disk, its free space \
-         and its permissions, and that no other opsbot uses the same store"
+        "the store is damaged or its disk refused it ({0}); if the disk is not full or \
+         read-only, {RESTORE}"
     )]
     Sled(#[from] sled::Error),
     /// sled admits one process per store: another opsbot (or an export) has it open.
@@ -26,7 +31,7 @@ pub enum StoreError {
     /// A record that does not decode. Never skipped: a run the bot cannot read is a run it
     /// cannot resume, so it refuses to start rather than forget it.
     #[error(
-        "the store at {} has a corrupt {} {key} ({detail}); restore it from backup or move it aside",
+        "the store at {} is damaged: its {} {key} is corrupt ({detail}); {RESTORE}",
         .path.display(),
         keys::noun(.tree)
     )]
@@ -50,6 +55,46 @@ pub enum StoreError {
         found: u32,
         supported: u32,
     },
+    /// The store's files, or its records, contradict its marker (see `marker`): a file is
+    /// missing or truncated, or it is an older copy. Refused before anything was written.
+    #[error(
+        "the store at {} is damaged: {detail}; nothing was written to it; {RESTORE}",
+        .path.display()
+    )]
+    Damaged { path: PathBuf, detail: String },
+    /// The marker itself does not decode or does not match its checksum.
+    #[error(
+        "the store's marker {} is damaged ({detail}); `opsbot store check --path` verifies the \
+         store itself: if it is sound, remove the marker and opsbot writes a new one",
+        .path.display()
+    )]
+    MarkerDamaged { path: PathBuf, detail: String },
+    #[error(
+        "the store's marker {} cannot be written or read ({source}); check that opsbot may write \
+         in its directory",
+        .path.display()
+    )]
+    MarkerIo {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read {} ({source})", .path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A backup or restore could not write its copy.
+    #[error("cannot copy the store to {} ({source})", .path.display())]
+    Copy {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A store path with no name (such as `/`) has nowhere beside it for its marker.
+    #[error(
+        "[store] path {} names no directory; give a directory such as /var/lib/opsbot/store",
+        .path.display()
+    )]
+    Unplaceable { path: PathBuf },
     #[error("{target} is busy with run {holder}; wait for it or /run cancel id:{holder}")]
     Locked { target: Target, holder: RunId },
     #[error("there is no run {run}; /run list shows the runs there are")]

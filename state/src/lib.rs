@@ -6,15 +6,20 @@
 //! every run once so that a store it cannot fully read stops the bot at start-up.
 
 mod audit;
+mod backup;
 mod check;
 mod codec;
 mod deliveries;
 mod error;
+mod files;
 mod keys;
+mod marker;
 mod notice;
 mod record;
 mod runs;
+mod safekeeping;
 mod store;
 
+pub use backup::{Restored, Summary, check, restore, store_in};
 pub use error::{StoreError, UpdateError};
 pub use store::Store;

@@ -21,6 +21,7 @@ impl Store {
         &self,
         notice: Option<&MaintenanceNotice>,
     ) -> Result<Option<MaintenanceNotice>, StoreError> {
+        let _writing = self.writing();
         let before = self.maintenance_notice()?;
         match notice {
             Some(notice) => {

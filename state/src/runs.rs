@@ -41,6 +41,7 @@ impl Store {
         actor: Option<&Speaker>,
     ) -> Result<Run, StoreError> {
         let _one_at_a_time = self.creating.lock().unwrap_or_else(PoisonError::into_inner);
+        let _writing = self.writing();
         let id = RunId::new(self.counter(NEXT_RUN)?);
         let mut run = build(id);
         run.id = id;
@@ -107,6 +108,7 @@ impl Store {
         mut change: impl FnMut(&mut Run) -> Result<Vec<AuditKind>, E>,
     ) -> Result<Run, UpdateError<E>> {
         let key = keys::run_key(id);
+        let _writing = self.writing();
         loop {
             let stored = self
                 .runs

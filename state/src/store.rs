@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use opsbot_commands::name::RunId;
@@ -20,7 +20,9 @@ use sled::{IVec, Tree};
 use crate::codec::{self, DecodeError};
 use crate::error::StoreError;
 use crate::keys::{self, AUDIT, DELIVERIES, LOCKS, META, NEXT_AUDIT, PLANS, RUN_LOGS, RUNS};
+use crate::marker::Keeper;
 use crate::record::{PlanCache, RunRecord};
+use crate::safekeeping;
 
 /// The layout of trees and keys this opsbot understands: 2 keeps each run's plan apart from
 /// its state (1 kept them in one record, rewritten whole by every transition).
@@ -33,7 +35,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 2;
 /// Clones share the same database (sled handles are cheap clones).
 #[derive(Clone)]
 pub struct Store {
-    db: sled::Db,
+    pub(crate) db: sled::Db,
     pub(crate) meta: Tree,
     pub(crate) runs: Tree,
     pub(crate) plans: Tree,
@@ -48,6 +50,10 @@ pub struct Store {
     /// When old delivery ids were last swept out (Unix seconds; 0: not since opening).
     pub(crate) last_sweep: Arc<AtomicU64>,
     pub(crate) plan_cache: Arc<PlanCache>,
+    /// The marker beside the store (see `marker`), moved forward by every flush.
+    marker: Arc<Keeper>,
+    /// Every write holds it shared, a backup exclusively (see `safekeeping`).
+    pub(crate) writes: Arc<RwLock<()>>,
 }
 
 /// Not derived: sled's own `Debug` would print the whole database.
@@ -63,8 +69,11 @@ impl Store {
     /// newer record stops the bot at start-up with a clear message instead of failing a run or
     /// a listing later. The audit log and run logs are not scanned (they only grow); they are
     /// checked when read.
+    /// Before sled opens it (sled writes as it opens), its files are checked against its
+    /// marker; its counters right after, before anything is written (see `safekeeping`).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let started = Instant::now();
+        let (marker, expected) = safekeeping::before_open(path)?;
         let db = sled::Config::new()
             .path(path)
             .open()
@@ -77,6 +86,7 @@ impl Store {
                 }
                 other => StoreError::Sled(other),
             })?;
+        safekeeping::has_records(&db, path, expected.as_ref())?;
         let store = Store {
             meta: db.open_tree(META)?,
             runs: db.open_tree(RUNS)?,
@@ -90,9 +100,16 @@ impl Store {
             creating: Arc::new(Mutex::new(())),
             last_sweep: Arc::new(AtomicU64::new(0)),
             plan_cache: Arc::new(PlanCache::default()),
+            marker: Arc::new(Keeper::new(path, marker, expected)),
+            writes: Arc::new(RwLock::new(())),
         };
+        if let Some(expected) = &expected {
+            store.check_held(expected)?;
+        }
         store.check_schema()?;
         let (runs, unfinished) = store.validate()?;
+        // A store that had no marker gets its first one here.
+        store.marker.advance(&store.held()?)?;
         tracing::info!(
             path = %path.display(),
             runs,
@@ -112,10 +129,12 @@ impl Store {
     }
 
     /// Makes everything written so far durable: every write calls it before returning,
-    /// because the engine relies on a returned write to be there after a crash.
+    /// because the engine relies on a returned write to be there after a crash. Then moves the
+    /// marker forward to what the flush made durable (read before it).
     pub(crate) fn flush(&self) -> Result<(), StoreError> {
+        let held = self.held()?;
         self.db.flush()?;
-        Ok(())
+        self.marker.advance(&held)
     }
 
     pub(crate) fn path(&self) -> &Path {

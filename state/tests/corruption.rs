@@ -44,14 +44,18 @@ fn garbage_in_a_run_record_makes_open_fail_naming_the_run() {
     }
     let text = error.to_string();
     let expected = format!(
-        "the store at {} has a corrupt run record r-2 (",
-        dir.path().display()
+        "the store at {} is damaged: its run record r-2 is corrupt (",
+        common::store_in(dir.path()).display()
     );
     assert!(text.starts_with(&expected), "{text}");
     assert!(
-        text.ends_with("; restore it from backup or move it aside"),
+        text.ends_with(
+            "; restore the last backup with `opsbot store restore --config FILE BACKUP` (the \
+             damaged store is kept aside)"
+        ),
         "{text}"
     );
+    assert!(!text.contains("check the disk"), "{text}");
 }
 
 #[test]
@@ -147,8 +151,8 @@ fn garbage_in_a_finished_runs_plan_makes_open_fail_naming_the_run() {
     );
     let text = error.to_string();
     let expected = format!(
-        "the store at {} has a corrupt run plan r-2 (",
-        dir.path().display()
+        "the store at {} is damaged: its run plan r-2 is corrupt (",
+        common::store_in(dir.path()).display()
     );
     assert!(text.starts_with(&expected), "{text}");
 }
@@ -431,7 +435,24 @@ fn a_begun_deletion_without_an_approval_is_refused() {
     let error = common::open(dir.path()).unwrap_err().to_string();
     assert!(
         error.contains(
-            "corrupt run record r-1 (destructive step 1 has begun without an approval of this plan by a second person)"
+            "run record r-1 is corrupt (destructive step 1 has begun without an approval of this plan by a second person)"
+        ),
+        "{error}"
+    );
+}
+
+/// sled's own failures (a damaged log or snapshot) point at the backup, not at the disk alone.
+#[test]
+fn a_failure_inside_sled_says_the_store_is_damaged_and_how_to_restore() {
+    let error = StoreError::Sled(sled::Error::ReportableBug("a torn log".to_owned())).to_string();
+    assert!(
+        error.starts_with("the store is damaged or its disk refused it ("),
+        "{error}"
+    );
+    assert!(
+        error.ends_with(
+            "restore the last backup with `opsbot store restore --config FILE BACKUP` (the \
+             damaged store is kept aside)"
         ),
         "{error}"
     );

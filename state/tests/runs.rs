@@ -386,12 +386,13 @@ fn concurrent_updates_of_one_run_lose_no_change() {
 #[test]
 fn a_store_in_use_is_refused_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let _first = opsbot_state::Store::open(dir.path()).unwrap();
-    let second = opsbot_state::Store::open(dir.path()).unwrap_err();
+    let path = common::store_in(dir.path());
+    let _first = opsbot_state::Store::open(&path).unwrap();
+    let second = opsbot_state::Store::open(&path).unwrap_err();
     assert!(
         second.to_string().starts_with(&format!(
             "the store at {} is in use by another opsbot process",
-            dir.path().display()
+            path.display()
         )),
         "{second}"
     );

@@ -184,6 +184,40 @@ pub fn console_held(config: &Path, input: &str) -> Child {
     child
 }
 
+/// `opsbot run --config CONFIG`, once its console socket exists (it listens from then on; a
+/// connection made to find out would be a connection of its own, and audited).
+pub async fn serve(config: &Path, socket: &Path) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .args(["run", "--config", &config.display().to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while !socket.exists() {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut stderr = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+            panic!("opsbot run ended ({status}): {stderr}");
+        }
+        assert!(Instant::now() < deadline, "the console socket never opened");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child
+}
+
+/// SIGTERM, as systemd stops the bot, and its end.
+pub fn stop(mut child: Child) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
 /// Waits for a child off the async runtime that serves the simulator.
 pub async fn output(child: Child) -> Output {
     tokio::task::spawn_blocking(move || child.wait_with_output())

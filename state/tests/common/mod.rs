@@ -153,14 +153,20 @@ pub fn finished_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<> {
 /// lock, for at most two seconds.
 pub fn open(dir: &std::path::Path) -> Result<opsbot_state::Store, opsbot_state::StoreError> {
     retry_while_locked(
-        || opsbot_state::Store::open(dir),
+        || opsbot_state::Store::open(&store_in(dir)),
         |e| matches!(e, opsbot_state::StoreError::InUse { .. }),
     )
 }
 
 /// The raw sled database, for tests that write what opsbot never would.
 pub fn raw_open(dir: &std::path::Path) -> sled::Result<sled::Db> {
-    retry_while_locked(|| sled::open(dir), is_lock)
+    retry_while_locked(|| sled::open(store_in(dir)), is_lock)
+}
+
+/// The store of a test's temporary directory: inside it, so that its marker (kept beside the
+/// store) is inside it too.
+pub fn store_in(dir: &std::path::Path) -> std::path::PathBuf {
+    dir.join("store")
 }
 
 /// sled reports the lock as `Other`, with `WouldBlock` only in its message.

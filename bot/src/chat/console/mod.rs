@@ -3,6 +3,7 @@
 //! it; only the demo can switch speakers, with `/as`.
 
 mod account;
+pub mod control;
 mod screen;
 mod session;
 mod socket;

@@ -49,6 +49,10 @@ impl Session {
         }
     }
 
+    pub(crate) fn service(&self) -> &Service {
+        &self.service
+    }
+
     /// The prompt: `alice> `.
     pub(crate) fn prompt(&self) -> String {
         format!("{}> ", self.speaker().name())

@@ -18,6 +18,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{broadcast, mpsc};
 
 use super::account::account_of;
+use super::control;
 use super::session::{Session, Speaking, read_line};
 use super::transcript::{self, PRIVATE, PUBLIC};
 use crate::progress::{ChatError, ChatTransport};
@@ -185,6 +186,13 @@ impl Connection {
         let _ = out.send(transcript::block(PUBLIC, &greeting)).await;
         let mut input = BufReader::new(read);
         while let Ok(Some(line)) = read_line(&mut input).await {
+            if let Some(request) = control::request(&line) {
+                // The command line's connection: its answer, unmixed with progress, then done.
+                channel.abort();
+                let person = session.speaker().name().to_string();
+                control::answer(request, session.service(), &person, &out).await;
+                break;
+            }
             if let Some((header, text)) = session.answer(&line).await {
                 if out.send(transcript::block(header, &text)).await.is_err() {
                     break;

@@ -1,0 +1,166 @@
+//! `opsbot store backup | check | restore` and `opsbot audit export`: the commands that read or
+//! replace the store. The store admits one process, so backup and export ask the running bot
+//! over its console socket when it holds the store.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use opsbot_state::{Store, StoreError};
+
+use crate::audit_export::{self, Filter};
+use crate::chat::console::control::{self, Request};
+use crate::config::Config;
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Copy the store into a new directory at one point in time, while the bot runs or not (a
+    /// running bot writes it, through its [console] socket). Keep backups on another disk.
+    Backup {
+        /// The TOML config (documented in deploy/opsbot.example.toml).
+        #[arg(long)]
+        config: PathBuf,
+        /// A directory that does not exist yet (or is empty).
+        dest: PathBuf,
+    },
+    /// Verify a store or a backup: its files against its marker, then every record decoded.
+    /// The bot must be stopped to check its own store: check a backup of it instead.
+    Check(CheckArgs),
+    /// Put a backup in place of the store (the bot must be stopped). The store that was there
+    /// is moved aside, never deleted.
+    Restore {
+        /// The TOML config (documented in deploy/opsbot.example.toml).
+        #[arg(long)]
+        config: PathBuf,
+        /// The backup directory `opsbot store backup` wrote.
+        src: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct CheckArgs {
+    /// Check the store this config names.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Check the store or backup directory at this path.
+    #[arg(long)]
+    path: Option<PathBuf>,
+}
+
+/// Runs a `opsbot store` command.
+pub async fn run(command: StoreCommand) -> anyhow::Result<()> {
+    match command {
+        StoreCommand::Backup { config, dest } => backup(&Config::load(&config)?, &dest).await,
+        StoreCommand::Check(CheckArgs { config, path }) => {
+            let path = match (config, path) {
+                (Some(config), _) => Config::load(&config)?.store.path,
+                (None, Some(path)) => path,
+                (None, None) => bail!("give --config FILE or --path DIR"),
+            };
+            check(&path)
+        }
+        StoreCommand::Restore { config, src } => restore(&Config::load(&config)?, &src),
+    }
+}
+
+/// `opsbot audit export`: JSON lines on stdout, from the store or from the running bot.
+pub async fn export_audit(config: &Config, filter: Filter) -> anyhow::Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match open(config)? {
+        Some(store) => {
+            for line in audit_export::lines(&store, filter)? {
+                writeln!(out, "{line}")?;
+            }
+        }
+        None => {
+            let socket = socket(config)?;
+            control::ask(socket, &Request::AuditExport(filter), |line| {
+                Ok(writeln!(out, "{line}")?)
+            })
+            .await?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+async fn backup(config: &Config, dest: &Path) -> anyhow::Result<()> {
+    let dest = std::path::absolute(dest)
+        .with_context(|| format!("{} cannot be made absolute", dest.display()))?;
+    match open(config)? {
+        Some(store) => {
+            let summary = store
+                .backup(&dest)
+                .with_context(|| format!("cannot back the store up into {}", dest.display()))?;
+            println!("{}", control::backed_up(&dest, &summary));
+        }
+        None => {
+            let socket = socket(config)?;
+            control::ask(socket, &Request::Backup(dest), |line| {
+                println!("{line}");
+                Ok(())
+            })
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+fn check(path: &Path) -> anyhow::Result<()> {
+    let summary = opsbot_state::check(path).map_err(|error| match error {
+        StoreError::InUse { .. } => anyhow::anyhow!(
+            "{error}\n`opsbot store backup` copies it while the bot runs; check the copy"
+        ),
+        other => other.into(),
+    })?;
+    println!(
+        "{} is sound: {summary}",
+        opsbot_state::store_in(path).display()
+    );
+    Ok(())
+}
+
+fn restore(config: &Config, src: &Path) -> anyhow::Result<()> {
+    let store = &config.store.path;
+    let restored = opsbot_state::restore(store, src).map_err(|error| match error {
+        StoreError::InUse { .. } => {
+            anyhow::anyhow!("{error}\nstop the bot (systemctl stop opsbot), then restore")
+        }
+        other => other.into(),
+    })?;
+    println!(
+        "restored {} from {}: {}",
+        store.display(),
+        src.display(),
+        restored.summary
+    );
+    if let Some(aside) = restored.kept_aside {
+        println!(
+            "the store that was there is kept at {} (`opsbot store check --path {0}`)",
+            aside.display()
+        );
+    }
+    Ok(())
+}
+
+/// The store, or `None` when the running bot holds it.
+fn open(config: &Config) -> anyhow::Result<Option<Store>> {
+    match Store::open(&config.store.path) {
+        Ok(store) => Ok(Some(store)),
+        Err(StoreError::InUse { .. }) => Ok(None),
+        Err(error) => Err(error)
+            .with_context(|| format!("cannot open the store at {}", config.store.path.display())),
+    }
+}
+
+/// The running bot's console socket, through which it serves what needs its store.
+fn socket(config: &Config) -> anyhow::Result<&Path> {
+    config.console.socket.as_deref().with_context(|| {
+        let in_use = StoreError::InUse {
+            path: config.store.path.clone(),
+        };
+        format!("{in_use}\nthe config has no [console] socket to ask a running bot through")
+    })
+}

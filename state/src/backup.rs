@@ -1,0 +1,238 @@
+//! Backups of a store, their checks, and putting one back.
+//!
+//! A backup is a directory holding a store (`store/`) with its marker beside it
+//! (`store.marker`): the same pair as a live store and its marker, so that a backup is checked
+//! and opened by the same code, and one copied only in part is refused like a damaged store.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use opsbot_commands::audit::AuditEvent;
+use time::OffsetDateTime;
+
+use crate::error::StoreError;
+use crate::files;
+use crate::keys::{AUDIT, RUN_LOGS};
+use crate::marker::{self, Marker};
+use crate::store::Store;
+
+/// The store inside a backup directory.
+const BACKUP_STORE: &str = "store";
+
+/// What a store (or a backup) holds, once every record in it decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    pub runs: usize,
+    pub unfinished: usize,
+    /// The last run id handed out (0: none).
+    pub last_run: u64,
+    pub audit_entries: usize,
+    /// The last audit sequence number (0: none).
+    pub last_audit: u64,
+    pub log_lines: usize,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "runs: {} ({} unfinished", self.runs, self.unfinished)?;
+        if self.last_run > 0 {
+            write!(f, ", last r-{}", self.last_run)?;
+        }
+        write!(f, "), audit entries: {}", self.audit_entries)?;
+        if self.last_audit > 0 {
+            write!(f, " (last #{})", self.last_audit)?;
+        }
+        write!(f, ", run log lines: {}", self.log_lines)
+    }
+}
+
+/// The store at `path`, or the store inside it if `path` is a backup directory.
+pub fn store_in(path: &Path) -> PathBuf {
+    let inner = path.join(BACKUP_STORE);
+    match marker::path_of(&inner) {
+        Ok(marker) if marker.is_file() => inner,
+        _ => path.to_owned(),
+    }
+}
+
+/// Opens the store at `path` (or in the backup directory `path`) and decodes everything in it:
+/// its files against its marker, counters, locks, runs and plans (as every open does), then
+/// every audit entry and run log line.
+pub fn check(path: &Path) -> Result<Summary, StoreError> {
+    let path = store_in(path);
+    if !path.is_dir() {
+        return Err(StoreError::Damaged {
+            path,
+            detail: "there is no store there".to_owned(),
+        });
+    }
+    Store::open(&path)?.summary()
+}
+
+impl Store {
+    /// Copies every record into a new backup directory `dest` (which must not exist yet, or
+    /// be empty), at one point in time: no write happens while the trees are copied. Safe
+    /// while the bot runs; runs wait for the copy to end before their next write.
+    pub fn backup(&self, dest: &Path) -> Result<Summary, StoreError> {
+        let copy_error = |source: io::Error| StoreError::Copy {
+            path: dest.to_owned(),
+            source,
+        };
+        if fs::read_dir(dest).is_ok_and(|mut entries| entries.next().is_some()) {
+            return Err(copy_error(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "it exists and is not empty; name a new directory",
+            )));
+        }
+        fs::create_dir_all(dest).map_err(copy_error)?;
+        let inner = dest.join(BACKUP_STORE);
+        let held = {
+            let _quiet = self.quiet();
+            let copy = sled::open(&inner)?;
+            for name in self.db.tree_names() {
+                let from = self.db.open_tree(&name)?;
+                let to = copy.open_tree(&name)?;
+                for entry in from.iter() {
+                    let (key, value) = entry?;
+                    to.insert(key, value)?;
+                }
+            }
+            copy.flush()?;
+            self.held()?
+        };
+        let backup = Marker {
+            snapshot: files::has_snapshot(&inner)?,
+            ..held
+        };
+        marker::write(&marker::path_of(&inner)?, &backup)?;
+        check(dest)
+    }
+
+    /// Decodes every audit entry and run log line; with the runs decoded at open, all of it.
+    fn summary(&self) -> Result<Summary, StoreError> {
+        let (runs, unfinished) = self.validate()?;
+        let held = self.held()?;
+        let mut audit_entries = 0;
+        for entry in self.audit.iter() {
+            let (key, bytes) = entry?;
+            self.decode::<AuditEvent>(AUDIT, &key, &bytes)?;
+            audit_entries += 1;
+        }
+        let mut log_lines = 0;
+        for entry in self.run_logs.iter() {
+            let (key, bytes) = entry?;
+            self.decode::<String>(RUN_LOGS, &key, &bytes)?;
+            log_lines += 1;
+        }
+        Ok(Summary {
+            runs,
+            unfinished,
+            last_run: held.last_run,
+            audit_entries,
+            last_audit: held.last_audit,
+            log_lines,
+        })
+    }
+}
+
+/// What [`restore`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    pub summary: Summary,
+    /// Where the store that was there was moved to (with its marker beside it), if any.
+    pub kept_aside: Option<PathBuf>,
+}
+
+/// Puts the backup `backup` in place of the store at `store`: checks a copy of it beside the
+/// store, then moves the store that was there aside (never deleted: it may hold what the
+/// backup lacks) and the copy in. Refused while a process holds the store.
+pub fn restore(store: &Path, backup: &Path) -> Result<Restored, StoreError> {
+    files::probe_lock(store)?;
+    let source = store_in(backup);
+    let source_marker = marker::path_of(&source)?;
+    if !source_marker.is_file() {
+        return Err(StoreError::Damaged {
+            path: source,
+            detail: "it is not an opsbot backup (it has no marker beside it)".to_owned(),
+        });
+    }
+    let staging = sibling(store, "restoring")?;
+    let staging_marker = marker::path_of(&staging)?;
+    let copy = |from: &Path, to: &Path| {
+        copy_all(from, to).map_err(|source| StoreError::Copy {
+            path: to.to_owned(),
+            source,
+        })
+    };
+    remove_leftover(&staging)?;
+    copy(&source, &staging)?;
+    copy(&source_marker, &staging_marker)?;
+    let summary = check(&staging)?;
+    files::probe_lock(store)?;
+    let kept_aside = if store.exists() {
+        let stamp = OffsetDateTime::now_utc().unix_timestamp();
+        let aside = sibling(store, &format!("replaced-{stamp}"))?;
+        rename(store, &aside)?;
+        let marker = marker::path_of(store)?;
+        if marker.exists() {
+            rename(&marker, &marker::path_of(&aside)?)?;
+        }
+        Some(aside)
+    } else {
+        None
+    };
+    rename(&staging_marker, &marker::path_of(store)?)?;
+    rename(&staging, store)?;
+    Ok(Restored {
+        summary,
+        kept_aside,
+    })
+}
+
+/// `store.<suffix>`, beside `store`.
+fn sibling(store: &Path, suffix: &str) -> Result<PathBuf, StoreError> {
+    let name = store.file_name().ok_or_else(|| StoreError::Unplaceable {
+        path: store.to_owned(),
+    })?;
+    let mut name = name.to_owned();
+    name.push(format!(".{suffix}"));
+    Ok(store.with_file_name(name))
+}
+
+/// Removes what an interrupted restore left in `staging` (a copy, never the store itself).
+fn remove_leftover(staging: &Path) -> Result<(), StoreError> {
+    let copy_error = |source| StoreError::Copy {
+        path: staging.to_owned(),
+        source,
+    };
+    if staging.exists() {
+        fs::remove_dir_all(staging).map_err(copy_error)?;
+    }
+    let marker = marker::path_of(staging)?;
+    if marker.exists() {
+        fs::remove_file(&marker).map_err(copy_error)?;
+    }
+    Ok(())
+}
+
+fn rename(from: &Path, to: &Path) -> Result<(), StoreError> {
+    fs::rename(from, to).map_err(|source| StoreError::Copy {
+        path: to.to_owned(),
+        source,
+    })
+}
+
+/// Copies a file, or a directory and everything under it.
+fn copy_all(from: &Path, to: &Path) -> io::Result<()> {
+    if !fs::metadata(from)?.is_dir() {
+        fs::copy(from, to)?;
+        return fs::File::open(to)?.sync_all();
+    }
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        copy_all(&entry.path(), &to.join(entry.file_name()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! How the store keeps its marker (see `marker`) true: checked when the store opens, before
+//! anything is written, and moved forward after every flush.
+
+use std::path::Path;
+use std::sync::{PoisonError, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::error::StoreError;
+use crate::files;
+use crate::keys::{AUDIT, META, NEXT_AUDIT, NEXT_RUN, RUNS};
+use crate::marker::{self, Marker};
+use crate::store::Store;
+
+/// What the marker of the store at `path` expects, once the store's files agree with it (or
+/// `None` when it has no marker yet). Nothing is written: sled has not opened it.
+pub(crate) fn before_open(path: &Path) -> Result<(std::path::PathBuf, Option<Marker>), StoreError> {
+    let marker_path = marker::path_of(path)?;
+    files::probe_lock(path)?;
+    let expected = marker::read(&marker_path)?;
+    // A marker of no records has nothing to lose (a new store deleted before its first run).
+    if let Some(expected) = expected.filter(Marker::holds_records) {
+        files::check(path, &expected)?;
+    }
+    Ok((marker_path, expected))
+}
+
+/// Refuses a database without the tree the counters live in when the marker says it held
+/// records (it lost them all; opening the tree would create it: a write).
+pub(crate) fn has_records(
+    db: &sled::Db,
+    path: &Path,
+    expected: Option<&Marker>,
+) -> Result<(), StoreError> {
+    let has_meta = db.tree_names().iter().any(|name| name == META.as_bytes());
+    if has_meta || !expected.is_some_and(Marker::holds_records) {
+        return Ok(());
+    }
+    Err(StoreError::Damaged {
+        path: path.to_owned(),
+        detail: "it holds no records, although its marker says it had some".to_owned(),
+    })
+}
+
+impl Store {
+    /// How far the store got, by its own counters (the snapshot is the keeper's to see).
+    pub(crate) fn held(&self) -> Result<Marker, StoreError> {
+        Ok(Marker {
+            last_run: self.counter(NEXT_RUN)?.saturating_sub(1),
+            last_audit: self.counter(NEXT_AUDIT)?.saturating_sub(1),
+            snapshot: false,
+        })
+    }
+
+    /// Refuses a store that holds less than its marker says, before anything is written. A
+    /// counter set back by hand, behind the records it numbers, is named as such.
+    pub(crate) fn check_held(&self, expected: &Marker) -> Result<(), StoreError> {
+        let Some(shortfall) = self.held()?.shortfall(expected) else {
+            return Ok(());
+        };
+        self.check_counter(NEXT_RUN, &self.runs, RUNS)?;
+        self.check_counter(NEXT_AUDIT, &self.audit, AUDIT)?;
+        Err(self.damaged(format!("it is an older copy or lost records ({shortfall})")))
+    }
+
+    pub(crate) fn damaged(&self, detail: String) -> StoreError {
+        StoreError::Damaged {
+            path: self.path().to_owned(),
+            detail,
+        }
+    }
+
+    /// Held by every write, so that a backup (which holds [`Store::quiet`]) sees the store at
+    /// one point in time, between two writes.
+    pub(crate) fn writing(&self) -> RwLockReadGuard<'_, ()> {
+        self.writes.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// No write happens while this is held.
+    pub(crate) fn quiet(&self) -> RwLockWriteGuard<'_, ()> {
+        self.writes.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,173 @@
+//! Backups taken while runs are written, checked, and put back.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+mod common;
+
+use std::fs;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use common::{finished_run, new_run};
+use opsbot_commands::audit::AuditKind;
+use opsbot_commands::name::RunId;
+use opsbot_state::StoreError;
+
+#[test]
+fn a_backup_taken_while_runs_are_written_is_one_point_in_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::open(dir.path()).unwrap();
+    let stop = AtomicBool::new(false);
+    let backups = tempfile::tempdir().unwrap();
+    std::thread::scope(|scope| {
+        for writer in 0..2 {
+            let (store, stop) = (&store, &stop);
+            scope.spawn(move || {
+                let mut i = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    // Each run on its own cluster: a run and its audit event in one write.
+                    store
+                        .create_run(finished_run(&format!("w{writer}c{i}")), None)
+                        .unwrap();
+                    i += 1;
+                }
+            });
+        }
+        // Backups while the writers run, each checked whole (every record decoded).
+        for n in 0..3 {
+            while store.runs().unwrap().len() < 5 * (n + 1) {
+                std::thread::yield_now();
+            }
+            let summary = store.backup(&backups.path().join(format!("b{n}"))).unwrap();
+            // Every run created has its audit event, and no more: between two writes.
+            assert_eq!(summary.runs as u64, summary.last_run, "{summary}");
+            assert_eq!(
+                summary.audit_entries as u64, summary.last_audit,
+                "{summary}"
+            );
+            assert_eq!(summary.last_run, summary.last_audit, "{summary}");
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let first = opsbot_state::check(&backups.path().join("b0")).unwrap();
+    let last = opsbot_state::check(&backups.path().join("b2")).unwrap();
+    assert!(first.last_run < last.last_run, "{first} / {last}");
+}
+
+#[test]
+fn a_backup_goes_to_a_new_directory_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::open(dir.path()).unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    fs::write(dest.path().join("notes"), "mine").unwrap();
+    let error = store.backup(dest.path()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("it exists and is not empty; name a new directory"),
+        "{error}"
+    );
+    assert_eq!(fs::read_dir(dest.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn check_reads_every_record_and_finds_a_damaged_one() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = common::open(dir.path()).unwrap();
+        let run = store.create_run(new_run("a"), None).unwrap();
+        store.append_run_log(run.id, &["line 1", "line 2"]).unwrap();
+        store.create_run(finished_run("b"), None).unwrap();
+    }
+    let good = opsbot_state::check(&common::store_in(dir.path())).unwrap();
+    assert_eq!(
+        good.to_string(),
+        "runs: 2 (1 unfinished, last r-2), audit entries: 2 (last #2), run log lines: 2"
+    );
+    // An audit entry is not read when the store opens, only by a check.
+    let db = common::raw_open(dir.path()).unwrap();
+    db.open_tree("audit")
+        .unwrap()
+        .insert(2_u64.to_be_bytes(), &b"{"[..])
+        .unwrap();
+    db.flush().unwrap();
+    drop(db);
+    drop(common::open(dir.path()).unwrap());
+    let error = opsbot_state::check(&common::store_in(dir.path())).unwrap_err();
+    assert!(
+        matches!(&error, StoreError::Corrupt { tree: "audit", key, .. } if key == "#2"),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_backup_missing_its_log_is_refused_by_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let backup = tempfile::tempdir().unwrap();
+    {
+        let store = common::open(dir.path()).unwrap();
+        store.create_run(new_run("a"), None).unwrap();
+        store.backup(&backup.path().join("b")).unwrap();
+    }
+    fs::remove_file(backup.path().join("b/store/db")).unwrap();
+    let error = opsbot_state::check(&backup.path().join("b")).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("is damaged: its `db` file is missing"),
+        "{error}"
+    );
+}
+
+#[test]
+fn restore_puts_a_backup_back_and_keeps_the_store_that_was_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let backups = tempfile::tempdir().unwrap();
+    let backup = backups.path().join("b");
+    let path = common::store_in(dir.path());
+    {
+        let store = common::open(dir.path()).unwrap();
+        store.create_run(new_run("a"), None).unwrap();
+        store.backup(&backup).unwrap();
+        store.create_run(new_run("b"), None).unwrap();
+        // Refused while the store is open: a running bot would keep writing the old one.
+        assert!(matches!(
+            opsbot_state::restore(&path, &backup),
+            Err(StoreError::InUse { .. })
+        ));
+    }
+    let restored = retry_while_locked(|| opsbot_state::restore(&path, &backup));
+    assert_eq!(restored.summary.last_run, 1);
+    let aside = restored
+        .kept_aside
+        .expect("the store that was there is kept");
+    // The store is the backup's, and opens (its marker is the backup's, not the newer one).
+    let store = common::open(dir.path()).unwrap();
+    let runs = store.runs().unwrap();
+    assert_eq!(
+        runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [RunId::new(1)]
+    );
+    let audit = store.audit().unwrap();
+    assert!(matches!(audit[0].event, AuditKind::RunRequested { .. }));
+    // A new run follows the backup's last one.
+    assert_eq!(
+        store.create_run(new_run("c"), None).unwrap().id,
+        RunId::new(2)
+    );
+    // The store that was there, with its marker, is whole and can be checked or put back.
+    assert_eq!(opsbot_state::check(&aside).unwrap().last_run, 2);
+    assert!(!dir.path().join("store.restoring").exists());
+}
+
+/// sled lets go of its lock from a background thread just after the store is dropped.
+fn retry_while_locked<T>(mut attempt: impl FnMut() -> Result<T, StoreError>) -> T {
+    for _ in 0..200 {
+        match attempt() {
+            Err(StoreError::InUse { .. }) => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other.unwrap(),
+        }
+    }
+    attempt().unwrap()
+}
