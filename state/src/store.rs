@@ -19,12 +19,13 @@ use sled::{IVec, Tree};
 
 use crate::codec::{self, DecodeError};
 use crate::error::StoreError;
-use crate::keys::{self, AUDIT, DELIVERIES, LOCKS, META, NEXT_AUDIT, PLANS, RUN_LOGS, RUNS};
+use crate::keys::{self, AUDIT, DELIVERIES, INDEX, LOCKS, META, PLANS, RUN_LOGS, RUNS};
 use crate::record::{PlanCache, RunRecord};
 
-/// The layout of trees and keys this opsbot understands: 2 keeps each run's plan apart from
-/// its state (1 kept them in one record, rewritten whole by every transition).
-pub(crate) const SCHEMA_VERSION: u32 = 2;
+/// The layout of trees and keys this opsbot understands: 3 adds the time-ordered `index` tree
+/// of runs and audit entries; 2 keeps each run's plan apart from its state (1 kept them in one
+/// record, rewritten whole by every transition).
+pub(crate) const SCHEMA_VERSION: u32 = 3;
 
 /// The durable store: runs, the audit log, one lock per cluster, run logs. Every write is one
 /// sled transaction followed by a flush, so that a write that returned survives a SIGKILL.
@@ -41,6 +42,7 @@ pub struct Store {
     pub(crate) audit: Tree,
     pub(crate) run_logs: Tree,
     pub(crate) deliveries: Tree,
+    pub(crate) index: Tree,
     path: Arc<PathBuf>,
     /// Serializes `create_run`, so that the id its `build` closure is given is the id the
     /// transaction allocates (sled's file lock already keeps other processes out).
@@ -85,6 +87,7 @@ impl Store {
             audit: db.open_tree(AUDIT)?,
             run_logs: db.open_tree(RUN_LOGS)?,
             deliveries: db.open_tree(DELIVERIES)?,
+            index: db.open_tree(INDEX)?,
             db,
             path: Arc::new(path.to_owned()),
             creating: Arc::new(Mutex::new(())),
@@ -252,24 +255,6 @@ impl Store {
             .ok_or_else(|| abort(self.corrupt(META, key, "the counter is exhausted")))?;
         meta.insert(key, self.encode("a counter", &after).map_err(abort)?)?;
         Ok(next)
-    }
-
-    /// Appends one encoded audit event under the next sequence number. An entry already there
-    /// means the counter was set back by hand: refuse rather than overwrite the audit log.
-    pub(crate) fn put_audit<E: From<StoreError>>(
-        &self,
-        meta: &TransactionalTree,
-        audit: &TransactionalTree,
-        event: &[u8],
-    ) -> ConflictableTransactionResult<(), E> {
-        let seq = self.take_next(meta, NEXT_AUDIT)?;
-        let key = keys::number_key(seq);
-        if audit.get(key)?.is_some() {
-            let detail = format!("it points at the existing audit entry #{seq}");
-            return Err(abort(self.corrupt(META, NEXT_AUDIT, &detail)));
-        }
-        audit.insert(&key, event)?;
-        Ok(())
     }
 
     /// Makes the locks agree with `run` as it is about to be written: an unfinished run holds
