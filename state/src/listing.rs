@@ -30,6 +30,14 @@ pub struct AuditQuery {
     pub run: Option<RunId>,
 }
 
+impl AuditQuery {
+    /// The whole audit log.
+    pub const ALL: AuditQuery = AuditQuery {
+        since: None,
+        run: None,
+    };
+}
+
 /// The newest lines of a run's log, and how many it has in all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunLogTail {
@@ -105,6 +113,31 @@ impl Store {
         }
         ids.truncate(limit);
         Ok(ids)
+    }
+
+    /// Every run, newest first, each decoded: the whole history, for tests and tools; chat and
+    /// the console read [`Store::recent_runs`].
+    pub fn runs(&self) -> Result<Vec<Run>, StoreError> {
+        self.runs
+            .iter()
+            .rev()
+            .map(|entry| {
+                let (key, bytes) = entry?;
+                self.decode_run(&key, &bytes)
+            })
+            .collect()
+    }
+
+    /// The whole audit log in the order it was appended, in memory: for tests and tools; chat
+    /// reads [`Store::audit_page`] and an export streams [`Store::audit_events`].
+    pub fn audit(&self) -> Result<Vec<AuditEvent>, StoreError> {
+        self.audit
+            .iter()
+            .map(|entry| {
+                let (key, bytes) = entry?;
+                self.decode(AUDIT, &key, &bytes)
+            })
+            .collect()
     }
 
     /// `/audit`: one page of `per_page` entries matching `query`, newest first.

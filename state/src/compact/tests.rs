@@ -11,7 +11,7 @@ use opsbot_commands::run::{ChannelId, Run, RunState};
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 
-use crate::{AuditQuery, Store};
+use crate::Store;
 
 const YEAR_AGO: OffsetDateTime = datetime!(2024-01-01 00:00 UTC);
 const CUTOFF: OffsetDateTime = datetime!(2025-01-01 00:00 UTC);
@@ -76,12 +76,9 @@ fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
 }
 
 fn audit_at(store: &Store) -> Vec<OffsetDateTime> {
-    let query = AuditQuery {
-        since: None,
-        run: None,
-    };
-    let all: Result<Vec<_>, _> = store.audit_events(query).collect();
-    all.unwrap().into_iter().map(|event| event.at).collect()
+    store
+        .audit()
+        .unwrap().into_iter().map(|event| event.at).collect()
 }
 
 #[test]
