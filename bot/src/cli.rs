@@ -197,15 +197,13 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
 
 fn export_audit(config: &Config, since: Option<Since>, run: Option<RunId>) -> anyhow::Result<()> {
     let store = opsbot_state::Store::open(&config.store.path)?;
-    let start = since.map(|s| s.start(OffsetDateTime::now_utc()));
+    let query = opsbot_state::AuditQuery {
+        since: since.map(|s| s.start(OffsetDateTime::now_utc())),
+        run,
+    };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for event in store.audit()? {
-        if start.is_some_and(|start| event.at < start) || run.is_some_and(|r| event.run != Some(r))
-        {
-            continue;
-        }
-        serde_json::to_writer(&mut out, &event)?;
-        out.write_all(b"\n")?;
+    for event in store.audit_events(query) {
+        opsbot_state::export::write_line(&mut out, &event?)?;
     }
     out.flush()?;
     Ok(())

@@ -17,4 +17,5 @@ pub mod progress;
 pub mod runbooks;
 pub mod serve;
 pub mod service;
+pub mod store_upkeep;
 pub mod targets;

@@ -23,9 +23,10 @@ pub struct ArchivePaths {
 impl ArchivePaths {
     /// Beside the store's directory, named after it.
     pub(crate) fn of(store: &Path) -> Self {
-        let name = store
-            .file_name()
-            .map_or_else(|| "store".into(), |name| name.to_string_lossy().into_owned());
+        let name = store.file_name().map_or_else(
+            || "store".into(),
+            |name| name.to_string_lossy().into_owned(),
+        );
         let beside = |suffix: &str| store.with_file_name(format!("{name}.{suffix}.jsonl"));
         Self {
             runs: beside("runs"),

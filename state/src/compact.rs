@@ -209,7 +209,8 @@ impl Store {
                 let id = old.run.id;
                 let key = keys::run_key(id);
                 let counter = keys::next_log_line_key(id);
-                if runs.get(key)? != Some(old.record.clone()) || meta.get(&counter)? != old.log_counter
+                if runs.get(key)? != Some(old.record.clone())
+                    || meta.get(&counter)? != old.log_counter
                 {
                     return Err(ConflictableTransactionError::Abort(()));
                 }

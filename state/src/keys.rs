@@ -100,7 +100,13 @@ pub(crate) fn audit_time_from(at: Option<OffsetDateTime>) -> Vec<u8> {
 
 /// The key of audit entry `seq` of `run`, stamped `at`, in the per-run index.
 pub(crate) fn audit_run_key(run: RunId, at: OffsetDateTime, seq: u64) -> Vec<u8> {
-    [&[AUDIT_BY_RUN][..], &run_key(run), &time_key(at), &number_key(seq)].concat()
+    [
+        &[AUDIT_BY_RUN][..],
+        &run_key(run),
+        &time_key(at),
+        &number_key(seq),
+    ]
+    .concat()
 }
 
 /// Where `run`'s audit entries of `at` and after (all, for `None`) start in the per-run index.
@@ -188,9 +194,15 @@ mod tests {
             "next log line of r-5"
         );
         assert_eq!(render(RUNS, &[1, 2]), "0x0102");
-        assert_eq!(render(INDEX, &unfinished_key(RunId::new(3))), "unfinished r-3");
         assert_eq!(
-            render(INDEX, &audit_run_key(RunId::new(3), OffsetDateTime::UNIX_EPOCH, 40)),
+            render(INDEX, &unfinished_key(RunId::new(3))),
+            "unfinished r-3"
+        );
+        assert_eq!(
+            render(
+                INDEX,
+                &audit_run_key(RunId::new(3), OffsetDateTime::UNIX_EPOCH, 40)
+            ),
             "audit #40"
         );
     }

@@ -80,7 +80,7 @@ impl Store {
             let id = self.index_number(&key)?;
             ids.push((key, RunId::new(id)));
         }
-        ids.sort_unstable_by(|a, b| b.1.cmp(&a.1));
+        ids.sort_unstable_by_key(|&(_, id)| std::cmp::Reverse(id));
         let skip = page.skip(per_page);
         let items = ids
             .iter()
@@ -97,7 +97,11 @@ impl Store {
     /// Run ids to suggest as an option is typed: the unfinished runs first (newest first), then
     /// the newest others, `limit` in all; from keys only, no record is decoded.
     pub fn suggested_run_ids(&self, limit: usize) -> Result<Vec<RunId>, StoreError> {
-        let mut ids: Vec<RunId> = self.unfinished_ids()?.into_iter().map(|(_, id)| id).collect();
+        let mut ids: Vec<RunId> = self
+            .unfinished_ids()?
+            .into_iter()
+            .map(|(_, id)| id)
+            .collect();
         ids.reverse();
         for key in self.runs.iter().keys().rev() {
             if ids.len() >= limit {
@@ -166,8 +170,7 @@ impl Store {
         &self,
         query: AuditQuery,
     ) -> impl Iterator<Item = Result<AuditEvent, StoreError>> + '_ {
-        self.audit_keys(query)
-            .map(|key| self.indexed_audit(&key?))
+        self.audit_keys(query).map(|key| self.indexed_audit(&key?))
     }
 
     /// The newest lines of run `run`'s log that fit in `max_chars` (each line's characters and
@@ -212,7 +215,10 @@ impl Store {
         query: AuditQuery,
     ) -> impl DoubleEndedIterator<Item = Result<IVec, sled::Error>> {
         let (start, end) = match query.run {
-            Some(run) => (keys::audit_run_from(run, query.since), keys::audit_run_end(run)),
+            Some(run) => (
+                keys::audit_run_from(run, query.since),
+                keys::audit_run_end(run),
+            ),
             None => (keys::audit_time_from(query.since), vec![AUDIT_BY_TIME + 1]),
         };
         self.index

@@ -69,18 +69,20 @@ impl Store {
             &self.audit,
             &self.index,
         );
-        settle(trees.transaction(|(meta, runs, plans, locks, audit, index)| {
-            let allocated = self.take_next(meta, NEXT_RUN)?;
-            if allocated != id.get() || runs.get(key)?.is_some() || plans.get(key)?.is_some() {
-                let detail = format!("run {id} was being created under it");
-                return Err(abort(self.corrupt(keys::META, NEXT_RUN, &detail)));
-            }
-            self.sync_lock(runs, plans, locks, &run)?;
-            plans.insert(&key, plan.as_slice())?;
-            runs.insert(&key, record.as_slice())?;
-            index.insert(filed.as_slice(), &[])?;
-            self.put_audit(&AuditTrees { meta, audit, index }, &requested)
-        }))?;
+        settle(
+            trees.transaction(|(meta, runs, plans, locks, audit, index)| {
+                let allocated = self.take_next(meta, NEXT_RUN)?;
+                if allocated != id.get() || runs.get(key)?.is_some() || plans.get(key)?.is_some() {
+                    let detail = format!("run {id} was being created under it");
+                    return Err(abort(self.corrupt(keys::META, NEXT_RUN, &detail)));
+                }
+                self.sync_lock(runs, plans, locks, &run)?;
+                plans.insert(&key, plan.as_slice())?;
+                runs.insert(&key, record.as_slice())?;
+                index.insert(filed.as_slice(), &[])?;
+                self.put_audit(&AuditTrees { meta, audit, index }, &requested)
+            }),
+        )?;
         self.flush()?;
         if !run.state.is_finished() {
             self.plan_cache.put(id, std::sync::Arc::clone(&run.plan));

@@ -242,8 +242,14 @@ fn refused_at_open(dir: &std::path::Path) -> (&'static str, String, String) {
 /// The store at `dir` opens (its finished runs are not read at open), and reading r-2, the
 /// finished run, fails.
 fn refused_when_read(dir: &std::path::Path) -> StoreError {
-    let store = common::open(dir).unwrap();
-    store.run(RunId::new(2)).unwrap_err()
+    let store = match common::open(dir) {
+        Ok(store) => store,
+        Err(error) => panic!("a damaged finished run must not stop open: {error}"),
+    };
+    match store.run(RunId::new(2)) {
+        Err(error) => error,
+        Ok(run) => panic!("r-2 is damaged, yet read: {run:?}"),
+    }
 }
 
 fn corrupt(error: StoreError) -> (&'static str, String, String) {

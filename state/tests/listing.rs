@@ -1,6 +1,8 @@
 //! Listings read only what they show: a store whose oldest records are damaged still lists
 //! today's runs and audit entries, page by page, and opens without reading its history.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
 mod common;
 
 use std::path::Path;
@@ -19,7 +21,9 @@ const RUNS: u64 = 60;
 fn history(dir: &Path) -> Store {
     let store = common::open(dir).unwrap();
     for n in 1..=RUNS {
-        store.create_run(finished_run(&format!("c{n}")), None).unwrap();
+        store
+            .create_run(finished_run(&format!("c{n}")), None)
+            .unwrap();
         store.append_audit(&stamped(n)).unwrap();
     }
     store.create_run(new_run("live"), None).unwrap();
@@ -39,11 +43,17 @@ fn stamped(n: u64) -> AuditEvent {
 fn damage_the_oldest(dir: &Path) {
     let db = common::raw_open(dir).unwrap();
     for tree in ["runs", "plans"] {
-        db.open_tree(tree).unwrap().insert(1_u64.to_be_bytes(), &b"\x00garbage"[..]).unwrap();
+        db.open_tree(tree)
+            .unwrap()
+            .insert(1_u64.to_be_bytes(), &b"\x00garbage"[..])
+            .unwrap();
     }
     // #1 is r-1's `RunRequested`, #2 the entry stamped for it.
     for seq in [1_u64, 2] {
-        db.open_tree("audit").unwrap().insert(seq.to_be_bytes(), &b"{"[..]).unwrap();
+        db.open_tree("audit")
+            .unwrap()
+            .insert(seq.to_be_bytes(), &b"{"[..])
+            .unwrap();
     }
     db.flush().unwrap();
 }
@@ -75,7 +85,9 @@ fn a_store_with_a_damaged_old_run_opens_and_lists_the_newest_pages() {
         Err(StoreError::Corrupt { key, .. }) if key == "r-1"
     ));
     // Finished before `since`: not listed, not read; the unfinished run always is.
-    let recent = store.recent_runs(T0 + Duration::days(1), Page::FIRST, 20).unwrap();
+    let recent = store
+        .recent_runs(T0 + Duration::days(1), Page::FIRST, 20)
+        .unwrap();
     assert_eq!(ids(&recent.items), [61]);
     assert!(!recent.more);
     assert_eq!(ids(&store.unfinished_runs().unwrap()), [61]);
@@ -93,18 +105,28 @@ fn audit_pages_are_newest_first_and_narrowed_by_time_and_run() {
     let store = common::open(dir.path()).unwrap();
 
     // The stamped entries are older than the `RunRequested` ones (stamped now).
-    let since_t0 = |run| AuditQuery { since: Some(T0), run };
+    let since_t0 = |run| AuditQuery {
+        since: Some(T0),
+        run,
+    };
     let until = |listing: &opsbot_state::Listing<AuditEvent>| -> Vec<OffsetDateTime> {
         listing.items.iter().map(|e| e.at).collect()
     };
     let first = store.audit_page(since_t0(None), Page::FIRST, 10).unwrap();
     assert!(first.more);
     assert_eq!(first.items.len(), 10);
-    assert!(first.items.windows(2).all(|w| w[0].at >= w[1].at), "newest first");
+    assert!(
+        first.items.windows(2).all(|w| w[0].at >= w[1].at),
+        "newest first"
+    );
     let of_run = store
         .audit_page(since_t0(Some(RunId::new(30))), Page::FIRST, 10)
         .unwrap();
-    assert_eq!(of_run.items.len(), 2, "its RunRequested and its stamped entry");
+    assert_eq!(
+        of_run.items.len(),
+        2,
+        "its RunRequested and its stamped entry"
+    );
     assert!(!of_run.more);
     let later = |run| AuditQuery {
         since: Some(T0 + Duration::minutes(59)),
@@ -134,7 +156,10 @@ fn a_run_log_tail_reads_the_newest_lines_that_fit() {
     let db = common::raw_open(dir.path()).unwrap();
     let mut key = run.id.get().to_be_bytes().to_vec();
     key.extend(1_u64.to_be_bytes());
-    db.open_tree("run_logs").unwrap().insert(key, &b"{"[..]).unwrap();
+    db.open_tree("run_logs")
+        .unwrap()
+        .insert(key, &b"{"[..])
+        .unwrap();
     db.flush().unwrap();
     drop(db);
     let store = common::open(dir.path()).unwrap();

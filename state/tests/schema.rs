@@ -176,8 +176,14 @@ fn a_store_without_the_time_index_is_indexed_on_open() {
             let mut record = serde_json::to_value(run).unwrap();
             let plan = record.as_object_mut().unwrap().remove("plan").unwrap();
             let key = run.id.get().to_be_bytes();
-            db.open_tree("plans").unwrap().insert(key, envelope(&plan)).unwrap();
-            db.open_tree("runs").unwrap().insert(key, envelope(&record)).unwrap();
+            db.open_tree("plans")
+                .unwrap()
+                .insert(key, envelope(&plan))
+                .unwrap();
+            db.open_tree("runs")
+                .unwrap()
+                .insert(key, envelope(&record))
+                .unwrap();
         }
         db.open_tree("locks")
             .unwrap()

@@ -54,16 +54,24 @@ fn event(at: OffsetDateTime, run: Option<RunId>) -> AuditEvent {
 /// r-1 finished before the cutoff (with a log), r-2 finished after it, r-3 unfinished since
 /// long before it; audit entries on both sides of it.
 fn history(store: &Store) {
-    let finished = [Some(YEAR_AGO + Duration::days(1)), Some(CUTOFF + Duration::days(1)), None];
+    let finished = [
+        Some(YEAR_AGO + Duration::days(1)),
+        Some(CUTOFF + Duration::days(1)),
+        None,
+    ];
     for (n, finished) in (1..).zip(finished) {
         let cluster = format!("c{n}");
         store
             .create_run(|id| run(id, &cluster, finished), None)
             .unwrap();
     }
-    store.append_run_log(RunId::new(1), &["one", "two"]).unwrap();
+    store
+        .append_run_log(RunId::new(1), &["one", "two"])
+        .unwrap();
     store.append_audit(&event(YEAR_AGO, None)).unwrap();
-    store.append_audit(&event(YEAR_AGO, Some(RunId::new(3)))).unwrap();
+    store
+        .append_audit(&event(YEAR_AGO, Some(RunId::new(3))))
+        .unwrap();
     store.append_audit(&event(CUTOFF, None)).unwrap();
 }
 
@@ -78,7 +86,10 @@ fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
 fn audit_at(store: &Store) -> Vec<OffsetDateTime> {
     store
         .audit()
-        .unwrap().into_iter().map(|event| event.at).collect()
+        .unwrap()
+        .into_iter()
+        .map(|event| event.at)
+        .collect()
 }
 
 #[test]
@@ -110,7 +121,13 @@ fn runs_finished_and_entries_stamped_before_the_cutoff_are_archived_then_removed
     assert_eq!(store.run(RunId::new(1)).unwrap(), None);
     assert!(store.plans.get(1_u64.to_be_bytes()).unwrap().is_none());
     assert!(store.run_logs.is_empty());
-    assert!(store.meta.get(crate::keys::next_log_line_key(RunId::new(1))).unwrap().is_none());
+    assert!(
+        store
+            .meta
+            .get(crate::keys::next_log_line_key(RunId::new(1)))
+            .unwrap()
+            .is_none()
+    );
     assert!(!audit_at(&store).contains(&YEAR_AGO));
     // The unfinished run and the young ones stay, and still list.
     assert!(store.run(RunId::new(2)).unwrap().is_some());
@@ -121,7 +138,10 @@ fn runs_finished_and_entries_stamped_before_the_cutoff_are_archived_then_removed
     let ids: Vec<u64> = listed.items.iter().map(|run| run.id.get()).collect();
     assert_eq!(ids, [3, 2]);
     // Nothing more to do: a second compaction archives nothing again.
-    assert_eq!(store.compact(CUTOFF, 10).unwrap(), crate::Compacted::default());
+    assert_eq!(
+        store.compact(CUTOFF, 10).unwrap(),
+        crate::Compacted::default()
+    );
     assert_eq!(lines(&paths.runs).len(), 1);
     assert_eq!(lines(&paths.audit).len(), 2);
 }
@@ -176,5 +196,8 @@ fn a_shortened_archive_stops_compaction_before_anything_is_removed() {
     std::fs::write(store.archive_paths().audit, b"").unwrap();
     let error = store.compact(CUTOFF, 10).unwrap_err().to_string();
     assert!(error.contains("put the archive back"), "{error}");
-    assert!(audit_at(&store).contains(&YEAR_AGO), "the pending entry is still stored");
+    assert!(
+        audit_at(&store).contains(&YEAR_AGO),
+        "the pending entry is still stored"
+    );
 }
