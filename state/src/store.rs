@@ -61,9 +61,9 @@ impl fmt::Debug for Store {
 
 impl Store {
     /// Opens (or creates) the store at `path` and checks it: the schema version, the counters,
-    /// the locks and every run (its record and its plan) are decoded once, so that a corrupt or
-    /// newer record stops the bot at start-up with a clear message instead of failing a run or
-    /// a listing later. The audit log and run logs are not scanned (they only grow); they are
+    /// the locks and every unfinished run (its record and its plan) are decoded once, so that
+    /// a store the bot cannot resume from stops it at start-up with a clear message. Finished
+    /// runs, the audit log and run logs are not scanned (they grow with the history); they are
     /// checked when read.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let started = Instant::now();
