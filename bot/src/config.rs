@@ -47,6 +47,10 @@ pub struct Config {
 pub struct StoreConfig {
     /// The sled directory; it holds every run, approval and audit record.
     pub path: PathBuf,
+    /// How long finished runs and audit entries stay in the store before they are archived
+    /// beside it (see `store_upkeep`).
+    #[serde(default)]
+    pub retention: crate::store_upkeep::Retention,
 }
 
 /// Timing of runs. The defaults suit a production cluster; tests and the demo shorten them.

@@ -80,6 +80,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
     let config = Config {
         store: StoreConfig {
             path: store_path.clone(),
+            retention: Default::default(),
         },
         engine: EngineConfig {
             poll_interval: Duration::from_secs(1),

@@ -19,4 +19,5 @@ pub mod runbooks;
 pub mod serve;
 pub mod service;
 pub mod store_cli;
+pub mod store_upkeep;
 pub mod targets;

@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::progress::{ChatError, ChatTransport, Publisher};
 use crate::service::Service;
+use crate::store_upkeep;
 
 /// Serves until SIGTERM or Ctrl-C (or until the Discord gateway gives up).
 pub async fn run(config: Config) -> anyhow::Result<()> {
@@ -53,6 +54,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     };
     let resumed = engine.resume_all()?;
     tracing::info!(resumed, "unfinished runs resumed");
+    let upkeep = store_upkeep::spawn(engine.store().clone(), config.store.retention);
     let result = match discord {
         Some(discord) => discord.serve(service, people, stopped).await,
         None => {
@@ -60,6 +62,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             Ok(())
         }
     };
+    upkeep.abort();
     if let Some((task, path)) = console {
         task.abort();
         let _ = std::fs::remove_file(path);

@@ -15,6 +15,7 @@ use opsbot_commands::plan::PlanDigest;
 use opsbot_commands::render;
 use opsbot_commands::request::{ProcedureRequest, Request};
 use opsbot_commands::run::{ChannelId, Run, RunState};
+use opsbot_state::AuditQuery;
 use time::OffsetDateTime;
 
 use crate::engine::{Engine, EngineError, Refusal, Start};
@@ -45,6 +46,9 @@ impl Reply {
 }
 
 /// The reason recorded for a rejection by button; `/reject` takes a reason of one's own.
+/// Runs or audit events on one page of `/run list` and `/audit`: what one chat message shows.
+const PER_PAGE: usize = 20;
+
 const REJECTED_BY_BUTTON: &str = "rejected with the button under the plan";
 
 /// What a request that failed is about, for the audit record of a refusal.
@@ -269,17 +273,17 @@ impl Service {
                     .await?
             }
             Request::RunLog { id } => {
-                let lines = self
+                let tail = self
                     .engine
                     .store()
-                    .run_log(id)
+                    .run_log_tail(id, render::MESSAGE_LIMIT)
                     .map_err(|error| match error {
                         opsbot_state::StoreError::NotFound { run } => {
                             EngineError::from(Refusal::NoSuchRun { run })
                         }
                         other => other.into(),
                     })?;
-                Reply::public(render::run_log(id, &lines))
+                Reply::public(render::run_log(id, tail.total, &tail.lines))
             }
             Request::RunStatus { id } => {
                 let run = self.engine.run(id)?;
@@ -289,18 +293,10 @@ impl Service {
                     now,
                 ))
             }
-            Request::RunList => {
+            Request::RunList { page } => {
                 let day_ago = now - time::Duration::days(1);
-                let runs: Vec<Run> = self
-                    .engine
-                    .store()
-                    .runs()?
-                    .into_iter()
-                    .filter(|r| {
-                        !r.state.is_finished() || r.finished_at.is_some_and(|t| t > day_ago)
-                    })
-                    .collect();
-                Reply::public(render::run_list(&runs, now))
+                let listing = self.engine.store().recent_runs(day_ago, page, PER_PAGE)?;
+                Reply::public(render::run_list(&listing.items, page, listing.more, now))
             }
             Request::RunCancel { id } => {
                 let run = self.engine.cancel(actor, id)?;
@@ -352,16 +348,14 @@ impl Service {
                 };
                 Reply::public(format!("{} {verb} by {}: {reason}", run.id, actor.name()))
             }
-            Request::Audit { run, since } => {
+            Request::Audit { run, since, page } => {
                 let start = since.map_or(now - time::Duration::days(1), |s| s.start(now));
-                let events: Vec<_> = self
-                    .engine
-                    .store()
-                    .audit()?
-                    .into_iter()
-                    .filter(|e| e.at >= start && (run.is_none() || e.run == run))
-                    .collect();
-                Reply::public(render::audit(&events))
+                let query = AuditQuery {
+                    since: Some(start),
+                    run,
+                };
+                let listing = self.engine.store().audit_page(query, page, PER_PAGE)?;
+                Reply::public(render::audit(&listing.items, page, listing.more))
             }
             Request::MaintenanceAnnounce { text } => {
                 let notice = MaintenanceNotice {

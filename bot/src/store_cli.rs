@@ -70,9 +70,7 @@ pub async fn export_audit(config: &Config, filter: Filter) -> anyhow::Result<()>
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match open(config)? {
         Some(store) => {
-            for line in audit_export::lines(&store, filter)? {
-                writeln!(out, "{line}")?;
-            }
+            audit_export::write(&store, filter, |line| Ok(writeln!(out, "{line}")?))?;
         }
         None => {
             let socket = socket(config)?;

@@ -14,6 +14,7 @@ use crate::name::{
 use crate::openstack::ids::{ConsumerId, ImageRef};
 use crate::openstack::image::{Property, PropertyKey, PropertySet};
 use crate::openstack::rpc::VersionCapError;
+use crate::page::Page;
 use crate::parse::{Args, ParseError};
 use crate::plan::DigestPrefix;
 use crate::request::{ProcedureRequest, Request};
@@ -31,6 +32,14 @@ const RUN: OptionSpec = OptionSpec {
     kind: OptionKind::Run,
     required: true,
     summary: "the run id, e.g. r-42",
+};
+
+/// Which page of a long listing; the reply says when there is a next one.
+const PAGE: OptionSpec = OptionSpec {
+    name: "page",
+    kind: OptionKind::Page,
+    required: false,
+    summary: "1 (the newest, the default), 2 for the ones before, …",
 };
 
 const CLOUD: OptionSpec = OptionSpec {
@@ -447,11 +456,15 @@ pub static CATALOGUE: &[CommandSpec] = &[
         group: "run",
         sub: Some("list"),
         summary: "active runs and those finished in the last 24 hours",
-        options: &[],
+        options: &[PAGE],
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
-        build: |_| Ok(Request::RunList),
+        build: |a| {
+            Ok(Request::RunList {
+                page: a.optional("page", Page::parse)?.unwrap_or(Page::FIRST),
+            })
+        },
     },
     CommandSpec {
         group: "run",
@@ -579,6 +592,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 required: false,
                 summary: "30m, 2h, 3d or an RFC 3339 time (default 24h)",
             },
+            PAGE,
         ],
         reach: Reach::Everywhere,
         who: Who::Operators,
@@ -587,6 +601,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
             Ok(Request::Audit {
                 run: a.optional("run", RunId::parse)?,
                 since: a.optional("since", Since::parse)?,
+                page: a.optional("page", Page::parse)?.unwrap_or(Page::FIRST),
             })
         },
     },

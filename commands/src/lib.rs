@@ -15,6 +15,7 @@ pub mod index;
 pub mod maintenance;
 pub mod name;
 pub mod openstack;
+pub mod page;
 pub mod parse;
 pub mod people;
 pub mod plan;

@@ -41,6 +41,8 @@ pub enum NameError {
     NotUuid { value: String },
     #[error("`{value}` is not a run id such as r-42")]
     NotRunId { value: String },
+    #[error("`{value}` is not a page number such as 2 (1 to {max})")]
+    NotPage { value: String, max: u32 },
     #[error(
         "`{value}` is not a plan digest such as 3f9a0c1b2d4e (the 12 characters shown with the \
          plan)"

@@ -10,6 +10,7 @@ use crate::name::{CloudName, ClusterName, HostName, NodeAddr, Notice, PersonName
 use crate::openstack::ids::{ConsumerId, ImageRef};
 use crate::openstack::image::PropertySet;
 use crate::openstack::rpc::VersionCapError;
+use crate::page::Page;
 use crate::plan::DigestPrefix;
 use crate::retention::RetentionDays;
 use crate::runbook::RunbookRequest;
@@ -46,7 +47,7 @@ pub enum Request {
     /// `/run log`: the output a run's commands printed, the latest that fits.
     RunLog { id: RunId },
     /// `/run list`: runs that are active or finished recently.
-    RunList,
+    RunList { page: Page },
     /// `/run cancel`: stop a run at its next safe point.
     RunCancel { id: RunId },
     /// `/run done`: an operator confirms a manual step.
@@ -63,6 +64,7 @@ pub enum Request {
     Audit {
         run: Option<RunId>,
         since: Option<Since>,
+        page: Page,
     },
     /// `/maintenance announce`: the operators' own announcement.
     MaintenanceAnnounce { text: Notice },
@@ -90,7 +92,7 @@ impl Request {
             Self::RunbookRun { .. } => ("runbook", Some("run")),
             Self::RunStatus { .. } => ("run", Some("status")),
             Self::RunLog { .. } => ("run", Some("log")),
-            Self::RunList => ("run", Some("list")),
+            Self::RunList { .. } => ("run", Some("list")),
             Self::RunCancel { .. } => ("run", Some("cancel")),
             Self::RunDone { .. } => ("run", Some("done")),
             Self::Approve { .. } => ("approve", None),
@@ -136,7 +138,7 @@ impl Request {
             Self::ActAs { user } => format!(" user:{user}"),
             Self::Procedure(_)
             | Self::RunbookList
-            | Self::RunList
+            | Self::RunList { .. }
             | Self::Audit { .. }
             | Self::MaintenanceAnnounce { .. }
             | Self::MaintenanceEnd
@@ -167,7 +169,7 @@ impl Request {
             | Self::RunbookList
             | Self::RunbookShow { .. }
             | Self::RunbookRun { .. }
-            | Self::RunList
+            | Self::RunList { .. }
             | Self::MaintenanceAnnounce { .. }
             | Self::MaintenanceEnd
             | Self::MaintenanceStatus

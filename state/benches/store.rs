@@ -7,10 +7,9 @@ mod common;
 
 use std::convert::Infallible;
 use std::error::Error;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{STEPS, T0, finished_run, new_run};
+use common::{STEPS, T0, dir_size, finished_run, new_run};
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::run::{RunState, StepState};
 use opsbot_state::Store;
@@ -117,7 +116,7 @@ fn start_up() -> Result<(), Box<dyn Error>> {
     println!(
         "\nstart-up with {FINISHED_RUNS} finished runs of {STEPS} steps (+2 unfinished), \
          store {:.1} MiB on disk, filled in {:.1} s ({:.2} ms per create_run):",
-        size(dir.path())? as f64 / (1024.0 * 1024.0),
+        dir_size(dir.path())? as f64 / (1024.0 * 1024.0),
         filled.as_secs_f64(),
         filled.as_secs_f64() * 1000.0 / (FINISHED_RUNS + 2) as f64,
     );
@@ -162,18 +161,4 @@ fn report(label: &str, samples: &mut [Duration]) {
 
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn size(dir: &Path) -> std::io::Result<u64> {
-    let mut total = 0;
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let meta = entry.metadata()?;
-        total += if meta.is_dir() {
-            size(&entry.path())?
-        } else {
-            meta.len()
-        };
-    }
-    Ok(total)
 }

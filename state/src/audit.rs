@@ -1,36 +1,83 @@
-//! The audit log (append-only: there is no method that rewrites or deletes an entry) and the
-//! run logs that keep node control's command output.
+//! The audit log (append-only: no method rewrites an entry; only compaction removes the
+//! entries past the retention, after archiving them) and the run logs that keep node
+//! control's command output.
 
 use opsbot_commands::audit::AuditEvent;
 use opsbot_commands::name::RunId;
 use sled::Transactional;
+use sled::transaction::{ConflictableTransactionResult, TransactionalTree};
+use time::OffsetDateTime;
 
 use crate::error::StoreError;
-use crate::keys::{self, AUDIT, RUN_LOGS};
+use crate::keys::{self, META, NEXT_AUDIT, RUN_LOGS};
 use crate::store::{Store, abort, settle};
 
+/// An audit event encoded for the `audit` tree, with what its index keys are made of.
+pub(crate) struct Entry {
+    at: OffsetDateTime,
+    run: Option<RunId>,
+    bytes: Vec<u8>,
+}
+
+/// The transactional trees an audit append writes.
+pub(crate) struct AuditTrees<'a> {
+    pub(crate) meta: &'a TransactionalTree,
+    pub(crate) audit: &'a TransactionalTree,
+    pub(crate) index: &'a TransactionalTree,
+}
+
+/// The index keys of audit entry `seq`: in time order, and in its run's entries if it has one.
+pub(crate) fn audit_index_keys(
+    seq: u64,
+    at: OffsetDateTime,
+    run: Option<RunId>,
+) -> impl Iterator<Item = Vec<u8>> {
+    std::iter::once(keys::audit_time_key(at, seq))
+        .chain(run.map(|run| keys::audit_run_key(run, at, seq)))
+}
+
 impl Store {
+    pub(crate) fn encode_audit(&self, what: &str, event: &AuditEvent) -> Result<Entry, StoreError> {
+        Ok(Entry {
+            at: event.at,
+            run: event.run,
+            bytes: self.encode(what, event)?,
+        })
+    }
+
+    /// Appends one encoded audit event under the next sequence number, and indexes it. An
+    /// entry already there means the counter was set back by hand: refuse rather than
+    /// overwrite the audit log.
+    pub(crate) fn put_audit<E: From<StoreError>>(
+        &self,
+        trees: &AuditTrees<'_>,
+        entry: &Entry,
+    ) -> ConflictableTransactionResult<(), E> {
+        let seq = self.take_next(trees.meta, NEXT_AUDIT)?;
+        let key = keys::number_key(seq);
+        if trees.audit.get(key)?.is_some() {
+            let detail = format!("it points at the existing audit entry #{seq}");
+            return Err(abort(self.corrupt(META, NEXT_AUDIT, &detail)));
+        }
+        trees.audit.insert(&key, entry.bytes.as_slice())?;
+        for index in audit_index_keys(seq, entry.at, entry.run) {
+            trees.index.insert(index, &[])?;
+        }
+        Ok(())
+    }
+
     /// Appends an event that is not part of a run transition (a refused approval, say), then
     /// flushes.
     pub fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
-        let bytes = self.encode("an audit event", event)?;
+        let entry = self.encode_audit("an audit event", event)?;
         let _writing = self.writing();
         settle(
-            (&self.meta, &self.audit)
-                .transaction(|(meta, audit)| self.put_audit(meta, audit, &bytes)),
+            (&self.meta, &self.audit, &self.index).transaction(|(meta, audit, index)| {
+                let trees = AuditTrees { meta, audit, index };
+                self.put_audit(&trees, &entry)
+            }),
         )?;
         self.flush()
-    }
-
-    /// The whole audit log, oldest first.
-    pub fn audit(&self) -> Result<Vec<AuditEvent>, StoreError> {
-        self.audit
-            .iter()
-            .map(|entry| {
-                let (key, bytes) = entry?;
-                self.decode(AUDIT, &key, &bytes)
-            })
-            .collect()
     }
 
     /// Appends the output lines of one command to a run's log, in one transaction and one
@@ -60,7 +107,8 @@ impl Store {
         self.flush()
     }
 
-    /// A run's log lines, in the order they were appended.
+    /// A run's log lines, in the order they were appended: all of them, for the archive (chat
+    /// reads [`Store::run_log_tail`]).
     pub fn run_log(&self, run: RunId) -> Result<Vec<String>, StoreError> {
         if !self.runs.contains_key(keys::run_key(run))? {
             return Err(StoreError::NotFound { run });

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use opsbot_commands::audit::AuditEvent;
 use time::OffsetDateTime;
 
+use crate::archive::ArchivePaths;
 use crate::error::StoreError;
 use crate::files;
 use crate::keys::{AUDIT, RUN_LOGS};
@@ -99,6 +100,13 @@ impl Store {
                 }
             }
             copy.flush()?;
+            // The history compaction moved out of the store is part of it too.
+            let (from, to) = (self.archive_paths(), ArchivePaths::of(&inner));
+            for (from, to) in [(&from.runs, &to.runs), (&from.audit, &to.audit)] {
+                if from.exists() {
+                    fs::copy(from, to).map_err(copy_error)?;
+                }
+            }
             self.held()?
         };
         let backup = Marker {

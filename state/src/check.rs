@@ -1,15 +1,21 @@
 //! Checking a store before the bot trusts it: the schema version (and moving an older layout
-//! to this one), then one decoding pass over counters, locks and runs (records and plans).
+//! to this one), then one decoding pass over the counters, the locks and the unfinished runs
+//! (records and plans). Finished runs and the audit log are checked when read: decoding them
+//! all would make start-up grow with the history.
 
+use opsbot_commands::audit::AuditEvent;
 use opsbot_commands::maintenance::MaintenanceNotice;
 use opsbot_commands::name::RunId;
 use opsbot_commands::plan::Plan;
 use serde::Deserialize;
 use sled::{Transactional, Tree};
 
+use crate::audit::audit_index_keys;
+use crate::compact::PendingArchive;
 use crate::error::StoreError;
 use crate::keys::{
-    self, AUDIT, LOCKS, MAINTENANCE, META, NEXT_AUDIT, NEXT_RUN, PLANS, RUNS, SCHEMA,
+    self, AUDIT, LOCKS, MAINTENANCE, META, NEXT_AUDIT, NEXT_RUN, PENDING_ARCHIVE, PLANS, RUNS,
+    SCHEMA,
 };
 use crate::record::RunRecord;
 use crate::store::{SCHEMA_VERSION, Store, settle};
@@ -39,8 +45,13 @@ impl Store {
                     supported: SCHEMA_VERSION,
                 });
             }
-            if found < SCHEMA_VERSION {
+            if found < 2 {
                 self.separate_plans()?;
+            }
+            if found < 3 {
+                self.build_index()?;
+            }
+            if found < SCHEMA_VERSION {
                 self.meta
                     .insert(SCHEMA, self.encode("the schema version", &SCHEMA_VERSION)?)?;
                 self.flush()?;
@@ -55,6 +66,7 @@ impl Store {
             &self.audit,
             &self.run_logs,
             &self.deliveries,
+            &self.index,
         ];
         if trees.iter().any(|tree| !tree.is_empty()) {
             return Err(self.corrupt(META, SCHEMA, "missing, although the store holds records"));
@@ -85,34 +97,66 @@ impl Store {
         Ok(())
     }
 
-    /// Decodes every counter, lock and run once (each run whole: its record, its plan, and
-    /// checked consistent in itself), and checks that the counters are ahead of what they
-    /// number (a counter behind would make the next write collide with a record). Returns how
-    /// many runs there are and how many are unfinished.
-    pub(crate) fn validate(&self) -> Result<(usize, usize), StoreError> {
-        for entry in self.meta.iter() {
+    /// Schema 2 had no `index` tree: files every run and audit entry in it, a batch at a time.
+    /// Done again after a crash, it files the same keys again.
+    fn build_index(&self) -> Result<(), StoreError> {
+        const BATCH: usize = 1000;
+        let mut batch = sled::Batch::default();
+        let mut pending = 0;
+        let flush_batch = |batch: &mut sled::Batch, pending: &mut usize| {
+            *pending = 0;
+            self.index.apply_batch(std::mem::take(batch))
+        };
+        for entry in self.runs.iter() {
             let (key, bytes) = entry?;
-            if key == MAINTENANCE {
-                self.decode::<MaintenanceNotice>(META, &key, &bytes)?;
-                continue;
+            batch.insert(self.decode_record(&key, &bytes)?.index_key(), &[]);
+            pending += 1;
+            if pending == BATCH {
+                flush_batch(&mut batch, &mut pending)?;
             }
-            // The schema version is a small number too; every other meta value decodes as one.
-            self.decode::<u64>(META, &key, &bytes)?;
+        }
+        for entry in self.audit.iter() {
+            let (key, bytes) = entry?;
+            let event: AuditEvent = self.decode(AUDIT, &key, &bytes)?;
+            let seq = keys::key_number(&key)
+                .ok_or_else(|| self.corrupt(AUDIT, &key, "its key is not a number"))?;
+            for index in audit_index_keys(seq, event.at, event.run) {
+                batch.insert(index, &[]);
+                pending += 1;
+            }
+            if pending >= BATCH {
+                flush_batch(&mut batch, &mut pending)?;
+            }
+        }
+        flush_batch(&mut batch, &mut pending)?;
+        tracing::info!(path = %self.path().display(), "runs and audit entries indexed by time");
+        Ok(())
+    }
+
+    /// Decodes the counters, locks and unfinished runs once (each run whole: its record, its
+    /// plan, and checked consistent in itself), and checks that the counters are ahead of what
+    /// they number (a counter behind would make the next write collide with a record). Reads
+    /// nothing that grows with the finished history. Returns how many runs were ever created
+    /// and how many are unfinished.
+    pub(crate) fn validate(&self) -> Result<(usize, usize), StoreError> {
+        for key in [SCHEMA, NEXT_RUN, NEXT_AUDIT] {
+            if let Some(bytes) = self.meta.get(key)? {
+                self.decode::<u64>(META, key, &bytes)?;
+            }
+        }
+        if let Some(bytes) = self.meta.get(MAINTENANCE)? {
+            self.decode::<MaintenanceNotice>(META, MAINTENANCE, &bytes)?;
+        }
+        if let Some(bytes) = self.meta.get(PENDING_ARCHIVE)? {
+            self.decode::<PendingArchive>(META, PENDING_ARCHIVE, &bytes)?;
         }
         for entry in self.locks.iter() {
             let (key, bytes) = entry?;
             self.decode::<RunId>(LOCKS, &key, &bytes)?;
         }
-        let (mut runs, mut unfinished) = (0, 0);
-        for entry in self.runs.iter() {
-            let (key, bytes) = entry?;
-            // Whole, as a listing reads it; only an unfinished run's plan stays in the cache.
-            let run = self.decode_run(&key, &bytes)?;
-            runs += 1;
-            if !run.state.is_finished() {
-                unfinished += 1;
-            }
-        }
+        // Whole, as the bot resumes them; their plans stay in the cache for their steps.
+        let unfinished = self.unfinished_runs()?.len();
+        let runs = usize::try_from(self.counter(NEXT_RUN)? - 1).unwrap_or(usize::MAX);
         self.check_counter(NEXT_RUN, &self.runs, RUNS)?;
         // A plan is written with its record, under the same id: one at or past the counter
         // (left by a repair by hand) would make the next `create_run` refuse its id.

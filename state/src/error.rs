@@ -102,6 +102,17 @@ pub enum StoreError {
     /// A value serde cannot write (a timestamp outside years 0–9999 has no RFC 3339 form).
     #[error("{what} cannot be stored ({detail}); nothing was written")]
     Unencodable { what: String, detail: String },
+    /// The archive that compaction appends old runs and audit entries to could not be written
+    /// or was changed by hand; nothing was removed from the store.
+    #[error(
+        "the archive {} could not be written ({source}); nothing was removed from the store; \
+         check the disk, its free space and its permissions",
+        .path.display()
+    )]
+    Archive {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// What [`crate::Store::update_run`] can fail with: the store itself, or the caller's closure

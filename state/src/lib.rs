@@ -1,18 +1,25 @@
 //! opsbot's durable state on sled: runs, the audit log, one lock per cluster, and run logs.
 //!
 //! The bot may be killed at any instant, so every write is one sled transaction (a run, the
-//! audit events of its transition and its cluster lock change together) followed by a flush
-//! before the method returns. Values are versioned JSON envelopes, and [`Store::open`] decodes
-//! every run once so that a store it cannot fully read stops the bot at start-up.
+//! audit events of its transition, its cluster lock and its place in the time index change
+//! together) followed by a flush before the method returns. Values are versioned JSON
+//! envelopes. [`Store::open`] decodes the unfinished runs, so that a store that cannot resume
+//! them stops the bot at start-up; listings read the time index, and decode only what they
+//! show, so that neither grows with the history, which [`Store::compact`] archives past the
+//! retention.
 
+mod archive;
 mod audit;
 mod backup;
 mod check;
 mod codec;
+mod compact;
 mod deliveries;
 mod error;
+pub mod export;
 mod files;
 mod keys;
+mod listing;
 mod marker;
 mod notice;
 mod record;
@@ -20,6 +27,9 @@ mod runs;
 mod safekeeping;
 mod store;
 
+pub use archive::ArchivePaths;
 pub use backup::{Restored, Summary, check, restore, store_in};
+pub use compact::Compacted;
 pub use error::{StoreError, UpdateError};
+pub use listing::{AuditQuery, Listing, RunLogTail};
 pub use store::Store;

@@ -15,6 +15,8 @@ use opsbot_commands::run::{CancelRequest, ChannelId, MessageId, Run, RunState, S
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use crate::keys;
+
 /// A run without its plan: what a transition writes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct RunRecord {
@@ -109,6 +111,32 @@ impl RunRecord {
 
     pub(crate) fn is_finished(&self) -> bool {
         self.state.is_finished()
+    }
+
+    /// Where this record is filed in the `index` tree (see [`index_key`]).
+    pub(crate) fn index_key(&self) -> Vec<u8> {
+        filed(self.id, &self.state, self.finished_at, self.created_at)
+    }
+}
+
+/// Where a run is filed in the `index` tree: an unfinished one by its id, a finished one by
+/// when it finished, so that "unfinished" and "finished since" are each one range read.
+pub(crate) fn index_key(run: &Run) -> Vec<u8> {
+    filed(run.id, &run.state, run.finished_at, run.created_at)
+}
+
+/// A finished run without a finish time (never written by this opsbot, but decodable) is
+/// filed at its creation: it finished no earlier than that.
+fn filed(
+    id: RunId,
+    state: &RunState,
+    finished_at: Option<OffsetDateTime>,
+    created_at: OffsetDateTime,
+) -> Vec<u8> {
+    if state.is_finished() {
+        keys::finished_key(finished_at.unwrap_or(created_at), id)
+    } else {
+        keys::unfinished_key(id)
     }
 }
 

@@ -1,5 +1,5 @@
-//! Runs: creating one under its cluster's lock, compare-and-swap transitions with their audit
-//! events, and the listings the bot resumes and reports from.
+//! Runs: creating one under its cluster's lock, and compare-and-swap transitions with their
+//! audit events; each keeps the run's place in the time-ordered index (see `listing`).
 
 use std::sync::PoisonError;
 
@@ -12,8 +12,10 @@ use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 use time::OffsetDateTime;
 
+use crate::audit::AuditTrees;
 use crate::error::{StoreError, UpdateError};
 use crate::keys::{self, NEXT_RUN};
+use crate::record;
 use crate::store::{Store, abort, settle};
 
 /// Why an `update_run` transaction gave up.
@@ -57,26 +59,31 @@ impl Store {
                 digest: run.digest.as_str().to_owned(),
             },
         };
-        let requested = self.encode(&format!("the audit event of {what}"), &requested)?;
+        let requested = self.encode_audit(&format!("the audit event of {what}"), &requested)?;
         let key = keys::run_key(id);
+        let filed = record::index_key(&run);
         let trees = (
             &self.meta,
             &self.runs,
             &self.plans,
             &self.locks,
             &self.audit,
+            &self.index,
         );
-        settle(trees.transaction(|(meta, runs, plans, locks, audit)| {
-            let allocated = self.take_next(meta, NEXT_RUN)?;
-            if allocated != id.get() || runs.get(key)?.is_some() || plans.get(key)?.is_some() {
-                let detail = format!("run {id} was being created under it");
-                return Err(abort(self.corrupt(keys::META, NEXT_RUN, &detail)));
-            }
-            self.sync_lock(runs, plans, locks, &run)?;
-            plans.insert(&key, plan.as_slice())?;
-            runs.insert(&key, record.as_slice())?;
-            self.put_audit(meta, audit, &requested)
-        }))?;
+        settle(
+            trees.transaction(|(meta, runs, plans, locks, audit, index)| {
+                let allocated = self.take_next(meta, NEXT_RUN)?;
+                if allocated != id.get() || runs.get(key)?.is_some() || plans.get(key)?.is_some() {
+                    let detail = format!("run {id} was being created under it");
+                    return Err(abort(self.corrupt(keys::META, NEXT_RUN, &detail)));
+                }
+                self.sync_lock(runs, plans, locks, &run)?;
+                plans.insert(&key, plan.as_slice())?;
+                runs.insert(&key, record.as_slice())?;
+                index.insert(filed.as_slice(), &[])?;
+                self.put_audit(&AuditTrees { meta, audit, index }, &requested)
+            }),
+        )?;
         self.flush()?;
         if !run.state.is_finished() {
             self.plan_cache.put(id, std::sync::Arc::clone(&run.plan));
@@ -143,9 +150,11 @@ impl Store {
                         actor: actor.cloned(),
                         event,
                     };
-                    self.encode(&format!("an audit event of {what}"), &event)
+                    self.encode_audit(&format!("an audit event of {what}"), &event)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
+            // A run that finished moves from the unfinished index to the finished one.
+            let (was_filed, filed) = (record::index_key(&before), record::index_key(&after));
             // `plans` is only read, for the plan of a run holding this run's lock.
             let trees = (
                 &self.meta,
@@ -153,16 +162,22 @@ impl Store {
                 &self.plans,
                 &self.locks,
                 &self.audit,
+                &self.index,
             );
-            let outcome = trees.transaction(|(meta, runs, plans, locks, audit)| {
+            let outcome = trees.transaction(|(meta, runs, plans, locks, audit, index)| {
                 if runs.get(key)?.as_deref() != Some(&stored[..]) {
                     return Err(ConflictableTransactionError::Abort(Abort::Stale));
                 }
                 self.sync_lock(runs, plans, locks, &after)?;
                 runs.insert(&key, record.as_slice())?;
+                if was_filed != filed {
+                    index.remove(was_filed.as_slice())?;
+                    index.insert(filed.as_slice(), &[])?;
+                }
+                let trees = AuditTrees { meta, audit, index };
                 events
                     .iter()
-                    .try_for_each(|event| self.put_audit(meta, audit, event))
+                    .try_for_each(|event| self.put_audit(&trees, event))
             });
             match outcome {
                 Ok(()) => {
@@ -179,35 +194,6 @@ impl Store {
                 }
             }
         }
-    }
-
-    /// Every run, newest first (for `/run list`). The finished runs' plans are decoded but not
-    /// cached, so a long history does not push the live runs' plans out of the cache.
-    pub fn runs(&self) -> Result<Vec<Run>, StoreError> {
-        self.runs
-            .iter()
-            .rev()
-            .map(|entry| {
-                let (key, bytes) = entry?;
-                self.decode_run(&key, &bytes)
-            })
-            .collect()
-    }
-
-    /// The runs to resume at start-up, oldest first. Each record is decoded once (records do
-    /// not hold their plan, so this is cheap even for the finished runs that are the bulk of
-    /// the store); only the unfinished ones are joined with their plan. A record that does not
-    /// decode is an error, never skipped.
-    pub fn unfinished_runs(&self) -> Result<Vec<Run>, StoreError> {
-        let mut unfinished = Vec::new();
-        for entry in self.runs.iter() {
-            let (key, bytes) = entry?;
-            let record = self.decode_record(&key, &bytes)?;
-            if !record.is_finished() {
-                unfinished.push(self.with_plan(&key, record)?);
-            }
-        }
-        Ok(unfinished)
     }
 
     /// The run holding one of `target`'s locks. A lock left pointing at a finished, missing or

@@ -19,14 +19,15 @@ use sled::{IVec, Tree};
 
 use crate::codec::{self, DecodeError};
 use crate::error::StoreError;
-use crate::keys::{self, AUDIT, DELIVERIES, LOCKS, META, NEXT_AUDIT, PLANS, RUN_LOGS, RUNS};
+use crate::keys::{self, AUDIT, DELIVERIES, INDEX, LOCKS, META, PLANS, RUN_LOGS, RUNS};
 use crate::marker::Keeper;
 use crate::record::{PlanCache, RunRecord};
 use crate::safekeeping;
 
-/// The layout of trees and keys this opsbot understands: 2 keeps each run's plan apart from
-/// its state (1 kept them in one record, rewritten whole by every transition).
-pub(crate) const SCHEMA_VERSION: u32 = 2;
+/// The layout of trees and keys this opsbot understands: 3 adds the time-ordered `index` tree
+/// of runs and audit entries; 2 keeps each run's plan apart from its state (1 kept them in one
+/// record, rewritten whole by every transition).
+pub(crate) const SCHEMA_VERSION: u32 = 3;
 
 /// The durable store: runs, the audit log, one lock per cluster, run logs. Every write is one
 /// sled transaction followed by a flush, so that a write that returned survives a SIGKILL.
@@ -43,6 +44,7 @@ pub struct Store {
     pub(crate) audit: Tree,
     pub(crate) run_logs: Tree,
     pub(crate) deliveries: Tree,
+    pub(crate) index: Tree,
     path: Arc<PathBuf>,
     /// Serializes `create_run`, so that the id its `build` closure is given is the id the
     /// transaction allocates (sled's file lock already keeps other processes out).
@@ -65,9 +67,9 @@ impl fmt::Debug for Store {
 
 impl Store {
     /// Opens (or creates) the store at `path` and checks it: the schema version, the counters,
-    /// the locks and every run (its record and its plan) are decoded once, so that a corrupt or
-    /// newer record stops the bot at start-up with a clear message instead of failing a run or
-    /// a listing later. The audit log and run logs are not scanned (they only grow); they are
+    /// the locks and every unfinished run (its record and its plan) are decoded once, so that
+    /// a store the bot cannot resume from stops it at start-up with a clear message. Finished
+    /// runs, the audit log and run logs are not scanned (they grow with the history); they are
     /// checked when read.
     /// Before sled opens it (sled writes as it opens), its files are checked against its
     /// marker; its counters right after, before anything is written (see `safekeeping`).
@@ -95,6 +97,7 @@ impl Store {
             audit: db.open_tree(AUDIT)?,
             run_logs: db.open_tree(RUN_LOGS)?,
             deliveries: db.open_tree(DELIVERIES)?,
+            index: db.open_tree(INDEX)?,
             db,
             path: Arc::new(path.to_owned()),
             creating: Arc::new(Mutex::new(())),
@@ -271,24 +274,6 @@ impl Store {
             .ok_or_else(|| abort(self.corrupt(META, key, "the counter is exhausted")))?;
         meta.insert(key, self.encode("a counter", &after).map_err(abort)?)?;
         Ok(next)
-    }
-
-    /// Appends one encoded audit event under the next sequence number. An entry already there
-    /// means the counter was set back by hand: refuse rather than overwrite the audit log.
-    pub(crate) fn put_audit<E: From<StoreError>>(
-        &self,
-        meta: &TransactionalTree,
-        audit: &TransactionalTree,
-        event: &[u8],
-    ) -> ConflictableTransactionResult<(), E> {
-        let seq = self.take_next(meta, NEXT_AUDIT)?;
-        let key = keys::number_key(seq);
-        if audit.get(key)?.is_some() {
-            let detail = format!("it points at the existing audit entry #{seq}");
-            return Err(abort(self.corrupt(META, NEXT_AUDIT, &detail)));
-        }
-        audit.insert(&key, event)?;
-        Ok(())
     }
 
     /// Makes the locks agree with `run` as it is about to be written: an unfinished run holds

@@ -1,4 +1,5 @@
-//! A store the bot cannot fully read stops it at start-up with a clear error, never a panic.
+//! A store the bot cannot resume from stops it at start-up with a clear error, never a panic;
+//! a damaged finished run (history, not read at start-up) is a clear error when it is read.
 
 mod common;
 
@@ -35,16 +36,16 @@ fn r(n: u64) -> [u8; 8] {
 fn garbage_in_a_run_record_makes_open_fail_naming_the_run() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
-    poke(dir.path(), "runs", &r(2), b"\x00\xffnot json at all").unwrap();
+    poke(dir.path(), "runs", &r(3), b"\x00\xffnot json at all").unwrap();
 
     let error = common::open(dir.path()).unwrap_err();
     match &error {
-        StoreError::Corrupt { tree, key, .. } => assert_eq!((*tree, key.as_str()), ("runs", "r-2")),
+        StoreError::Corrupt { tree, key, .. } => assert_eq!((*tree, key.as_str()), ("runs", "r-3")),
         other => panic!("expected Corrupt, got {other:?}"),
     }
     let text = error.to_string();
     let expected = format!(
-        "the store at {} is damaged: its run record r-2 is corrupt (",
+        "the store at {} is damaged: its run record r-3 is corrupt (",
         common::store_in(dir.path()).display()
     );
     assert!(text.starts_with(&expected), "{text}");
@@ -126,25 +127,25 @@ fn a_record_from_a_newer_opsbot_gives_newer_version() {
 fn a_newer_schema_gives_newer_version() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
-    poke(dir.path(), "meta", b"schema", br#"{"v":1,"data":3}"#).unwrap();
+    poke(dir.path(), "meta", b"schema", br#"{"v":1,"data":4}"#).unwrap();
     assert!(matches!(
         common::open(dir.path()),
         Err(StoreError::NewerVersion {
             tree: "meta",
-            found: 3,
+            found: 4,
             ..
         })
     ));
 }
 
 #[test]
-fn garbage_in_a_finished_runs_plan_makes_open_fail_naming_the_run() {
+fn garbage_in_a_finished_runs_plan_is_an_error_when_read_naming_the_run() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
-    // r-2 is finished: nothing would read its plan until someone lists the runs.
+    // r-2 is finished: nothing reads its plan until someone lists or shows it.
     poke(dir.path(), "plans", &r(2), b"\x00\xffnot json at all").unwrap();
 
-    let error = common::open(dir.path()).unwrap_err();
+    let error = refused_when_read(dir.path());
     assert!(
         matches!(&error, StoreError::Corrupt { tree: "plans", key, .. } if key == "r-2"),
         "{error:?}"
@@ -158,7 +159,7 @@ fn garbage_in_a_finished_runs_plan_makes_open_fail_naming_the_run() {
 }
 
 #[test]
-fn a_finished_runs_plan_of_the_wrong_shape_makes_open_fail() {
+fn a_finished_runs_plan_of_the_wrong_shape_is_an_error_when_read() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
     poke(
@@ -169,13 +170,13 @@ fn a_finished_runs_plan_of_the_wrong_shape_makes_open_fail() {
     )
     .unwrap();
     assert!(matches!(
-        common::open(dir.path()),
-        Err(StoreError::Corrupt { tree: "plans", key, .. }) if key == "r-2"
+        refused_when_read(dir.path()),
+        StoreError::Corrupt { tree: "plans", key, .. } if key == "r-2"
     ));
 }
 
 #[test]
-fn a_finished_run_without_its_plan_makes_open_fail() {
+fn a_finished_run_without_its_plan_is_an_error_when_read() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
     let db = common::raw_open(dir.path()).unwrap();
@@ -183,15 +184,14 @@ fn a_finished_run_without_its_plan_makes_open_fail() {
     db.flush().unwrap();
     drop(db);
     assert_eq!(
-        refused_at_open(dir.path()),
+        corrupt(refused_when_read(dir.path())),
         ("runs", "r-2".to_owned(), "its plan is missing".to_owned())
     );
 }
 
-/// A finished run is read whole at open too, so that `/run list` never meets a record the
-/// store refuses.
+/// A finished run is checked whole when it is read, as an unfinished one is at open.
 #[test]
-fn a_finished_run_that_contradicts_its_plan_makes_open_fail() {
+fn a_finished_run_that_contradicts_its_plan_is_an_error_when_read() {
     let dir = tempfile::tempdir().unwrap();
     store_with_three_runs(dir.path()).unwrap();
     let db = common::raw_open(dir.path()).unwrap();
@@ -204,7 +204,7 @@ fn a_finished_run_that_contradicts_its_plan_makes_open_fail() {
     db.flush().unwrap();
     drop((runs, db));
     assert_eq!(
-        refused_at_open(dir.path()),
+        corrupt(refused_when_read(dir.path())),
         (
             "runs",
             "r-2".to_owned(),
@@ -238,9 +238,29 @@ fn a_plan_numbered_past_the_run_counter_makes_open_fail() {
 /// The tree, key and detail of the `Corrupt` error opening the store at `dir` gives.
 fn refused_at_open(dir: &std::path::Path) -> (&'static str, String, String) {
     match common::open(dir) {
-        Err(StoreError::Corrupt {
+        Err(error) => corrupt(error),
+        Ok(store) => panic!("expected Corrupt, opened {store:?}"),
+    }
+}
+
+/// The store at `dir` opens (its finished runs are not read at open), and reading r-2, the
+/// finished run, fails.
+fn refused_when_read(dir: &std::path::Path) -> StoreError {
+    let store = match common::open(dir) {
+        Ok(store) => store,
+        Err(error) => panic!("a damaged finished run must not stop open: {error}"),
+    };
+    match store.run(RunId::new(2)) {
+        Err(error) => error,
+        Ok(run) => panic!("r-2 is damaged, yet read: {run:?}"),
+    }
+}
+
+fn corrupt(error: StoreError) -> (&'static str, String, String) {
+    match error {
+        StoreError::Corrupt {
             tree, key, detail, ..
-        }) => (tree, key, detail),
+        } => (tree, key, detail),
         other => panic!("expected Corrupt, got {other:?}"),
     }
 }

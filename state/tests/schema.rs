@@ -61,7 +61,7 @@ fn a_store_that_kept_plans_inside_runs_is_moved_to_the_new_layout_on_open() {
         .get("schema")
         .unwrap()
         .unwrap();
-    assert_eq!(&schema[..], br#"{"v":1,"data":2}"#);
+    assert_eq!(&schema[..], br#"{"v":1,"data":3}"#);
     drop(db);
     // And it opens again as it is now.
     let store = common::open(dir.path()).unwrap();
@@ -147,4 +147,62 @@ fn a_move_to_the_new_layout_cut_short_is_finished_on_open() {
     let store = common::open(dir.path()).unwrap();
     assert_eq!(store.runs().unwrap(), vec![running.clone(), moved]);
     assert_eq!(store.unfinished_runs().unwrap(), vec![running]);
+}
+
+/// Schema 2 had no time index: opening files every run and audit entry in it, so that the
+/// listings that read only the index show the whole history an operator had.
+#[test]
+fn a_store_without_the_time_index_is_indexed_on_open() {
+    use opsbot_commands::audit::{AuditEvent, AuditKind};
+    use opsbot_commands::page::Page;
+    use opsbot_state::AuditQuery;
+
+    let dir = tempfile::tempdir().unwrap();
+    let finished: Run = finished_run("other")(RunId::new(1));
+    let running: Run = new_run("logs")(RunId::new(2));
+    let event = AuditEvent {
+        at: T0,
+        run: Some(RunId::new(1)),
+        actor: None,
+        event: AuditKind::CancelRequested,
+    };
+    {
+        let db = common::raw_open(dir.path()).unwrap();
+        let meta = db.open_tree("meta").unwrap();
+        meta.insert("schema", envelope(&2_u32)).unwrap();
+        meta.insert("next_run_id", envelope(&3_u64)).unwrap();
+        meta.insert("next_audit_seq", envelope(&2_u64)).unwrap();
+        for run in [&finished, &running] {
+            let mut record = serde_json::to_value(run).unwrap();
+            let plan = record.as_object_mut().unwrap().remove("plan").unwrap();
+            let key = run.id.get().to_be_bytes();
+            db.open_tree("plans")
+                .unwrap()
+                .insert(key, envelope(&plan))
+                .unwrap();
+            db.open_tree("runs")
+                .unwrap()
+                .insert(key, envelope(&record))
+                .unwrap();
+        }
+        db.open_tree("locks")
+            .unwrap()
+            .insert("logs", envelope(&RunId::new(2)))
+            .unwrap();
+        db.open_tree("audit")
+            .unwrap()
+            .insert(1_u64.to_be_bytes(), envelope(&event))
+            .unwrap();
+        db.flush().unwrap();
+    }
+    let store = common::open(dir.path()).unwrap();
+    assert_eq!(store.unfinished_runs().unwrap(), vec![running.clone()]);
+    let listed = store.recent_runs(T0, Page::FIRST, 10).unwrap();
+    assert_eq!(listed.items, vec![running, finished]);
+    let query = AuditQuery {
+        since: Some(T0),
+        run: Some(RunId::new(1)),
+    };
+    let audit = store.audit_page(query, Page::FIRST, 10).unwrap();
+    assert_eq!(audit.items, vec![event]);
 }

@@ -111,6 +111,7 @@ fn drive_bot(url: &str) -> anyhow::Result<()> {
         let config = Config {
             store: StoreConfig {
                 path: dir.path().join("store"),
+                retention: Default::default(),
             },
             engine: EngineConfig::default(),
             progress: ProgressConfig::default(),

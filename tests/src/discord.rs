@@ -272,7 +272,7 @@ fn options(line: &str) -> (String, Value) {
             let (name, value) = pair.split_once(':').unwrap();
             let value = value.trim_matches('"');
             match spec.option(name).map(|o| o.kind) {
-                Some(OptionKind::Days) => {
+                Some(OptionKind::Days | OptionKind::Page) => {
                     json!({"name": name, "type": 4, "value": value.parse::<i64>().unwrap()})
                 }
                 _ => json!({"name": name, "type": 3, "value": value}),

@@ -177,6 +177,7 @@ pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir)
     let config = Config {
         store: StoreConfig {
             path: dir.path().join("store"),
+            retention: Default::default(),
         },
         engine: setup.engine,
         progress: ProgressConfig {

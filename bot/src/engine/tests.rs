@@ -40,6 +40,7 @@ fn awaiting() -> (tempfile::TempDir, Engine, Run) {
     let config = Config {
         store: StoreConfig {
             path: dir.path().join("store"),
+            retention: Default::default(),
         },
         engine: EngineConfig::default(),
         progress: ProgressConfig::default(),

@@ -55,6 +55,8 @@ pub enum OptionKind {
     Index,
     /// A number of days.
     Days,
+    /// A page of a long listing, from 1 (the newest).
+    Page,
     /// A configured cloud name (autocomplete from the config).
     Cloud,
     /// A hypervisor's host name (autocomplete from the cloud's compute services).
@@ -88,6 +90,7 @@ impl OptionKind {
             Self::Node => 45,
             Self::Index => MAX_INDEX_BYTES,
             Self::Days => 10,
+            Self::Page => 4,
             Self::Cloud => CloudName::MAX_LEN,
             Self::Host => HostName::MAX_LEN,
             Self::Instance => 36,
@@ -110,6 +113,7 @@ impl OptionKind {
             Self::Node => "<node ip>",
             Self::Index => "<index>",
             Self::Days => "<days>",
+            Self::Page => "<page>",
             Self::Cloud => "<cloud>",
             Self::Host => "<host>",
             Self::Instance => "<instance uuid>",

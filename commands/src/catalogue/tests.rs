@@ -50,6 +50,7 @@ fn sample(kind: OptionKind) -> &'static str {
         OptionKind::Node => "10.0.0.11",
         OptionKind::Index => "flog-2026.01.01",
         OptionKind::Days => "30",
+        OptionKind::Page => "2",
         OptionKind::Cloud => "prod",
         OptionKind::Host => "compute-01",
         OptionKind::Instance => "6f1a0c3e-2b7d-4c1e-9a55-0d3f4b2a8c11",

@@ -21,7 +21,12 @@ fn well_formed_lines_parse_to_requests() {
             "  /cluster   restart   cluster:logs  ",
             Request::Procedure(ProcedureRequest::ClusterRestart { cluster: logs() }),
         ),
-        ("/run list", Request::RunList),
+        (
+            "/run list",
+            Request::RunList {
+                page: crate::page::Page::FIRST,
+            },
+        ),
         (
             "/run cancel id:r-7",
             Request::RunCancel { id: RunId::new(7) },

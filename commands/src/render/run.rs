@@ -8,6 +8,7 @@ use super::{compact, duration, first_that_fits, fit, hhmm, step_label};
 use crate::button::{ApprovalButton, Decision};
 use crate::cluster::{Exclusion, Observation, SettingScope};
 use crate::name::{ClusterName, NodeAddr, RunId};
+use crate::page::Page;
 use crate::plan::{Action, DestructiveAction, SafeAction};
 use crate::request::ProcedureRequest;
 use crate::run::{Run, RunState, StepState};
@@ -245,12 +246,19 @@ pub fn run_status(run: &Run, observed: Option<&Observation>, now: OffsetDateTime
     )
 }
 
-/// `/run list`: one line per run, newest first.
-pub fn run_list(runs: &[Run], now: OffsetDateTime) -> String {
+/// `/run list`: one line per run, newest first; one page of them, and how to see the next
+/// one when there are more.
+pub fn run_list(runs: &[Run], page: Page, more: bool, now: OffsetDateTime) -> String {
     if runs.is_empty() {
-        return "no runs in the last 24 hours".to_owned();
+        return match page {
+            Page::FIRST => "no runs in the last 24 hours".to_owned(),
+            page => format!("no runs on page {page}; /run list shows the newest"),
+        };
     }
-    let lines: Vec<String> = runs.iter().map(|run| headline(run, now)).collect();
+    let mut lines: Vec<String> = runs.iter().map(|run| headline(run, now)).collect();
+    if more {
+        lines.push(format!("… older runs: /run list page:{}", page.next()));
+    }
     fit(&lines.join("\n"))
 }
 
@@ -445,15 +453,17 @@ fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
     text
 }
 
-/// `/run log`: the latest lines of a run's command output that fit one message.
-pub fn run_log(id: RunId, lines: &[String]) -> String {
-    if lines.is_empty() {
+/// `/run log`: the latest lines of a run's command output that fit one message, out of
+/// `total`; `lines` are the newest (the store reads no more than [`super::MESSAGE_LIMIT`]
+/// characters of them).
+pub fn run_log(id: RunId, total: u64, lines: &[String]) -> String {
+    if total == 0 {
         return format!("{id} has no command output");
     }
-    let head = format!("{id}: command output, {} lines", lines.len());
+    let head = format!("{id}: command output, {total} lines");
     // Room for the head, the fences and the note on what was left out.
     let shown = tail(lines, super::MESSAGE_LIMIT - head.len() - 80);
-    let left_out = lines.len() - shown.len();
+    let left_out = total.saturating_sub(shown.len() as u64);
     let mut text = format!("{head}\n```\n{}\n```", shown.join("\n"));
     if left_out > 0 {
         text.push_str(&format!("\n{left_out} earlier lines are not shown"));

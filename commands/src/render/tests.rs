@@ -260,10 +260,11 @@ fn a_long_audit_trail_keeps_the_newest_events_within_the_chat_limit() {
                 note: "stopped 10.0.0.12".into(),
             },
         })
+        .rev()
         .collect();
-    let text = audit(&events);
+    let text = audit(&events, crate::page::Page::FIRST, true);
     assert!(text.chars().count() <= MESSAGE_LIMIT);
-    assert!(text.starts_with("… "), "{text}");
+    assert!(text.starts_with("… earlier events: page:2\n… "), "{text}");
     assert!(text.contains(" earlier; narrow with since: or run:"));
     assert!(
         text.ends_with("r-7 opsbot · step 200 done: stopped 10.0.0.12"),

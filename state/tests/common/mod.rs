@@ -86,6 +86,11 @@ pub const T0: OffsetDateTime = datetime!(2025-03-04 03:00:00.123456789 UTC);
 
 /// A builder for `create_run`: a new running restart of `cluster_name`, requested by alice.
 pub fn new_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<> {
+    new_run_at(cluster_name, T0)
+}
+
+/// [`new_run`], requested at `at`.
+pub fn new_run_at(cluster_name: &str, at: OffsetDateTime) -> impl FnOnce(RunId) -> Run + use<> {
     let plan = restart_plan(cluster_name);
     move |id| {
         Run::new(
@@ -93,7 +98,7 @@ pub fn new_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<> {
             plan,
             alice(),
             ChannelId("ops".into()),
-            T0,
+            at,
             time::Duration::minutes(30),
         )
     }
@@ -132,17 +137,25 @@ pub fn new_deletion_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<>
 
 /// A builder for a run already finished with every step done (history, as after a night).
 pub fn finished_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<> {
-    let build = new_run(cluster_name);
+    finished_run_at(cluster_name, T0)
+}
+
+/// [`finished_run`], requested and finished at `at`.
+pub fn finished_run_at(
+    cluster_name: &str,
+    at: OffsetDateTime,
+) -> impl FnOnce(RunId) -> Run + use<> {
+    let build = new_run_at(cluster_name, at);
     move |id| {
         let mut run = build(id);
         run.steps = vec![
             StepState::Done {
-                at: T0,
+                at,
                 note: "ok".into(),
             };
             STEPS
         ];
-        run.finish(RunState::Succeeded, T0);
+        run.finish(RunState::Succeeded, at);
         run
     }
 }
@@ -187,4 +200,19 @@ fn retry_while_locked<T, E>(
         }
     }
     open()
+}
+
+/// The bytes of every file under `dir`: a store's size on disk.
+pub fn dir_size(dir: &std::path::Path) -> std::io::Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() {
+            dir_size(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
 }

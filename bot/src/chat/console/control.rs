@@ -83,7 +83,14 @@ pub(crate) async fn answer(
 
 fn perform(store: &opsbot_state::Store, request: Request) -> anyhow::Result<Vec<String>> {
     match request {
-        Request::AuditExport(filter) => audit_export::lines(store, filter),
+        Request::AuditExport(filter) => {
+            let mut lines = Vec::new();
+            audit_export::write(store, filter, |line| {
+                lines.push(line);
+                Ok(())
+            })?;
+            Ok(lines)
+        }
         Request::Backup(dest) => {
             let summary = store
                 .backup(&dest)

@@ -19,6 +19,10 @@ use super::handler::{leaf, value};
 use super::suggest::{self, Choice};
 use crate::engine::Engine;
 
+/// Run ids offered to filter by what is typed (keys only, the unfinished first): Discord shows
+/// 25 of the matches.
+const SUGGESTED_RUNS: usize = 100;
+
 /// How long a backend listing serves suggestions before it is asked again.
 pub(super) const TTL: Duration = Duration::from_secs(10);
 
@@ -123,9 +127,11 @@ pub(super) async fn suggestions(
             None => Vec::new(),
         },
         OptionKind::Run => {
-            let mut runs = engine.store().runs().unwrap_or_default();
-            runs.sort_by_key(|run| run.state.is_finished());
-            suggest::containing(runs.iter().map(|run| run.id.to_string()), typed)
+            let ids = engine
+                .store()
+                .suggested_run_ids(SUGGESTED_RUNS)
+                .unwrap_or_default();
+            suggest::containing(ids.iter().map(ToString::to_string), typed)
         }
         OptionKind::Node => cluster()
             .and_then(|name| engine.clusters().get(&name).ok())
@@ -155,6 +161,7 @@ pub(super) async fn suggestions(
         OptionKind::User
         | OptionKind::Digest
         | OptionKind::Days
+        | OptionKind::Page
         | OptionKind::Instance
         | OptionKind::Image
         | OptionKind::Property(_)

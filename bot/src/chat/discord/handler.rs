@@ -87,7 +87,7 @@ fn needs_a_backend(request: &Request) -> bool {
         | Request::RunbookShow { .. }
         | Request::RunLog { .. }
         | Request::RunStatus { .. }
-        | Request::RunList
+        | Request::RunList { .. }
         | Request::RunCancel { .. }
         | Request::RunDone { .. }
         | Request::Approve { .. }

@@ -9,6 +9,7 @@
 use opsbot_commands::catalogue::{self, CommandSpec, OptionKind, OptionSpec, Reach};
 use opsbot_commands::name::ParamName;
 use opsbot_commands::openstack::image::PropertyKey;
+use opsbot_commands::page::Page;
 use opsbot_commands::retention::RetentionDays;
 use serenity::all::{CommandOptionType, CreateCommand, CreateCommandOption};
 
@@ -108,6 +109,9 @@ fn typed_option(
         OptionKind::Days => typed(CommandOptionType::Integer)
             .min_int_value(1)
             .max_int_value(u64::from(RetentionDays::MAX)),
+        OptionKind::Page => typed(CommandOptionType::Integer)
+            .min_int_value(1)
+            .max_int_value(u64::from(Page::MAX)),
         OptionKind::Topic => catalogue::chat_groups()
             .into_iter()
             .fold(text(false), |option, group| {

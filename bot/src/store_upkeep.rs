@@ -1,0 +1,136 @@
+//! Keeping the store's size flat: the running bot archives the finished runs and the audit
+//! entries older than `[store] retention` (see `opsbot_state::Store::compact`), once at
+//! start-up and then every hour, on a blocking thread so that the async workers never wait
+//! for the disk.
+
+use std::time::Duration;
+
+use opsbot_state::{Compacted, Store};
+use serde::{Deserialize, Deserializer};
+use time::OffsetDateTime;
+use tokio::task::JoinHandle;
+
+/// How often the running bot compacts: the retention is counted in days, so an hour late is
+/// nothing, and each round reads only what is past it.
+const EVERY: Duration = Duration::from_secs(60 * 60);
+/// Runs and audit entries archived per batch (per transaction and fsync).
+const BATCH: usize = 500;
+
+/// How long finished runs and audit entries stay in the store: `[store] retention`, in
+/// humantime (`365d`, the default). At least a day: `/run list` shows the last 24 hours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention(Duration);
+
+impl Retention {
+    const MIN: Duration = Duration::from_secs(24 * 60 * 60);
+
+    /// The moment before which records are archived, at `now`.
+    fn cutoff(self, now: OffsetDateTime) -> OffsetDateTime {
+        now.checked_sub(time::Duration::try_from(self.0).unwrap_or(time::Duration::MAX))
+            .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+    }
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Self(Duration::from_secs(365 * 24 * 60 * 60))
+    }
+}
+
+impl<'de> Deserialize<'de> for Retention {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = humantime_serde::Serde::<Duration>::deserialize(deserializer)?.into_inner();
+        if value < Self::MIN {
+            return Err(serde::de::Error::custom(format!(
+                "retention {} is shorter than a day; /run list shows the last 24 hours, so keep \
+                 at least \"1d\" (the default is \"365d\")",
+                humantime_serde::re::humantime::format_duration(value)
+            )));
+        }
+        Ok(Self(value))
+    }
+}
+
+/// Compacts now and then every hour until the bot stops (abort the handle).
+pub fn spawn(store: Store, retention: Retention) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(EVERY);
+        loop {
+            // The first tick is at once: the start-up round.
+            ticks.tick().await;
+            let _ = compact(&store, retention, OffsetDateTime::now_utc()).await;
+        }
+    })
+}
+
+/// One round at `now`, on a blocking thread; failures are logged (the next round tries again)
+/// and returned.
+pub async fn compact(
+    store: &Store,
+    retention: Retention,
+    now: OffsetDateTime,
+) -> anyhow::Result<Compacted> {
+    let store = store.clone();
+    let cutoff = retention.cutoff(now);
+    let round = tokio::task::spawn_blocking(move || store.compact(cutoff, BATCH)).await;
+    let result = match round {
+        Ok(done) => done.map_err(anyhow::Error::from),
+        Err(join) => Err(anyhow::Error::from(join)),
+    };
+    match &result {
+        Ok(done) if *done != Compacted::default() => tracing::info!(
+            runs = done.runs,
+            audit = done.audit,
+            %cutoff,
+            "archived the history past the retention"
+        ),
+        Ok(_) => {}
+        Err(error) => tracing::warn!(%error, "could not archive old history; retrying in an hour"),
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Section {
+        #[serde(default)]
+        retention: Retention,
+    }
+
+    #[test]
+    fn retention_is_a_year_unless_set_and_at_least_a_day() {
+        let parse = |text: &str| toml::from_str::<Section>(text).map(|s| s.retention);
+        assert_eq!(parse("").unwrap(), Retention::default());
+        assert_eq!(
+            parse(r#"retention = "30d""#).unwrap(),
+            Retention(Duration::from_secs(30 * 86_400))
+        );
+        let error = parse(r#"retention = "2h""#).unwrap_err().to_string();
+        assert!(error.contains("shorter than a day"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_round_archives_what_finished_before_the_retention() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        let event = opsbot_commands::audit::AuditEvent {
+            at: OffsetDateTime::now_utc(),
+            run: None,
+            actor: None,
+            event: opsbot_commands::audit::AuditKind::CancelRequested,
+        };
+        store.append_audit(&event).unwrap();
+        let retention = Retention(Retention::MIN);
+        let now = OffsetDateTime::now_utc();
+        let kept = compact(&store, retention, now).await.unwrap();
+        assert_eq!(kept, Compacted::default());
+        let later = now + time::Duration::days(2);
+        let done = compact(&store, retention, later).await.unwrap();
+        assert_eq!(done.audit, 1);
+        assert!(store.audit().unwrap().is_empty());
+        assert!(store.archive_paths().audit.exists());
+    }
+}

@@ -1,0 +1,248 @@
+//! What chat and the console list: read through the time-ordered `index` tree, so that each
+//! listing decodes only the records it returns, however long the history (a store with a
+//! corrupt record a year old still lists today's runs).
+
+use std::ops::Bound;
+
+use opsbot_commands::audit::AuditEvent;
+use opsbot_commands::name::RunId;
+use opsbot_commands::page::Page;
+use opsbot_commands::run::Run;
+use sled::IVec;
+use time::OffsetDateTime;
+
+use crate::error::StoreError;
+use crate::keys::{self, AUDIT, AUDIT_BY_TIME, FINISHED, INDEX, RUN_LOGS, UNFINISHED};
+use crate::store::Store;
+
+/// One page of a listing, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing<T> {
+    pub items: Vec<T>,
+    /// Whether older entries follow on the next page.
+    pub more: bool,
+}
+
+/// Which audit entries: those at or after `since` (all when `None`), of one run or of all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuditQuery {
+    pub since: Option<OffsetDateTime>,
+    pub run: Option<RunId>,
+}
+
+impl AuditQuery {
+    /// The whole audit log.
+    pub const ALL: AuditQuery = AuditQuery {
+        since: None,
+        run: None,
+    };
+}
+
+/// The newest lines of a run's log, and how many it has in all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunLogTail {
+    pub total: u64,
+    /// Oldest first.
+    pub lines: Vec<String>,
+}
+
+impl Store {
+    /// The unfinished runs (to resume, or to show), oldest first: read from their index, so
+    /// the finished runs that are the bulk of the store are not read at all.
+    pub fn unfinished_runs(&self) -> Result<Vec<Run>, StoreError> {
+        self.unfinished_ids()?
+            .into_iter()
+            .map(|(key, id)| {
+                let run = self.indexed_run(&key, id)?;
+                if run.state.is_finished() {
+                    return Err(self.corrupt(INDEX, &key, &format!("run {id} is finished")));
+                }
+                Ok(run)
+            })
+            .collect()
+    }
+
+    /// `/run list`: the unfinished runs and those finished at or after `since`, newest (by id)
+    /// first, one page of `per_page`. Only the ids are read for the runs on other pages.
+    pub fn recent_runs(
+        &self,
+        since: OffsetDateTime,
+        page: Page,
+        per_page: usize,
+    ) -> Result<Listing<Run>, StoreError> {
+        let mut ids = self.unfinished_ids()?;
+        for key in self
+            .index
+            .range(keys::finished_from(since)..[FINISHED + 1].to_vec())
+            .keys()
+        {
+            let key = key?;
+            let id = self.index_number(&key)?;
+            ids.push((key, RunId::new(id)));
+        }
+        ids.sort_unstable_by_key(|&(_, id)| std::cmp::Reverse(id));
+        let skip = page.skip(per_page);
+        let items = ids
+            .iter()
+            .skip(skip)
+            .take(per_page)
+            .map(|(key, id)| self.indexed_run(key, *id))
+            .collect::<Result<_, _>>()?;
+        Ok(Listing {
+            items,
+            more: ids.len() > skip.saturating_add(per_page),
+        })
+    }
+
+    /// Run ids to suggest as an option is typed: the unfinished runs first (newest first), then
+    /// the newest others, `limit` in all; from keys only, no record is decoded.
+    pub fn suggested_run_ids(&self, limit: usize) -> Result<Vec<RunId>, StoreError> {
+        let mut ids: Vec<RunId> = self
+            .unfinished_ids()?
+            .into_iter()
+            .map(|(_, id)| id)
+            .collect();
+        ids.reverse();
+        for key in self.runs.iter().keys().rev() {
+            if ids.len() >= limit {
+                break;
+            }
+            let key = key?;
+            let id = keys::key_number(&key)
+                .map(RunId::new)
+                .ok_or_else(|| self.corrupt(keys::RUNS, &key, "its key is not a run id"))?;
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        ids.truncate(limit);
+        Ok(ids)
+    }
+
+    /// Every run, newest first, each decoded: the whole history, for tests and tools; chat and
+    /// the console read [`Store::recent_runs`].
+    pub fn runs(&self) -> Result<Vec<Run>, StoreError> {
+        self.runs
+            .iter()
+            .rev()
+            .map(|entry| {
+                let (key, bytes) = entry?;
+                self.decode_run(&key, &bytes)
+            })
+            .collect()
+    }
+
+    /// The whole audit log in the order it was appended, in memory: for tests and tools; chat
+    /// reads [`Store::audit_page`] and an export streams [`Store::audit_events`].
+    pub fn audit(&self) -> Result<Vec<AuditEvent>, StoreError> {
+        self.audit
+            .iter()
+            .map(|entry| {
+                let (key, bytes) = entry?;
+                self.decode(AUDIT, &key, &bytes)
+            })
+            .collect()
+    }
+
+    /// `/audit`: one page of `per_page` entries matching `query`, newest first.
+    pub fn audit_page(
+        &self,
+        query: AuditQuery,
+        page: Page,
+        per_page: usize,
+    ) -> Result<Listing<AuditEvent>, StoreError> {
+        let skip = page.skip(per_page);
+        let mut keys = self.audit_keys(query).rev().skip(skip);
+        let items = keys
+            .by_ref()
+            .take(per_page)
+            .map(|key| self.indexed_audit(&key?))
+            .collect::<Result<_, _>>()?;
+        Ok(Listing {
+            items,
+            more: keys.next().is_some(),
+        })
+    }
+
+    /// Every audit entry matching `query`, oldest first, read one at a time as the iterator is
+    /// (for an export, however long).
+    pub fn audit_events(
+        &self,
+        query: AuditQuery,
+    ) -> impl Iterator<Item = Result<AuditEvent, StoreError>> + '_ {
+        self.audit_keys(query).map(|key| self.indexed_audit(&key?))
+    }
+
+    /// The newest lines of run `run`'s log that fit in `max_chars` (each line's characters and
+    /// its newline counted): what one chat message can show; older lines are not read.
+    pub fn run_log_tail(&self, run: RunId, max_chars: usize) -> Result<RunLogTail, StoreError> {
+        let run_key = keys::run_key(run);
+        if !self.runs.contains_key(run_key)? {
+            return Err(StoreError::NotFound { run });
+        }
+        let total = self.counter(&keys::next_log_line_key(run))? - 1;
+        let mut lines = Vec::new();
+        let mut used = 0_usize;
+        for entry in self.run_logs.scan_prefix(run_key).rev() {
+            let (key, bytes) = entry?;
+            let line: String = self.decode(RUN_LOGS, &key, &bytes)?;
+            used = used.saturating_add(line.chars().count() + 1);
+            if used > max_chars {
+                break;
+            }
+            lines.push(line);
+        }
+        lines.reverse();
+        Ok(RunLogTail { total, lines })
+    }
+
+    /// The index keys of the unfinished runs and the runs they name, oldest first.
+    fn unfinished_ids(&self) -> Result<Vec<(IVec, RunId)>, StoreError> {
+        self.index
+            .scan_prefix([UNFINISHED])
+            .keys()
+            .map(|key| {
+                let key = key?;
+                let id = self.index_number(&key)?;
+                Ok((key, RunId::new(id)))
+            })
+            .collect()
+    }
+
+    /// The index keys of the audit entries `query` matches, oldest first.
+    fn audit_keys(
+        &self,
+        query: AuditQuery,
+    ) -> impl DoubleEndedIterator<Item = Result<IVec, sled::Error>> {
+        let (start, end) = match query.run {
+            Some(run) => (
+                keys::audit_run_from(run, query.since),
+                keys::audit_run_end(run),
+            ),
+            None => (keys::audit_time_from(query.since), vec![AUDIT_BY_TIME + 1]),
+        };
+        self.index
+            .range::<Vec<u8>, _>((Bound::Included(start), Bound::Excluded(end)))
+            .keys()
+    }
+
+    /// The run an index key points at; a key pointing at no run is a damaged index.
+    fn indexed_run(&self, key: &[u8], id: RunId) -> Result<Run, StoreError> {
+        self.run(id)?
+            .ok_or_else(|| self.corrupt(INDEX, key, &format!("there is no run {id}")))
+    }
+
+    /// The audit entry an index key points at; a key pointing at no entry is a damaged index.
+    fn indexed_audit(&self, key: &[u8]) -> Result<AuditEvent, StoreError> {
+        let seq = self.index_number(key)?;
+        let entry = keys::number_key(seq);
+        match self.audit.get(entry)? {
+            Some(bytes) => self.decode(AUDIT, &entry, &bytes),
+            None => Err(self.corrupt(INDEX, key, &format!("there is no audit entry #{seq}"))),
+        }
+    }
+
+    fn index_number(&self, key: &[u8]) -> Result<u64, StoreError> {
+        keys::indexed_number(key).ok_or_else(|| self.corrupt(INDEX, key, "it is too short"))
+    }
+}
