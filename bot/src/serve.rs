@@ -76,7 +76,7 @@ struct Routed {
 impl Routed {
     fn discord(&self, channel: &ChannelId) -> Result<&DiscordTransport, ChatError> {
         self.discord.as_ref().ok_or_else(|| {
-            ChatError(format!(
+            ChatError::Refused(format!(
                 "a run reports to Discord channel {} but [discord] is not configured",
                 channel.0
             ))
@@ -106,6 +106,13 @@ impl ChatTransport for Routed {
             return self.console.edit(channel, message, view).await;
         }
         self.discord(channel)?.edit(channel, message, view).await
+    }
+
+    async fn notice(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
+        if is_console(channel) {
+            return self.console.notice(channel, text).await;
+        }
+        self.discord(channel)?.notice(channel, text).await
     }
 
     /// Announced to the announcement channel, and shown on the consoles.

@@ -232,6 +232,7 @@ pub fn discord_config(fake: &FakeDiscord, dir: &std::path::Path) -> DiscordConfi
         announce_channel: Some(ANNOUNCE_CHANNEL),
         api_address: Some(fake.rest_addr()),
         ca_file: Some(ca_file),
+        request_timeout: std::time::Duration::from_secs(15),
     }
 }
 
