@@ -20,7 +20,12 @@ use crate::service::Service;
 
 /// Serves until SIGTERM or Ctrl-C (or until the Discord gateway gives up).
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let stopped = stop_signals()?;
+    run_until(config, stop_signals()?).await
+}
+
+/// Serves until `stopped` resolves (or the Discord gateway gives up), then closes the gateway
+/// with a Close frame and returns.
+pub async fn run_until(config: Config, stopped: impl Future<Output = ()>) -> anyhow::Result<()> {
     if config.discord.is_none() && config.console.socket.is_none() {
         bail!(
             "`opsbot run` serves [discord] and/or the [console] socket, and the config has \
