@@ -55,42 +55,34 @@ pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc
                 break;
             };
             if state.stopped.is_none() && !state.abandoned.contains(&id) {
-                let delivered = publish(&shared, &mut state, id).await;
-                if let Err(ChatError::Transient(error)) = &delivered {
-                    let wait = state.backoff.wait();
-                    tracing::warn!(run = %id, %error, ?wait, "progress not delivered; trying again");
-                    tokio::time::sleep(wait).await;
-                    let mut queue = lock(&lane.queue);
-                    if !queue.contains(&id) {
-                        queue.push_back(id);
-                        continue;
+                match publish(&shared, &mut state, id).await {
+                    Ok(()) => state.backoff.reset(),
+                    Err(ChatError::Transient(error)) => {
+                        let wait = state.backoff.wait();
+                        tracing::warn!(run = %id, %error, ?wait, "progress not sent; retrying");
+                        tokio::time::sleep(wait).await;
+                        let mut queue = lock(&lane.queue);
+                        if !queue.contains(&id) {
+                            queue.push_back(id);
+                            continue;
+                        }
                     }
-                } else {
-                    state.backoff.reset();
-                    settle(&mut state, id, delivered);
+                    Err(ChatError::Forbidden(forbidden)) => {
+                        // The run's own channel is the one refused: nobody there to tell.
+                        tracing::error!(run = %id, %forbidden, "progress stops in this channel");
+                        state.stopped = Some(forbidden);
+                    }
+                    Err(ChatError::Gone(error)) => {
+                        tracing::warn!(run = %id, %error, "the re-posted progress message is gone \
+                                       too; this run's progress is no longer shown here");
+                        state.abandoned.insert(id);
+                    }
+                    Err(ChatError::Refused(error)) => {
+                        tracing::warn!(run = %id, %error, "progress refused; next change is sent");
+                    }
                 }
             }
             shared.pending.send_modify(|n| *n = n.saturating_sub(1));
-        }
-    }
-}
-
-/// Acts on a send that will not be tried again.
-fn settle(state: &mut LaneState, id: RunId, delivered: Result<(), ChatError>) {
-    match delivered {
-        Ok(()) | Err(ChatError::Transient(_)) => {}
-        Err(ChatError::Forbidden(forbidden)) => {
-            // The run's own channel is the one refused, so there is nobody to tell in chat.
-            tracing::error!(run = %id, %forbidden, "progress stops in this channel");
-            state.stopped = Some(forbidden);
-        }
-        Err(ChatError::Gone(error)) => {
-            tracing::warn!(run = %id, %error, "the re-posted progress message is gone too; \
-                           this run's progress is no longer shown (`/run status` still is)");
-            state.abandoned.insert(id);
-        }
-        Err(ChatError::Refused(error)) => {
-            tracing::warn!(run = %id, %error, "progress refused; the next change is sent");
         }
     }
 }
