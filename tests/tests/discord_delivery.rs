@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use opsbot::chat::discord::Discord;
 use opsbot_fake_discord::permissions::{EMBED_LINKS, MEMBER, SEND_MESSAGES};
+use opsbot_tests::console::ConsoleClient;
 use opsbot_tests::discord::{
     ANNOUNCE_CHANNEL, CHANNEL, DiscordScene, discord_config, embed_text, user,
 };
@@ -91,6 +92,34 @@ async fn announcements_refused_by_permissions_stop_and_the_run_channel_is_told_w
     assert_eq!(posts, 1, "the start was tried once, the end not at all");
     assert!(scene.fake.messages(ANNOUNCE_CHANNEL).is_empty());
     assert_eq!(scene.fake.invalid_requests(), 1, "one 403 in the whole run");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_from_the_console_is_told_at_the_console_when_announcements_are_refused() {
+    let scene = DiscordScene::start(slow_restart()).await;
+    scene
+        .fake
+        .set_bot_permissions(ANNOUNCE_CHANNEL, MEMBER & !SEND_MESSAGES);
+    let mut console = ConsoleClient::connect(&scene.console).await;
+    console.line().await.unwrap();
+    let started = console.say("/cluster restart cluster:logs").await;
+    assert!(started.contains("r-1"), "{started}");
+    let told = loop {
+        let line = console.line().await.expect("the console hung up");
+        if line.starts_with("opsbot: ⚠️") {
+            break line;
+        }
+    };
+    assert!(
+        told.contains(&format!(
+            "lacks Send Messages in channel {ANNOUNCE_CHANNEL}"
+        )),
+        "{told}"
+    );
+    assert!(
+        scene.fake.messages(CHANNEL).is_empty(),
+        "nothing said in Discord"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
