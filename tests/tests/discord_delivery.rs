@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use opsbot::chat::discord::Discord;
-use opsbot_fake_discord::permissions::{EMBED_LINKS, MEMBER, SEND_MESSAGES};
+use opsbot_fake_discord::permissions::{EMBED_LINKS, MEMBER, SEND_MESSAGES, VIEW_CHANNEL};
 use opsbot_tests::console::ConsoleClient;
 use opsbot_tests::discord::{
     ANNOUNCE_CHANNEL, CHANNEL, DiscordScene, discord_config, embed_text, user,
@@ -181,6 +181,26 @@ async fn start_up_names_the_missing_permission_and_posts_nothing_where_it_lacks(
         .requests_under(&format!("channels/{ANNOUNCE_CHANNEL}/messages"));
     assert_eq!(posts, 0, "known at start-up: not even tried");
     assert_eq!(scene.fake.invalid_requests(), 0);
+
+    // A channel the bot cannot even see lacks View Channel, whatever else it would have.
+    scene
+        .fake
+        .set_bot_permissions(CHANNEL, MEMBER & !VIEW_CHANNEL);
+    let checked = Discord::connect(&discord_config(&scene.fake, dir.path()))
+        .await
+        .unwrap();
+    let mut forbidden: Vec<String> = checked
+        .forbidden_channels()
+        .map(ToString::to_string)
+        .collect();
+    forbidden.sort();
+    assert_eq!(
+        forbidden,
+        [
+            format!("the bot lacks Send Messages, Embed Links in channel {ANNOUNCE_CHANNEL}"),
+            format!("the bot lacks View Channel in channel {CHANNEL}"),
+        ]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
