@@ -13,15 +13,18 @@ use governor::Quota;
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::maintenance::{self, Announcement};
 use opsbot_commands::name::RunId;
-use opsbot_commands::render::{self, ProgressView};
+use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId, Run};
 use opsbot_state::Store;
-use time::OffsetDateTime;
 use tokio::sync::{Notify, watch};
 
 use crate::config::ProgressConfig;
 
+mod failure;
+mod lane;
 mod pace;
+pub use failure::{ChatError, Forbidden};
+use lane::{Queued, run_announcements, run_lane};
 use pace::Pace;
 
 /// A chat platform, as progress needs it: post a run's message once, then edit it.
@@ -46,12 +49,17 @@ pub trait ChatTransport: Send + Sync + 'static {
         let _ = announcement;
         async { Ok(()) }
     }
+    /// Tells the people of a channel something about the bot itself (a lane that stopped);
+    /// a platform with nobody to tell has nothing to do.
+    fn notice(
+        &self,
+        channel: &ChannelId,
+        text: &str,
+    ) -> impl Future<Output = Result<(), ChatError>> + Send {
+        let _ = (channel, text);
+        async { Ok(()) }
+    }
 }
-
-/// A chat call that failed; progress tries again later.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct ChatError(pub String);
 
 /// What the engine tells progress. Synchronous and cheap: it never waits for chat.
 pub trait ProgressSink: Send + Sync {
@@ -92,7 +100,7 @@ struct Shared<T> {
     observed: Mutex<HashMap<RunId, Observation>>,
     lanes: Mutex<HashMap<ChannelId, Arc<Lane>>>,
     /// Announcements waiting to be sent, and the keys queued by this process.
-    announcements: Mutex<VecDeque<Announcement>>,
+    announcements: Mutex<VecDeque<Queued>>,
     announced: Mutex<std::collections::HashSet<String>>,
     announcer: Notify,
     /// Runs waiting to be published, over all lanes; `flushed` waits for zero.
@@ -106,9 +114,6 @@ struct Lane {
     notify: Notify,
     limiter: Pace,
 }
-
-/// What was last sent for a run, so that an unchanged message is not sent again.
-type Sent = HashMap<RunId, ProgressView>;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -185,6 +190,20 @@ impl<T: ChatTransport> Publisher<T> {
         drop(queue);
         lane.notify.notify_one();
     }
+
+    /// Queues an announcement once per key; `origin` is the channel of the run it is about,
+    /// told if announcements cannot be sent.
+    fn queue_announcement(&self, announcement: Announcement, origin: Option<ChannelId>) {
+        if !lock(&self.shared.announced).insert(announcement.key.clone()) {
+            return;
+        }
+        lock(&self.shared.announcements).push_back(Queued {
+            announcement,
+            origin,
+        });
+        self.shared.pending.send_modify(|n| *n += 1);
+        self.shared.announcer.notify_one();
+    }
 }
 
 impl<T: ChatTransport> ProgressSink for Publisher<T> {
@@ -193,18 +212,13 @@ impl<T: ChatTransport> ProgressSink for Publisher<T> {
             lock(&self.shared.observed).remove(&run.id);
         }
         if let Some(announcement) = maintenance::announcement(run) {
-            self.announce(announcement);
+            self.queue_announcement(announcement, Some(run.channel.clone()));
         }
         self.enqueue(run);
     }
 
     fn announce(&self, announcement: Announcement) {
-        if !lock(&self.shared.announced).insert(announcement.key.clone()) {
-            return;
-        }
-        lock(&self.shared.announcements).push_back(announcement);
-        self.shared.pending.send_modify(|n| *n += 1);
-        self.shared.announcer.notify_one();
+        self.queue_announcement(announcement, None);
     }
 
     fn observe(&self, run: &Run, observation: Observation) {
@@ -222,101 +236,7 @@ impl<T: ChatTransport> ProgressSink for Publisher<T> {
     }
 }
 
-async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc<Lane>) {
-    let mut sent = Sent::new();
-    loop {
-        lane.notify.notified().await;
-        loop {
-            // Peek, wait for the limiter, then take: a change arriving meanwhile is folded into
-            // this send instead of queueing a second one.
-            if lock(&lane.queue).is_empty() {
-                break;
-            }
-            lane.limiter.ready().await;
-            let Some(id) = lock(&lane.queue).pop_front() else {
-                break;
-            };
-            if let Err(error) = publish(&shared, &mut sent, id).await {
-                tracing::warn!(run = %id, %error, "progress not delivered; trying again shortly");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                let mut queue = lock(&lane.queue);
-                if !queue.contains(&id) {
-                    queue.push_back(id);
-                    continue;
-                }
-            }
-            shared.pending.send_modify(|n| *n = n.saturating_sub(1));
-        }
-    }
-}
-
-/// Sends announcements one by one within the quota, each until it is delivered; the store
-/// remembers each one sent, so a restarted bot does not repeat it.
-async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, limiter: Pace) {
-    loop {
-        shared.announcer.notified().await;
-        loop {
-            let Some(announcement) = lock(&shared.announcements).pop_front() else {
-                break;
-            };
-            let key = format!("announcement:{}", announcement.key);
-            if !shared.store.delivered(&key).unwrap_or(false) {
-                limiter.ready().await;
-                if let Err(error) = shared.transport.announce(&announcement).await {
-                    tracing::warn!(%error, "announcement not delivered; trying again shortly");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    lock(&shared.announcements).push_back(announcement);
-                    continue;
-                }
-                if let Err(error) = shared.store.first_delivery(&key) {
-                    tracing::error!(%error, "cannot remember an announcement as sent");
-                }
-            }
-            shared.pending.send_modify(|n| *n = n.saturating_sub(1));
-        }
-    }
-}
-
-async fn publish<T: ChatTransport>(
-    shared: &Shared<T>,
-    sent: &mut Sent,
-    id: RunId,
-) -> Result<(), ChatError> {
-    let run = match shared.store.run(id) {
-        Ok(Some(run)) => run,
-        Ok(None) => return Ok(()),
-        Err(error) => return Err(ChatError(format!("store: {error}"))),
-    };
-    let observed = lock(&shared.observed).get(&id).cloned();
-    let view = render::progress_view(&run, observed.as_ref(), OffsetDateTime::now_utc());
-    if sent.get(&id) == Some(&view) {
-        return Ok(());
-    }
-    match &run.progress_message {
-        Some(message) => {
-            shared.transport.edit(&run.channel, message, &view).await?;
-            shared.counters.edits.fetch_add(1, Ordering::Relaxed);
-        }
-        None => {
-            let message = shared.transport.post(&run.channel, &view).await?;
-            shared.counters.posts.fetch_add(1, Ordering::Relaxed);
-            // Kept so that a restarted bot edits this message instead of posting another.
-            let stored = shared.store.update_run(id, None, |run| {
-                run.progress_message = Some(message.clone());
-                Ok::<_, std::convert::Infallible>(vec![])
-            });
-            if let Err(opsbot_state::UpdateError::Store(error)) = stored {
-                tracing::error!(run = %id, %error, "cannot keep the progress message id");
-            }
-        }
-    }
-    if run.state.is_finished() {
-        sent.remove(&id);
-    } else {
-        sent.insert(id, view);
-    }
-    Ok(())
-}
-
+#[cfg(test)]
+mod giving_up;
 #[cfg(test)]
 mod tests;

@@ -21,7 +21,12 @@ use crate::store_upkeep;
 
 /// Serves until SIGTERM or Ctrl-C (or until the Discord gateway gives up).
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let stopped = stop_signals()?;
+    run_until(config, stop_signals()?).await
+}
+
+/// Serves until `stopped` resolves (or the Discord gateway gives up), then closes the gateway
+/// with a Close frame and returns.
+pub async fn run_until(config: Config, stopped: impl Future<Output = ()>) -> anyhow::Result<()> {
     if config.discord.is_none() && config.console.socket.is_none() {
         bail!(
             "`opsbot run` serves [discord] and/or the [console] socket, and the config has \
@@ -79,7 +84,7 @@ struct Routed {
 impl Routed {
     fn discord(&self, channel: &ChannelId) -> Result<&DiscordTransport, ChatError> {
         self.discord.as_ref().ok_or_else(|| {
-            ChatError(format!(
+            ChatError::Refused(format!(
                 "a run reports to Discord channel {} but [discord] is not configured",
                 channel.0
             ))
@@ -109,6 +114,13 @@ impl ChatTransport for Routed {
             return self.console.edit(channel, message, view).await;
         }
         self.discord(channel)?.edit(channel, message, view).await
+    }
+
+    async fn notice(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
+        if is_console(channel) {
+            return self.console.notice(channel, text).await;
+        }
+        self.discord(channel)?.notice(channel, text).await
     }
 
     /// Announced to the announcement channel, and shown on the consoles.

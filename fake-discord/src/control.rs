@@ -341,6 +341,47 @@ impl FakeDiscord {
         self.shared.read().gateway.closes.clone()
     }
 
+    /// Close codes the client's gateway connection closed with, in order (1005 for a Close
+    /// frame without a code).
+    pub fn client_closes(&self) -> Vec<u16> {
+        self.shared.read().gateway.client_closes.clone()
+    }
+
+    /// Waits until the client has closed its gateway connection with a Close frame.
+    pub async fn wait_client_close(&self, timeout: Duration) -> Result<u16, String> {
+        self.shared
+            .wait_for(timeout, "the client to close the gateway", |inner| {
+                inner.gateway.client_closes.first().copied()
+            })
+            .await
+    }
+
+    /// REST requests whose path starts with `/api/v10/{under}` (e.g. `channels/123`), counted
+    /// over the fake's whole life.
+    pub fn requests_under(&self, under: &str) -> usize {
+        let prefix = format!("/api/v10/{under}");
+        let inner = self.shared.read();
+        inner
+            .requests
+            .iter()
+            .filter(|r| {
+                r.split_once(' ')
+                    .is_some_and(|(_, path)| path.starts_with(&prefix))
+            })
+            .count()
+    }
+
+    /// The next `n` requests on channel messages (create, edit, get) are held open and
+    /// never answered, as a Discord that hangs would; [`FakeDiscord::hung`] counts them.
+    pub fn hang_next_message_requests(&self, n: u64) {
+        self.shared.hang(n);
+    }
+
+    /// Requests held open so far.
+    pub fn hung(&self) -> usize {
+        self.shared.read().hung
+    }
+
     /// IDENTIFYs, RESUMEs and heartbeats the gateway accepted.
     pub fn gateway_counts(&self) -> (usize, usize, usize) {
         let inner = self.shared.read();

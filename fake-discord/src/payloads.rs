@@ -121,12 +121,7 @@ pub(crate) fn guild(cfg: &FakeConfig) -> Value {
 /// `bot_permissions` gives the bot's bits in each channel.
 pub(crate) fn guild_create(cfg: &FakeConfig, bot_permissions: impl Fn(u64) -> u64) -> Value {
     let mut guild = guild(cfg);
-    let bot = json!({
-        "user": bot_user(cfg), "nick": null, "avatar": null, "banner": null, "roles": [],
-        "joined_at": "2024-01-01T00:00:00.000000+00:00", "premium_since": null,
-        "deaf": false, "mute": false, "flags": 0, "pending": false,
-        "communication_disabled_until": null,
-    });
+    let bot = bot_member(cfg);
     let extra = json!({
         "joined_at": "2024-01-01T00:00:00.000000+00:00",
         "large": false,
@@ -151,6 +146,17 @@ pub(crate) fn guild_create(cfg: &FakeConfig, bot_permissions: impl Fn(u64) -> u6
         g.extend(extra);
     }
     guild
+}
+
+/// The bot as a guild member: no roles of its own, so `@everyone` and the channels' overwrites
+/// decide its permissions.
+pub(crate) fn bot_member(cfg: &FakeConfig) -> Value {
+    json!({
+        "user": bot_user(cfg), "nick": null, "avatar": null, "banner": null, "roles": [],
+        "joined_at": "2024-01-01T00:00:00.000000+00:00", "premium_since": null,
+        "deaf": false, "mute": false, "flags": 0, "pending": false,
+        "communication_disabled_until": null,
+    })
 }
 
 pub(crate) fn application(cfg: &FakeConfig) -> Value {

@@ -146,6 +146,12 @@ async fn handle(
 ) -> Reply {
     let path = uri.path();
     tracing::debug!(%method, %path, bytes = body.len(), "fake discord: request");
+    shared.lock().requests.push(format!("{method} {path}"));
+    if path.starts_with("/api/v10/channels/") && path.contains("/messages") && shared.take_hang() {
+        tracing::debug!(%method, %path, "fake discord: holding a request open, unanswered");
+        shared.lock().hung += 1;
+        std::future::pending::<()>().await;
+    }
     let reply = route(&shared, &method, path, &headers, &body);
     tracing::debug!(%method, %path, status = reply.status.as_u16(), "fake discord: answered");
     invalid::count(&shared, reply.status);
@@ -201,6 +207,13 @@ fn route(s: &Shared, method: &Method, path: &str, headers: &HeaderMap, body: &[u
         }
         ("GET", ["guilds", id]) if id_is(id, cfg.guild_id) => Reply::ok(payloads::guild(cfg)),
         ("GET", ["guilds", _]) => Reply::error(StatusCode::NOT_FOUND, 10004, "Unknown Guild"),
+        ("GET", ["guilds", guild, "members", user]) if id_is(guild, cfg.guild_id) => {
+            if id_is(user, cfg.bot_user_id) {
+                Reply::ok(payloads::bot_member(cfg))
+            } else {
+                Reply::error(StatusCode::NOT_FOUND, 10007, "Unknown Member")
+            }
+        }
         ("GET", ["channels", id]) => match known_channel(s, id) {
             Some(id) => {
                 let bits = s.read().bot_permissions(cfg, id);

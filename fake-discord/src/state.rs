@@ -25,6 +25,8 @@ pub(crate) struct Shared {
     last_id: AtomicU64,
     /// How far the fake's clock runs ahead of tokio's, in nanoseconds.
     skew: AtomicU64,
+    /// Message requests still to be held open without an answer.
+    hangs: AtomicU64,
 }
 
 impl Shared {
@@ -37,7 +39,20 @@ impl Shared {
             changed,
             last_id: AtomicU64::new(0),
             skew: AtomicU64::new(0),
+            hangs: AtomicU64::new(0),
         }
+    }
+
+    /// Makes the next `n` message requests hang.
+    pub(crate) fn hang(&self, n: u64) {
+        self.hangs.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// True if this request is one to hold open (and counts it).
+    pub(crate) fn take_hang(&self) -> bool {
+        self.hangs
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
     }
 
     /// The fake's clock: tokio's, plus what [`Shared::advance`] added. Every window, deadline
@@ -165,6 +180,10 @@ pub(crate) struct Inner {
     pub(crate) invalid: usize,
     pub(crate) invalid_recent: VecDeque<Instant>,
     pub(crate) banned: bool,
+    /// Every REST request, as `METHOD /path`, in order.
+    pub(crate) requests: Vec<String>,
+    /// Requests held open by [`Shared::hang`].
+    pub(crate) hung: usize,
 }
 
 impl Inner {
@@ -313,6 +332,8 @@ pub(crate) struct Gateway {
     pub(crate) resumes: usize,
     pub(crate) heartbeats: usize,
     pub(crate) closes: Vec<u16>,
+    /// Close codes the client sent, in order.
+    pub(crate) client_closes: Vec<u16>,
 }
 
 impl Gateway {

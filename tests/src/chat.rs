@@ -77,7 +77,7 @@ impl ChatTransport for RecordingChat {
                 m.texts.push(view.text.clone());
                 Ok(())
             }
-            None => Err(ChatError(format!("unknown message {}", message.0))),
+            None => Err(ChatError::Gone(format!("unknown message {}", message.0))),
         }
     }
 }

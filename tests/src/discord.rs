@@ -2,7 +2,7 @@
 //! the loopback fake Discord and the simulated cluster. Tests type slash commands and press
 //! buttons as Discord users, and read what the channel shows.
 
-use opsbot::config::{DiscordConfig, ProgressConfig};
+use opsbot::config::{Config, DiscordConfig, ProgressConfig};
 use opsbot_commands::catalogue::OptionKind;
 use opsbot_commands::parse;
 use opsbot_fake_discord::{FakeConfig, FakeDiscord, FakeMessage, FakeUser};
@@ -46,6 +46,8 @@ pub struct DiscordScene {
     /// The bot's console socket, where alice is the account running the tests.
     pub console: std::path::PathBuf,
     bot: JoinHandle<anyhow::Result<()>>,
+    /// Stops the bot as SIGTERM does.
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
     _dir: tempfile::TempDir,
 }
 
@@ -63,6 +65,12 @@ impl Drop for DiscordScene {
 
 impl DiscordScene {
     pub async fn start(setup: Setup) -> Self {
+        Self::start_with(setup, |_, _| {}).await
+    }
+
+    /// [`Self::start`], with `prepare` changing the fake (say, the bot's permissions) and the
+    /// bot's config before the bot starts.
+    pub async fn start_with(setup: Setup, prepare: impl FnOnce(&FakeDiscord, &mut Config)) -> Self {
         // Discord's per-channel message limit (about 5 per 5 s) and the bot's own quota under
         // it, both scaled to a 1 s window so that tests take seconds, not minutes.
         let fake = FakeDiscord::start(FakeConfig {
@@ -88,7 +96,12 @@ impl DiscordScene {
                 person.accounts.push(me.clone());
             }
         }
-        let bot = tokio::spawn(opsbot::serve::run(config));
+        prepare(&fake, &mut config);
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let stopped = async move {
+            let _ = stopped.await;
+        };
+        let bot = tokio::spawn(opsbot::serve::run_until(config, stopped));
         fake.wait_ready(PATIENCE).await.unwrap();
         fake.wait_commands(PATIENCE).await.unwrap();
         Self {
@@ -97,8 +110,22 @@ impl DiscordScene {
             _others: sims,
             console,
             bot,
+            stop: Some(stop),
             _dir: dir,
         }
+    }
+
+    /// Stops the bot as SIGTERM does.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+
+    /// What the bot returned, if it ended `within`.
+    pub async fn ended(&mut self, within: std::time::Duration) -> Option<anyhow::Result<()>> {
+        let ended = tokio::time::timeout(within, &mut self.bot).await.ok()?;
+        Some(ended.unwrap_or_else(|e| Err(anyhow::anyhow!("the bot's task failed: {e}"))))
     }
 
     /// Types `line` (console syntax, `/cluster status cluster:logs`) as a slash command in the
@@ -232,6 +259,7 @@ pub fn discord_config(fake: &FakeDiscord, dir: &std::path::Path) -> DiscordConfi
         announce_channel: Some(ANNOUNCE_CHANNEL),
         api_address: Some(fake.rest_addr()),
         ca_file: Some(ca_file),
+        request_timeout: std::time::Duration::from_secs(15),
     }
 }
 

@@ -65,6 +65,14 @@ pub struct DiscordConfig {
     /// a TLS-inspecting egress proxy, or a Discord test double.
     pub api_address: Option<std::net::SocketAddr>,
     pub ca_file: Option<PathBuf>,
+    /// How long one request to Discord may take before it is given up and tried again later.
+    #[serde(default = "discord_request_timeout", with = "humantime_serde")]
+    pub request_timeout: std::time::Duration,
+}
+
+/// Discord answers within a second or two; a request still open after 15 s will not be.
+fn discord_request_timeout() -> std::time::Duration {
+    std::time::Duration::from_secs(15)
 }
 
 /// Keys of earlier versions, and what took their place: a config that still has one would

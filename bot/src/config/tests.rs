@@ -218,3 +218,11 @@ fn runbooks_without_hosts_are_refused() {
     let config = parse(&text).unwrap();
     assert!(matches!(config.runbooks.access, HostAccessConfig::Manual));
 }
+
+#[test]
+fn discord_requests_time_out_after_15_s_unless_configured() {
+    let discord = |config: Config| config.discord.unwrap().request_timeout;
+    assert_eq!(discord(parse(EXAMPLE).unwrap()), Duration::from_secs(15));
+    let quicker = EXAMPLE.replace("[discord]\n", "[discord]\nrequest_timeout = \"3s\"\n");
+    assert_eq!(discord(parse(&quicker).unwrap()), Duration::from_secs(3));
+}

@@ -9,6 +9,8 @@ use opsbot_commands::render::ProgressView;
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::RunState;
 
+use time::OffsetDateTime;
+
 use super::*;
 
 /// Records every call; fails the first `failures` calls.
@@ -27,7 +29,7 @@ impl Recorder {
         let mut failures = self.failures.lock().unwrap();
         if *failures > 0 {
             *failures -= 1;
-            return Err(ChatError("503 from chat".into()));
+            return Err(ChatError::Transient("503 from chat".into()));
         }
         Ok(())
     }
@@ -59,13 +61,13 @@ impl ChatTransport for Arc<Recorder> {
     }
 }
 
-fn store() -> (tempfile::TempDir, Store) {
+pub(super) fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("store")).unwrap();
     (dir, store)
 }
 
-fn new_run(store: &Store, cluster: &str) -> Run {
+pub(super) fn new_run(store: &Store, cluster: &str) -> Run {
     let request = ProcedureRequest::ClusterStart {
         cluster: ClusterName::parse(cluster).unwrap(),
     };
@@ -95,7 +97,7 @@ fn new_run(store: &Store, cluster: &str) -> Run {
         .unwrap()
 }
 
-fn finish(store: &Store, id: RunId) -> Run {
+pub(super) fn finish(store: &Store, id: RunId) -> Run {
     store
         .update_run(id, None, |run| {
             run.finish(RunState::Succeeded, OffsetDateTime::now_utc());
@@ -105,7 +107,7 @@ fn finish(store: &Store, id: RunId) -> Run {
 }
 
 /// 3 edits per 300 ms: fast enough for a test, slow enough that bursts must coalesce.
-const QUICK: ProgressConfig = ProgressConfig {
+pub(super) const QUICK: ProgressConfig = ProgressConfig {
     edits_per_window: 3,
     window: Duration::from_millis(300),
 };

@@ -11,7 +11,7 @@ use serde_json::json;
 use serenity::all::{
     ChannelId, CreateEmbed, CreateInteractionResponse, CreateInteractionResponseFollowup,
     CreateInteractionResponseMessage, CreateMessage, EditMessage, GuildId, Interaction,
-    PermissionOverwriteType,
+    PermissionOverwriteType, UserId,
 };
 
 use crate::harness::{T, next, on, refusal, seen, start, within};
@@ -173,6 +173,39 @@ async fn a_client_computes_the_bots_permissions_from_the_channel_and_the_guild()
             .unwrap();
         assert_eq!(update["t"], "CHANNEL_UPDATE");
         assert_eq!(update["channel"], channel.get());
+        bot.finish_clean().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serenity_computes_the_bots_permissions_from_its_member_as_discord_does() {
+    within(Duration::from_secs(60), async {
+        let bot = start(FakeConfig::default(), on(|_, _| async {})).await;
+        let cfg = bot.fake.config().clone();
+        let (guild_id, channel) = (GuildId::new(cfg.guild_id), ChannelId::new(cfg.channels[0]));
+        let guild = guild_id.to_partial_guild(&bot.http).await.unwrap();
+        let member = guild_id
+            .member(&bot.http, UserId::new(cfg.bot_user_id))
+            .await
+            .unwrap();
+        assert!(member.roles.is_empty(), "the bot has only @everyone");
+        for bits in [MEMBER, MEMBER & !EMBED_LINKS, MEMBER & !SEND_MESSAGES] {
+            bot.fake.set_bot_permissions(channel.get(), bits);
+            let shown = channel
+                .to_channel(&bot.http)
+                .await
+                .unwrap()
+                .guild()
+                .unwrap();
+            let computed = guild.user_permissions_in(&shown, &member);
+            assert_eq!(computed.bits(), bits);
+        }
+        let stranger = guild_id
+            .member(&bot.http, UserId::new(42))
+            .await
+            .unwrap_err();
+        assert_eq!(refusal(&stranger), (404, 10007, String::new()));
         bot.finish_clean().await;
     })
     .await;

@@ -58,6 +58,11 @@ impl ChatTransport for Hub {
         Ok(())
     }
 
+    async fn notice(&self, _channel: &ChannelId, text: &str) -> Result<(), ChatError> {
+        self.send(PUBLIC, text);
+        Ok(())
+    }
+
     async fn post(
         &self,
         _channel: &ChannelId,

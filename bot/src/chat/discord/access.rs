@@ -88,6 +88,7 @@ mod tests {
                 announce_channel: None,
                 api_address: None,
                 ca_file: None,
+                request_timeout: std::time::Duration::from_secs(1),
             },
             People::new(vec![
                 person("alice", 1, false, vec![]),

@@ -4,15 +4,19 @@
 
 mod access;
 mod autocomplete;
+mod failure;
 mod handler;
+mod permissions;
 mod register;
 mod suggest;
 mod transport;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use opsbot_commands::people::People;
+use permissions::Bot;
 use secrecy::{ExposeSecret, SecretString};
 use serenity::all::{
     ChannelId, ClientBuilder, CreateAllowedMentions, GatewayIntents, GuildId, Http, HttpBuilder,
@@ -23,6 +27,7 @@ pub use register::commands;
 pub use transport::DiscordTransport;
 
 use crate::config::DiscordConfig;
+use crate::progress::Forbidden;
 use crate::service::Service;
 
 /// The private placeholder of a deferred command whose public answer follows as a message.
@@ -31,12 +36,16 @@ pub const ANSWERED_BELOW: &str = "answered below";
 /// Where the bot token comes from when no `token_file` is configured.
 pub const TOKEN_VARIABLE: &str = "OPSBOT_DISCORD_TOKEN";
 
-/// A checked connection to Discord: the token works, the guild and channels exist.
+/// A checked connection to Discord: the token works, the guild and channels exist, and what
+/// the bot may not do in them is known.
 pub struct Discord {
     http: Arc<Http>,
     token: SecretString,
     client: reqwest::Client,
     config: DiscordConfig,
+    bot: Bot,
+    /// Configured channels where the bot lacks a permission it needs, by channel.
+    forbidden: Arc<HashMap<u64, Forbidden>>,
 }
 
 impl std::fmt::Debug for Discord {
@@ -54,18 +63,31 @@ impl Discord {
         let token = token(config)?;
         let client = reqwest_client(config)?;
         let http = Arc::new(http(&token, client.clone()));
-        check(&http, config).await?;
+        let bot = check(&http, config).await?;
+        let forbidden = check_permissions(&http, bot, config).await?;
         Ok(Self {
             http,
             token,
             client,
             config: config.clone(),
+            bot,
+            forbidden: Arc::new(forbidden),
         })
     }
 
     /// Progress and announcements in this guild, through the one rate-limited client.
     pub fn transport(&self) -> DiscordTransport {
-        DiscordTransport::new(Arc::clone(&self.http), self.config.announce_channel)
+        DiscordTransport::new(
+            Arc::clone(&self.http),
+            self.bot,
+            self.config.announce_channel,
+            Arc::clone(&self.forbidden),
+        )
+    }
+
+    /// The configured channels where the bot lacks a permission, with the ones it lacks.
+    pub fn forbidden_channels(&self) -> impl Iterator<Item = &Forbidden> {
+        self.forbidden.values()
     }
 
     /// Registers the catalogue (with the runbooks' parameters) as guild commands, then serves
@@ -127,11 +149,15 @@ fn token(discord: &DiscordConfig) -> anyhow::Result<SecretString> {
 /// The HTTPS client: Discord through DNS and the system's roots, or through `api_address`
 /// trusting `ca_file` too (a TLS-inspecting proxy, or a test double).
 fn reqwest_client(discord: &DiscordConfig) -> anyhow::Result<reqwest::Client> {
-    let mut builder = reqwest::Client::builder().user_agent(concat!(
-        "DiscordBot (https://github.com/opsbot, ",
-        env!("CARGO_PKG_VERSION"),
-        ")"
-    ));
+    // A timeout on every request: serenity has none, and one request Discord never answers
+    // would hold its channel's progress (and the interaction waiting on it) for ever.
+    let mut builder = reqwest::Client::builder()
+        .user_agent(concat!(
+            "DiscordBot (https://github.com/opsbot, ",
+            env!("CARGO_PKG_VERSION"),
+            ")"
+        ))
+        .timeout(discord.request_timeout);
     if let Some(address) = discord.api_address {
         builder = builder.resolve("discord.com", address);
     }
@@ -154,24 +180,56 @@ fn http(token: &SecretString, client: reqwest::Client) -> Http {
         .build()
 }
 
-/// The token, the guild and the channels, checked before anything else, each with a message
-/// that says what to fix.
-async fn check(http: &Http, discord: &DiscordConfig) -> anyhow::Result<()> {
+/// The token and the guild, checked before anything else, each with a message that says what
+/// to fix.
+async fn check(http: &Http, discord: &DiscordConfig) -> anyhow::Result<Bot> {
     let application = http
         .get_current_application_info()
         .await
         .map_err(|e| explain(e, "checking the bot token"))?;
     http.set_application_id(application.id);
+    let user = http
+        .get_current_user()
+        .await
+        .map_err(|e| explain(e, "checking the bot token"))?;
     let guild = GuildId::new(discord.guild);
     http.get_guild(guild)
         .await
         .map_err(|e| explain(e, &format!("looking up guild {}", discord.guild)))?;
+    Ok(Bot {
+        guild,
+        user: user.id,
+    })
+}
+
+/// Every configured channel must exist; one where the bot may not view, send or embed is
+/// warned about loudly, with the permission to grant, and its lane starts stopped. It does not
+/// stop the bot: commands and approvals still work there (interactions need no channel
+/// permission), and a channel that cannot show announcements must not block maintenance.
+async fn check_permissions(
+    http: &Http,
+    bot: Bot,
+    discord: &DiscordConfig,
+) -> anyhow::Result<HashMap<u64, Forbidden>> {
+    let mut forbidden = HashMap::new();
     for channel in discord.channels.iter().chain(&discord.announce_channel) {
-        http.get_channel(ChannelId::new(*channel))
+        let missing = bot
+            .missing(http, ChannelId::new(*channel))
             .await
             .map_err(|e| explain(e, &format!("looking up channel {channel}")))?;
+        if missing.is_empty() {
+            continue;
+        }
+        let refused = Forbidden {
+            channel: opsbot_commands::run::ChannelId(channel.to_string()),
+            missing: permissions::names(missing),
+        };
+        tracing::error!(
+            "{refused}: nothing will be posted there until it is granted and opsbot restarted"
+        );
+        forbidden.insert(*channel, refused);
     }
-    Ok(())
+    Ok(forbidden)
 }
 
 /// A Discord error in words an operator can act on.

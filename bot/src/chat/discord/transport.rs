@@ -3,6 +3,7 @@
 //! an embed coloured by the run's tone, with the Approve and Reject buttons under a plan that
 //! waits for approval, disabled once it is decided.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use opsbot_commands::button::ApprovalButton;
@@ -14,36 +15,94 @@ use serenity::all::{
     Http, Nonce,
 };
 
-use crate::progress::{ChatError, ChatTransport};
+use super::failure::{Failure, classify};
+use super::permissions::{Bot, names};
+use crate::progress::{ChatError, ChatTransport, Forbidden};
 
 /// The chat transport over Discord's REST API. serenity's rate limiter honours Discord's
 /// headers; the publisher's `governor` keeps each channel under them in the first place.
 #[derive(Debug, Clone)]
 pub struct DiscordTransport {
     http: Arc<Http>,
+    bot: Bot,
     /// Where maintenance is announced; none configured, nothing is.
     announce_channel: Option<u64>,
+    /// Channels the start-up check found the bot may not use: refused here without a request,
+    /// so that their lanes stop at once instead of adding to Discord's count of invalid ones.
+    forbidden: Arc<HashMap<u64, Forbidden>>,
 }
 
 impl DiscordTransport {
-    pub fn new(http: Arc<Http>, announce_channel: Option<u64>) -> Self {
+    pub(super) fn new(
+        http: Arc<Http>,
+        bot: Bot,
+        announce_channel: Option<u64>,
+        forbidden: Arc<HashMap<u64, Forbidden>>,
+    ) -> Self {
         Self {
             http,
+            bot,
             announce_channel,
+            forbidden,
+        }
+    }
+
+    /// The channel, unless the start-up check found the bot may not use it.
+    fn usable(&self, channel: u64) -> Result<serenity::all::ChannelId, ChatError> {
+        match self.forbidden.get(&channel) {
+            Some(forbidden) => Err(forbidden.clone().into()),
+            None => Ok(serenity::all::ChannelId::new(channel)),
+        }
+    }
+
+    /// A failed request as progress acts on it; a refused permission is named by computing
+    /// the bot's permissions in the channel, since Discord's answer does not say which.
+    async fn failed(&self, channel: serenity::all::ChannelId, error: serenity::Error) -> ChatError {
+        let text = format!("Discord: {error}");
+        match classify(&error) {
+            Failure::Gone => ChatError::Gone(text),
+            Failure::Refused => ChatError::Refused(text),
+            Failure::Transient => ChatError::Transient(text),
+            Failure::Forbidden => {
+                let missing = match self.bot.missing(&self.http, channel).await {
+                    Ok(missing) if !missing.is_empty() => names(missing),
+                    Ok(_) => "a permission Discord did not name".to_owned(),
+                    Err(cause) => {
+                        tracing::warn!(%cause, "cannot tell which permission the bot lacks");
+                        "a permission Discord did not name".to_owned()
+                    }
+                };
+                Forbidden {
+                    channel: ChannelId(channel.to_string()),
+                    missing,
+                }
+                .into()
+            }
+        }
+    }
+
+    async fn send(
+        &self,
+        channel: serenity::all::ChannelId,
+        message: CreateMessage,
+    ) -> Result<serenity::all::Message, ChatError> {
+        match channel.send_message(&self.http, message).await {
+            Ok(sent) => Ok(sent),
+            Err(error) => Err(self.failed(channel, error).await),
         }
     }
 }
 
-fn channel_id(channel: &ChannelId) -> Result<serenity::all::ChannelId, ChatError> {
-    snowflake(&channel.0).map(serenity::all::ChannelId::new)
+fn channel_id(channel: &ChannelId) -> Result<u64, ChatError> {
+    snowflake(&channel.0)
 }
 
-/// A Discord id from its text; ids opsbot stored itself, so a bad one is a store problem.
+/// A Discord id from its text; ids opsbot stored itself, so a bad one can never be sent to.
 pub(super) fn snowflake(text: &str) -> Result<u64, ChatError> {
     text.parse::<u64>()
         .ok()
         .filter(|id| *id != 0)
-        .ok_or_else(|| ChatError(format!("`{text}` is not a Discord id")))
+        .ok_or_else(|| ChatError::Refused(format!("`{text}` is not a Discord id")))
 }
 
 pub(super) fn colour(tone: Tone) -> Colour {
@@ -94,10 +153,7 @@ impl ChatTransport for DiscordTransport {
             .content(&announcement.text)
             .nonce(Nonce::String(announcement.key.clone()))
             .enforce_nonce(true);
-        serenity::all::ChannelId::new(channel)
-            .send_message(&self.http, message)
-            .await
-            .map_err(|e| ChatError(format!("Discord: {e}")))?;
+        self.send(self.usable(channel)?, message).await?;
         Ok(())
     }
 
@@ -109,10 +165,9 @@ impl ChatTransport for DiscordTransport {
             .components(buttons(view))
             .nonce(Nonce::String(view.message_key.clone()))
             .enforce_nonce(true);
-        let posted = channel_id(channel)?
-            .send_message(&self.http, message)
-            .await
-            .map_err(|e| ChatError(format!("Discord: {e}")))?;
+        let posted = self
+            .send(self.usable(channel_id(channel)?)?, message)
+            .await?;
         Ok(MessageId(posted.id.to_string()))
     }
 
@@ -125,14 +180,18 @@ impl ChatTransport for DiscordTransport {
         let edit = EditMessage::new()
             .embed(embed(view))
             .components(buttons(view));
-        channel_id(channel)?
-            .edit_message(
-                &self.http,
-                serenity::all::MessageId::new(snowflake(&message.0)?),
-                edit,
-            )
-            .await
-            .map_err(|e| ChatError(format!("Discord: {e}")))?;
+        let channel = self.usable(channel_id(channel)?)?;
+        let message = serenity::all::MessageId::new(snowflake(&message.0)?);
+        if let Err(error) = channel.edit_message(&self.http, message, edit).await {
+            return Err(self.failed(channel, error).await);
+        }
+        Ok(())
+    }
+
+    async fn notice(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
+        let message = CreateMessage::new().content(text);
+        self.send(self.usable(channel_id(channel)?)?, message)
+            .await?;
         Ok(())
     }
 }

@@ -1,0 +1,282 @@
+//! Progress against a transport that fails as a chat platform does for good: a deleted message,
+//! a channel the bot may not use, a refused request. Each is acted on, and never hammered.
+
+use std::sync::Mutex as StdMutex;
+
+use opsbot_commands::render::ProgressView;
+
+use super::tests::{QUICK, finish, new_run, store};
+use super::*;
+
+/// One chat call as the transport saw it.
+#[derive(Debug, Clone, PartialEq)]
+struct Call {
+    kind: &'static str,
+    /// The message edited or posted (`m1`, `m2`, ...), the announcement's key, or the channel
+    /// of a notice.
+    target: String,
+    /// The nonce of a post; empty otherwise.
+    nonce: String,
+    text: String,
+}
+
+type Answer = Box<dyn Fn(&Call) -> Result<(), ChatError> + Send + Sync>;
+
+/// Answers every call with `answer`, and records it.
+struct Script {
+    calls: StdMutex<Vec<Call>>,
+    answer: Answer,
+}
+
+impl Script {
+    fn new(answer: impl Fn(&Call) -> Result<(), ChatError> + Send + Sync + 'static) -> Arc<Self> {
+        Arc::new(Self {
+            calls: StdMutex::new(Vec::new()),
+            answer: Box::new(answer),
+        })
+    }
+
+    fn call(&self, call: Call) -> Result<(), ChatError> {
+        let answered = (self.answer)(&call);
+        self.calls.lock().unwrap().push(call);
+        answered
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    /// Posts and edits of runs' messages (a maintenance run announces too).
+    fn messages(&self) -> Vec<Call> {
+        let mut calls = self.calls();
+        calls.retain(|c| matches!(c.kind, "post" | "edit"));
+        calls
+    }
+
+    fn posts(&self) -> usize {
+        self.calls().iter().filter(|c| c.kind == "post").count()
+    }
+}
+
+impl ChatTransport for Arc<Script> {
+    async fn post(
+        &self,
+        _channel: &ChannelId,
+        view: &ProgressView,
+    ) -> Result<MessageId, ChatError> {
+        let id = format!("m{}", self.posts() + 1);
+        self.call(Call {
+            kind: "post",
+            target: id.clone(),
+            nonce: view.message_key.clone(),
+            text: view.text.clone(),
+        })?;
+        Ok(MessageId(id))
+    }
+
+    async fn edit(
+        &self,
+        _channel: &ChannelId,
+        message: &MessageId,
+        view: &ProgressView,
+    ) -> Result<(), ChatError> {
+        self.call(Call {
+            kind: "edit",
+            target: message.0.clone(),
+            nonce: String::new(),
+            text: view.text.clone(),
+        })
+    }
+
+    async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
+        self.call(Call {
+            kind: "announce",
+            target: announcement.key.clone(),
+            nonce: String::new(),
+            text: announcement.text.clone(),
+        })
+    }
+
+    async fn notice(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
+        self.call(Call {
+            kind: "notice",
+            target: channel.0.clone(),
+            nonce: String::new(),
+            text: text.to_owned(),
+        })
+    }
+}
+
+fn forbidden(channel: &str) -> ChatError {
+    ChatError::Forbidden(Forbidden {
+        channel: ChannelId(channel.into()),
+        missing: "Send Messages".into(),
+    })
+}
+
+/// Sends `n` distinct observations of `run`, each waited for, so that each is a send.
+async fn observe_many(publisher: &Publisher<Arc<Script>>, run: &Run, n: u64) {
+    for i in 0..n {
+        publisher.observe(
+            run,
+            Observation {
+                unassigned_shards: Some(i),
+                ..Observation::default()
+            },
+        );
+        publisher.flushed().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deleted_message_is_posted_again_once_and_edited_there_to_the_final_state() {
+    let (_dir, store) = store();
+    let script = Script::new(|call| match (call.kind, call.target.as_str()) {
+        ("edit", "m1") => Err(ChatError::Gone("404 Unknown Message".into())),
+        _ => Ok(()),
+    });
+    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
+    let run = new_run(&store, "logs");
+    publisher.changed(&run);
+    publisher.flushed().await;
+    observe_many(&publisher, &run, 5).await;
+    let done = finish(&store, run.id);
+    publisher.changed(&done);
+    publisher.flushed().await;
+
+    let calls = script.messages();
+    let on_m1: Vec<_> = calls.iter().filter(|c| c.target == "m1").collect();
+    assert_eq!(
+        on_m1.len(),
+        2,
+        "posted, then one edit found it gone: {calls:#?}"
+    );
+    let posts: Vec<_> = calls.iter().filter(|c| c.kind == "post").collect();
+    assert_eq!(posts.len(), 2, "{calls:#?}");
+    assert_eq!(
+        posts[1].nonce,
+        format!("{}-2", posts[0].nonce),
+        "a nonce of its own"
+    );
+    let last = calls.last().unwrap();
+    assert_eq!((last.kind, last.target.as_str()), ("edit", "m2"));
+    assert!(last.text.starts_with("✅"), "{}", last.text);
+    assert_eq!(
+        store.run(run.id).unwrap().unwrap().progress_message,
+        Some(MessageId("m2".into())),
+        "a restarted bot edits the new message"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_message_gone_again_after_its_repost_is_given_up() {
+    let (_dir, store) = store();
+    let script = Script::new(|call| match call.kind {
+        "edit" => Err(ChatError::Gone("404 Unknown Message".into())),
+        _ => Ok(()),
+    });
+    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
+    let run = new_run(&store, "logs");
+    publisher.changed(&run);
+    publisher.flushed().await;
+    observe_many(&publisher, &run, 30).await;
+    publisher.changed(&finish(&store, run.id));
+    publisher.flushed().await;
+    let kinds: Vec<_> = script
+        .messages()
+        .iter()
+        .map(|c| (c.kind, c.target.clone()))
+        .collect();
+    let want = [
+        ("post", "m1"),
+        ("edit", "m1"),
+        ("post", "m2"),
+        ("edit", "m2"),
+    ];
+    assert_eq!(
+        kinds,
+        want.map(|(k, t)| (k, t.to_owned())),
+        "four calls for 32 changes"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_channel_the_bot_may_not_post_in_stops_its_lane_after_one_call() {
+    let (_dir, store) = store();
+    let script = Script::new(|_| Err(forbidden("ops")));
+    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
+    let first = new_run(&store, "logs");
+    let second = new_run(&store, "other");
+    publisher.changed(&first);
+    publisher.changed(&second);
+    observe_many(&publisher, &first, 20).await;
+    observe_many(&publisher, &second, 20).await;
+    publisher.changed(&finish(&store, first.id));
+    publisher.flushed().await;
+    assert_eq!(script.messages().len(), 1, "{:#?}", script.calls());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_edit_is_not_sent_again_and_the_next_change_is() {
+    let (_dir, store) = store();
+    let script = Script::new(|call| match (call.kind, call.text.starts_with("✅")) {
+        ("edit", false) => Err(ChatError::Refused("400 Invalid Form Body".into())),
+        _ => Ok(()),
+    });
+    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
+    let run = new_run(&store, "logs");
+    publisher.changed(&run);
+    publisher.flushed().await;
+    observe_many(&publisher, &run, 1).await;
+    publisher.changed(&finish(&store, run.id));
+    publisher.flushed().await;
+    let calls = script.messages();
+    assert_eq!(
+        calls.len(),
+        3,
+        "post, the refused edit once, the final edit: {calls:#?}"
+    );
+    assert!(calls[2].text.starts_with("✅"), "{}", calls[2].text);
+}
+
+#[tokio::test(start_paused = true)]
+async fn forbidden_announcements_stop_and_the_run_channel_is_told_what_to_grant() {
+    let (_dir, store) = store();
+    let script = Script::new(|call| match call.kind {
+        "announce" => Err(forbidden("announce")),
+        _ => Ok(()),
+    });
+    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
+    for key in ["start-1", "end-1", "start-2"] {
+        let announcement = Announcement {
+            key: key.into(),
+            text: format!("maintenance {key}"),
+        };
+        publisher.queue_announcement(announcement, Some(ChannelId("ops".into())));
+    }
+    publisher.flushed().await;
+    let calls = script.calls();
+    let kinds: Vec<_> = calls.iter().map(|c| (c.kind, c.target.as_str())).collect();
+    assert_eq!(kinds, [("announce", "start-1"), ("notice", "ops")]);
+    assert_eq!(
+        calls[1].text,
+        "⚠️ maintenance announcements stopped: the bot lacks Send Messages in channel announce; \
+         grant it and restart opsbot"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_transient_failure_is_retried_after_a_growing_wait() {
+    let (_dir, store) = store();
+    let script = Script::new(|_| Err(ChatError::Transient("503".into())));
+    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
+    let run = new_run(&store, "logs");
+    publisher.changed(&run);
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    // 1 + 2 + 4 + 8 + 16 + 30 s of waits fit in a minute: at most seven attempts, not sixty.
+    let attempts = script.calls().len();
+    assert!(
+        (6..=7).contains(&attempts),
+        "{attempts} attempts in a minute"
+    );
+}

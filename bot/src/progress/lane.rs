@@ -1,0 +1,206 @@
+//! The tasks that deliver progress: one per channel for runs' messages, one for announcements.
+//! Each acts on the failure's class: a deleted message is posted again once, a channel the bot
+//! may not use stops its lane (logged once, never hammered), a refused request is dropped, and
+//! only a failure that may pass is tried again, after a growing wait.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use opsbot_commands::maintenance::Announcement;
+use opsbot_commands::name::RunId;
+use opsbot_commands::render::{self, ProgressView};
+use opsbot_commands::run::{ChannelId, MessageId, Run};
+use time::OffsetDateTime;
+
+use super::failure::Backoff;
+use super::pace::Pace;
+use super::{ChatError, ChatTransport, Forbidden, Lane, Shared, lock};
+
+/// An announcement waiting to be sent, and the channel of the run it is about (none for one
+/// typed by an operator), which is told if announcements cannot be sent.
+pub(super) struct Queued {
+    pub(super) announcement: Announcement,
+    pub(super) origin: Option<ChannelId>,
+}
+
+/// What one channel's lane remembers between sends.
+#[derive(Default)]
+struct LaneState {
+    /// What was last sent for a run, so that an unchanged message is not sent again.
+    sent: HashMap<RunId, ProgressView>,
+    /// Runs whose message was posted again after it was gone.
+    reposted: HashSet<RunId>,
+    /// Runs whose message was gone again after its re-post: their progress is not shown.
+    abandoned: HashSet<RunId>,
+    /// Set once the bot may not post or edit in the channel: nothing more is sent there.
+    stopped: Option<Forbidden>,
+    backoff: Backoff,
+}
+
+pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc<Lane>) {
+    let mut state = LaneState::default();
+    loop {
+        lane.notify.notified().await;
+        loop {
+            // Peek, wait for the limiter, then take: a change arriving meanwhile is folded into
+            // this send instead of queueing a second one.
+            if lock(&lane.queue).is_empty() {
+                break;
+            }
+            if state.stopped.is_none() {
+                lane.limiter.ready().await;
+            }
+            let Some(id) = lock(&lane.queue).pop_front() else {
+                break;
+            };
+            if state.stopped.is_none() && !state.abandoned.contains(&id) {
+                match publish(&shared, &mut state, id).await {
+                    Ok(()) => state.backoff.reset(),
+                    Err(ChatError::Transient(error)) => {
+                        let wait = state.backoff.wait();
+                        tracing::warn!(run = %id, %error, ?wait, "progress not sent; retrying");
+                        tokio::time::sleep(wait).await;
+                        let mut queue = lock(&lane.queue);
+                        if !queue.contains(&id) {
+                            queue.push_back(id);
+                            continue;
+                        }
+                    }
+                    Err(ChatError::Forbidden(forbidden)) => {
+                        // The run's own channel is the one refused: nobody there to tell.
+                        tracing::error!(run = %id, %forbidden, "progress stops in this channel");
+                        state.stopped = Some(forbidden);
+                    }
+                    Err(ChatError::Gone(error)) => {
+                        tracing::warn!(run = %id, %error, "the re-posted progress message is gone \
+                                       too; this run's progress is no longer shown here");
+                        state.abandoned.insert(id);
+                    }
+                    Err(ChatError::Refused(error)) => {
+                        tracing::warn!(run = %id, %error, "progress refused; next change is sent");
+                    }
+                }
+            }
+            shared.pending.send_modify(|n| *n = n.saturating_sub(1));
+        }
+    }
+}
+
+/// Sends announcements one by one within the quota, each until it is delivered; the store
+/// remembers each one sent, so a restarted bot does not repeat it.
+pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, limiter: Pace) {
+    let mut stopped: Option<Forbidden> = None;
+    let mut backoff = Backoff::default();
+    loop {
+        shared.announcer.notified().await;
+        loop {
+            let Some(queued) = lock(&shared.announcements).pop_front() else {
+                break;
+            };
+            let key = format!("announcement:{}", queued.announcement.key);
+            if stopped.is_none() && !shared.store.delivered(&key).unwrap_or(false) {
+                limiter.ready().await;
+                match shared.transport.announce(&queued.announcement).await {
+                    Ok(()) => {
+                        backoff.reset();
+                        if let Err(error) = shared.store.first_delivery(&key) {
+                            tracing::error!(%error, "cannot remember an announcement as sent");
+                        }
+                    }
+                    Err(ChatError::Transient(error)) => {
+                        let wait = backoff.wait();
+                        tracing::warn!(%error, ?wait, "announcement not delivered; trying again");
+                        tokio::time::sleep(wait).await;
+                        lock(&shared.announcements).push_back(queued);
+                        continue;
+                    }
+                    Err(ChatError::Forbidden(forbidden)) => {
+                        tracing::error!(%forbidden, "maintenance announcements stop");
+                        tell(&*shared, queued.origin.as_ref(), &forbidden).await;
+                        stopped = Some(forbidden);
+                    }
+                    Err(error @ (ChatError::Gone(_) | ChatError::Refused(_))) => {
+                        tracing::warn!(%error, "announcement refused; not sent again");
+                    }
+                }
+            }
+            shared.pending.send_modify(|n| *n = n.saturating_sub(1));
+        }
+    }
+}
+
+/// Tells the channel of the run an announcement was about that announcements stopped, unless
+/// that is the refused channel itself (or there is no such run): then the log says it alone.
+async fn tell<T: ChatTransport>(
+    shared: &Shared<T>,
+    origin: Option<&ChannelId>,
+    forbidden: &Forbidden,
+) {
+    let Some(origin) = origin.filter(|origin| **origin != forbidden.channel) else {
+        return;
+    };
+    let text = forbidden.notice("maintenance announcements");
+    if let Err(error) = shared.transport.notice(origin, &text).await {
+        tracing::warn!(%error, channel = %origin.0, "cannot tell the run's channel");
+    }
+}
+
+async fn publish<T: ChatTransport>(
+    shared: &Shared<T>,
+    state: &mut LaneState,
+    id: RunId,
+) -> Result<(), ChatError> {
+    let run = match shared.store.run(id) {
+        Ok(Some(run)) => run,
+        Ok(None) => return Ok(()),
+        Err(error) => return Err(ChatError::Transient(format!("store: {error}"))),
+    };
+    let observed = lock(&shared.observed).get(&id).cloned();
+    let view = render::progress_view(&run, observed.as_ref(), OffsetDateTime::now_utc());
+    if state.sent.get(&id) == Some(&view) {
+        return Ok(());
+    }
+    match &run.progress_message {
+        Some(message) => match shared.transport.edit(&run.channel, message, &view).await {
+            Ok(()) => {
+                shared.counters.edits.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(ChatError::Gone(error)) if state.reposted.insert(id) => {
+                tracing::warn!(run = %id, %error, "the progress message is gone; posting it again");
+                // A new message needs a nonce of its own: the deleted one's would be answered
+                // with the deleted message (Discord: 404 Unknown Message).
+                let mut again = view.clone();
+                again.message_key.push_str("-2");
+                post(shared, &run, &again).await?;
+            }
+            Err(error) => return Err(error),
+        },
+        None => post(shared, &run, &view).await?,
+    }
+    if run.state.is_finished() {
+        state.sent.remove(&id);
+    } else {
+        state.sent.insert(id, view);
+    }
+    Ok(())
+}
+
+/// Posts the run's message and stores its id, which every later edit (after a restart too)
+/// goes to.
+async fn post<T: ChatTransport>(
+    shared: &Shared<T>,
+    run: &Run,
+    view: &ProgressView,
+) -> Result<(), ChatError> {
+    let message: MessageId = shared.transport.post(&run.channel, view).await?;
+    shared.counters.posts.fetch_add(1, Ordering::Relaxed);
+    let stored = shared.store.update_run(run.id, None, |run| {
+        run.progress_message = Some(message.clone());
+        Ok::<_, std::convert::Infallible>(vec![])
+    });
+    if let Err(opsbot_state::UpdateError::Store(error)) = stored {
+        tracing::error!(run = %run.id, %error, "cannot keep the progress message id");
+    }
+    Ok(())
+}
