@@ -16,5 +16,6 @@ mod record;
 mod runs;
 mod store;
 
+pub use audit::RUN_LOG_CAP;
 pub use error::{StoreError, UpdateError};
 pub use store::Store;
