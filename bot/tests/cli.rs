@@ -190,6 +190,37 @@ async fn the_console_exits_at_end_of_input_leaving_a_parked_run_for_later() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_is_not_utf8_is_refused_mid_run_and_the_console_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store").display().to_string();
+    let input = b"/cluster restart cluster:logs\n\xff\xfe\n/run list\n";
+    let out = output(spawn(&["demo", "--speed", "200", "--store", &store], input)).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let after = |earlier: &str, later: &str| {
+        let at = stdout
+            .find(earlier)
+            .unwrap_or_else(|| panic!("{earlier}:\n{stdout}"));
+        assert!(
+            stdout[at..].contains(later),
+            "`{later}` after `{earlier}`:\n{stdout}"
+        );
+    };
+    after(
+        "alice> \u{FFFD}\u{FFFD}\nopsbot (only you): that line is not UTF-8 text, so it was not \
+         read; type it again",
+        // The run was executing when the line came, and the console read on.
+        "alice> /run list\nopsbot: ⏳ r-1",
+    );
+    // At the end of the input the console says it waits, and waits: the restart ends (and
+    // with it, allocation is enabled again).
+    after(
+        "end of input: waiting for r-1 to finish",
+        "✅ r-1 · /cluster restart cluster:logs",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_woken_on_the_last_line_is_carried_out_before_the_console_exits() {
     // When the input ends, the run that `/run done` woke is not yet executing: the console must
     // still wait for it, and not drop it mid-command.
