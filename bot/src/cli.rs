@@ -18,6 +18,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::config::Config;
+use crate::logging::LogFormat;
 use crate::targets::{Part, Targets};
 
 #[derive(Debug, Parser)]
@@ -27,6 +28,10 @@ use crate::targets::{Part, Targets};
     about = "Chat-ops for OpenStack clouds and their log clusters"
 )]
 struct Cli {
+    /// How log lines (on standard error) are written: text for a person, json for
+    /// journald/Loki.
+    #[arg(long, global = true, value_enum, default_value_t)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -110,15 +115,19 @@ struct DemoArgs {
 
 #[derive(Debug, Args)]
 struct SimArgs {
+    /// The address to serve the cluster's HTTP API on (port 0 picks a free one).
     #[arg(long, default_value = "127.0.0.1:9200")]
     listen: SocketAddr,
+    /// Server behaviour to simulate: es6, es7, es8 or os2 (wire formats and flush differ).
     #[arg(long, default_value = "es7")]
     flavor: Flavor,
+    /// Data nodes in the cluster, at 10.0.0.11 onwards.
     #[arg(long, default_value_t = 5)]
     nodes: usize,
     /// Daily `flog-YYYY.MM.DD` indices, ending today.
     #[arg(long, default_value_t = 90)]
     days: u32,
+    /// Simulated seconds per real second (shard recoveries take minutes on a real cluster).
     #[arg(long, default_value_t = 1.0)]
     speed: f64,
     /// A fault rule, e.g. `status=503,count=3` or `latency=200ms`; repeatable.
@@ -139,12 +148,7 @@ pub fn main() -> ExitCode {
         Command::Sim(_) | Command::Run { .. } => "info",
         _ => "warn",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+    crate::logging::init(cli.log_format, default_level);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use crate::backend::RetryPolicy;
 use crate::node_control::CommandTemplate;
+use crate::process::OutputBounds;
 
 mod front;
 
@@ -275,6 +276,10 @@ pub struct RunbooksConfig {
     pub inventory: BTreeMap<GroupName, Vec<HostName>>,
     #[serde(default)]
     pub access: HostAccessConfig,
+    /// How much of one command's output is kept (a tracer can print gigabytes); the rest is
+    /// only counted.
+    #[serde(default)]
+    pub output: OutputBounds,
 }
 
 /// How a runbook's command reaches its host.

@@ -16,6 +16,7 @@ use crate::config::{
     RunbooksConfig, StoreConfig,
 };
 use crate::node_control::CommandTemplate;
+use crate::process::OutputBounds;
 
 /// The demo's cluster and cloud names, as operators type them.
 const CLUSTER: &str = "logs";
@@ -191,6 +192,7 @@ pub fn simulated_hosts(
         dir: Some(books),
         inventory,
         access: HostAccessConfig::Command { prefix },
+        output: OutputBounds::default(),
     };
     Ok((config, hosts))
 }

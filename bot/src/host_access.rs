@@ -7,7 +7,7 @@ use opsbot_commands::name::HostName;
 
 use crate::config::HostAccessConfig;
 use crate::node_control::NodeControlError;
-use crate::process::{self, Finished};
+use crate::process::{self, Finished, OutputBounds};
 
 /// What became of a command sent to a host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,22 +22,29 @@ pub enum Reached {
 #[derive(Debug, Clone)]
 pub struct HostAccess {
     config: HostAccessConfig,
+    output: OutputBounds,
 }
 
 impl HostAccess {
-    pub fn new(config: HostAccessConfig) -> Self {
-        Self { config }
+    /// `output` bounds what is kept of any one command's output.
+    pub fn new(config: HostAccessConfig, output: OutputBounds) -> Self {
+        Self { config, output }
     }
 
-    /// Runs `argv` on `host` with `stdin`, keeping at most `kept` lines of its output, until it
-    /// ends or `stop` resolves (see [`process::run`]).
+    /// The most of one command's output that is kept.
+    pub fn output(&self) -> OutputBounds {
+        self.output
+    }
+
+    /// Runs `argv` on `host` with `stdin`, keeping the tail of its output within `bounds`,
+    /// until it ends or `stop` resolves (see [`process::run`]).
     pub async fn run(
         &self,
         host: &HostName,
         argv: &[String],
         stdin: Option<&str>,
         timeout: Duration,
-        kept: usize,
+        bounds: OutputBounds,
         stop: impl Future<Output = ()>,
     ) -> Result<Reached, NodeControlError> {
         match &self.config {
@@ -50,7 +57,7 @@ impl HostAccess {
                 } else {
                     full.extend(argv.iter().cloned());
                 }
-                process::run(&full, stdin, timeout, kept, stop)
+                process::run(&full, stdin, timeout, bounds, stop)
                     .await
                     .map(Reached::Ran)
             }

@@ -12,6 +12,7 @@ pub mod demo;
 pub mod engine;
 pub mod host_access;
 pub mod host_control;
+pub mod logging;
 pub mod node_control;
 pub mod process;
 pub mod progress;

@@ -2,12 +2,14 @@
 //! shell), by asking an operator, or through the simulator. Whatever did it, the engine verifies
 //! the effect through the cluster API afterwards.
 
+use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use opsbot_commands::name::NodeAddr;
 use serde::Deserialize;
 
 use crate::config::NodeControlConfig;
+use crate::process::OutputBounds;
 
 /// What node control does: a node's container, or the deployment around it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -246,7 +248,7 @@ pub struct NodeControl {
 }
 
 /// Lines of output kept per command: enough to diagnose, small enough for the store.
-const KEPT_LINES: usize = 200;
+const KEPT_LINES: NonZeroUsize = crate::process::lines(200);
 
 impl NodeControl {
     pub fn new(config: NodeControlConfig, cluster_url: &str) -> Self {
@@ -351,19 +353,26 @@ pub(crate) async fn run_command(
     argv: &[String],
     timeout: Duration,
 ) -> Result<Outcome, NodeControlError> {
-    let finished =
-        crate::process::run(argv, None, timeout, KEPT_LINES, std::future::pending()).await?;
+    let bounds = OutputBounds::default().at_most_lines(KEPT_LINES);
+    let finished = crate::process::run(argv, None, timeout, bounds, std::future::pending()).await?;
+    let ending = finished.ending();
+    // The run log says when it holds only the end of what the command printed.
+    let dropped = finished.output.dropped();
+    let mut lines = finished.output.lines;
+    if let Some(dropped) = dropped {
+        lines.insert(0, format!("({dropped})"));
+    }
     if finished.code == Some(0) {
         Ok(Outcome::Done {
             note: format!("`{}` exited 0", argv.join(" ")),
-            output: finished.lines,
+            output: lines,
         })
     } else {
         Err(NodeControlError::Failed {
             program: argv.first().cloned().unwrap_or_default(),
-            ending: finished.ending(),
-            last_line: finished.lines.last().cloned().unwrap_or_default(),
-            output: finished.lines,
+            ending,
+            last_line: lines.last().cloned().unwrap_or_default(),
+            output: lines,
         })
     }
 }

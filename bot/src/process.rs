@@ -8,6 +8,10 @@ use tokio::io::AsyncWriteExt;
 
 use crate::node_control::NodeControlError;
 
+mod output;
+
+pub use output::{Output, OutputBounds, lines};
+
 /// How long a stopped program has between SIGTERM and SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
 
@@ -18,8 +22,9 @@ pub struct Finished {
     pub code: Option<i32>,
     /// The signal that ended it, if one did.
     pub signal: Option<i32>,
-    /// The last lines of its output: standard output, then standard error.
-    pub lines: Vec<String>,
+    /// The last lines of its output (standard output, then standard error), and how much
+    /// there was.
+    pub output: Output,
     /// Ended because it was asked to stop (a cancel): SIGTERM, then SIGKILL after
     /// [`STOP_GRACE`].
     pub stopped: bool,
@@ -39,7 +44,7 @@ impl Finished {
     }
 }
 
-/// Runs `argv`, writing `stdin` to it, and keeps at most `kept` lines of output. The program
+/// Runs `argv`, writing `stdin` to it, and keeps its output's tail within `bounds`. The program
 /// runs in a process group of its own, and the whole group is killed at the timeout: a wrapper
 /// like `timeout` or a launcher must not leave its child running. When `stop` resolves first,
 /// the group gets SIGTERM, then SIGKILL after [`STOP_GRACE`]; its output so far is kept. Should
@@ -49,10 +54,10 @@ pub async fn run(
     argv: &[String],
     stdin: Option<&str>,
     timeout: Duration,
-    kept: usize,
+    bounds: OutputBounds,
     stop: impl Future<Output = ()>,
 ) -> Result<Finished, NodeControlError> {
-    run_with_grace(argv, stdin, timeout, kept, stop, STOP_GRACE).await
+    run_with_grace(argv, stdin, timeout, bounds, stop, STOP_GRACE).await
 }
 
 /// [`run`], with `grace` for [`STOP_GRACE`].
@@ -60,7 +65,7 @@ async fn run_with_grace(
     argv: &[String],
     stdin: Option<&str>,
     timeout: Duration,
-    kept: usize,
+    bounds: OutputBounds,
     stop: impl Future<Output = ()>,
     grace: Duration,
 ) -> Result<Finished, NodeControlError> {
@@ -88,7 +93,17 @@ async fn run_with_grace(
         // code says what happened.
         let _ = pipe.write_all(text.as_bytes()).await;
     }
-    let output = child.wait_with_output();
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    // Both streams are read as they come, so that neither fills its pipe and stalls the
+    // program, and only their tails are held.
+    let output = async {
+        let (status, stdout, stderr) = tokio::try_join!(
+            child.wait(),
+            read_tail(stdout, bounds),
+            read_tail(stderr, bounds)
+        )?;
+        Ok::<_, std::io::Error>((status, Output::joined(stdout, stderr, bounds)))
+    };
     tokio::pin!(output);
     let deadline = tokio::time::sleep(timeout);
     let mut stopped = false;
@@ -117,21 +132,24 @@ async fn run_with_grace(
             }
         }
     };
-    let output = finished.map_err(spawn_error)?;
-    let mut lines: Vec<String> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .chain(String::from_utf8_lossy(&output.stderr).lines())
-        .map(str::to_owned)
-        .collect();
-    if lines.len() > kept {
-        lines.drain(..lines.len() - kept);
-    }
+    let (status, output) = finished.map_err(spawn_error)?;
     Ok(Finished {
-        code: output.status.code(),
-        signal: std::os::unix::process::ExitStatusExt::signal(&output.status),
-        lines,
+        code: status.code(),
+        signal: std::os::unix::process::ExitStatusExt::signal(&status),
+        output,
         stopped,
     })
+}
+
+/// The tail of a piped stream; none when it was not piped.
+async fn read_tail(
+    stream: Option<impl tokio::io::AsyncRead + Unpin>,
+    bounds: OutputBounds,
+) -> std::io::Result<Output> {
+    match stream {
+        Some(stream) => output::read_tail(stream, bounds).await,
+        None => Ok(Output::default()),
+    }
 }
 
 /// Signals every process of the group the program leads.
@@ -172,7 +190,8 @@ mod tests {
         };
         let started = std::time::Instant::now();
         let grace = Duration::from_millis(200);
-        let error = run_with_grace(&argv, None, Duration::from_secs(20), 10, escaped, grace)
+        let bounds = OutputBounds::default();
+        let error = run_with_grace(&argv, None, Duration::from_secs(20), bounds, escaped, grace)
             .await
             .unwrap_err();
         let _ = std::fs::remove_file(&marker);

@@ -49,7 +49,7 @@ impl Library {
         Ok(Self {
             runbooks: Runbooks::new(list)?,
             inventory,
-            access: HostAccess::new(config.access.clone()),
+            access: HostAccess::new(config.access.clone(), config.output),
         })
     }
 
@@ -90,6 +90,7 @@ mod tests {
                 vec![HostName::parse("compute-01").unwrap()],
             )]),
             access: HostAccessConfig::Manual,
+            output: crate::process::OutputBounds::default(),
         }
     }
 

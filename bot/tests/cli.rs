@@ -190,6 +190,113 @@ async fn the_console_exits_at_end_of_input_leaving_a_parked_run_for_later() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sim_help_describes_every_option() {
+    let help = run(vec!["sim".into(), "-h".into()], "").await;
+    let stdout = String::from_utf8_lossy(&help.stdout);
+    let options: Vec<&str> = stdout
+        .lines()
+        .map(str::trim_start)
+        .filter(|line| line.starts_with("--"))
+        .collect();
+    assert!(options.len() >= 7, "{stdout}");
+    for option in options {
+        // `--flag <VALUE>  what it does [default: ...]`
+        let described = option
+            .split_once("  ")
+            .map(|(_, text)| text.trim_start())
+            .is_some_and(|text| !text.is_empty() && !text.starts_with('['));
+        assert!(described, "undescribed: {option}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_on_a_pipe_have_no_colour_and_can_be_json() {
+    // An empty runbooks directory is logged as a warning on the way to the refusal.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("books")).unwrap();
+    let config = dir.path().join("opsbot.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[store]\npath = \"{0}/store\"\n[runbooks]\ndir = \"{0}/books\"\n\
+             [runbooks.inventory]\ncompute = [\"compute-01\"]\n\
+             [[people]]\nname = \"alice\"\nroles = [\"operator\"]\naccounts = [\"alice\"]\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let plan = |format: &str| {
+        let args = [
+            "--log-format",
+            format,
+            "plan",
+            "--config",
+            config.to_str().unwrap(),
+            "/runbook run name:x host:compute-01",
+        ]
+        .map(str::to_owned);
+        run(args.to_vec(), "")
+    };
+    let text = plan("text").await;
+    let stderr = String::from_utf8_lossy(&text.stderr);
+    assert!(
+        stderr.contains("WARN opsbot::runbooks: the runbooks directory holds no *.toml file"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\x1b'),
+        "colour codes in a pipe: {stderr:?}"
+    );
+    let json = plan("json").await;
+    let stderr = String::from_utf8_lossy(&json.stderr);
+    let line = stderr.lines().next().unwrap();
+    let event: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(event["level"], "WARN", "{line}");
+    assert_eq!(
+        event["fields"]["message"],
+        "the runbooks directory holds no *.toml file"
+    );
+    // The error that ends the command is for the person, after the log lines.
+    assert!(
+        stderr.ends_with(
+            "error: there is no runbook `x`; none is loaded (see [runbooks] in the config)\n"
+        ),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_is_not_utf8_is_refused_mid_run_and_the_console_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store").display().to_string();
+    let input = b"/cluster restart cluster:logs\n\xff\xfe\n/run list\n";
+    let out = output(spawn(&["demo", "--speed", "200", "--store", &store], input)).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let after = |earlier: &str, later: &str| {
+        let at = stdout
+            .find(earlier)
+            .unwrap_or_else(|| panic!("{earlier}:\n{stdout}"));
+        assert!(
+            stdout[at..].contains(later),
+            "`{later}` after `{earlier}`:\n{stdout}"
+        );
+    };
+    after(
+        "alice> \u{FFFD}\u{FFFD}\nopsbot (only you): that line is not UTF-8 text, so it was not \
+         read; type it again",
+        // The run was executing when the line came, and the console read on.
+        "alice> /run list\nopsbot: ⏳ r-1",
+    );
+    // At the end of the input the console says it waits, and waits: the restart ends (and
+    // with it, allocation is enabled again).
+    after(
+        "end of input: waiting for r-1 to finish",
+        "✅ r-1 · /cluster restart cluster:logs",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_woken_on_the_last_line_is_carried_out_before_the_console_exits() {
     // When the input ends, the run that `/run done` woke is not yet executing: the console must
     // still wait for it, and not drop it mid-command.

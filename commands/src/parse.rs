@@ -1,5 +1,7 @@
 //! The console grammar, `/group sub option:value option:"quoted value"`, checked against the
-//! catalogue. Pure: no I/O, every error is product copy that says what to type instead.
+//! catalogue. A command's last option, when it is free text, takes the rest of the line without
+//! quotes (`/reject id:r-2 reason:wrong node, see r-1`). Pure: no I/O, every error is product
+//! copy that says what to type instead.
 
 use std::collections::BTreeMap;
 
@@ -178,7 +180,9 @@ pub fn parse_line(line: &str, origin: Origin) -> Result<Request, ParseError> {
     if len > MAX_LINE {
         return Err(ParseError::LineTooLong { len, max: MAX_LINE });
     }
-    let tokens = tokenize(line.trim())?;
+    let line = line.trim();
+    let (head, free) = split_free_text(line)?;
+    let tokens = tokenize(head)?;
     let Some(first) = tokens.first() else {
         return Err(ParseError::NotACommand);
     };
@@ -196,7 +200,49 @@ pub fn parse_line(line: &str, origin: Origin) -> Result<Request, ParseError> {
         };
         given.push((name, value));
     }
+    given.extend(free);
     request(command, given, origin)
+}
+
+/// A free-text option's name and its value.
+type FreeText<'a> = (&'static str, &'a str);
+
+/// Splits off the free-text option of the line's command (see [`CommandSpec::free_text`]):
+/// from where `name:` starts a word outside quotes, the rest of the line is its value. A value
+/// that starts with a quote is quoted whole (as the canonical text of a request writes it).
+fn split_free_text(line: &str) -> Result<(&str, Option<FreeText<'_>>), ParseError> {
+    let mut words = line.split_whitespace();
+    let group = words.next().and_then(|w| w.strip_prefix('/'));
+    let sub: Vec<String> = words.next().map(str::to_owned).into_iter().collect();
+    let Some(name) = group
+        .and_then(|group| find_command(group, &sub).ok())
+        .and_then(|(command, _)| command.free_text())
+    else {
+        return Ok((line, None));
+    };
+    let mut in_quotes = false;
+    let mut word_start = true;
+    for (at, ch) in line.char_indices() {
+        if word_start && !in_quotes {
+            let value = line[at..]
+                .strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix(':'));
+            if let Some(value) = value {
+                return Ok((&line[..at], Some((name, unquoted(value.trim())?))));
+            }
+        }
+        in_quotes ^= ch == '"';
+        word_start = ch.is_whitespace();
+    }
+    Ok((line, None))
+}
+
+/// `"a b"` as `a b`; a value that opens a quote must end with it.
+fn unquoted(value: &str) -> Result<&str, ParseError> {
+    match value.strip_prefix('"') {
+        None => Ok(value),
+        Some(rest) => rest.strip_suffix('"').ok_or(ParseError::UnclosedQuote),
+    }
 }
 
 /// The request of `command` from its options, whether parsed from a console line or received

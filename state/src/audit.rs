@@ -12,6 +12,10 @@ use crate::error::StoreError;
 use crate::keys::{self, META, NEXT_AUDIT, RUN_LOGS};
 use crate::store::{Store, abort, settle};
 
+/// The most bytes of lines one run's log holds: a few tracer outputs at their default bound.
+/// Past it, a run's log would only grow the store, not help anyone read it.
+pub const RUN_LOG_CAP: u64 = 16 << 20;
+
 /// An audit event encoded for the `audit` tree, with what its index keys are made of.
 pub(crate) struct Entry {
     at: OffsetDateTime,
@@ -81,27 +85,54 @@ impl Store {
     }
 
     /// Appends the output lines of one command to a run's log, in one transaction and one
-    /// flush: a command's output is kept whole or not at all, and costs one disk sync.
+    /// flush: a command's output is kept whole or not at all, and costs one disk sync. A run's
+    /// log holds at most [`RUN_LOG_CAP`] bytes of lines: the line that would pass it is
+    /// replaced by a note saying so, and nothing is appended after it.
     pub fn append_run_log<S: AsRef<str>>(&self, run: RunId, lines: &[S]) -> Result<(), StoreError> {
         if lines.is_empty() {
             return Ok(());
         }
         let encoded = lines
             .iter()
-            .map(|line| self.encode(&format!("a log line of run {run}"), &line.as_ref()))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|line| {
+                let line = line.as_ref();
+                let bytes = self.encode(&format!("a log line of run {run}"), &line)?;
+                Ok((line.len() as u64, bytes))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let note = self.encode(
+            &format!("the log cap note of run {run}"),
+            &format!(
+                "── the run log reached its cap of {} MiB: later output of {run} is not kept",
+                RUN_LOG_CAP >> 20
+            ),
+        )?;
         let run_key = keys::run_key(run);
         let _writing = self.writing();
         let line_counter = keys::next_log_line_key(run);
+        let size_key = keys::log_bytes_key(run);
         let trees = (&self.meta, &self.runs, &self.run_logs);
         settle(trees.transaction(|(meta, runs, run_logs)| {
             if runs.get(run_key)?.is_none() {
                 return Err(abort(StoreError::NotFound { run }));
             }
-            for bytes in &encoded {
+            let mut size: u64 = match meta.get(&size_key)? {
+                Some(bytes) => self.decode(META, &size_key, &bytes).map_err(abort)?,
+                None => 0,
+            };
+            for (len, bytes) in &encoded {
+                if size > RUN_LOG_CAP {
+                    break;
+                }
                 let line = self.take_next(meta, &line_counter)?;
-                run_logs.insert(&keys::log_key(run, line), bytes.as_slice())?;
+                size = size.saturating_add(*len);
+                let kept = if size > RUN_LOG_CAP { &note } else { bytes };
+                run_logs.insert(&keys::log_key(run, line), kept.as_slice())?;
             }
+            meta.insert(
+                size_key.as_slice(),
+                self.encode("a counter", &size).map_err(abort)?,
+            )?;
             Ok(())
         }))?;
         self.flush()

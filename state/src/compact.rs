@@ -228,6 +228,7 @@ impl Store {
                 runs.remove(&key)?;
                 plans.remove(&key)?;
                 meta.remove(counter)?;
+                meta.remove(keys::log_bytes_key(id))?;
                 index.remove(record::index_key(&old.run))?;
                 for line in &old.log_keys {
                     run_logs.remove(line)?;

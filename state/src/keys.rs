@@ -39,6 +39,8 @@ pub(crate) const NEXT_AUDIT: &[u8] = b"next_audit_seq";
 pub(crate) const PENDING_ARCHIVE: &[u8] = b"pending_archive";
 /// Prefix of the per-run counters of run log lines, followed by the run id.
 const NEXT_LOG_LINE: &[u8] = b"next_log_line/";
+/// Prefix of the per-run sizes of run logs (bytes of their lines), followed by the run id.
+const LOG_BYTES: &[u8] = b"log_bytes/";
 
 pub(crate) fn number_key(n: u64) -> [u8; 8] {
     n.to_be_bytes()
@@ -128,6 +130,10 @@ pub(crate) fn indexed_number(key: &[u8]) -> Option<u64> {
         .and_then(|start| key_number(&key[start..]))
 }
 
+pub(crate) fn log_bytes_key(run: RunId) -> Vec<u8> {
+    [LOG_BYTES, &run_key(run)].concat()
+}
+
 /// A key as an operator would name it in an error (`r-12`, `#40`), so that it can be found.
 pub(crate) fn render(tree: &str, key: &[u8]) -> String {
     let rendered = match tree {
@@ -142,10 +148,14 @@ pub(crate) fn render(tree: &str, key: &[u8]) -> String {
         }),
         LOCKS => std::str::from_utf8(key).ok().map(|c| format!("`{c}`")),
         INDEX => render_index(key),
-        _ => match key.strip_prefix(NEXT_LOG_LINE).and_then(key_number) {
-            Some(run) => Some(format!("next log line of {}", RunId::new(run))),
-            None => std::str::from_utf8(key).ok().map(str::to_owned),
-        },
+        _ => {
+            let per_run = |prefix: &[u8]| key.strip_prefix(prefix).and_then(key_number);
+            match (per_run(NEXT_LOG_LINE), per_run(LOG_BYTES)) {
+                (Some(run), _) => Some(format!("next log line of {}", RunId::new(run))),
+                (_, Some(run)) => Some(format!("log size of {}", RunId::new(run))),
+                _ => std::str::from_utf8(key).ok().map(str::to_owned),
+            }
+        }
     };
     rendered.unwrap_or_else(|| {
         let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
@@ -192,6 +202,10 @@ mod tests {
         assert_eq!(
             render(META, &next_log_line_key(RunId::new(5))),
             "next log line of r-5"
+        );
+        assert_eq!(
+            render(META, &log_bytes_key(RunId::new(5))),
+            "log size of r-5"
         );
         assert_eq!(render(RUNS, &[1, 2]), "0x0102");
         assert_eq!(

@@ -28,6 +28,7 @@ mod safekeeping;
 mod store;
 
 pub use archive::ArchivePaths;
+pub use audit::RUN_LOG_CAP;
 pub use backup::{Restored, Summary, check, restore, store_in};
 pub use compact::Compacted;
 pub use error::{StoreError, UpdateError};

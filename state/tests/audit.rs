@@ -6,7 +6,7 @@ use common::{T0, alice, bob, new_run};
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::StepState;
-use opsbot_state::StoreError;
+use opsbot_state::{RUN_LOG_CAP, StoreError};
 
 fn refusal(reason: &str) -> AuditEvent {
     AuditEvent {
@@ -85,6 +85,38 @@ fn run_logs_keep_lines_per_run_in_order() {
     let mut expected: Vec<String> = (0..12).map(|i| format!("a line {i}")).collect();
     expected.push("after reopen".into());
     assert_eq!(store.run_log(a).unwrap(), expected);
+}
+
+#[test]
+fn a_run_log_stops_at_its_cap_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let megabyte = "x".repeat(1 << 20);
+    let cap_lines = usize::try_from(RUN_LOG_CAP >> 20).unwrap();
+    {
+        let store = common::open(dir.path()).unwrap();
+        let run = store.create_run(new_run("a"), None).unwrap().id;
+        let other = store.create_run(new_run("b"), None).unwrap().id;
+        store
+            .append_run_log(run, &vec![megabyte.as_str(); cap_lines - 1])
+            .unwrap();
+        // One line still fits; the next one passes the cap and becomes the note.
+        store
+            .append_run_log(run, &[megabyte.as_str(), "just past", "after"])
+            .unwrap();
+        store.append_run_log(other, &["another run's log"]).unwrap();
+    }
+    let store = common::open(dir.path()).unwrap();
+    let run = RunId::new(1);
+    // The size is kept with the log: after a restart, nothing more is appended either.
+    store.append_run_log(run, &["after a restart"]).unwrap();
+    let log = store.run_log(run).unwrap();
+    assert_eq!(log.len(), cap_lines + 1);
+    assert!(log[..cap_lines].iter().all(|line| *line == megabyte));
+    assert_eq!(
+        log[cap_lines],
+        "── the run log reached its cap of 16 MiB: later output of r-1 is not kept"
+    );
+    assert_eq!(store.run_log(RunId::new(2)).unwrap(), ["another run's log"]);
 }
 
 #[test]

@@ -523,6 +523,7 @@ async fn a_runbook_takes_its_parameters_as_options_with_suggestions() {
                 vec![host("compute-01"), host("compute-02")],
             )]),
             access: HostAccessConfig::Manual,
+            output: Default::default(),
         },
         ..Setup::default()
     })

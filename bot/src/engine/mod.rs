@@ -220,6 +220,17 @@ impl Engine {
         }
     }
 
+    /// The runs that go on without anyone (not those waiting for an approval or a person):
+    /// what [`Engine::idle`] waits for.
+    pub fn executing(&self) -> Result<Vec<RunId>, StoreError> {
+        let runs = self.0.store.unfinished_runs()?;
+        Ok(runs
+            .iter()
+            .filter(|run| drive::can_go_on(run))
+            .map(|run| run.id)
+            .collect())
+    }
+
     fn spawn(&self, id: RunId) {
         let inner = Arc::clone(&self.0);
         let busy = Busy::new(&inner.busy);

@@ -4,6 +4,7 @@
 //! effect, because nothing else can tell.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
 use std::time::{Duration, Instant};
 
 use opsbot_commands::approval::Approved;
@@ -22,16 +23,15 @@ use super::step::{StepOutcome, mark_started, misplaced};
 use super::wait;
 use crate::host_access::Reached;
 use crate::node_control::NodeControlError;
-use crate::process::Finished;
+use crate::process::{Finished, Output, lines};
 
-/// Lines of output kept in the run log for a step whose output is posted: a tracer's minutes.
-const POSTED_LINES: usize = 5000;
-/// Lines kept for any other command: enough to diagnose a failure.
-const KEPT_LINES: usize = 200;
+/// Lines kept of a command whose output is not posted: enough to diagnose a failure. A posted
+/// output (a tracer's minutes) keeps what `[runbooks.output]` allows.
+const KEPT_LINES: NonZeroUsize = lines(200);
 /// How much of a posted output goes into the chat message; the rest is in `/run log`.
 const POSTED_CHARS: usize = 900;
 /// Lines kept of one look of a wait: only the last matters.
-const WAIT_LINES: usize = 50;
+const WAIT_LINES: NonZeroUsize = lines(50);
 /// Longest a single look of a wait may take.
 const LOOK_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -109,10 +109,10 @@ async fn run_command(
     };
     let stdin = command.stdin.as_ref().map(|w| shown(w, &run.captured));
     let cmd = argv.join(" ");
-    let kept = if command.post_output {
-        POSTED_LINES
+    let bounds = if command.post_output {
+        access.output()
     } else {
-        KEPT_LINES
+        access.output().at_most_lines(KEPT_LINES)
     };
     let timeout = Duration::from_secs(command.timeout_secs);
     let reached = match access
@@ -121,7 +121,7 @@ async fn run_command(
             &argv,
             stdin.as_deref(),
             timeout,
-            kept,
+            bounds,
             cancelled(inner, run, waker),
         )
         .await
@@ -147,7 +147,7 @@ async fn run_command(
             wait::shown(crate::process::STOP_GRACE),
             finished.ending(),
             run.id,
-            posted(&finished.lines, run)
+            posted(&finished.output, run)
         )));
     }
     let ending = finished.ending();
@@ -155,7 +155,7 @@ async fn run_command(
         .code
         .is_some_and(|c| command.exit_codes.contains(&c))
     {
-        let last = finished.lines.last().map_or("(no output)", String::as_str);
+        let last = finished.output.last().unwrap_or("(no output)");
         return Err(format!(
             "on {host}, `{cmd}` {ending}: {last}; the whole output is in /run log id:{}",
             run.id
@@ -164,9 +164,9 @@ async fn run_command(
     let mut captured = BTreeMap::new();
     if let Some(expected) = &command.output {
         let regex = Regex::new(expected).map_err(|e| format!("the runbook's output check: {e}"))?;
-        let text = finished.lines.join("\n");
+        let text = finished.output.lines.join("\n");
         let Some(found) = regex.captures(&text) else {
-            let last = finished.lines.last().map_or("(no output)", String::as_str);
+            let last = finished.output.last().unwrap_or("(no output)");
             return Err(format!(
                 "on {host}, the output of `{cmd}` does not match /{expected}/; it ended with: \
                  {last}"
@@ -184,7 +184,7 @@ async fn run_command(
         note.push_str(&format!(" · captured {}", values.join(" ")));
     }
     if command.post_output {
-        note.push_str(&posted(&finished.lines, run));
+        note.push_str(&posted(&finished.output, run));
     }
     Ok(if captured.is_empty() {
         StepOutcome::Done(note)
@@ -197,29 +197,39 @@ async fn run_command(
 }
 
 /// The tail of an output that fits a chat message, and where the rest is.
-fn posted(lines: &[String], run: &Run) -> String {
+fn posted(output: &Output, run: &Run) -> String {
+    let lines = &output.lines;
     let shown = render::tail(lines, POSTED_CHARS);
     let mut text = format!("\n```\n{}\n```", shown.join("\n"));
-    if shown.len() < lines.len() {
-        text.push_str(&format!(
+    match output.dropped() {
+        Some(dropped) => text.push_str(&format!(
+            "\nlast {} lines shown; {dropped}: /run log id:{}",
+            shown.len(),
+            run.id
+        )),
+        None if shown.len() < lines.len() => text.push_str(&format!(
             "\nlast {} of {} lines; all of them: /run log id:{}",
             shown.len(),
             lines.len(),
             run.id
-        ));
+        )),
+        None => {}
     }
     text
 }
 
 /// Keeps a command's output in the run log under a header naming the step and the command.
 fn keep_output(inner: &Inner, run: &Run, index: usize, host: &str, cmd: &str, finished: &Finished) {
-    let header = format!(
+    let mut header = format!(
         "── step {} on {host}: `{cmd}` {}",
         index + 1,
         finished.ending()
     );
+    if let Some(dropped) = finished.output.dropped() {
+        header.push_str(&format!(" · {dropped}"));
+    }
     let lines: Vec<&str> = std::iter::once(header.as_str())
-        .chain(finished.lines.iter().map(String::as_str))
+        .chain(finished.output.lines.iter().map(String::as_str))
         .collect();
     // The output is evidence, not the outcome: a run does not fail because it could not be kept.
     if let Err(error) = inner.store.append_run_log(run.id, &lines) {
@@ -259,7 +269,7 @@ async fn until(
                 &argv,
                 None,
                 look,
-                WAIT_LINES,
+                access.output().at_most_lines(WAIT_LINES),
                 cancelled(inner, run, waker),
             )
             .await
@@ -272,8 +282,14 @@ async fn until(
             }
             Ok(Reached::Ran(finished)) if finished.stopped => return Ok(StepOutcome::Cancelled),
             Ok(Reached::Ran(finished)) => {
-                let text = finished.lines.join("\n");
-                last = match finished.lines.iter().rev().find(|l| !l.trim().is_empty()) {
+                let text = finished.output.lines.join("\n");
+                last = match finished
+                    .output
+                    .lines
+                    .iter()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                {
                     Some(line) => format!("`{}`", visible(line.trim(), 80)),
                     None => format!("no output ({})", finished.ending()),
                 };

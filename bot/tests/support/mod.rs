@@ -147,7 +147,7 @@ nodes = ["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14", "10.0.0.15"]
 
 /// `opsbot ARGS`, reading `input`; stdin is closed after it, so a console exits once its runs
 /// are done (or parked on a person).
-pub fn spawn(args: &[&str], input: &str) -> Child {
+pub fn spawn(args: &[&str], input: impl AsRef<[u8]>) -> Child {
     let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
         .args(args)
         .stdin(Stdio::piped())
@@ -156,7 +156,7 @@ pub fn spawn(args: &[&str], input: &str) -> Child {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.as_bytes()).unwrap();
+    stdin.write_all(input.as_ref()).unwrap();
     drop(stdin);
     child
 }

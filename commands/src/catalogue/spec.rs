@@ -185,4 +185,16 @@ impl CommandSpec {
     pub fn option(&self, name: &str) -> Option<&'static OptionSpec> {
         self.options.iter().find(|o| o.name == name)
     }
+
+    /// The option that takes the rest of a console line, quotes or not
+    /// (`/maintenance announce text:upgrading logs now`): the last option, when it is free
+    /// text and no further `name:value` options can follow it.
+    pub fn free_text(&self) -> Option<&'static str> {
+        match self.options.last() {
+            Some(option) if matches!(option.kind, OptionKind::Text { .. }) && !self.open => {
+                Some(option.name)
+            }
+            _ => None,
+        }
+    }
 }

@@ -125,6 +125,62 @@ fn bad_lines_get_errors_that_say_what_to_type() {
 }
 
 #[test]
+fn the_last_text_option_takes_the_rest_of_the_line_without_quotes() {
+    let notice = |text: &str| Request::MaintenanceAnnounce {
+        text: crate::name::Notice::parse(text).unwrap(),
+    };
+    let reject = |reason: &str| Request::Reject {
+        id: RunId::new(2),
+        reason: crate::name::Reason::parse(reason).unwrap(),
+    };
+    let table = [
+        (
+            "/maintenance announce text:upgrading logs now",
+            notice("upgrading logs now"),
+        ),
+        (
+            "/maintenance announce text:  until 04:00 UTC, 5\" of slack  ",
+            notice("until 04:00 UTC, 5\" of slack"),
+        ),
+        (
+            "/maintenance announce text:\"quoted, as before\"",
+            notice("quoted, as before"),
+        ),
+        (
+            "/reject id:r-2 reason:wrong node, see r-1",
+            reject("wrong node, see r-1"),
+        ),
+        // What follows the free-text option is its text, even what looks like an option.
+        (
+            "/reject id:r-2 reason:not now id:r-3",
+            reject("not now id:r-3"),
+        ),
+    ];
+    for (line, expected) in table {
+        assert_eq!(parse_line(line, Origin::Console), Ok(expected), "{line}");
+    }
+    // Only the catalogue's last text option, and only where a word starts with its name.
+    assert!(matches!(
+        parse_line("/reject id:r-2", Origin::Console),
+        Err(ParseError::MissingOption {
+            option: "reason",
+            ..
+        })
+    ));
+    assert_eq!(
+        parse_line("/cluster status cluster:logs extra words", Origin::Console)
+            .unwrap_err()
+            .to_string(),
+        "`extra` is not an option; give options as name:value, e.g. /cluster status \
+         cluster:<cluster>"
+    );
+    assert_eq!(
+        parse_line("/reject id:r-2 reason:\"open", Origin::Console),
+        Err(ParseError::UnclosedQuote)
+    );
+}
+
+#[test]
 fn act_as_is_unknown_outside_the_demo() {
     for origin in [Origin::Chat, Origin::Console] {
         let refused = parse_line("/as user:bob", origin).unwrap_err();

@@ -13,6 +13,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::people::{Actor, People};
 use opsbot_commands::request::Request;
@@ -27,7 +28,8 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::progress::Publisher;
 use crate::service::{Asked, Service};
-use session::{Session, Speaking};
+use session::{Line, Session, Speaking};
+use transcript::PRIVATE;
 
 /// The console's one channel.
 pub const CHANNEL: &str = "console";
@@ -67,11 +69,29 @@ pub async fn demo(
 /// Piped input is a script, and a script that approves means the run once it waits for that:
 /// such a line first lets executing runs reach where they wait (or end), as someone watching
 /// the console would have waited before typing it.
-fn answers_a_waiting_run(line: &str) -> bool {
+fn answers_a_waiting_run(line: &Line) -> bool {
+    let Line::Text(line) = line else {
+        return false;
+    };
     matches!(
         parse::parse_line(line, Origin::Console),
         Ok(Request::Approve { .. } | Request::Reject { .. } | Request::RunDone { .. })
     )
+}
+
+/// What the console says at the end of its input (Ctrl-D) while runs execute, before it waits
+/// for them: a console that seems to hang would be killed mid-step.
+fn waiting_for(runs: &[RunId]) -> Option<String> {
+    let ids: Vec<String> = runs.iter().map(RunId::to_string).collect();
+    let (last, rest) = ids.split_last()?;
+    let names = match rest {
+        [] => last.clone(),
+        _ => format!("{} and {last}", rest.join(", ")),
+    };
+    Some(format!(
+        "end of input: waiting for {names} to finish (Ctrl-C stops waiting; an unfinished run \
+         resumes at the next start)"
+    ))
 }
 
 /// Runs a console on this terminal. `speaking` decides who speaks, once the store is open (so
@@ -119,13 +139,16 @@ async fn terminal(
         if !tty && answers_a_waiting_run(&line) {
             engine.idle().await;
         }
-        if !tty && !line.trim().is_empty() {
-            screen.print(&session.prompt(), line.trim(), None);
+        if !tty && !line.shown().trim().is_empty() {
+            screen.print(&session.prompt(), line.shown().trim(), None);
         }
         if let Some((header, text)) = session.answer(&line).await {
             screen.print(header, &text, None);
         }
         screen.set_prompt(session.prompt());
+    }
+    if let Some(text) = waiting_for(&engine.executing()?) {
+        screen.print(PRIVATE, &text, None);
     }
     engine.idle().await;
     publisher.flushed().await;
@@ -133,4 +156,24 @@ async fn terminal(
         println!();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_end_of_input_names_the_runs_it_waits_for() {
+        assert_eq!(waiting_for(&[]), None);
+        let text = waiting_for(&[RunId::new(4)]).unwrap();
+        assert!(
+            text.starts_with("end of input: waiting for r-4 to finish"),
+            "{text}"
+        );
+        let text = waiting_for(&[1, 2, 3].map(RunId::new)).unwrap();
+        assert!(
+            text.contains("waiting for r-1, r-2 and r-3 to finish"),
+            "{text}"
+        );
+    }
 }

@@ -25,6 +25,26 @@ pub(crate) enum Speaking {
 /// What a console speaker types to approve the plan `/approve id:r-N` just showed them.
 pub(crate) const CONFIRM: &str = "yes";
 
+/// The answer to a line that is not UTF-8 (a stray byte, a terminal in another encoding).
+const NOT_UTF8: &str = "that line is not UTF-8 text, so it was not read; type it again";
+
+/// A line of console input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Line {
+    Text(String),
+    /// Bytes that are not UTF-8, as shown in a transcript (U+FFFD for each bad sequence).
+    NotUtf8(String),
+}
+
+impl Line {
+    /// The line as a transcript shows it.
+    pub(crate) fn shown(&self) -> &str {
+        match self {
+            Self::Text(text) | Self::NotUtf8(text) => text,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Session {
     service: Service,
@@ -65,9 +85,13 @@ impl Session {
         }
     }
 
-    /// Answers one line: the header and the text to show, or `None` for a blank line.
-    pub(crate) async fn answer(&mut self, line: &str) -> Option<(&'static str, String)> {
-        let line = line.trim();
+    /// Answers one line: the header and the text to show, or `None` for a blank line. A line
+    /// that is not UTF-8 is refused; the session goes on.
+    pub(crate) async fn answer(&mut self, line: &Line) -> Option<(&'static str, String)> {
+        let line = match line {
+            Line::Text(text) => text.trim(),
+            Line::NotUtf8(_) => return Some((PRIVATE, NOT_UTF8.to_owned())),
+        };
         if line.is_empty() {
             return None;
         }
@@ -142,11 +166,10 @@ impl Session {
 }
 
 /// The next line of `input` without its line ending, `None` at its end. Bytes that are not
-/// UTF-8 are read as U+FFFD, which no command accepts, so they are refused like any typo
-/// instead of ending the console.
+/// UTF-8 make a line of their own kind, refused by the session instead of ending the console.
 pub(crate) async fn read_line(
     input: &mut (impl AsyncBufRead + Unpin),
-) -> std::io::Result<Option<String>> {
+) -> std::io::Result<Option<Line>> {
     let mut bytes = Vec::new();
     if input.read_until(b'\n', &mut bytes).await? == 0 {
         return Ok(None);
@@ -154,7 +177,10 @@ pub(crate) async fn read_line(
     while bytes.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
         bytes.pop();
     }
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(Some(match String::from_utf8(bytes) {
+        Ok(text) => Line::Text(text),
+        Err(error) => Line::NotUtf8(String::from_utf8_lossy(error.as_bytes()).into_owned()),
+    }))
 }
 
 #[cfg(test)]
@@ -164,18 +190,13 @@ mod tests {
     #[tokio::test]
     async fn lines_that_are_not_utf8_are_read_not_fatal() {
         let mut input: &[u8] = b"/run list\r\n\xff\xfe\n/help";
+        let text = |s: &str| Some(Line::Text(s.to_owned()));
+        assert_eq!(read_line(&mut input).await.unwrap(), text("/run list"));
         assert_eq!(
-            read_line(&mut input).await.unwrap().as_deref(),
-            Some("/run list")
+            read_line(&mut input).await.unwrap(),
+            Some(Line::NotUtf8("\u{FFFD}\u{FFFD}".to_owned()))
         );
-        assert_eq!(
-            read_line(&mut input).await.unwrap().as_deref(),
-            Some("\u{FFFD}\u{FFFD}")
-        );
-        assert_eq!(
-            read_line(&mut input).await.unwrap().as_deref(),
-            Some("/help")
-        );
+        assert_eq!(read_line(&mut input).await.unwrap(), text("/help"));
         assert_eq!(read_line(&mut input).await.unwrap(), None);
     }
 }

@@ -19,7 +19,7 @@ use tokio::sync::{broadcast, mpsc};
 
 use super::account::account_of;
 use super::control;
-use super::session::{Session, Speaking, read_line};
+use super::session::{Line, Session, Speaking, read_line};
 use super::transcript::{self, PRIVATE, PUBLIC};
 use crate::progress::{ChatError, ChatTransport};
 use crate::service::{Asked, Service};
@@ -191,7 +191,10 @@ impl Connection {
         let _ = out.send(transcript::block(PUBLIC, &greeting)).await;
         let mut input = BufReader::new(read);
         while let Ok(Some(line)) = read_line(&mut input).await {
-            if let Some(request) = control::request(&line) {
+            if let Some(request) = match &line {
+                Line::Text(text) => control::request(text),
+                Line::NotUtf8(_) => None,
+            } {
                 // The command line's connection: its answer, unmixed with progress, then done.
                 channel.abort();
                 let person = session.speaker().name().to_string();
