@@ -2,7 +2,6 @@
 //! needs no store, like the clusters.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use anyhow::{Context, bail};
 use futures::{StreamExt, TryStreamExt, stream};
@@ -43,26 +42,15 @@ pub struct Clouds {
 
 /// The password of a cloud, from its environment variable or the first line of its file.
 fn password(cloud: &CloudConfig) -> anyhow::Result<SecretString> {
-    let text = match (&cloud.password_env, &cloud.password_file) {
-        (Some(variable), None) => std::env::var(variable)
-            .with_context(|| format!("cloud `{}`: {variable} is not set", cloud.name))?,
-        (None, Some(file)) => read_first_line(file)
-            .with_context(|| format!("cloud `{}`: password_file", cloud.name))?,
-        _ => bail!(
+    let Some(source) = cloud.password() else {
+        bail!(
             "cloud `{}`: give exactly one of password_env and password_file",
             cloud.name
-        ),
+        );
     };
-    if text.is_empty() {
-        bail!("cloud `{}`: the password is empty", cloud.name);
-    }
-    Ok(SecretString::from(text))
-}
-
-fn read_first_line(file: &Path) -> anyhow::Result<String> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    Ok(text.lines().next().unwrap_or_default().trim().to_owned())
+    source
+        .read()
+        .with_context(|| format!("cloud `{}`: the password", cloud.name))
 }
 
 impl Clouds {
@@ -81,7 +69,13 @@ impl Clouds {
             };
             let cloud = Cloud {
                 name: c.name.clone(),
-                client: CloudClient::new(&c.name, credentials, config.engine.request_timeout)?,
+                client: CloudClient::new(
+                    &c.name,
+                    credentials,
+                    &c.tls(),
+                    config.engine.request_timeout,
+                )
+                .with_context(|| format!("cloud `{}`", c.name))?,
                 hosts: HostControl::new(c.compute_control.clone(), &c.auth_url),
             };
             map.insert(c.name.clone(), cloud);

@@ -13,8 +13,10 @@ use serde::Deserialize;
 use crate::backend::RetryPolicy;
 use crate::node_control::CommandTemplate;
 
+mod access;
 mod front;
 
+pub use access::{ClientIdentity, ClusterAuth, SecretSource, Tls};
 pub use front::{ConsoleConfig, DiscordConfig, PersonConfig, Role};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -119,8 +121,10 @@ impl Default for ProgressConfig {
     }
 }
 
+/// One search cluster. Written with flat keys (`ca_file`, `username`, `password_file`, ...),
+/// read into types where a half-given identity or two passwords cannot exist.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "access::RawCluster")]
 pub struct ClusterConfig {
     pub name: ClusterName,
     /// The cluster's HTTP address, e.g. `http://10.0.0.10:9200` (Kolla's internal VIP).
@@ -128,6 +132,10 @@ pub struct ClusterConfig {
     /// The search nodes, by IP (Kolla names nodes after their IP), in the order to start them.
     pub nodes: Vec<NodeAddr>,
     pub node_control: NodeControlConfig,
+    /// The CA to trust and the client certificate, for `https://` clusters.
+    pub tls: Tls,
+    /// Credentials, for clusters with security on; none sends no `Authorization`.
+    pub auth: Option<ClusterAuth>,
 }
 
 /// How the search container on a node is stopped and started.
@@ -192,9 +200,32 @@ pub struct CloudConfig {
     pub password_env: Option<String>,
     /// A file that holds the password (its first line).
     pub password_file: Option<PathBuf>,
+    /// PEM CA certificates trusted for Keystone and every catalog endpoint, instead of the
+    /// built-in web roots (Kolla's `kolla_enable_tls_internal` CA).
+    #[serde(default)]
+    pub ca_file: Option<PathBuf>,
     /// How the compute containers on the hypervisors are restarted.
     #[serde(default)]
     pub compute_control: HostControlConfig,
+}
+
+impl CloudConfig {
+    /// What the cloud's one HTTP client trusts: a cloud presents no client certificate.
+    pub fn tls(&self) -> Tls {
+        Tls {
+            ca_file: self.ca_file.clone(),
+            identity: None,
+        }
+    }
+
+    /// Where the password is; validation makes sure there is exactly one place.
+    pub fn password(&self) -> Option<SecretSource> {
+        match (&self.password_env, &self.password_file) {
+            (Some(variable), None) => Some(SecretSource::Env(variable.clone())),
+            (None, Some(file)) => Some(SecretSource::File(file.clone())),
+            _ => None,
+        }
+    }
 }
 
 fn default_domain() -> String {
@@ -324,6 +355,14 @@ impl Config {
             if !matches!(url.scheme(), "http" | "https") {
                 bail!("cluster `{}`: url must be http or https", cluster.name);
             }
+            let owner = format!("cluster `{}`", cluster.name);
+            access::refuse_url_credentials(
+                &url,
+                &owner,
+                "url",
+                "username with password_file or password_env (or api_key_file/api_key_env)",
+            )?;
+            access::refuse_tls_on_http(&url, &cluster.tls, &owner)?;
             if cluster.nodes.is_empty() {
                 bail!("cluster `{}` lists no nodes", cluster.name);
             }
@@ -353,7 +392,15 @@ impl Config {
             if !matches!(url.scheme(), "http" | "https") {
                 bail!("cloud `{}`: auth_url must be http or https", cloud.name);
             }
-            if cloud.password_env.is_some() == cloud.password_file.is_some() {
+            let owner = format!("cloud `{}`", cloud.name);
+            access::refuse_url_credentials(
+                &url,
+                &owner,
+                "auth_url",
+                "username with password_file or password_env",
+            )?;
+            access::refuse_tls_on_http(&url, &cloud.tls(), &owner)?;
+            if cloud.password().is_none() {
                 bail!(
                     "cloud `{}`: give exactly one of password_env and password_file",
                     cloud.name

@@ -19,7 +19,9 @@ pub use compute::COMPUTE_MICROVERSION;
 pub use identity::Credentials;
 pub use placement::PLACEMENT_MICROVERSION;
 
-use crate::backend::error::{BackendError, Fault, transport_fault};
+use crate::backend::error::{BackendError, Fault};
+use crate::backend::{http, transport};
+use crate::config::Tls;
 use identity::Session;
 
 /// What a deletion found: the thing was there and is gone now, or it was already gone (after
@@ -78,16 +80,14 @@ pub struct CloudClient {
 }
 
 impl CloudClient {
+    /// One client, trusting `tls`, for Keystone and every endpoint of the catalog alike.
     pub fn new(
         cloud: &CloudName,
         credentials: Credentials,
+        tls: &Tls,
         timeout: Duration,
-    ) -> Result<Self, reqwest::Error> {
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .user_agent(concat!("opsbot/", env!("CARGO_PKG_VERSION")))
-            .build()?;
+    ) -> anyhow::Result<Self> {
+        let http = http::client(tls, timeout)?;
         Ok(Self {
             session: Session::new(http.clone(), credentials, cloud.as_str()),
             http,
@@ -154,12 +154,11 @@ impl CloudClient {
             let response = builder
                 .send()
                 .await
-                .map_err(|e| self.error(api, &request, transport_fault(&e)))?;
+                .map_err(|e| self.error(api, &request, transport::fault(&e)))?;
             let status = response.status().as_u16();
-            let text = response
-                .text()
+            let text = http::body(response)
                 .await
-                .map_err(|e| self.error(api, &request, transport_fault(&e)))?;
+                .map_err(|e| self.error(api, &request, e.fault()))?;
             if status == 401 && !renewed {
                 tracing::info!(cloud = %self.cloud, %request, "token refused; issuing a new one");
                 self.session.forget(&token).await;
