@@ -1,4 +1,4 @@
-//! The command line: `opsbot demo | sim | run | console | plan | audit`. Errors end here, printed with their
+//! The command line: `opsbot demo | sim | run | console | plan | check | audit`. Errors end here, printed with their
 //! whole cause chain and a non-zero exit code.
 
 use std::io::Write;
@@ -56,6 +56,14 @@ enum Command {
     Audit {
         #[command(subcommand)]
         command: AuditCommand,
+    },
+    /// Reach every configured cluster, cloud and Discord as the bot would, and say per target
+    /// what works and what does not (TLS, credentials, permissions, timeouts); exits non-zero
+    /// if anything failed. Changes nothing.
+    Check {
+        /// The TOML config (documented in deploy/opsbot.example.toml).
+        #[arg(long)]
+        config: PathBuf,
     },
     /// Print the plan a command would run, without running it.
     Plan {
@@ -171,6 +179,13 @@ async fn run(command: Command) -> anyhow::Result<()> {
             now,
             command,
         } => plan(&Config::load(&config)?, json, now, &command).await,
+        Command::Check { config } => {
+            if crate::check::run(&Config::load(&config)?).await? {
+                Ok(())
+            } else {
+                bail!("some targets cannot be used; see the FAIL lines above")
+            }
+        }
     }
 }
 

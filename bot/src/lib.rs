@@ -3,6 +3,7 @@
 
 pub mod backend;
 pub mod chat;
+pub mod check;
 pub mod cli;
 pub mod clouds;
 pub mod clusters;

@@ -200,7 +200,10 @@ impl CloudClient {
     fn status_error(&self, api: Api, request: &str, status: u16, text: &str) -> BackendError {
         let reason = match status {
             401 => "the token was refused twice; check the user's role on the project".to_owned(),
-            403 => "forbidden: the cloud user needs the admin role".to_owned(),
+            403 => format!(
+                "forbidden ({}): the cloud user needs the admin role",
+                wire::error_reason(text)
+            ),
             _ => wire::error_reason(text),
         };
         self.error(api, request, Fault::Status { status, reason })
