@@ -10,9 +10,10 @@ use std::time::Duration;
 use opsbot_commands::name::HostName;
 use opsbot_commands::openstack::ids::ImageRef;
 
+use crate::backend::BackendError;
 use crate::backend::search::SearchClient;
 use crate::clouds::Clouds;
-use crate::config::{CloudConfig, Config, DiscordConfig};
+use crate::config::{CloudConfig, ClusterConfig, Config, DiscordConfig};
 
 /// What one target answered.
 #[derive(Debug)]
@@ -33,28 +34,37 @@ impl fmt::Display for Outcome {
 /// Checks every target, printing each line as soon as it is known; `Ok(false)` when any failed.
 pub async fn run(config: &Config) -> anyhow::Result<bool> {
     let mut all_ok = true;
-    let mut report = |outcome: Outcome| {
+    check(config, |outcome| {
         all_ok &= outcome.result.is_ok();
         println!("{outcome}");
-    };
-    for cluster in &config.clusters {
-        report(check_cluster(config, cluster).await);
-    }
-    for outcome in check_clouds(config).await {
-        report(outcome);
-    }
-    if let Some(discord) = &config.discord {
-        report(check_discord(discord, config.engine.request_timeout).await);
-    }
+    })
+    .await;
     if config.clusters.is_empty() && config.clouds.is_empty() && config.discord.is_none() {
         println!("nothing to check: the config names no cluster, cloud or Discord");
     }
     Ok(all_ok)
 }
 
+/// Checks every target in the config's order, handing each outcome to `report` when known.
+pub async fn check(config: &Config, mut report: impl FnMut(Outcome)) {
+    for cluster in &config.clusters {
+        report(check_cluster(config, cluster).await);
+    }
+    for cloud in &config.clouds {
+        check_cloud(config, cloud, &mut report).await;
+    }
+    if let Some(discord) = &config.discord {
+        report(check_discord(discord, config.engine.request_timeout).await);
+    }
+}
+
+/// A failed call without its service, which the line's target already names.
+fn failed(error: &BackendError) -> String {
+    format!("{} {}", error.request, error.fault)
+}
+
 /// `GET /` and `GET /_cluster/health`, the two reads every procedure starts with.
-async fn check_cluster(config: &Config, cluster: &crate::config::ClusterConfig) -> Outcome {
-    let target = format!("cluster `{}` at {}", cluster.name, cluster.url);
+async fn check_cluster(config: &Config, cluster: &ClusterConfig) -> Outcome {
     let result = async {
         let client = SearchClient::new(
             &cluster.name,
@@ -64,63 +74,75 @@ async fn check_cluster(config: &Config, cluster: &crate::config::ClusterConfig) 
             config.engine.request_timeout,
         )
         .map_err(|e| format!("{e:#}"))?;
-        let version = client.version().await.map_err(|e| e.to_string())?;
-        let health = client.health().await.map_err(|e| e.to_string())?;
+        let version = client.version().await.map_err(|e| failed(&e))?;
+        let health = client.health().await.map_err(|e| failed(&e))?;
         Ok(format!("{version}, health {}", health.status))
     }
     .await;
-    Outcome { target, result }
-}
-
-/// Per cloud: a token (with its catalog), then one read of each API opsbot uses, a line each;
-/// one line only when the cloud cannot be set up.
-async fn check_clouds(config: &Config) -> Vec<Outcome> {
-    let mut outcomes = Vec::new();
-    for cloud in &config.clouds {
-        let target = format!("cloud `{}` at {}", cloud.name, cloud.auth_url);
-        match check_cloud(config, cloud).await {
-            Ok(apis) => outcomes.extend(apis.into_iter().map(|(api, result)| Outcome {
-                target: format!("{target} {api}"),
-                result,
-            })),
-            Err(error) => outcomes.push(Outcome {
-                target,
-                result: Err(format!("{error:#}")),
-            }),
-        }
+    Outcome {
+        target: format!("cluster `{}` at {}", cluster.name, cluster.url),
+        result,
     }
-    outcomes
 }
 
-type ApiResult = (&'static str, Result<String, String>);
-
-async fn check_cloud(config: &Config, cloud: &CloudConfig) -> anyhow::Result<[ApiResult; 3]> {
+/// A token with its catalog, then one read of each API opsbot uses: a line each, the APIs
+/// only once there is a token.
+async fn check_cloud(config: &Config, cloud: &CloudConfig, report: &mut impl FnMut(Outcome)) {
+    let target = |part: &str| format!("cloud `{}` {part}", cloud.name);
     let one = Config {
         clouds: vec![cloud.clone()],
         ..config.clone()
     };
-    let clouds = Clouds::new(&one)?;
-    let client = &clouds.get(&cloud.name)?.client;
+    let clouds = match Clouds::new(&one) {
+        Ok(clouds) => clouds,
+        Err(error) => {
+            return report(Outcome {
+                target: target("identity"),
+                result: Err(format!("{error:#}")),
+            });
+        }
+    };
+    let Ok(found) = clouds.get(&cloud.name) else {
+        return;
+    };
+    let client = &found.client;
+    let token = client.authenticate().await;
+    let issued = token.is_ok();
+    report(Outcome {
+        target: target(&format!("identity at {}", cloud.auth_url)),
+        result: token
+            .map(|()| "token issued, with its catalog".to_owned())
+            .map_err(|e| failed(&e)),
+    });
+    if !issued {
+        return;
+    }
     // Names no host or image has: the answers are empty lists, the permissions are real.
-    let host = HostName::parse(PROBE)?;
-    let image = ImageRef::parse(PROBE)?;
-    Ok([
-        ("placement", read(client.providers_named(&host)).await),
-        ("compute", read(client.services()).await),
-        ("image", read(client.images(&image)).await),
-    ])
+    let (Ok(host), Ok(image)) = (HostName::parse(PROBE), ImageRef::parse(PROBE)) else {
+        return;
+    };
+    report(Outcome {
+        target: target("placement"),
+        result: read(client.providers_named(&host)).await,
+    });
+    report(Outcome {
+        target: target("compute"),
+        result: read(client.services()).await,
+    });
+    report(Outcome {
+        target: target("image"),
+        result: read(client.images(&image)).await,
+    });
 }
 
 /// The host and image name the cloud reads look for.
 const PROBE: &str = "opsbot-check";
 
 /// One read whose answer only needs to have come.
-async fn read<T, E: fmt::Display>(
-    call: impl Future<Output = Result<T, E>>,
-) -> Result<String, String> {
+async fn read<T>(call: impl Future<Output = Result<T, BackendError>>) -> Result<String, String> {
     call.await
-        .map(|_| "token accepted, answers".to_owned())
-        .map_err(|e| e.to_string())
+        .map(|_| "the token is accepted and the API answers".to_owned())
+        .map_err(|e| failed(&e))
 }
 
 /// The bot's own start-up check (token, guild, channels), bounded in time.

@@ -32,8 +32,9 @@ impl std::fmt::Debug for SimTls {
 }
 
 impl SimTls {
-    /// The rustls server settings; HTTP/1.1 only, as the cluster API is served.
-    pub(crate) fn server_config(&self) -> Result<Arc<ServerConfig>, ConfigError> {
+    /// The rustls server settings; HTTP/1.1 only, as the cluster API is served. Also for test
+    /// servers of other kinds (a TLS proxy in front of Keystone).
+    pub fn server_config(&self) -> Result<Arc<ServerConfig>, ConfigError> {
         let bad = |what: &str, e: &dyn std::fmt::Display| ConfigError::Tls(format!("{what}: {e}"));
         let chain = CertificateDer::pem_slice_iter(self.cert_pem.as_bytes())
             .collect::<Result<Vec<_>, _>>()

@@ -11,6 +11,7 @@ pub mod console;
 pub mod discord;
 pub mod openstack;
 pub mod runbooks;
+pub mod tls;
 
 use std::net::Ipv4Addr;
 use std::sync::Arc;

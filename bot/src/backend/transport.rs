@@ -77,21 +77,25 @@ fn connect_cause(error: &reqwest::Error) -> Cause {
         if current.to_string() == "dns error" {
             return Cause::Dns;
         }
-        if let Some(io) = current.downcast_ref::<io::Error>() {
-            // An io::Error hides what it wraps from `source()`: look inside.
-            if let Some(tls) = io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
-                return Cause::Tls(tls_text(tls));
-            }
-            match io.kind() {
-                io::ErrorKind::ConnectionRefused => return Cause::Refused,
-                io::ErrorKind::TimedOut => return Cause::ConnectTimeout,
-                _ => {}
-            }
-        }
         if let Some(tls) = current.downcast_ref::<rustls::Error>() {
             return Cause::Tls(tls_text(tls));
         }
-        next = current.source();
+        let wrapped = current.downcast_ref::<io::Error>().and_then(|io| {
+            match io.kind() {
+                io::ErrorKind::ConnectionRefused => Some(Err(Cause::Refused)),
+                io::ErrorKind::TimedOut => Some(Err(Cause::ConnectTimeout)),
+                // An io::Error hides what it wraps from `source()` (hyper-rustls wraps rustls's
+                // error in two): look inside.
+                _ => io
+                    .get_ref()
+                    .map(|inner| Ok(inner as &(dyn StdError + 'static))),
+            }
+        });
+        next = match wrapped {
+            Some(Err(cause)) => return cause,
+            Some(Ok(inner)) => Some(inner),
+            None => current.source(),
+        };
     }
     if error.is_timeout() {
         Cause::ConnectTimeout

@@ -95,6 +95,11 @@ impl CloudClient {
         })
     }
 
+    /// Issues a token (or keeps a fresh one) with its catalog: Keystone and the password work.
+    pub async fn authenticate(&self) -> Result<(), BackendError> {
+        self.session.token().await.map(drop)
+    }
+
     fn error(&self, api: Api, request: &str, fault: Fault) -> BackendError {
         BackendError::once(
             format!("{} of cloud `{}`", api.service_type(), self.cloud),
