@@ -149,7 +149,7 @@ async fn respond(app: &App, parts: &Parts, body: &Bytes, context: &RequestContex
         return ApiError::Haproxy(StatusCode::SERVICE_UNAVAILABLE).into_response(false);
     }
     if let Some(security) = &app.security {
-        if let Err(refusal) = security::authenticate(security, app.flavor, parts) {
+        if let Some(refusal) = security::refusal(security, app.flavor, parts) {
             return refusal;
         }
     }

@@ -30,12 +30,8 @@ fn challenges(flavor: Flavor) -> &'static [&'static str] {
     }
 }
 
-/// `Ok` when the request carries the credentials of a known user; else ES's 401.
-pub(crate) fn authenticate(
-    security: &Security,
-    flavor: Flavor,
-    parts: &Parts,
-) -> Result<(), Response> {
+/// ES's 401, unless the request carries the credentials of a known user.
+pub(crate) fn refusal(security: &Security, flavor: Flavor, parts: &Parts) -> Option<Response> {
     let uri = parts.uri.path_and_query().map_or_else(
         || parts.uri.path().to_owned(),
         |uri| uri.as_str().to_owned(),
@@ -48,12 +44,12 @@ pub(crate) fn authenticate(
                 .iter()
                 .any(|(u, p)| *u == user && *p == password)
             {
-                return Ok(());
+                return None;
             }
             format!("unable to authenticate user [{user}] for REST request [{uri}]")
         }
     };
-    Err(unauthenticated(flavor, &reason))
+    Some(unauthenticated(flavor, &reason))
 }
 
 /// The user and password of `Authorization: Basic`; `None` for no header or another scheme
