@@ -302,6 +302,25 @@ async fn a_silent_server_times_out_and_a_huge_answer_is_refused_unread() {
         line.ends_with("GET / sent an answer larger than 64 MiB; opsbot refuses it unread"),
         "{line}"
     );
+
+    // Announces 100 MB and sends none of it: refused on the announcement alone.
+    let announced = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", announced.local_addr().unwrap());
+    tokio::spawn(async move {
+        let (mut stream, _) = announced.accept().await.unwrap();
+        let mut request = [0; 4096];
+        let _ = stream.read(&mut request).await;
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100000000\r\n\r\n")
+            .await;
+        // Held open: a client waiting for the body would wait for the timeout.
+        let _ = stream.read(&mut request).await;
+    });
+    let line = line_of(&config(dir.path(), &cluster(&url, ""))).await;
+    assert!(
+        line.ends_with("larger than 64 MiB; opsbot refuses it unread"),
+        "{line}"
+    );
 }
 
 /// A real Keystone behind a TLS proxy whose certificate `ca` signed.

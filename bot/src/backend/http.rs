@@ -218,3 +218,6 @@ impl BodyError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
