@@ -204,6 +204,20 @@ mod tests {
     }
 
     #[test]
+    fn security_is_modelled_for_elasticsearch_only() {
+        let secured = |flavor| SimConfig {
+            flavor,
+            security: Some(Security::default()),
+            ..SimConfig::default()
+        };
+        assert!(secured(Flavor::Es8).node_ips().is_ok());
+        assert_eq!(
+            secured(Flavor::Os2).node_ips(),
+            Err(ConfigError::SecurityUnmodelled(Flavor::Os2))
+        );
+    }
+
+    #[test]
     fn daily_indices_end_today() {
         let config = SimConfig {
             days_of_indices: 3,

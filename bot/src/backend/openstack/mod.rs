@@ -206,11 +206,42 @@ impl CloudClient {
         let reason = match status {
             401 => "the token was refused twice; check the user's role on the project".to_owned(),
             403 => format!(
-                "forbidden ({}): the cloud user needs the admin role",
-                wire::error_reason(text)
+                "{}; the cloud user needs the admin role",
+                wire::error_reason(text).trim_end_matches('.')
             ),
             _ => wire::error_reason(text),
         };
         self.error(api, request, Fault::Status { status, reason })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Interface;
+
+    #[test]
+    fn a_403_keeps_the_policy_the_service_names() {
+        let credentials = Credentials {
+            auth_url: "https://keystone.invalid/v3".into(),
+            username: "opsbot".into(),
+            user_domain: "Default".into(),
+            project: "admin".into(),
+            project_domain: "Default".into(),
+            password: secrecy::SecretString::from("unused"),
+            region: "RegionOne".into(),
+            interface: Interface::Internal,
+        };
+        let cloud = CloudName::parse("prod").expect("name");
+        let client = CloudClient::new(&cloud, credentials, &Tls::default(), Duration::from_secs(1))
+            .expect("client");
+        let nova = r#"{"forbidden": {"code": 403, "message": "Policy doesn't allow os_compute_api:os-services:list to be performed."}}"#;
+        assert_eq!(
+            client
+                .status_error(Api::Compute, "GET /os-services", 403, nova)
+                .to_string(),
+            "compute of cloud `prod`: GET /os-services answered 403 (Policy doesn't allow \
+             os_compute_api:os-services:list to be performed; the cloud user needs the admin role)"
+        );
     }
 }
