@@ -399,3 +399,31 @@ async fn keystone_with_the_wrong_ca_names_its_certificate() {
         )
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discord_is_checked_with_the_bots_own_start_up_check() {
+    use opsbot_fake_discord::{FakeConfig, FakeDiscord};
+    use opsbot_tests::discord::{ANNOUNCE_CHANNEL, CHANNEL, discord_config};
+
+    let fake = FakeDiscord::start(FakeConfig {
+        channels: vec![CHANNEL, ANNOUNCE_CHANNEL],
+        ..FakeConfig::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), &cluster("http://127.0.0.1:9", ""));
+    config.clusters.clear();
+    config.discord = Some(discord_config(&fake, dir.path()));
+    assert_eq!(
+        line_of(&config).await,
+        "ok    discord: token, guild and channels answer"
+    );
+    std::fs::write(dir.path().join("discord-token"), "not-the-token").unwrap();
+    let line = line_of(&config).await;
+    assert!(
+        line.starts_with(
+            "FAIL  discord: checking the bot token: Discord refused the bot token (401)"
+        ),
+        "{line}"
+    );
+}

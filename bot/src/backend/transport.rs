@@ -155,3 +155,48 @@ fn certificate_text(cause: &CertificateError) -> String {
         other => format!("is refused ({other})"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unreachable(cause: Cause) -> Fault {
+        Fault::Connect(Unreachable {
+            origin: "https://10.0.0.10:9200".into(),
+            cause,
+        })
+    }
+
+    #[test]
+    fn a_certificate_is_not_tried_again_but_a_refused_connection_is() {
+        assert!(!unreachable(Cause::Tls("expired".into())).is_transient());
+        for cause in [
+            Cause::Refused,
+            Cause::Dns,
+            Cause::ConnectTimeout,
+            Cause::Closed,
+        ] {
+            assert!(unreachable(cause).is_transient());
+        }
+    }
+
+    #[test]
+    fn certificate_problems_say_what_to_do() {
+        let named = RefusedCertificate {
+            subject: "CN=logs-vip".into(),
+            issuer: "CN=Kolla CA".into(),
+            cause: CertificateError::Expired,
+        };
+        let error = rustls::Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(
+            std::sync::Arc::new(named),
+        )));
+        assert_eq!(
+            tls_text(&error),
+            "the server's certificate `CN=logs-vip` (issued by `CN=Kolla CA`) has expired"
+        );
+        let wrong_name = rustls::Error::InvalidCertificate(CertificateError::NotValidForName);
+        assert!(tls_text(&wrong_name).ends_with("use a name the certificate lists"));
+        let asked = rustls::Error::AlertReceived(AlertDescription::CertificateRequired);
+        assert!(tls_text(&asked).contains("(client_cert, client_key)"));
+    }
+}
