@@ -19,6 +19,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::error::{BackendError, Fault};
+use super::transport::Cause;
 use super::{http, transport};
 use crate::config::{ClusterAuth, Tls};
 
@@ -275,16 +276,17 @@ impl SearchClient {
 }
 
 /// Faults that mean "nothing is serving the cluster API": the load balancer has no server, or
-/// the address refuses connections.
+/// the address refuses connections. A refused certificate is not one: something serves, and
+/// opsbot's own settings (ca_file, the URL's host name) need fixing, which a poll must not hide
+/// behind "no node answers".
 fn is_unreachable(fault: &Fault) -> bool {
-    matches!(
-        fault,
-        Fault::Connect(_)
-            | Fault::Status {
-                status: 502..=504,
-                ..
-            }
-    )
+    match fault {
+        Fault::Connect(unreachable) => !matches!(unreachable.cause, Cause::Tls(_)),
+        Fault::Status {
+            status: 502..=504, ..
+        } => true,
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -98,6 +98,16 @@ fn error_answers_are_classified() {
         }
     );
     assert!(is_unreachable(&status_fault(503, haproxy)));
+    let connect = |cause| {
+        Fault::Connect(crate::backend::Unreachable {
+            origin: "https://10.0.0.10:9200".into(),
+            cause,
+        })
+    };
+    assert!(is_unreachable(&connect(Cause::Refused)));
+    assert!(!is_unreachable(&connect(Cause::Tls(
+        "unknown issuer".into()
+    ))));
 }
 
 #[test]
