@@ -16,6 +16,7 @@ use crate::node_control::CommandTemplate;
 mod access;
 mod front;
 
+use access::UrlOf;
 pub use access::{ClientIdentity, ClusterAuth, SecretSource, Tls};
 pub use front::{ConsoleConfig, DiscordConfig, PersonConfig, Role};
 
@@ -209,25 +210,6 @@ pub struct CloudConfig {
     pub compute_control: HostControlConfig,
 }
 
-impl CloudConfig {
-    /// What the cloud's one HTTP client trusts: a cloud presents no client certificate.
-    pub fn tls(&self) -> Tls {
-        Tls {
-            ca_file: self.ca_file.clone(),
-            identity: None,
-        }
-    }
-
-    /// Where the password is; validation makes sure there is exactly one place.
-    pub fn password(&self) -> Option<SecretSource> {
-        match (&self.password_env, &self.password_file) {
-            (Some(variable), None) => Some(SecretSource::Env(variable.clone())),
-            (None, Some(file)) => Some(SecretSource::File(file.clone())),
-            _ => None,
-        }
-    }
-}
-
 fn default_domain() -> String {
     "Default".to_owned()
 }
@@ -355,14 +337,7 @@ impl Config {
             if !matches!(url.scheme(), "http" | "https") {
                 bail!("cluster `{}`: url must be http or https", cluster.name);
             }
-            let owner = format!("cluster `{}`", cluster.name);
-            access::refuse_url_credentials(
-                &url,
-                &owner,
-                "url",
-                "username with password_file or password_env (or api_key_file/api_key_env)",
-            )?;
-            access::refuse_tls_on_http(&url, &cluster.tls, &owner)?;
+            access::check_url(&url, &cluster.tls, UrlOf::Cluster(&cluster.name))?;
             if cluster.nodes.is_empty() {
                 bail!("cluster `{}` lists no nodes", cluster.name);
             }
@@ -392,14 +367,7 @@ impl Config {
             if !matches!(url.scheme(), "http" | "https") {
                 bail!("cloud `{}`: auth_url must be http or https", cloud.name);
             }
-            let owner = format!("cloud `{}`", cloud.name);
-            access::refuse_url_credentials(
-                &url,
-                &owner,
-                "auth_url",
-                "username with password_file or password_env",
-            )?;
-            access::refuse_tls_on_http(&url, &cloud.tls(), &owner)?;
+            access::check_url(&url, &cloud.tls(), UrlOf::Cloud(&cloud.name))?;
             if cloud.password().is_none() {
                 bail!(
                     "cloud `{}`: give exactly one of password_env and password_file",

@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use secrecy::SecretString;
 use serde::Deserialize;
 
-use opsbot_commands::name::ClusterName;
+use opsbot_commands::name::{CloudName, ClusterName};
 
 use super::NodeControlConfig;
 
@@ -164,25 +164,54 @@ impl TryFrom<RawCluster> for super::ClusterConfig {
     }
 }
 
-/// Refuses `user:password@` in a URL, naming the settings to use instead: a URL is shown in
-/// errors and logs, so a password in one would be shown too.
-pub(super) fn refuse_url_credentials(
-    url: &reqwest::Url,
-    owner: &str,
-    key: &str,
-    instead: &str,
-) -> anyhow::Result<()> {
+impl super::CloudConfig {
+    /// What the cloud's one HTTP client trusts: a cloud presents no client certificate.
+    pub fn tls(&self) -> Tls {
+        Tls {
+            ca_file: self.ca_file.clone(),
+            identity: None,
+        }
+    }
+
+    /// Where the password is; validation makes sure there is exactly one place.
+    pub fn password(&self) -> Option<SecretSource> {
+        match (&self.password_env, &self.password_file) {
+            (Some(variable), None) => Some(SecretSource::Env(variable.clone())),
+            (None, Some(file)) => Some(SecretSource::File(file.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// Whose URL is checked, which says what its key is called and what to set instead.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum UrlOf<'a> {
+    Cluster(&'a ClusterName),
+    Cloud(&'a CloudName),
+}
+
+/// Refuses what a URL must not carry or cannot use: credentials (`user:password@`), which
+/// would be shown wherever the URL is, and TLS settings on plain HTTP, which would silently do
+/// nothing.
+pub(super) fn check_url(url: &reqwest::Url, tls: &Tls, of: UrlOf<'_>) -> anyhow::Result<()> {
+    let (owner, key, instead) = match of {
+        UrlOf::Cluster(name) => (
+            format!("cluster `{name}`"),
+            "url",
+            "username with password_file or password_env (or api_key_file/api_key_env)",
+        ),
+        UrlOf::Cloud(name) => (
+            format!("cloud `{name}`"),
+            "auth_url",
+            "username with password_file or password_env",
+        ),
+    };
     if !url.username().is_empty() || url.password().is_some() {
         bail!(
             "{owner}: {key} holds credentials (user:password@); remove them from the URL and \
              set {instead}"
         );
     }
-    Ok(())
-}
-
-/// A `ca_file` or client certificate on a plain-HTTP URL would silently do nothing.
-pub(super) fn refuse_tls_on_http(url: &reqwest::Url, tls: &Tls, owner: &str) -> anyhow::Result<()> {
     if url.scheme() == "http" && *tls != Tls::default() {
         bail!("{owner}: ca_file/client_cert are set but the URL is http://; use https://");
     }
