@@ -12,7 +12,7 @@ use opsbot_commands::openstack::ids::ImageRef;
 
 use crate::backend::BackendError;
 use crate::backend::search::SearchClient;
-use crate::clouds::Clouds;
+use crate::clouds::Cloud;
 use crate::config::{CloudConfig, ClusterConfig, Config, DiscordConfig};
 
 /// What one target answered.
@@ -89,21 +89,14 @@ async fn check_cluster(config: &Config, cluster: &ClusterConfig) -> Outcome {
 /// only once there is a token.
 async fn check_cloud(config: &Config, cloud: &CloudConfig, report: &mut impl FnMut(Outcome)) {
     let target = |part: &str| format!("cloud `{}` {part}", cloud.name);
-    let one = Config {
-        clouds: vec![cloud.clone()],
-        ..config.clone()
-    };
-    let clouds = match Clouds::new(&one) {
-        Ok(clouds) => clouds,
+    let found = match Cloud::new(cloud, config.engine.request_timeout) {
+        Ok(found) => found,
         Err(error) => {
             return report(Outcome {
                 target: target("identity"),
                 result: Err(format!("{error:#}")),
             });
         }
-    };
-    let Ok(found) = clouds.get(&cloud.name) else {
-        return;
     };
     let client = &found.client;
     let token = client.authenticate().await;
@@ -118,6 +111,7 @@ async fn check_cloud(config: &Config, cloud: &CloudConfig, report: &mut impl FnM
         return;
     }
     // Names no host or image has: the answers are empty lists, the permissions are real.
+    // (Both parse: the name is a constant that is both.)
     let (Ok(host), Ok(image)) = (HostName::parse(PROBE), ImageRef::parse(PROBE)) else {
         return;
     };

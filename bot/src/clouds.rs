@@ -2,6 +2,7 @@
 //! needs no store, like the clusters.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use futures::{StreamExt, TryStreamExt, stream};
@@ -53,32 +54,36 @@ fn password(cloud: &CloudConfig) -> anyhow::Result<SecretString> {
         .with_context(|| format!("cloud `{}`: the password", cloud.name))
 }
 
+impl Cloud {
+    /// The cloud's client (its password read now) and the means to restart its hosts.
+    pub fn new(c: &CloudConfig, request_timeout: Duration) -> anyhow::Result<Self> {
+        let credentials = Credentials {
+            auth_url: c.auth_url.clone(),
+            username: c.username.clone(),
+            user_domain: c.user_domain.clone(),
+            project: c.project.clone(),
+            project_domain: c.project_domain.clone(),
+            password: password(c)?,
+            region: c.region.clone(),
+            interface: c.interface,
+        };
+        Ok(Self {
+            name: c.name.clone(),
+            client: CloudClient::new(&c.name, credentials, &c.tls(), request_timeout)
+                .with_context(|| format!("cloud `{}`", c.name))?,
+            hosts: HostControl::new(c.compute_control.clone(), &c.auth_url),
+        })
+    }
+}
+
 impl Clouds {
     pub fn new(config: &Config) -> anyhow::Result<Self> {
         let mut map = BTreeMap::new();
         for c in &config.clouds {
-            let credentials = Credentials {
-                auth_url: c.auth_url.clone(),
-                username: c.username.clone(),
-                user_domain: c.user_domain.clone(),
-                project: c.project.clone(),
-                project_domain: c.project_domain.clone(),
-                password: password(c)?,
-                region: c.region.clone(),
-                interface: c.interface,
-            };
-            let cloud = Cloud {
-                name: c.name.clone(),
-                client: CloudClient::new(
-                    &c.name,
-                    credentials,
-                    &c.tls(),
-                    config.engine.request_timeout,
-                )
-                .with_context(|| format!("cloud `{}`", c.name))?,
-                hosts: HostControl::new(c.compute_control.clone(), &c.auth_url),
-            };
-            map.insert(c.name.clone(), cloud);
+            map.insert(
+                c.name.clone(),
+                Cloud::new(c, config.engine.request_timeout)?,
+            );
         }
         Ok(Self {
             map,
