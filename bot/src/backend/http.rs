@@ -18,6 +18,7 @@ use rustls::{CertificateError, DigitallySignedStruct, OtherError, RootCertStore,
 use secrecy::ExposeSecret;
 
 use super::error::Fault;
+use super::transport;
 use crate::config::{ClusterAuth, Tls};
 
 /// The largest answer opsbot reads: `_cat/indices` of 30,000 indices is a few MiB, so an answer
@@ -59,6 +60,8 @@ fn rustls_config(tls: &Tls) -> anyhow::Result<rustls::ClientConfig> {
     let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .context("cannot set up TLS")?
+        // `dangerous` only because any custom verifier is: `Naming` leaves every decision to
+        // the Web PKI verifier and only adds names to its refusals.
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(Naming(verifier)));
     match &tls.identity {
@@ -189,34 +192,21 @@ fn names(cert: &CertificateDer<'_>) -> (String, String) {
 
 /// The whole body of `response`, refused once it passes [`BODY_CAP`]: read chunk by chunk, so
 /// that a huge answer costs at most the cap in memory.
-pub async fn body(mut response: reqwest::Response) -> Result<String, BodyError> {
+pub async fn body(mut response: reqwest::Response) -> Result<String, Fault> {
+    let too_large = Fault::TooLarge { limit: BODY_CAP };
     if response.content_length().is_some_and(|n| n > BODY_CAP) {
-        return Err(BodyError::TooLarge);
+        return Err(too_large);
     }
     let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(BodyError::Transport)? {
+    while let Some(chunk) = response.chunk().await.map_err(|e| transport::fault(&e))? {
         if (bytes.len() + chunk.len()) as u64 > BODY_CAP {
-            return Err(BodyError::TooLarge);
+            return Err(too_large);
         }
         bytes.extend_from_slice(&chunk);
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// Why a body could not be read.
-#[derive(Debug)]
-pub enum BodyError {
-    TooLarge,
-    Transport(reqwest::Error),
-}
-
-impl BodyError {
-    pub fn fault(&self) -> Fault {
-        match self {
-            Self::TooLarge => Fault::TooLarge { limit: BODY_CAP },
-            Self::Transport(error) => super::transport::fault(error),
-        }
-    }
+    // Valid UTF-8 (every JSON answer) is kept without a copy.
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned()))
 }
 
 #[cfg(test)]

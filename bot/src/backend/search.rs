@@ -267,7 +267,7 @@ impl SearchClient {
         let status = response.status().as_u16();
         let text = http::body(response)
             .await
-            .map_err(|e| self.error(&request, e.fault()))?;
+            .map_err(|fault| self.error(&request, fault))?;
         if !(200..300).contains(&status) {
             return Err(self.error(&request, wire::status_fault(status, &text)));
         }

@@ -187,7 +187,7 @@ impl Session {
             .map(|v| SecretString::from(v.to_owned()));
         let text = http::body(response)
             .await
-            .map_err(|e| self.error(REQUEST, e.fault()))?;
+            .map_err(|fault| self.error(REQUEST, fault))?;
         if status == 401 {
             return Err(self.error(
                 REQUEST,

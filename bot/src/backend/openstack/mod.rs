@@ -163,7 +163,7 @@ impl CloudClient {
             let status = response.status().as_u16();
             let text = http::body(response)
                 .await
-                .map_err(|e| self.error(api, &request, e.fault()))?;
+                .map_err(|fault| self.error(api, &request, fault))?;
             if status == 401 && !renewed {
                 tracing::info!(cloud = %self.cloud, %request, "token refused; issuing a new one");
                 self.session.forget(&token).await;
