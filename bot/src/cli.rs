@@ -221,10 +221,10 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
             }),
             _ => None,
         },
-        security: args
-            .user
-            .zip(args.password)
-            .map(|user| Security { users: vec![user] }),
+        security: args.user.zip(args.password).map(|user| Security {
+            users: vec![user],
+            ..Security::default()
+        }),
         ..SimConfig::default()
     };
     let listener = tokio::net::TcpListener::bind(args.listen)

@@ -66,6 +66,7 @@ async fn secured_sim(leaf: &Leaf) -> SimHandle {
         }),
         security: Some(Security {
             users: vec![(USER.to_owned(), PASSWORD.to_owned())],
+            api_keys: vec![("opsbot-key".to_owned(), "s3cr3t-api-key".to_owned())],
         }),
         ..SimConfig::default()
     };
@@ -187,6 +188,27 @@ async fn missing_or_wrong_credentials_are_a_401_saying_what_to_check() {
     assert!(
         !line.contains("wrong"),
         "the password is never shown: {line}"
+    );
+}
+
+#[tokio::test]
+async fn an_api_key_is_sent_as_elasticsearch_expects_it() {
+    let scene = secured().await;
+    // base64("opsbot-key:s3cr3t-api-key"): the `encoded` of the create-API-key answer.
+    let key = write(
+        scene.dir.path(),
+        "api-key",
+        "b3BzYm90LWtleTpzM2NyM3QtYXBpLWtleQ==\n",
+    );
+    let auth = format!("api_key_file = \"{}\"", key.display());
+    let line = line_of(&scene.config(&scene.ca.pem(), &auth)).await;
+    assert!(line.starts_with("ok    cluster `logs`"), "{line}");
+    let other = write(scene.dir.path(), "other-key", "b3BzYm90LWtleTp3cm9uZw==\n");
+    let auth = format!("api_key_file = \"{}\"", other.display());
+    let line = line_of(&scene.config(&scene.ca.pem(), &auth)).await;
+    assert!(
+        line.contains("answered 401 (unable to authenticate with provided credentials"),
+        "{line}"
     );
 }
 
