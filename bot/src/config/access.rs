@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use secrecy::SecretString;
 use serde::Deserialize;
 
-use opsbot_commands::name::{CloudName, ClusterName};
+use opsbot_commands::name::{CloudName, ClusterName, NodeAddr};
 
 use super::NodeControlConfig;
 
@@ -101,7 +101,7 @@ pub enum ClusterAuth {
 pub(super) struct RawCluster {
     name: ClusterName,
     url: String,
-    nodes: Vec<opsbot_commands::name::NodeAddr>,
+    nodes: Vec<NodeAddr>,
     node_control: NodeControlConfig,
     ca_file: Option<PathBuf>,
     client_cert: Option<PathBuf>,
