@@ -1,5 +1,5 @@
-//! The command line: `opsbot demo | sim | run | console | plan | audit | store`. Errors end here, printed with their
-//! whole cause chain and a non-zero exit code.
+//! The command line: `opsbot demo | sim | run | console | plan | check | audit | store`. Errors
+//! end here, printed with their whole cause chain and a non-zero exit code.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -12,7 +12,7 @@ use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::render;
 use opsbot_commands::request::{ProcedureRequest, Request};
-use opsbot_sim::{FaultRule, Flavor, SimConfig};
+use opsbot_sim::{FaultRule, Flavor, Security, SimConfig, SimTls};
 use serde::Serialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -65,6 +65,14 @@ enum Command {
     Store {
         #[command(subcommand)]
         command: crate::store_cli::StoreCommand,
+    },
+    /// Reach every configured cluster, cloud and Discord as the bot would, and say per target
+    /// what works and what does not (TLS, credentials, permissions, timeouts); exits non-zero
+    /// if anything failed. Changes nothing.
+    Check {
+        /// The TOML config (documented in deploy/opsbot.example.toml).
+        #[arg(long)]
+        config: PathBuf,
     },
     /// Print the plan a command would run, without running it.
     Plan {
@@ -133,6 +141,24 @@ struct SimArgs {
     /// A fault rule, e.g. `status=503,count=3` or `latency=200ms`; repeatable.
     #[arg(long)]
     fault: Vec<FaultRule>,
+    /// Serve HTTPS with this PEM certificate (chain), as Elasticsearch 8 does; needs --tls-key.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Require basic authentication as this user, as Elasticsearch security does (401
+    /// security_exception otherwise); the password comes from OPSBOT_SIM_PASSWORD.
+    #[arg(long, requires = "password")]
+    user: Option<String>,
+    /// The password of --user.
+    #[arg(
+        long,
+        env = "OPSBOT_SIM_PASSWORD",
+        hide_env_values = true,
+        requires = "user"
+    )]
+    password: Option<String>,
 }
 
 fn parse_time(value: &str) -> Result<OffsetDateTime, String> {
@@ -185,6 +211,13 @@ async fn run(command: Command) -> anyhow::Result<()> {
             now,
             command,
         } => plan(&Config::load(&config)?, json, now, &command).await,
+        Command::Check { config } => {
+            if crate::check::run(&Config::load(&config)?).await? {
+                Ok(())
+            } else {
+                bail!("some targets cannot be used; see the FAIL lines above")
+            }
+        }
     }
 }
 
@@ -195,6 +228,17 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
         days_of_indices: args.days,
         speed: args.speed,
         faults: args.fault,
+        tls: match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => Some(SimTls {
+                cert_pem: read_pem(cert)?,
+                key_pem: read_pem(key)?,
+            }),
+            _ => None,
+        },
+        security: args.user.zip(args.password).map(|user| Security {
+            users: vec![user],
+            ..Security::default()
+        }),
         ..SimConfig::default()
     };
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -207,6 +251,10 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
         .context("waiting for Ctrl-C")?;
     handle.shutdown().await;
     Ok(())
+}
+
+fn read_pem(file: &std::path::Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))
 }
 
 /// `opsbot plan --json` output: everything a script needs to show or compare a plan.

@@ -2,7 +2,7 @@
 //! needs no store, like the clusters.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use futures::{StreamExt, TryStreamExt, stream};
@@ -43,48 +43,47 @@ pub struct Clouds {
 
 /// The password of a cloud, from its environment variable or the first line of its file.
 fn password(cloud: &CloudConfig) -> anyhow::Result<SecretString> {
-    let text = match (&cloud.password_env, &cloud.password_file) {
-        (Some(variable), None) => std::env::var(variable)
-            .with_context(|| format!("cloud `{}`: {variable} is not set", cloud.name))?,
-        (None, Some(file)) => read_first_line(file)
-            .with_context(|| format!("cloud `{}`: password_file", cloud.name))?,
-        _ => bail!(
+    let Some(source) = cloud.password() else {
+        bail!(
             "cloud `{}`: give exactly one of password_env and password_file",
             cloud.name
-        ),
+        );
     };
-    if text.is_empty() {
-        bail!("cloud `{}`: the password is empty", cloud.name);
-    }
-    Ok(SecretString::from(text))
+    source
+        .read()
+        .with_context(|| format!("cloud `{}`: the password", cloud.name))
 }
 
-fn read_first_line(file: &Path) -> anyhow::Result<String> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    Ok(text.lines().next().unwrap_or_default().trim().to_owned())
+impl Cloud {
+    /// The cloud's client (its password read now) and the means to restart its hosts.
+    pub fn new(c: &CloudConfig, request_timeout: Duration) -> anyhow::Result<Self> {
+        let credentials = Credentials {
+            auth_url: c.auth_url.clone(),
+            username: c.username.clone(),
+            user_domain: c.user_domain.clone(),
+            project: c.project.clone(),
+            project_domain: c.project_domain.clone(),
+            password: password(c)?,
+            region: c.region.clone(),
+            interface: c.interface,
+        };
+        Ok(Self {
+            name: c.name.clone(),
+            client: CloudClient::new(&c.name, credentials, &c.tls(), request_timeout)
+                .with_context(|| format!("cloud `{}`", c.name))?,
+            hosts: HostControl::new(c.compute_control.clone(), &c.auth_url),
+        })
+    }
 }
 
 impl Clouds {
     pub fn new(config: &Config) -> anyhow::Result<Self> {
         let mut map = BTreeMap::new();
         for c in &config.clouds {
-            let credentials = Credentials {
-                auth_url: c.auth_url.clone(),
-                username: c.username.clone(),
-                user_domain: c.user_domain.clone(),
-                project: c.project.clone(),
-                project_domain: c.project_domain.clone(),
-                password: password(c)?,
-                region: c.region.clone(),
-                interface: c.interface,
-            };
-            let cloud = Cloud {
-                name: c.name.clone(),
-                client: CloudClient::new(&c.name, credentials, config.engine.request_timeout)?,
-                hosts: HostControl::new(c.compute_control.clone(), &c.auth_url),
-            };
-            map.insert(c.name.clone(), cloud);
+            map.insert(
+                c.name.clone(),
+                Cloud::new(c, config.engine.request_timeout)?,
+            );
         }
         Ok(Self {
             map,

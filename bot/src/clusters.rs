@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use anyhow::Context;
 use opsbot_commands::cluster::{AllocationSettings, CatIndexRow, Membership};
 use opsbot_commands::index::IndexUuid;
 use opsbot_commands::name::{ClusterName, NodeAddr};
@@ -40,7 +41,14 @@ impl Clusters {
         for c in &config.clusters {
             let cluster = Cluster {
                 name: c.name.clone(),
-                search: SearchClient::new(&c.name, &c.url, config.engine.request_timeout)?,
+                search: SearchClient::new(
+                    &c.name,
+                    &c.url,
+                    &c.tls,
+                    c.auth.as_ref(),
+                    config.engine.request_timeout,
+                )
+                .with_context(|| format!("cluster `{}`", c.name))?,
                 nodes: NodeControl::new(c.node_control.clone(), &c.url),
                 inventory: c.nodes.clone(),
             };

@@ -14,8 +14,11 @@ use crate::backend::RetryPolicy;
 use crate::node_control::CommandTemplate;
 use crate::process::OutputBounds;
 
+mod access;
 mod front;
 
+use access::UrlOf;
+pub use access::{ClientIdentity, ClusterAuth, SecretSource, Tls};
 pub use front::{ConsoleConfig, DiscordConfig, PersonConfig, Role};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -124,8 +127,10 @@ impl Default for ProgressConfig {
     }
 }
 
+/// One search cluster. Written with flat keys (`ca_file`, `username`, `password_file`, ...),
+/// read into types where a half-given identity or two passwords cannot exist.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "access::RawCluster")]
 pub struct ClusterConfig {
     pub name: ClusterName,
     /// The cluster's HTTP address, e.g. `http://10.0.0.10:9200` (Kolla's internal VIP).
@@ -133,6 +138,10 @@ pub struct ClusterConfig {
     /// The search nodes, by IP (Kolla names nodes after their IP), in the order to start them.
     pub nodes: Vec<NodeAddr>,
     pub node_control: NodeControlConfig,
+    /// The CA to trust and the client certificate, for `https://` clusters.
+    pub tls: Tls,
+    /// Credentials, for clusters with security on; none sends no `Authorization`.
+    pub auth: Option<ClusterAuth>,
 }
 
 /// How the search container on a node is stopped and started.
@@ -197,6 +206,10 @@ pub struct CloudConfig {
     pub password_env: Option<String>,
     /// A file that holds the password (its first line).
     pub password_file: Option<PathBuf>,
+    /// PEM CA certificates trusted for Keystone and every catalog endpoint, instead of the
+    /// built-in web roots (Kolla's `kolla_enable_tls_internal` CA).
+    #[serde(default)]
+    pub ca_file: Option<PathBuf>,
     /// How the compute containers on the hypervisors are restarted.
     #[serde(default)]
     pub compute_control: HostControlConfig,
@@ -333,6 +346,7 @@ impl Config {
             if !matches!(url.scheme(), "http" | "https") {
                 bail!("cluster `{}`: url must be http or https", cluster.name);
             }
+            access::check_url(&url, &cluster.tls, UrlOf::Cluster(&cluster.name))?;
             if cluster.nodes.is_empty() {
                 bail!("cluster `{}` lists no nodes", cluster.name);
             }
@@ -362,7 +376,8 @@ impl Config {
             if !matches!(url.scheme(), "http" | "https") {
                 bail!("cloud `{}`: auth_url must be http or https", cloud.name);
             }
-            if cloud.password_env.is_some() == cloud.password_file.is_some() {
+            access::check_url(&url, &cloud.tls(), UrlOf::Cloud(&cloud.name))?;
+            if cloud.password().is_none() {
                 bail!(
                     "cloud `{}`: give exactly one of password_env and password_file",
                     cloud.name

@@ -13,7 +13,7 @@ use opsbot_sim::{Flavor, SimConfig};
 use crate::config::{
     CloudConfig, ClusterConfig, Config, ConsoleConfig, EngineConfig, HostAccessConfig,
     HostControlConfig, Interface, NodeControlConfig, PersonConfig, ProgressConfig, Role,
-    RunbooksConfig, StoreConfig,
+    RunbooksConfig, StoreConfig, Tls,
 };
 use crate::node_control::CommandTemplate;
 use crate::process::OutputBounds;
@@ -94,6 +94,8 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
             url: sim.base_url(),
             nodes,
             node_control: NodeControlConfig::Sim { url: None },
+            tls: Tls::default(),
+            auth: None,
         }],
         clouds: vec![CloudConfig {
             name: CloudName::parse(CLOUD)?,
@@ -106,6 +108,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
             interface: Interface::Internal,
             password_env: None,
             password_file: Some(password_file),
+            ca_file: None,
             compute_control: HostControlConfig::Sim { url: None },
         }],
         people: vec![

@@ -4,6 +4,7 @@
 pub mod audit_export;
 pub mod backend;
 pub mod chat;
+pub mod check;
 pub mod cli;
 pub mod clouds;
 pub mod clusters;

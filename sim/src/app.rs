@@ -4,7 +4,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::calls::CallLog;
 use crate::clock::SimClock;
-use crate::config::{ConfigError, Flavor, SimConfig};
+use crate::config::{ConfigError, Flavor, Security, SimConfig};
 use crate::fault::FaultRule;
 use crate::flavor::Product;
 use crate::world::World;
@@ -15,6 +15,7 @@ pub(crate) struct App {
     pub flavor: Flavor,
     pub product: Product,
     pub clock: SimClock,
+    pub security: Option<Security>,
     world: Mutex<World>,
     calls: Mutex<CallLog>,
     faults: Mutex<Vec<FaultRule>>,
@@ -36,6 +37,7 @@ impl App {
             flavor: config.flavor,
             product: world.product(),
             clock,
+            security: config.security,
             world: Mutex::new(world),
             calls: Mutex::new(CallLog::default()),
             faults: Mutex::new(config.faults),

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use crate::fault::FaultRule;
 pub(crate) use crate::flavor::{Distribution, Flavor};
+pub use crate::http::Security;
 use crate::scenario::{DataStreamSpec, IndexSpec};
+pub use crate::tls::SimTls;
 
 /// How the simulated cluster looks when it starts.
 #[derive(Debug, Clone)]
@@ -46,6 +48,11 @@ pub struct SimConfig {
     /// milliseconds; slow it down to observe a deletion in flight
     /// ([`crate::SimHandle::set_delete_apply`] changes it while running).
     pub delete_apply: Duration,
+    /// Serve HTTPS with this certificate and key instead of plain HTTP (ES 8's default).
+    pub tls: Option<SimTls>,
+    /// Require basic authentication as Elasticsearch security does (ES 8's default); `None`
+    /// serves everyone, as Kolla's clusters do.
+    pub security: Option<Security>,
 }
 
 impl Default for SimConfig {
@@ -64,6 +71,8 @@ impl Default for SimConfig {
             indices: Vec::new(),
             data_streams: Vec::new(),
             delete_apply: DEFAULT_DELETE_APPLY,
+            tls: None,
+            security: None,
         }
     }
 }
@@ -99,6 +108,12 @@ pub enum ConfigError {
         /// What the server (or the simulator) objects to.
         reason: String,
     },
+    /// The TLS certificate or key cannot be used.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// OpenSearch's security plugin answers in shapes of its own, which are not modelled.
+    #[error("security is modelled for Elasticsearch only, not {0}")]
+    SecurityUnmodelled(Flavor),
     /// A [`DataStreamSpec`] the imitated server would refuse.
     #[error("data stream [{name}]: {reason}")]
     InvalidDataStream {
@@ -129,6 +144,9 @@ impl SimConfig {
     pub(crate) fn node_ips(&self) -> Result<Vec<Ipv4Addr>, ConfigError> {
         if self.node_count == 0 {
             return Err(ConfigError::NoNodes);
+        }
+        if self.security.is_some() && self.flavor.is_opensearch() {
+            return Err(ConfigError::SecurityUnmodelled(self.flavor));
         }
         if !(self.speed.is_finite() && self.speed > 0.0) {
             return Err(ConfigError::BadSpeed(self.speed));
@@ -183,6 +201,20 @@ mod tests {
             broken.node_ips(),
             Err(ConfigError::IpOverflow { .. })
         ));
+    }
+
+    #[test]
+    fn security_is_modelled_for_elasticsearch_only() {
+        let secured = |flavor| SimConfig {
+            flavor,
+            security: Some(Security::default()),
+            ..SimConfig::default()
+        };
+        assert!(secured(Flavor::Es8).node_ips().is_ok());
+        assert_eq!(
+            secured(Flavor::Os2).node_ips(),
+            Err(ConfigError::SecurityUnmodelled(Flavor::Os2))
+        );
     }
 
     #[test]

@@ -94,17 +94,19 @@ mod http;
 mod scenario;
 mod server;
 mod serving;
+mod tls;
 mod units;
 mod world;
 
 pub use admin::{NodeChange, UnknownNode};
 pub use calls::Call;
-pub use config::{ConfigError, DEFAULT_DELETE_APPLY, SimConfig};
+pub use config::{ConfigError, DEFAULT_DELETE_APPLY, Security, SimConfig, SimTls};
 pub use fault::{Dropped, FaultEffect, FaultKind, FaultParseError, FaultRule, take_matching};
 pub use flavor::{Distribution, Flavor, ParseFlavorError};
 pub use scenario::{DataStreamSpec, IndexSpec};
 pub use server::{SimHandle, spawn};
 pub use serving::Server;
+pub use tls::TlsListener;
 pub use units::TimeParseError;
 pub use world::{
     CopySnapshot, CopyStatus, DataStreamSnapshot, HealthSnapshot, HealthStatus, IndexSnapshot,

@@ -14,12 +14,15 @@ use crate::app::App;
 use crate::calls::Call;
 use crate::config::SimConfig;
 use crate::fault::FaultRule;
+use crate::tls::SimTls;
 use crate::world::WorldSnapshot;
 
 /// A running simulator. Dropping it asks the server to stop gracefully.
 #[derive(Debug)]
 pub struct SimHandle {
     addr: SocketAddr,
+    /// `https` when serving TLS.
+    scheme: &'static str,
     app: Arc<App>,
     server: Server,
 }
@@ -29,16 +32,32 @@ pub struct SimHandle {
 /// Fails with [`io::ErrorKind::InvalidInput`] for an unusable [`SimConfig`]
 /// (see [`crate::ConfigError`]).
 pub async fn spawn(config: SimConfig, listener: TcpListener) -> io::Result<SimHandle> {
-    let app = Arc::new(
-        App::new(config).map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?,
-    );
+    let invalid = |error| io::Error::new(io::ErrorKind::InvalidInput, error);
+    let tls = config
+        .tls
+        .as_ref()
+        .map(SimTls::server_config)
+        .transpose()
+        .map_err(invalid)?;
+    let app = Arc::new(App::new(config).map_err(invalid)?);
     let addr = listener.local_addr()?;
-    let server = Server::serve(
-        listener,
-        crate::http::router(Arc::clone(&app)),
-        "simulated cluster",
-    )?;
-    Ok(SimHandle { addr, app, server })
+    let router = crate::http::router(Arc::clone(&app));
+    let (server, scheme) = match tls {
+        Some(tls) => (
+            Server::serve_tls(listener, tls, router, "simulated cluster")?,
+            "https",
+        ),
+        None => (
+            Server::serve(listener, router, "simulated cluster")?,
+            "http",
+        ),
+    };
+    Ok(SimHandle {
+        addr,
+        scheme,
+        app,
+        server,
+    })
 }
 
 impl SimHandle {
@@ -47,9 +66,10 @@ impl SimHandle {
         self.addr
     }
 
-    /// `http://IP:PORT`, the URL clients use as the cluster (haproxy VIP) address.
+    /// `http://IP:PORT` (`https://` with TLS), the URL clients use as the cluster (haproxy
+    /// VIP) address.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     /// The cluster API requests received so far (admin requests are not logged).

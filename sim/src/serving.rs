@@ -1,14 +1,19 @@
 //! Serving a simulator's router until its handle stops it: what the cluster and the cloud
 //! simulators share.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio_rustls::rustls::ServerConfig;
+
+use crate::tls::TlsListener;
 
 /// How long [`Server::shutdown`] lets in-flight requests finish before cutting them off.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -26,22 +31,50 @@ impl Server {
     /// Serves `router` on `listener`; `what` names the simulator in logs.
     pub fn serve(listener: TcpListener, router: Router, what: &'static str) -> io::Result<Self> {
         let addr = listener.local_addr()?;
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
+        Ok(Self::spawn(addr, what, move |stop| async move {
             axum::serve(listener, router)
-                .with_graceful_shutdown(async {
-                    // A dropped sender means the handle is gone: stop as well.
-                    let _ = stopped.await;
-                })
+                .with_graceful_shutdown(stop)
                 .await
-        });
+        }))
+    }
+
+    /// [`Self::serve`] over TLS with `tls`.
+    pub fn serve_tls(
+        listener: TcpListener,
+        tls: Arc<ServerConfig>,
+        router: Router,
+        what: &'static str,
+    ) -> io::Result<Self> {
+        let listener = TlsListener::new(listener, tls)?;
+        let addr = axum::serve::Listener::local_addr(&listener)?;
+        Ok(Self::spawn(addr, what, move |stop| async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(stop)
+                .await
+        }))
+    }
+
+    /// Runs `serve` until the handle stops it (or is dropped).
+    fn spawn<F>(
+        addr: SocketAddr,
+        what: &'static str,
+        serve: impl FnOnce(futures::future::BoxFuture<'static, ()>) -> F,
+    ) -> Self
+    where
+        F: Future<Output = io::Result<()>> + Send + 'static,
+    {
+        let (stop, stopped) = oneshot::channel::<()>();
+        // A dropped sender means the handle is gone: stop as well.
+        let task = tokio::spawn(serve(Box::pin(async {
+            let _ = stopped.await;
+        })));
         tracing::info!(%addr, "{what} listening");
-        Ok(Self {
+        Self {
             addr,
             what,
             stop: Some(stop),
             task: Some(task),
-        })
+        }
     }
 
     /// The address the server listens on.

@@ -125,6 +125,8 @@ fn drive_bot(url: &str) -> anyhow::Result<()> {
                     })
                     .collect(),
                 node_control: NodeControlConfig::Sim { url: None },
+                tls: opsbot::config::Tls::default(),
+                auth: None,
             }],
             clouds: Vec::new(),
             runbooks: opsbot::config::RunbooksConfig::default(),

@@ -34,6 +34,7 @@ pub fn cloud_config(name: &str, account: &Account<'_>, dir: &Path) -> CloudConfi
         interface: Interface::Internal,
         password_env: None,
         password_file: Some(password_file),
+        ca_file: None,
         compute_control: HostControlConfig::Sim { url: None },
     }
 }

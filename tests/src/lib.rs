@@ -11,6 +11,7 @@ pub mod console;
 pub mod discord;
 pub mod openstack;
 pub mod runbooks;
+pub mod tls;
 
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use std::time::Duration;
 
 use opsbot::config::{
     ClusterConfig, Config, ConsoleConfig, EngineConfig, NodeControlConfig, PersonConfig,
-    ProgressConfig, Role, StoreConfig,
+    ProgressConfig, Role, StoreConfig, Tls,
 };
 use opsbot::engine::Engine;
 use opsbot::progress::Publisher;
@@ -170,6 +171,8 @@ pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir)
             url: sim.base_url(),
             nodes: nodes.clone(),
             node_control: (setup.node_control)(&sim.base_url()),
+            tls: Tls::default(),
+            auth: None,
         });
         sims.push(sim);
     }

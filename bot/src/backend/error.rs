@@ -2,13 +2,17 @@
 
 use std::fmt;
 
+use super::transport::{Cause, Unreachable};
+
 /// What went wrong with one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {
     /// No answer within the client timeout.
     Timeout,
-    /// Connection refused, reset or dropped before a complete answer.
-    Connect(String),
+    /// Connection refused, reset or dropped before a complete answer, at which address and why.
+    Connect(Unreachable),
+    /// The answer was larger than opsbot reads (`limit` bytes); it was refused unread.
+    TooLarge { limit: u64 },
     /// The server answered with an error status; `reason` is its own error type or text.
     Status { status: u16, reason: String },
     /// The search cluster has no elected master (503 `master_not_discovered_exception`).
@@ -25,9 +29,11 @@ impl Fault {
     /// idempotent (reads, settings, flush), so repeating is also safe.
     pub fn is_transient(&self) -> bool {
         match self {
-            Self::Timeout | Self::Connect(_) | Self::NoMaster | Self::Decode(_) => true,
+            Self::Timeout | Self::NoMaster | Self::Decode(_) => true,
+            // A certificate does not change between tries.
+            Self::Connect(unreachable) => !matches!(unreachable.cause, Cause::Tls(_)),
             Self::Status { status, .. } => matches!(status, 408 | 429 | 500..=599),
-            Self::Catalog(_) => false,
+            Self::Catalog(_) | Self::TooLarge { .. } => false,
         }
     }
 }
@@ -36,7 +42,12 @@ impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Timeout => f.write_str("did not answer in time"),
-            Self::Connect(detail) => write!(f, "could not be reached ({detail})"),
+            Self::Connect(unreachable) => unreachable.fmt(f),
+            Self::TooLarge { limit } => write!(
+                f,
+                "sent an answer larger than {} MiB; opsbot refuses it unread",
+                limit / (1024 * 1024)
+            ),
             Self::Status { status, reason } if reason.is_empty() => write!(f, "answered {status}"),
             Self::Status { status, reason } => write!(f, "answered {status} ({reason})"),
             Self::NoMaster => f.write_str("answered 503 (no elected master)"),
@@ -73,17 +84,5 @@ fn tries_text(tries: u32) -> String {
         format!(" after {tries} tries")
     } else {
         String::new()
-    }
-}
-
-/// The fault of a request that got no complete answer.
-pub(crate) fn transport_fault(error: &reqwest::Error) -> Fault {
-    if error.is_timeout() {
-        Fault::Timeout
-    } else if error.is_connect() {
-        Fault::Connect("connection refused".into())
-    } else {
-        // reqwest's text may include the URL; the kind is enough and carries no secrets.
-        Fault::Connect("connection closed before a complete answer".into())
     }
 }

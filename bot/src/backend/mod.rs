@@ -2,9 +2,12 @@
 //! `search cluster `logs`: PUT /_cluster/settings answered 503 ...` in chat.
 
 mod error;
+pub mod http;
 pub mod openstack;
 mod retry;
 pub mod search;
+mod transport;
 
 pub use error::{BackendError, Fault};
 pub use retry::RetryPolicy;
+pub use transport::{Cause, Unreachable};

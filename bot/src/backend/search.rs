@@ -14,10 +14,14 @@ use opsbot_commands::cluster::{
 };
 use opsbot_commands::name::{ClusterName, NodeAddr};
 use reqwest::Method;
+use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::error::{BackendError, Fault, transport_fault};
+use super::error::{BackendError, Fault};
+use super::transport::Cause;
+use super::{http, transport};
+use crate::config::{ClusterAuth, Tls};
 
 /// What a flush reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,26 +37,27 @@ pub struct SearchClient {
     http: reqwest::Client,
     base: String,
     service: String,
+    /// Sent with every request; marked sensitive, so that Debug shows no secret.
+    authorization: Option<HeaderValue>,
 }
 
 const ALLOCATION_ENABLE: &str = "cluster.routing.allocation.enable";
 
 impl SearchClient {
-    /// `base_url` is the cluster's HTTP address (Kolla: the internal VIP on port 9200).
+    /// `base_url` is the cluster's HTTP address (Kolla: the internal VIP on port 9200); the
+    /// secret of `auth` is read now, once.
     pub fn new(
         cluster: &ClusterName,
         base_url: &str,
+        tls: &Tls,
+        auth: Option<&ClusterAuth>,
         timeout: Duration,
-    ) -> Result<Self, reqwest::Error> {
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .user_agent(concat!("opsbot/", env!("CARGO_PKG_VERSION")))
-            .build()?;
+    ) -> anyhow::Result<Self> {
         Ok(Self {
-            http,
+            http: http::client(tls, timeout)?,
             base: base_url.trim_end_matches('/').to_owned(),
             service: format!("search cluster `{cluster}`"),
+            authorization: auth.map(http::authorization).transpose()?,
         })
     }
 
@@ -252,15 +257,17 @@ impl SearchClient {
         if let Some(opaque_id) = opaque_id {
             builder = builder.header("X-Opaque-Id", opaque_id);
         }
+        if let Some(authorization) = &self.authorization {
+            builder = builder.header(AUTHORIZATION, authorization.clone());
+        }
         let response = builder
             .send()
             .await
-            .map_err(|e| self.error(&request, transport_fault(&e)))?;
+            .map_err(|e| self.error(&request, transport::fault(&e)))?;
         let status = response.status().as_u16();
-        let text = response
-            .text()
+        let text = http::body(response)
             .await
-            .map_err(|e| self.error(&request, transport_fault(&e)))?;
+            .map_err(|fault| self.error(&request, fault))?;
         if !(200..300).contains(&status) {
             return Err(self.error(&request, wire::status_fault(status, &text)));
         }
@@ -269,16 +276,17 @@ impl SearchClient {
 }
 
 /// Faults that mean "nothing is serving the cluster API": the load balancer has no server, or
-/// the address refuses connections.
+/// the address refuses connections. A refused certificate is not one: something serves, and
+/// opsbot's own settings (ca_file, the URL's host name) need fixing, which a poll must not hide
+/// behind "no node answers".
 fn is_unreachable(fault: &Fault) -> bool {
-    matches!(
-        fault,
-        Fault::Connect(_)
-            | Fault::Status {
-                status: 502..=504,
-                ..
-            }
-    )
+    match fault {
+        Fault::Connect(unreachable) => !matches!(unreachable.cause, Cause::Tls(_)),
+        Fault::Status {
+            status: 502..=504, ..
+        } => true,
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod json;
 mod options;
 mod params;
 mod routes;
+mod security;
 mod settings_api;
 mod streams;
 mod table;
@@ -40,6 +41,7 @@ use params::Params;
 use routes::Endpoint;
 
 pub(crate) use json::reply;
+pub use security::Security;
 
 /// Largest request body read; ES's default `http.max_content_length` is 100mb, far above need.
 const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -145,6 +147,11 @@ async fn respond(app: &App, parts: &Parts, body: &Bytes, context: &RequestContex
     }
     if app.with_world(|world| world.joined_nodes().next().is_none()) {
         return ApiError::Haproxy(StatusCode::SERVICE_UNAVAILABLE).into_response(false);
+    }
+    if let Some(security) = &app.security {
+        if let Some(refusal) = security::refusal(security, app.flavor, parts) {
+            return refusal;
+        }
     }
     let params = Params::parse(parts.uri.query().unwrap_or(""));
     let mut response = match dispatch(app, parts, &params, body, context).await {

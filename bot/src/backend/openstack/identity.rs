@@ -10,7 +10,8 @@ use time::OffsetDateTime;
 use tokio::sync::Mutex;
 
 use super::wire::error_reason;
-use crate::backend::error::{BackendError, Fault, transport_fault};
+use crate::backend::error::{BackendError, Fault};
+use crate::backend::{http, transport};
 use crate::config::Interface;
 
 /// Who opsbot is in a cloud. The password is a secret: it is never logged, shown or stored.
@@ -177,17 +178,16 @@ impl Session {
             .json(&body)
             .send()
             .await
-            .map_err(|e| self.error(REQUEST, transport_fault(&e)))?;
+            .map_err(|e| self.error(REQUEST, transport::fault(&e)))?;
         let status = response.status().as_u16();
         let subject = response
             .headers()
             .get("x-subject-token")
             .and_then(|v| v.to_str().ok())
             .map(|v| SecretString::from(v.to_owned()));
-        let text = response
-            .text()
+        let text = http::body(response)
             .await
-            .map_err(|e| self.error(REQUEST, transport_fault(&e)))?;
+            .map_err(|fault| self.error(REQUEST, fault))?;
         if status == 401 {
             return Err(self.error(
                 REQUEST,

@@ -19,7 +19,9 @@ pub use compute::COMPUTE_MICROVERSION;
 pub use identity::Credentials;
 pub use placement::PLACEMENT_MICROVERSION;
 
-use crate::backend::error::{BackendError, Fault, transport_fault};
+use crate::backend::error::{BackendError, Fault};
+use crate::backend::{http, transport};
+use crate::config::Tls;
 use identity::Session;
 
 /// What a deletion found: the thing was there and is gone now, or it was already gone (after
@@ -78,21 +80,24 @@ pub struct CloudClient {
 }
 
 impl CloudClient {
+    /// One client, trusting `tls`, for Keystone and every endpoint of the catalog alike.
     pub fn new(
         cloud: &CloudName,
         credentials: Credentials,
+        tls: &Tls,
         timeout: Duration,
-    ) -> Result<Self, reqwest::Error> {
-        let http = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .user_agent(concat!("opsbot/", env!("CARGO_PKG_VERSION")))
-            .build()?;
+    ) -> anyhow::Result<Self> {
+        let http = http::client(tls, timeout)?;
         Ok(Self {
             session: Session::new(http.clone(), credentials, cloud.as_str()),
             http,
             cloud: cloud.clone(),
         })
+    }
+
+    /// Issues a token (or keeps a fresh one) with its catalog: Keystone and the password work.
+    pub async fn authenticate(&self) -> Result<(), BackendError> {
+        self.session.token().await.map(drop)
     }
 
     fn error(&self, api: Api, request: &str, fault: Fault) -> BackendError {
@@ -154,12 +159,11 @@ impl CloudClient {
             let response = builder
                 .send()
                 .await
-                .map_err(|e| self.error(api, &request, transport_fault(&e)))?;
+                .map_err(|e| self.error(api, &request, transport::fault(&e)))?;
             let status = response.status().as_u16();
-            let text = response
-                .text()
+            let text = http::body(response)
                 .await
-                .map_err(|e| self.error(api, &request, transport_fault(&e)))?;
+                .map_err(|fault| self.error(api, &request, fault))?;
             if status == 401 && !renewed {
                 tracing::info!(cloud = %self.cloud, %request, "token refused; issuing a new one");
                 self.session.forget(&token).await;
@@ -201,9 +205,43 @@ impl CloudClient {
     fn status_error(&self, api: Api, request: &str, status: u16, text: &str) -> BackendError {
         let reason = match status {
             401 => "the token was refused twice; check the user's role on the project".to_owned(),
-            403 => "forbidden: the cloud user needs the admin role".to_owned(),
+            403 => format!(
+                "{}; the cloud user needs the admin role",
+                wire::error_reason(text).trim_end_matches('.')
+            ),
             _ => wire::error_reason(text),
         };
         self.error(api, request, Fault::Status { status, reason })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Interface;
+
+    #[test]
+    fn a_403_keeps_the_policy_the_service_names() {
+        let credentials = Credentials {
+            auth_url: "https://keystone.invalid/v3".into(),
+            username: "opsbot".into(),
+            user_domain: "Default".into(),
+            project: "admin".into(),
+            project_domain: "Default".into(),
+            password: secrecy::SecretString::from("unused"),
+            region: "RegionOne".into(),
+            interface: Interface::Internal,
+        };
+        let cloud = CloudName::parse("prod").expect("name");
+        let client = CloudClient::new(&cloud, credentials, &Tls::default(), Duration::from_secs(1))
+            .expect("client");
+        let nova = r#"{"forbidden": {"code": 403, "message": "Policy doesn't allow os_compute_api:os-services:list to be performed."}}"#;
+        assert_eq!(
+            client
+                .status_error(Api::Compute, "GET /os-services", 403, nova)
+                .to_string(),
+            "compute of cloud `prod`: GET /os-services answered 403 (Policy doesn't allow \
+             os_compute_api:os-services:list to be performed; the cloud user needs the admin role)"
+        );
     }
 }

@@ -98,4 +98,34 @@ fn error_answers_are_classified() {
         }
     );
     assert!(is_unreachable(&status_fault(503, haproxy)));
+    let connect = |cause| {
+        Fault::Connect(crate::backend::Unreachable {
+            origin: "https://10.0.0.10:9200".into(),
+            cause,
+        })
+    };
+    assert!(is_unreachable(&connect(Cause::Refused)));
+    assert!(!is_unreachable(&connect(Cause::Tls(
+        "unknown issuer".into()
+    ))));
+}
+
+#[test]
+fn security_refusals_keep_the_reason_naming_the_privilege() {
+    assert_eq!(
+        status_fault(403, &fixture("error.es8.action-unauthorized.403.json")),
+        Fault::Status {
+            status: 403,
+            reason: "action [cluster:monitor/health] is unauthorized for user [opsbot] with \
+                     effective roles [logs_reader], this action is granted by the cluster \
+                     privileges [monitor,manage,all]"
+                .into()
+        }
+    );
+    let missing = r#"{"error":{"type":"security_exception","reason":"missing authentication credentials for REST request [/]"},"status":401}"#;
+    assert_eq!(
+        status_fault(401, missing).to_string(),
+        "answered 401 (missing authentication credentials for REST request [/]; check the \
+         cluster's username and password, or its API key)"
+    );
 }

@@ -87,10 +87,30 @@ pub(super) struct Shards {
 
 /// Classifies an error answer. ES errors are `{"error":{"type":...},"status":N}`, or a bare
 /// string for unknown routes; a load balancer with no server up sends HTML.
+/// A 401 or 403 of Elasticsearch/OpenSearch security, with what to do about a 401.
+fn security_reason(status: u16, error: &Value) -> String {
+    let reason: String = error["reason"]
+        .as_str()
+        .or_else(|| error["type"].as_str())
+        .unwrap_or_default()
+        .chars()
+        .take(400)
+        .collect();
+    if status == 401 {
+        format!("{reason}; check the cluster's username and password, or its API key")
+    } else {
+        reason
+    }
+}
+
 pub(crate) fn status_fault(status: u16, body: &str) -> Fault {
     let reason = match serde_json::from_str::<Value>(body) {
         Ok(json) => match &json["error"] {
             Value::String(text) => text.chars().take(120).collect(),
+            // Security's own words: who could not authenticate, or which privilege grants the
+            // refused action (`... this action is granted by the cluster privileges [monitor,
+            // manage,all]`).
+            error if matches!(status, 401 | 403) => security_reason(status, error),
             error => error["type"].as_str().unwrap_or_default().to_owned(),
         },
         Err(_) => String::new(),

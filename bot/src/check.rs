@@ -1,0 +1,156 @@
+//! `opsbot check --config FILE`: reaches every configured cluster, cloud and Discord as the bot
+//! would, and says per target, one line each, what works and what does not (the address and
+//! cause of an unreachable server, the certificate TLS refused, 401, 403 with the missing
+//! privilege, timeouts). Nothing is changed anywhere: every request is a read.
+
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+
+use opsbot_commands::name::HostName;
+use opsbot_commands::openstack::ids::ImageRef;
+
+use crate::backend::BackendError;
+use crate::backend::search::SearchClient;
+use crate::clouds::Cloud;
+use crate::config::{CloudConfig, ClusterConfig, Config, DiscordConfig};
+
+/// What one target answered.
+#[derive(Debug)]
+pub struct Outcome {
+    pub target: String,
+    pub result: Result<String, String>,
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.result {
+            Ok(what) => write!(f, "ok    {}: {what}", self.target),
+            Err(why) => write!(f, "FAIL  {}: {why}", self.target),
+        }
+    }
+}
+
+/// Checks every target, printing each line as soon as it is known; `Ok(false)` when any failed.
+pub async fn run(config: &Config) -> anyhow::Result<bool> {
+    let mut all_ok = true;
+    check(config, |outcome| {
+        all_ok &= outcome.result.is_ok();
+        println!("{outcome}");
+    })
+    .await;
+    if config.clusters.is_empty() && config.clouds.is_empty() && config.discord.is_none() {
+        println!("nothing to check: the config names no cluster, cloud or Discord");
+    }
+    Ok(all_ok)
+}
+
+/// Checks every target in the config's order, handing each outcome to `report` when known.
+pub async fn check(config: &Config, mut report: impl FnMut(Outcome)) {
+    for cluster in &config.clusters {
+        report(check_cluster(config, cluster).await);
+    }
+    for cloud in &config.clouds {
+        check_cloud(config, cloud, &mut report).await;
+    }
+    if let Some(discord) = &config.discord {
+        report(check_discord(discord, config.engine.request_timeout).await);
+    }
+}
+
+/// A failed call without its service, which the line's target already names.
+fn failed(error: &BackendError) -> String {
+    format!("{} {}", error.request, error.fault)
+}
+
+/// `GET /` and `GET /_cluster/health`, the two reads every procedure starts with.
+async fn check_cluster(config: &Config, cluster: &ClusterConfig) -> Outcome {
+    let result = async {
+        let client = SearchClient::new(
+            &cluster.name,
+            &cluster.url,
+            &cluster.tls,
+            cluster.auth.as_ref(),
+            config.engine.request_timeout,
+        )
+        .map_err(|e| format!("{e:#}"))?;
+        let version = client.version().await.map_err(|e| failed(&e))?;
+        let health = client.health().await.map_err(|e| failed(&e))?;
+        Ok(format!("{version}, health {}", health.status))
+    }
+    .await;
+    Outcome {
+        target: format!("cluster `{}` at {}", cluster.name, cluster.url),
+        result,
+    }
+}
+
+/// A token with its catalog, then one read of each API opsbot uses: a line each, the APIs
+/// only once there is a token.
+async fn check_cloud(config: &Config, cloud: &CloudConfig, report: &mut impl FnMut(Outcome)) {
+    let target = |part: &str| format!("cloud `{}` {part}", cloud.name);
+    let found = match Cloud::new(cloud, config.engine.request_timeout) {
+        Ok(found) => found,
+        Err(error) => {
+            return report(Outcome {
+                target: target("identity"),
+                result: Err(format!("{error:#}")),
+            });
+        }
+    };
+    let client = &found.client;
+    let token = client.authenticate().await;
+    let issued = token.is_ok();
+    report(Outcome {
+        target: target(&format!("identity at {}", cloud.auth_url)),
+        result: token
+            .map(|()| "token issued, with its catalog".to_owned())
+            .map_err(|e| failed(&e)),
+    });
+    if !issued {
+        return;
+    }
+    // Names no host or image has: the answers are empty lists, the permissions are real.
+    // (Both parse: the name is a constant that is both.)
+    let (Ok(host), Ok(image)) = (HostName::parse(PROBE), ImageRef::parse(PROBE)) else {
+        return;
+    };
+    report(Outcome {
+        target: target("placement"),
+        result: read(client.providers_named(&host)).await,
+    });
+    report(Outcome {
+        target: target("compute"),
+        result: read(client.services()).await,
+    });
+    report(Outcome {
+        target: target("image"),
+        result: read(client.images(&image)).await,
+    });
+}
+
+/// The host and image name the cloud reads look for.
+const PROBE: &str = "opsbot-check";
+
+/// One read whose answer only needs to have come.
+async fn read<T>(call: impl Future<Output = Result<T, BackendError>>) -> Result<String, String> {
+    call.await
+        .map(|_| "the token is accepted and the API answers".to_owned())
+        .map_err(|e| failed(&e))
+}
+
+/// The bot's own start-up check (token, guild, channels), bounded in time.
+async fn check_discord(discord: &DiscordConfig, timeout: Duration) -> Outcome {
+    let target = "discord".to_owned();
+    let result = match tokio::time::timeout(
+        timeout,
+        crate::chat::discord::Discord::connect(discord),
+    )
+    .await
+    {
+        Ok(Ok(_)) => Ok("token, guild and channels answer".to_owned()),
+        Ok(Err(error)) => Err(format!("{error:#}")),
+        Err(_) => Err(format!("no answer within {} s", timeout.as_secs())),
+    };
+    Outcome { target, result }
+}
