@@ -18,4 +18,5 @@ pub mod runbooks;
 pub mod serve;
 pub mod service;
 pub mod store_upkeep;
+pub mod store_writes;
 pub mod targets;

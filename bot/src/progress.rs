@@ -20,6 +20,7 @@ use time::OffsetDateTime;
 use tokio::sync::{Notify, watch};
 
 use crate::config::ProgressConfig;
+use crate::store_writes::StoreWrites;
 
 mod pace;
 use pace::Pace;
@@ -87,7 +88,9 @@ impl<T> std::fmt::Debug for Publisher<T> {
 
 struct Shared<T> {
     transport: T,
+    /// Reads; writes go through `writes`, off the async threads.
     store: Store,
+    writes: StoreWrites,
     quota: Quota,
     observed: Mutex<HashMap<RunId, Observation>>,
     lanes: Mutex<HashMap<ChannelId, Arc<Lane>>>,
@@ -127,6 +130,7 @@ impl<T: ChatTransport> Publisher<T> {
         let publisher = Self {
             shared: Arc::new(Shared {
                 transport,
+                writes: StoreWrites::new(store.clone()),
                 store,
                 quota,
                 observed: Mutex::new(HashMap::new()),
@@ -268,7 +272,7 @@ async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, limiter: Pa
                     lock(&shared.announcements).push_back(announcement);
                     continue;
                 }
-                if let Err(error) = shared.store.first_delivery(&key) {
+                if let Err(error) = shared.writes.first_delivery(key).await {
                     tracing::error!(%error, "cannot remember an announcement as sent");
                 }
             }
@@ -301,10 +305,13 @@ async fn publish<T: ChatTransport>(
             let message = shared.transport.post(&run.channel, &view).await?;
             shared.counters.posts.fetch_add(1, Ordering::Relaxed);
             // Kept so that a restarted bot edits this message instead of posting another.
-            let stored = shared.store.update_run(id, None, |run| {
-                run.progress_message = Some(message.clone());
-                Ok::<_, std::convert::Infallible>(vec![])
-            });
+            let stored = shared
+                .writes
+                .update_run(id, None, move |run| {
+                    run.progress_message = Some(message.clone());
+                    Ok::<_, std::convert::Infallible>(vec![])
+                })
+                .await;
             if let Err(opsbot_state::UpdateError::Store(error)) = stored {
                 tracing::error!(run = %id, %error, "cannot keep the progress message id");
             }

@@ -52,9 +52,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let resumed = engine.resume_all()?;
+    let resumed = engine.resume_all().await?;
     tracing::info!(resumed, "unfinished runs resumed");
-    let upkeep = store_upkeep::spawn(engine.store().clone(), config.store.retention);
+    let upkeep = store_upkeep::spawn(engine.writes().clone(), config.store.retention);
     let result = match discord {
         Some(discord) => discord.serve(service, people, stopped).await,
         None => {
