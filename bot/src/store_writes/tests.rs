@@ -115,3 +115,26 @@ async fn a_panic_in_a_write_is_the_callers() {
         .off_thread(|_| -> Result<(), StoreError> { panic!("the write's own panic") })
         .await;
 }
+
+#[test]
+fn a_write_after_the_runtime_stopped_is_not_written_and_says_why() {
+    let (_dir, store, writes) = opened();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let handle = runtime.handle().clone();
+    drop(runtime);
+    let _entered = handle.enter();
+    let event = AuditEvent {
+        at: OffsetDateTime::now_utc(),
+        run: None,
+        actor: None,
+        event: AuditKind::CancelRequested,
+    };
+    let written = futures::executor::block_on(writes.append_audit(event));
+    assert!(
+        matches!(written, Err(StoreError::ShuttingDown)),
+        "{written:?}"
+    );
+    assert!(store.audit().unwrap().is_empty());
+}

@@ -66,9 +66,10 @@ fn answers_a_waiting_run(line: &str) -> bool {
 }
 
 /// Runs a console on this terminal, spoken by `speaking`; someone the config does not know is
-/// refused once the store is open (so that the refusal is audited). At the end of the input it lets executing runs finish (not
-/// those waiting for a person) and shows their last state; piped, it lets them reach a person
-/// before a line that answers one (see [`answers_a_waiting_run`]).
+/// refused once the store is open (so that the refusal is audited). At the end of the input it
+/// lets executing runs finish (not those waiting for a person) and shows their last state;
+/// piped, it lets them reach a person before a line that answers one (see
+/// [`answers_a_waiting_run`]).
 async fn terminal(
     config: &Config,
     banner: Option<String>,
