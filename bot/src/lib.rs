@@ -22,4 +22,5 @@ pub mod serve;
 pub mod service;
 pub mod store_cli;
 pub mod store_upkeep;
+pub mod store_writes;
 pub mod targets;

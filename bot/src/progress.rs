@@ -19,6 +19,7 @@ use opsbot_state::Store;
 use tokio::sync::{Notify, watch};
 
 use crate::config::ProgressConfig;
+use crate::store_writes::StoreWrites;
 
 mod failure;
 mod lane;
@@ -95,7 +96,9 @@ impl<T> std::fmt::Debug for Publisher<T> {
 
 struct Shared<T> {
     transport: T,
+    /// Reads; writes go through `writes`, off the async threads.
     store: Store,
+    writes: StoreWrites,
     quota: Quota,
     observed: Mutex<HashMap<RunId, Observation>>,
     lanes: Mutex<HashMap<ChannelId, Arc<Lane>>>,
@@ -132,6 +135,7 @@ impl<T: ChatTransport> Publisher<T> {
         let publisher = Self {
             shared: Arc::new(Shared {
                 transport,
+                writes: StoreWrites::new(store.clone()),
                 store,
                 quota,
                 observed: Mutex::new(HashMap::new()),

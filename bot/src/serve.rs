@@ -57,9 +57,9 @@ pub async fn run_until(config: Config, stopped: impl Future<Output = ()>) -> any
         }
         None => None,
     };
-    let resumed = engine.resume_all()?;
+    let resumed = engine.resume_all().await?;
     tracing::info!(resumed, "unfinished runs resumed");
-    let upkeep = store_upkeep::spawn(engine.store().clone(), config.store.retention);
+    let upkeep = store_upkeep::spawn(engine.writes().clone(), config.store.retention);
     let result = match discord {
         Some(discord) => discord.serve(service, people, stopped).await,
         None => {

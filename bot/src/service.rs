@@ -108,7 +108,7 @@ impl Service {
         let asked = Asked::from(&request);
         match self.dispatch(actor, channel, origin, request).await {
             Ok(reply) => reply,
-            Err(error) => self.refused(&actor.speaker(), &asked, error),
+            Err(error) => self.refused(&actor.speaker(), &asked, error).await,
         }
     }
 
@@ -116,19 +116,21 @@ impl Service {
     /// it says no to the person); anything else is an internal error, logged with its causes
     /// and never shown.
     /// Refuses (and audits) someone the config does not know, as an answer to `asked`.
-    pub fn refuse_unknown(&self, unknown: UnknownPerson, asked: &Asked) -> Reply {
+    pub async fn refuse_unknown(&self, unknown: UnknownPerson, asked: &Asked) -> Reply {
         self.refused(
             &Speaker::from(&unknown),
             asked,
             Refusal::UnknownPerson(unknown).into(),
         )
+        .await
     }
 
-    pub fn refused(&self, speaker: &Speaker, asked: &Asked, error: EngineError) -> Reply {
+    pub async fn refused(&self, speaker: &Speaker, asked: &Asked, error: EngineError) -> Reply {
         match error {
             EngineError::Refused(refusal) => {
                 if refusal.is_audited() {
-                    self.audit_refusal(speaker, asked, &refusal.to_string());
+                    self.audit_refusal(speaker, asked, &refusal.to_string())
+                        .await;
                 }
                 Reply::private(refusal.to_string())
             }
@@ -145,7 +147,7 @@ impl Service {
 
     /// Records a refusal: who tried (the person, or the surface account that maps to nobody),
     /// what, and why.
-    fn audit_refusal(&self, speaker: &Speaker, asked: &Asked, reason: &str) {
+    async fn audit_refusal(&self, speaker: &Speaker, asked: &Asked, reason: &str) {
         let event = AuditEvent {
             at: OffsetDateTime::now_utc(),
             run: asked.run,
@@ -155,7 +157,7 @@ impl Service {
                 reason: reason.to_owned(),
             },
         };
-        if let Err(error) = self.engine.store().append_audit(&event) {
+        if let Err(error) = self.engine.writes().append_audit(event).await {
             tracing::error!(%error, "cannot audit a refusal");
         }
     }
@@ -163,41 +165,50 @@ impl Service {
     /// A press of a plan's Approve or Reject button: the rules of `/approve` and `/reject`,
     /// bound to the digest the button was posted with, so a stale button is refused. The
     /// updated run, or the private reply that says why not.
-    pub fn decide(&self, actor: &Actor, button: &ApprovalButton) -> Result<Run, Reply> {
+    pub async fn decide(&self, actor: &Actor, button: &ApprovalButton) -> Result<Run, Reply> {
         let word = match button.decision {
             Decision::Approve => "Approve",
             Decision::Reject => "Reject",
         };
         let asked = Asked::new(format!("{word} button of {}", button.run), Some(button.run));
-        let refuse = |error: EngineError| self.refused(&actor.speaker(), &asked, error);
         // The catalogue's rule for /approve and /reject, which the buttons stand for.
-        if !Who::Deciders.admits(actor.roles) {
-            return Err(refuse(Refusal::NotOperator.into()));
-        }
-        let decided = match button.decision {
-            Decision::Approve => self.engine.approve(actor, button.run, &button.digest),
-            Decision::Reject => {
-                // A constant that passes `Reason::parse` (unit-tested); never refused.
-                let Ok(reason) = Reason::parse(REJECTED_BY_BUTTON) else {
-                    return Err(Reply::private("internal error: the button's reason"));
-                };
-                self.engine.reject(actor, button.run, &reason)
+        let decided = if !Who::Deciders.admits(actor.roles) {
+            Err(Refusal::NotOperator.into())
+        } else {
+            match button.decision {
+                Decision::Approve => self.engine.approve(actor, button.run, &button.digest).await,
+                Decision::Reject => {
+                    // A constant that passes `Reason::parse` (unit-tested); never refused.
+                    let Ok(reason) = Reason::parse(REJECTED_BY_BUTTON) else {
+                        return Err(Reply::private("internal error: the button's reason"));
+                    };
+                    self.engine.reject(actor, button.run, &reason).await
+                }
             }
         };
-        decided.map_err(refuse)
+        match decided {
+            Ok(run) => Ok(run),
+            Err(error) => Err(self.refused(&actor.speaker(), &asked, error).await),
+        }
     }
 
     /// `/approve` without a digest: the plan and the command that approves exactly it, for
     /// the approver's eyes, with its digest; refused (and audited) as the approval itself
     /// would be, so that nobody is shown a plan they could not approve.
-    pub fn preview(&self, actor: &Actor, id: RunId) -> Result<(String, PlanDigest), Reply> {
-        let asked = Asked::new(format!("/approve id:{id}"), Some(id));
-        let refuse = |error: EngineError| self.refused(&actor.speaker(), &asked, error);
-        let run = self.engine.run(id).map_err(refuse)?;
-        let now = OffsetDateTime::now_utc();
-        approval::approve(&run, actor, run.digest.as_str(), now)
-            .map_err(|refusal| refuse(Refusal::Approval(refusal).into()))?;
-        Ok((render::approval_preview(&run), run.digest))
+    pub async fn preview(&self, actor: &Actor, id: RunId) -> Result<(String, PlanDigest), Reply> {
+        let approvable = self.engine.run(id).and_then(|run| {
+            let now = OffsetDateTime::now_utc();
+            approval::approve(&run, actor, run.digest.as_str(), now)
+                .map_err(|refusal| Refusal::Approval(refusal).into())
+                .map(|_| run)
+        });
+        match approvable {
+            Ok(run) => Ok((render::approval_preview(&run), run.digest)),
+            Err(error) => {
+                let asked = Asked::new(format!("/approve id:{id}"), Some(id));
+                Err(self.refused(&actor.speaker(), &asked, error).await)
+            }
+        }
     }
 
     async fn start(
@@ -299,7 +310,7 @@ impl Service {
                 Reply::public(render::run_list(&listing.items, page, listing.more, now))
             }
             Request::RunCancel { id } => {
-                let run = self.engine.cancel(actor, id)?;
+                let run = self.engine.cancel(actor, id).await?;
                 Reply::public(match &run.state {
                     RunState::Withdrawn { .. } => format!(
                         "{} withdrawn by {} before approval; nothing was done",
@@ -317,14 +328,14 @@ impl Service {
                 })
             }
             Request::RunDone { id } => {
-                let run = self.engine.confirm(actor, id)?;
+                let run = self.engine.confirm(actor, id).await?;
                 Reply::public(format!(
                     "{}: manual step confirmed by {}; verifying",
                     run.id,
                     actor.name()
                 ))
             }
-            Request::Approve { id, digest: None } => match self.preview(actor, id) {
+            Request::Approve { id, digest: None } => match self.preview(actor, id).await {
                 Ok((text, _)) => Reply::private(text),
                 Err(refusal) => refusal,
             },
@@ -332,7 +343,7 @@ impl Service {
                 id,
                 digest: Some(digest),
             } => {
-                let run = self.engine.approve(actor, id, digest.as_str())?;
+                let run = self.engine.approve(actor, id, digest.as_str()).await?;
                 Reply::public(format!(
                     "{} approved by {} (plan digest {})",
                     run.id,
@@ -341,7 +352,7 @@ impl Service {
                 ))
             }
             Request::Reject { id, reason } => {
-                let run = self.engine.reject(actor, id, &reason)?;
+                let run = self.engine.reject(actor, id, &reason).await?;
                 let verb = match run.state {
                     RunState::Withdrawn { .. } => "withdrawn",
                     _ => "rejected",
@@ -363,7 +374,10 @@ impl Service {
                     by: actor.person.clone(),
                     since: now,
                 };
-                self.engine.store().set_maintenance_notice(Some(&notice))?;
+                self.engine
+                    .writes()
+                    .set_maintenance_notice(Some(notice.clone()))
+                    .await?;
                 self.progress.announce(notice.announcement());
                 Reply::public(format!(
                     "announced; /maintenance end when it is over\n📣 {}",
@@ -371,7 +385,7 @@ impl Service {
                 ))
             }
             Request::MaintenanceEnd => {
-                let Some(ended) = self.engine.store().set_maintenance_notice(None)? else {
+                let Some(ended) = self.engine.writes().set_maintenance_notice(None).await? else {
                     return Ok(Reply::private("no maintenance is announced"));
                 };
                 let ending = ended.ending(&actor.person);

@@ -1,14 +1,16 @@
 //! Keeping the store's size flat: the running bot archives the finished runs and the audit
 //! entries older than `[store] retention` (see `opsbot_state::Store::compact`), once at
-//! start-up and then every hour, on a blocking thread so that the async workers never wait
+//! start-up and then every hour, through `StoreWrites` so that the async workers never wait
 //! for the disk.
 
 use std::time::Duration;
 
-use opsbot_state::{Compacted, Store};
+use opsbot_state::{Compacted, StoreError};
 use serde::{Deserialize, Deserializer};
 use time::OffsetDateTime;
 use tokio::task::JoinHandle;
+
+use crate::store_writes::StoreWrites;
 
 /// How often the running bot compacts: the retention is counted in days, so an hour late is
 /// nothing, and each round reads only what is past it.
@@ -52,7 +54,7 @@ impl<'de> Deserialize<'de> for Retention {
 }
 
 /// Compacts now and then every hour until the bot stops (abort the handle).
-pub fn spawn(store: Store, retention: Retention) -> JoinHandle<()> {
+pub fn spawn(store: StoreWrites, retention: Retention) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut ticks = tokio::time::interval(EVERY);
         loop {
@@ -63,20 +65,15 @@ pub fn spawn(store: Store, retention: Retention) -> JoinHandle<()> {
     })
 }
 
-/// One round at `now`, on a blocking thread; failures are logged (the next round tries again)
-/// and returned.
+/// One round at `now`, off the async threads; failures are logged (the next round tries
+/// again) and returned.
 pub async fn compact(
-    store: &Store,
+    store: &StoreWrites,
     retention: Retention,
     now: OffsetDateTime,
-) -> anyhow::Result<Compacted> {
-    let store = store.clone();
+) -> Result<Compacted, StoreError> {
     let cutoff = retention.cutoff(now);
-    let round = tokio::task::spawn_blocking(move || store.compact(cutoff, BATCH)).await;
-    let result = match round {
-        Ok(done) => done.map_err(anyhow::Error::from),
-        Err(join) => Err(anyhow::Error::from(join)),
-    };
+    let result = store.compact(cutoff, BATCH).await;
     match &result {
         Ok(done) if *done != Compacted::default() => tracing::info!(
             runs = done.runs,
@@ -115,20 +112,21 @@ mod tests {
     #[tokio::test]
     async fn a_round_archives_what_finished_before_the_retention() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("store")).unwrap();
+        let store = opsbot_state::Store::open(&dir.path().join("store")).unwrap();
+        let writes = StoreWrites::new(store.clone());
         let event = opsbot_commands::audit::AuditEvent {
             at: OffsetDateTime::now_utc(),
             run: None,
             actor: None,
             event: opsbot_commands::audit::AuditKind::CancelRequested,
         };
-        store.append_audit(&event).unwrap();
+        writes.append_audit(event).await.unwrap();
         let retention = Retention(Retention::MIN);
         let now = OffsetDateTime::now_utc();
-        let kept = compact(&store, retention, now).await.unwrap();
+        let kept = compact(&writes, retention, now).await.unwrap();
         assert_eq!(kept, Compacted::default());
         let later = now + time::Duration::days(2);
-        let done = compact(&store, retention, later).await.unwrap();
+        let done = compact(&writes, retention, later).await.unwrap();
         assert_eq!(done.audit, 1);
         assert!(store.audit().unwrap().is_empty());
         assert!(store.archive_paths().audit.exists());

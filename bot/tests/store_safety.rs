@@ -117,10 +117,7 @@ async fn a_backup_through_the_running_bot_restores_a_store_that_lost_its_snapsho
     );
 
     // The run waiting for approval survived: bob approves it, and it completes.
-    let config = scene.config.clone();
-    tokio::task::spawn_blocking(move || approve(&config, RunId::new(1)))
-        .await
-        .unwrap();
+    approve(&scene.config, RunId::new(1)).await;
     complete(&scene.config, "", "the restored run").await;
 }
 

@@ -99,6 +99,10 @@ pub enum StoreError {
     Locked { target: Target, holder: RunId },
     #[error("there is no run {run}; /run list shows the runs there are")]
     NotFound { run: RunId },
+    /// A write that never started because the bot is stopping (its caller ran it off the async
+    /// threads, and the pool that would have run it has shut down).
+    #[error("opsbot is shutting down and did not write this; send it again once opsbot is back")]
+    ShuttingDown,
     /// A value serde cannot write (a timestamp outside years 0–9999 has no RFC 3339 form).
     #[error("{what} cannot be stored ({detail}); nothing was written")]
     Unencodable { what: String, detail: String },

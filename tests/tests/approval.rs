@@ -143,6 +143,7 @@ async fn a_stale_digest_is_refused() {
     let error = h
         .engine
         .approve(&actor("bob"), id, "000000000000")
+        .await
         .unwrap_err();
     assert!(
         error
@@ -151,7 +152,7 @@ async fn a_stale_digest_is_refused() {
         "{error}"
     );
     let digest = h.run(id).digest.short().to_owned();
-    h.engine.approve(&actor("bob"), id, &digest).unwrap();
+    h.engine.approve(&actor("bob"), id, &digest).await.unwrap();
     assert_eq!(h.finished(id).await.state, RunState::Succeeded);
 }
 
@@ -427,7 +428,7 @@ async fn a_button_from_another_plan_or_a_decided_one_is_refused_privately() {
         run: id,
         digest: "0123456789ab".to_owned(),
     };
-    let refused = h.service.decide(&actor("bob"), &stale).unwrap_err();
+    let refused = h.service.decide(&actor("bob"), &stale).await.unwrap_err();
     assert!(refused.private);
     assert!(refused.text.contains("0123456789ab"), "{}", refused.text);
     assert!(matches!(h.run(id).state, RunState::AwaitingApproval { .. }));
@@ -435,10 +436,11 @@ async fn a_button_from_another_plan_or_a_decided_one_is_refused_privately() {
     let run = h.run(id);
     let reject = ApprovalButton::new(Decision::Reject, id, &run.digest);
     let approve = ApprovalButton::new(Decision::Approve, id, &run.digest);
-    h.service.decide(&actor("bob"), &approve).unwrap();
+    h.service.decide(&actor("bob"), &approve).await.unwrap();
     let late = h
         .service
         .decide(&actor("dave-approver"), &reject)
+        .await
         .unwrap_err();
     assert!(late.private, "{}", late.text);
     h.finished(id).await;

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Duration;
 
 use opsbot::config::Role;
@@ -13,6 +13,7 @@ use opsbot_commands::name::{Reason, RunId};
 use opsbot_commands::people::{Actor, People, Speaker, Surface};
 use opsbot_commands::run::RunState;
 use opsbot_tests::{Harness, Setup, actor};
+use tokio::sync::Barrier;
 
 const PRUNE: &str = "/indices prune cluster:logs older_than_days:30";
 
@@ -230,14 +231,14 @@ async fn concurrent_decisions_have_one_winner_and_everyone_is_told_what_won() {
                 let engine = h.engine.clone();
                 let barrier = Arc::clone(&barrier);
                 let digest = digest.clone();
-                tokio::task::spawn_blocking(move || {
+                tokio::spawn(async move {
                     let actor: Actor = actor(who);
                     let reason = Reason::parse("race").unwrap();
-                    barrier.wait();
+                    barrier.wait().await;
                     let result = match what {
-                        "approve" => engine.approve(&actor, id, &digest),
-                        "reject" => engine.reject(&actor, id, &reason),
-                        _ => engine.cancel(&actor, id),
+                        "approve" => engine.approve(&actor, id, &digest).await,
+                        "reject" => engine.reject(&actor, id, &reason).await,
+                        _ => engine.cancel(&actor, id).await,
                     };
                     Told {
                         who,
@@ -353,10 +354,7 @@ async fn an_approval_racing_the_expiry_either_wins_or_is_told_it_expired() {
         let id = h.start_run("alice", line).await;
         let digest = h.run(id).digest.short().to_owned();
         let engine = h.engine.clone();
-        let answer =
-            tokio::task::spawn_blocking(move || engine.approve(&actor("bob"), id, &digest))
-                .await
-                .unwrap();
+        let answer = engine.approve(&actor("bob"), id, &digest).await;
         let run = h.finished(id).await;
         match answer {
             Ok(_) => {

@@ -41,7 +41,7 @@ pub(super) async fn execute(
             return Ok(outcome);
         }
     } else {
-        mark_started(inner, run, index)?;
+        mark_started(inner, run, index).await?;
     }
     let outcome = match action {
         Action::Safe(safe) => perform(inner, cloud, run, safe).await,
@@ -197,7 +197,7 @@ async fn perform(
         }
         SafeAction::RestartCompute { host } => {
             let outcome = cloud.hosts.restart(host).await;
-            controlled(inner, run, &format!("host control on {host}"), outcome)
+            controlled(inner, run, &format!("host control on {host}"), outcome).await
         }
         SafeAction::SetImageProperties {
             image,

@@ -16,10 +16,11 @@ impl Engine {
     /// Asks a run to stop at its next safe point. Any operator may cancel any unfinished run.
     /// A run still waiting for approval has run nothing destructive, so it ends at once, in
     /// this one transition: withdrawn when its requester cancels it, cancelled otherwise.
-    pub fn cancel(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
+    pub async fn cancel(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
         require_operator(actor)?;
         let now = OffsetDateTime::now_utc();
-        let run = self.0.update(id, actor, |run| {
+        let by = actor.person.clone();
+        let updated = self.0.update(id, actor, move |run| {
             if run.state.is_finished() {
                 return Err(Refusal::AlreadyFinished {
                     run: run.id,
@@ -31,10 +32,10 @@ impl Engine {
             }
             let awaiting = matches!(run.state, RunState::AwaitingApproval { .. });
             if awaiting && run.cleanup_steps().is_empty() {
-                if actor.person.is_certainly(&run.requester) {
+                if by.is_certainly(&run.requester) {
                     run.finish(
                         RunState::Withdrawn {
-                            by: actor.person.clone(),
+                            by: by.clone(),
                             reason: None,
                         },
                         now,
@@ -54,7 +55,7 @@ impl Engine {
                 };
                 run.finish(
                     RunState::Cancelled {
-                        by: actor.person.clone(),
+                        by: by.clone(),
                         note,
                     },
                     now,
@@ -67,65 +68,77 @@ impl Engine {
                 ]);
             }
             run.cancel = Some(CancelRequest {
-                by: actor.person.clone(),
+                by: by.clone(),
                 at: now,
             });
             Ok(vec![AuditKind::CancelRequested])
-        })?;
+        });
+        let run = updated.await?;
         self.0.wake(id);
         Ok(run)
     }
 
     /// An operator confirms the manual step a run waits for.
-    pub fn confirm(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
+    pub async fn confirm(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
         require_operator(actor)?;
         let now = OffsetDateTime::now_utc();
-        let run = self.0.update(id, actor, |run| {
+        let note = format!("done by {}", actor.name());
+        let updated = self.0.update(id, actor, move |run| {
             let Some(step) = run.awaiting_operator().filter(|_| !run.state.is_finished()) else {
                 return Err(Refusal::NotAwaitingOperator { run: run.id });
             };
             run.steps[step] = StepState::Done {
                 at: now,
-                note: format!("done by {}", actor.name()),
+                note: note.clone(),
             };
             Ok(vec![AuditKind::OperatorConfirmed { step }])
-        })?;
+        });
+        let run = updated.await?;
         self.0.wake(id);
         Ok(run)
     }
 
     /// A second operator approves the plan whose digest (or its shown prefix) is `shown`.
-    pub fn approve(&self, actor: &Actor, id: RunId, shown: &str) -> Result<Run, EngineError> {
+    pub async fn approve(&self, actor: &Actor, id: RunId, shown: &str) -> Result<Run, EngineError> {
         let now = OffsetDateTime::now_utc();
-        let run = self.0.update(id, actor, |run| {
-            let grant = approval::approve(run, actor, shown, now).map_err(Refusal::Approval)?;
+        let (approver, shown) = (actor.clone(), shown.to_owned());
+        let updated = self.0.update(id, actor, move |run| {
+            let grant =
+                approval::approve(run, &approver, &shown, now).map_err(Refusal::Approval)?;
             let digest = grant.digest.short().to_owned();
             run.approval = Some(grant);
             run.state = RunState::Running;
             Ok(vec![AuditKind::ApprovalGranted { digest }])
-        })?;
+        });
+        let run = updated.await?;
         self.0.wake(id);
         Ok(run)
     }
 
     /// A second operator rejects, saying why; the requester withdraws their own plan the same
     /// way.
-    pub fn reject(&self, actor: &Actor, id: RunId, reason: &Reason) -> Result<Run, EngineError> {
+    pub async fn reject(
+        &self,
+        actor: &Actor,
+        id: RunId,
+        reason: &Reason,
+    ) -> Result<Run, EngineError> {
         let now = OffsetDateTime::now_utc();
-        let run = self.0.update(id, actor, |run| {
-            let reason = reason.to_string();
+        let (rejecter, reason) = (actor.clone(), reason.to_string());
+        let updated = self.0.update(id, actor, move |run| {
+            let reason = reason.clone();
             let (state, event) =
-                match approval::reject(run, actor, now).map_err(Refusal::Approval)? {
+                match approval::reject(run, &rejecter, now).map_err(Refusal::Approval)? {
                     Rejection::Rejected => (
                         RunState::Rejected {
-                            by: actor.person.clone(),
+                            by: rejecter.person.clone(),
                             reason: reason.clone(),
                         },
                         AuditKind::Rejected { reason },
                     ),
                     Rejection::Withdrawn => (
                         RunState::Withdrawn {
-                            by: actor.person.clone(),
+                            by: rejecter.person.clone(),
                             reason: Some(reason.clone()),
                         },
                         AuditKind::Withdrawn {
@@ -136,7 +149,8 @@ impl Engine {
             let label = state.label().to_owned();
             run.finish(state, now);
             Ok(vec![event, AuditKind::RunFinished { state: label }])
-        })?;
+        });
+        let run = updated.await?;
         self.0.wake(id);
         Ok(run)
     }

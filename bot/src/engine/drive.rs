@@ -96,18 +96,19 @@ async fn drive_inner(
             Next::Cancel => {
                 clean_up(inner, id, None, &waker).await?;
                 let seen = seen(inner, &run).await;
-                finish(inner, id, |run| RunState::Cancelled {
+                finish(inner, id, move |run| RunState::Cancelled {
                     by: run
                         .cancel
                         .as_ref()
                         .map_or_else(|| run.requester.clone(), |c| c.by.clone()),
                     note: render::aftermath(run, seen.as_ref()),
-                })?;
+                })
+                .await?;
             }
             Next::AwaitApproval { expires_at } => {
                 let now = OffsetDateTime::now_utc();
                 if now >= expires_at {
-                    expire(inner, id, now)?;
+                    expire(inner, id, now).await?;
                     continue;
                 }
                 let left = std::time::Duration::try_from(expires_at - now).unwrap_or_default();
@@ -118,7 +119,7 @@ async fn drive_inner(
             }
             Next::AwaitOperator => park(inner, busy, waker.notified()).await,
             Next::Succeed => {
-                finish(inner, id, |_| RunState::Succeeded)?;
+                finish(inner, id, |_| RunState::Succeeded).await?;
             }
             Next::Step { index, resumed } => {
                 let action = render::step_label(&run.plan.steps[index]);
@@ -133,7 +134,7 @@ async fn drive_inner(
                         seen: seen(inner, &run).await,
                     };
                 }
-                record(inner, id, index, outcome, ended)?;
+                record(inner, id, index, outcome, ended).await?;
             }
         }
     }
@@ -173,7 +174,7 @@ async fn clean_up(
         let outcome = step::execute(inner, &run, index, resumed, waker)
             .instrument(span)
             .await?;
-        record(inner, id, index, outcome, OnFailure::KeepRun)?;
+        record(inner, id, index, outcome, OnFailure::KeepRun).await?;
     }
     Ok(())
 }
@@ -203,7 +204,7 @@ async fn seen(inner: &Inner, run: &Run) -> Option<Observation> {
 
 /// Writes a step's outcome; a failure of a plan step also ends the run, saying what is left in
 /// place.
-fn record(
+async fn record(
     inner: &Inner,
     id: RunId,
     index: usize,
@@ -213,7 +214,11 @@ fn record(
     let now = OffsetDateTime::now_utc();
     let approval_ttl =
         time::Duration::try_from(inner.config.approval_ttl).unwrap_or(time::Duration::minutes(30));
-    let updated = inner.store.update_run(id, None, |run| {
+    let failure = match &outcome {
+        StepOutcome::Failed(error) => Some(error.clone()),
+        _ => None,
+    };
+    let updated = inner.writes.update_run(id, None, move |run| {
         Ok::<_, std::convert::Infallible>(match &outcome {
             StepOutcome::Done(note) => {
                 run.steps[index] = StepState::Done {
@@ -273,8 +278,8 @@ fn record(
             }
         })
     });
-    let run = updated.map_err(store_only)?;
-    if let StepOutcome::Failed(error) = &outcome {
+    let run = updated.await.map_err(store_only)?;
+    if let Some(error) = failure {
         tracing::warn!(%error, "run failed");
     }
     inner.progress.changed(&run);
@@ -283,12 +288,12 @@ fn record(
 
 /// Expires a run nobody approved in time: one compare-and-swap that applies only while the
 /// request is still open, so an approval, rejection or cancel that landed first stands.
-pub(super) fn expire(
+pub(super) async fn expire(
     inner: &Inner,
     id: RunId,
     now: OffsetDateTime,
 ) -> Result<(), opsbot_state::StoreError> {
-    let updated = inner.store.update_run(id, None, |run| {
+    let updated = inner.writes.update_run(id, None, move |run| {
         if !approval::expired(run, now) {
             return Ok::<_, std::convert::Infallible>(vec![]);
         }
@@ -297,7 +302,7 @@ pub(super) fn expire(
             state: run.state.label().to_owned(),
         }])
     });
-    let run = updated.map_err(store_only)?;
+    let run = updated.await.map_err(store_only)?;
     if run.state == RunState::Expired {
         tracing::info!("run expired: nobody approved in time");
     }
@@ -305,13 +310,13 @@ pub(super) fn expire(
     Ok(())
 }
 
-fn finish(
+async fn finish(
     inner: &Inner,
     id: RunId,
-    state: impl Fn(&Run) -> RunState,
+    state: impl Fn(&Run) -> RunState + Send + 'static,
 ) -> Result<(), opsbot_state::StoreError> {
     let now = OffsetDateTime::now_utc();
-    let updated = inner.store.update_run(id, None, |run| {
+    let updated = inner.writes.update_run(id, None, move |run| {
         if run.state.is_finished() {
             return Ok::<_, std::convert::Infallible>(vec![]);
         }
@@ -320,7 +325,7 @@ fn finish(
         run.finish(new_state, now);
         Ok(vec![AuditKind::RunFinished { state: label }])
     });
-    let run = updated.map_err(store_only)?;
+    let run = updated.await.map_err(store_only)?;
     tracing::info!(state = run.state.label(), "run finished");
     inner.progress.changed(&run);
     Ok(())

@@ -33,6 +33,7 @@ use crate::clusters::Clusters;
 use crate::config::{Config, EngineConfig};
 use crate::progress::ProgressSink;
 use crate::runbooks::Library;
+use crate::store_writes::StoreWrites;
 use crate::targets::Targets;
 
 pub use refusal::{EngineError, Refusal};
@@ -68,7 +69,9 @@ impl std::fmt::Debug for Engine {
 }
 
 struct Inner {
+    /// Reads; writes go through `writes`, off the async threads.
     store: Store,
+    writes: StoreWrites,
     targets: Targets,
     config: EngineConfig,
     progress: Arc<dyn ProgressSink>,
@@ -103,6 +106,7 @@ impl Engine {
     ) -> anyhow::Result<Self> {
         let targets = Targets::new(config)?;
         Ok(Self(Arc::new(Inner {
+            writes: StoreWrites::new(store.clone()),
             store,
             targets,
             config: config.engine,
@@ -112,8 +116,14 @@ impl Engine {
         })))
     }
 
+    /// The store, to read.
     pub fn store(&self) -> &Store {
         &self.0.store
+    }
+
+    /// The store's writes, run off the async threads.
+    pub fn writes(&self) -> &StoreWrites {
+        &self.0.writes
     }
 
     /// The configured clusters, for planning, help and autocomplete.
@@ -133,13 +143,14 @@ impl Engine {
 
     /// Picks up every unfinished run after a restart. Each run's task reconciles a started step
     /// with the world before it does anything.
-    pub fn resume_all(&self) -> Result<usize, StoreError> {
+    pub async fn resume_all(&self) -> Result<usize, StoreError> {
         let runs = self.0.store.unfinished_runs()?;
         for run in &runs {
             let step = run.cursor();
             self.0
-                .store
-                .update_run(run.id, None, |_| Ok(vec![AuditKind::Resumed { step }]))
+                .writes
+                .update_run(run.id, None, move |_| Ok(vec![AuditKind::Resumed { step }]))
+                .await
                 .map_err(store_only)?;
             tracing::info!(run = %run.id, ?step, "resuming");
             self.spawn(run.id);
@@ -177,13 +188,15 @@ impl Engine {
         }
         let ttl = time::Duration::try_from(self.0.config.approval_ttl)
             .unwrap_or(time::Duration::minutes(30));
+        let requester = actor.person.clone();
         let run = self
             .0
-            .store
+            .writes
             .create_run(
-                |id| Run::new(id, plan, actor.person.clone(), channel, now, ttl),
-                Some(&actor.speaker()),
+                move |id| Run::new(id, plan, requester, channel, now, ttl),
+                Some(actor.speaker()),
             )
+            .await
             .map_err(|e| match e {
                 StoreError::Locked { target, holder } => Refusal::Busy { target, holder }.into(),
                 other => EngineError::from(other),
@@ -248,15 +261,16 @@ fn require_operator(actor: &Actor) -> Result<(), Refusal> {
 
 impl Inner {
     /// A transition made by a person: compare-and-swap in the store, then published.
-    fn update(
+    async fn update(
         &self,
         id: RunId,
         actor: &Actor,
-        mut change: impl FnMut(&mut Run) -> Result<Vec<AuditKind>, Refusal>,
+        change: impl FnMut(&mut Run) -> Result<Vec<AuditKind>, Refusal> + Send + 'static,
     ) -> Result<Run, EngineError> {
         let run = self
-            .store
-            .update_run(id, Some(&actor.speaker()), |run| change(run))
+            .writes
+            .update_run(id, Some(actor.speaker()), change)
+            .await
             .map_err(|e| match e {
                 UpdateError::Refused(refusal) => EngineError::Refused(refusal),
                 UpdateError::Store(StoreError::NotFound { run }) => {

@@ -68,7 +68,7 @@ pub(super) async fn execute(
         )));
     }
     if !resumed {
-        mark_started(inner, run, index)?;
+        mark_started(inner, run, index).await?;
     }
     Ok(match run_command(inner, run, index, command, waker).await {
         Ok(outcome) => outcome,
@@ -139,7 +139,7 @@ async fn run_command(
         Reached::AskOperator(prompt) => return Ok(StepOutcome::AskOperator(prompt)),
         Reached::Ran(finished) => finished,
     };
-    keep_output(inner, run, index, host.as_str(), &cmd, &finished);
+    keep_output(inner, run, index, host.as_str(), &cmd, &finished).await;
     if finished.stopped {
         return Ok(StepOutcome::Interrupted(format!(
             "stopped by the cancel: on {host}, `{cmd}` got SIGTERM (SIGKILL after {}) and {}; \
@@ -219,7 +219,14 @@ fn posted(output: &Output, run: &Run) -> String {
 }
 
 /// Keeps a command's output in the run log under a header naming the step and the command.
-fn keep_output(inner: &Inner, run: &Run, index: usize, host: &str, cmd: &str, finished: &Finished) {
+async fn keep_output(
+    inner: &Inner,
+    run: &Run,
+    index: usize,
+    host: &str,
+    cmd: &str,
+    finished: &Finished,
+) {
     let mut header = format!(
         "── step {} on {host}: `{cmd}` {}",
         index + 1,
@@ -228,11 +235,11 @@ fn keep_output(inner: &Inner, run: &Run, index: usize, host: &str, cmd: &str, fi
     if let Some(dropped) = finished.output.dropped() {
         header.push_str(&format!(" · {dropped}"));
     }
-    let lines: Vec<&str> = std::iter::once(header.as_str())
-        .chain(finished.output.lines.iter().map(String::as_str))
+    let lines: Vec<String> = std::iter::once(header)
+        .chain(finished.output.lines.iter().cloned())
         .collect();
     // The output is evidence, not the outcome: a run does not fail because it could not be kept.
-    if let Err(error) = inner.store.append_run_log(run.id, &lines) {
+    if let Err(error) = inner.writes.append_run_log(run.id, lines).await {
         tracing::error!(%error, "cannot keep command output in the run log");
     }
 }

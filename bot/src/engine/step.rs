@@ -81,7 +81,7 @@ pub(super) async fn execute(
             }
         }
     } else {
-        mark_started(inner, run, index)?;
+        mark_started(inner, run, index).await?;
     }
     Ok(match action {
         Action::Safe(safe) => match perform(inner, cluster, run, safe).await {
@@ -159,18 +159,19 @@ async fn left_already(cluster: &Cluster, node: NodeAddr) -> Option<String> {
 }
 
 /// The write-ahead record: flushed before the side effect, so a crash leaves evidence of it.
-pub(super) fn mark_started(inner: &Inner, run: &Run, index: usize) -> Result<(), StoreError> {
+pub(super) async fn mark_started(inner: &Inner, run: &Run, index: usize) -> Result<(), StoreError> {
     let now = OffsetDateTime::now_utc();
     let action = render::step_label(&run.plan.steps[index]);
     let updated = inner
-        .store
-        .update_run(run.id, None, |run| {
+        .writes
+        .update_run(run.id, None, move |run| {
             run.steps[index] = StepState::Started { at: now };
             Ok(vec![AuditKind::StepStarted {
                 step: index,
                 action: action.clone(),
             }])
         })
+        .await
         .map_err(store_only)?;
     inner.progress.changed(&updated);
     Ok(())
@@ -331,7 +332,7 @@ where
 
 /// Keeps a command's output in the run log, and turns node or host control's answer into the
 /// step's outcome.
-pub(super) fn controlled(
+pub(super) async fn controlled(
     inner: &Inner,
     run: &Run,
     target: &str,
@@ -342,7 +343,7 @@ pub(super) fn controlled(
         Ok(Outcome::AskOperator { .. }) | Err(_) => &[],
     };
     // The output is evidence, not the outcome: a run does not fail because it could not be kept.
-    if let Err(error) = inner.store.append_run_log(run.id, output) {
+    if let Err(error) = inner.writes.append_run_log(run.id, output.to_vec()).await {
         tracing::error!(%error, "cannot keep command output in the run log");
     }
     match outcome {
@@ -360,5 +361,5 @@ async fn control(
     node: NodeAddr,
 ) -> Result<StepOutcome, String> {
     let outcome = cluster.nodes.apply(op, node).await;
-    controlled(inner, run, &format!("node control on {node}"), outcome)
+    controlled(inner, run, &format!("node control on {node}"), outcome).await
 }

@@ -35,7 +35,7 @@ fn person(name: &str) -> PersonRef {
 }
 
 /// An engine on a fresh store, and alice's run of one deletion waiting for approval.
-fn awaiting() -> (tempfile::TempDir, Engine, Run) {
+async fn awaiting() -> (tempfile::TempDir, Engine, Run) {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
         store: StoreConfig {
@@ -69,9 +69,9 @@ fn awaiting() -> (tempfile::TempDir, Engine, Run) {
     };
     let now = OffsetDateTime::now_utc();
     let run = engine
-        .store()
+        .writes()
         .create_run(
-            |id| {
+            move |id| {
                 Run::new(
                     id,
                     plan,
@@ -83,6 +83,7 @@ fn awaiting() -> (tempfile::TempDir, Engine, Run) {
             },
             None,
         )
+        .await
         .unwrap();
     (dir, engine, run)
 }
@@ -97,31 +98,37 @@ fn bob() -> Actor {
     }
 }
 
-#[test]
-fn an_expiry_that_lands_after_an_approval_leaves_it_approved() {
-    let (_dir, engine, run) = awaiting();
-    engine.approve(&bob(), run.id, run.digest.as_str()).unwrap();
+#[tokio::test]
+async fn an_expiry_that_lands_after_an_approval_leaves_it_approved() {
+    let (_dir, engine, run) = awaiting().await;
+    engine
+        .approve(&bob(), run.id, run.digest.as_str())
+        .await
+        .unwrap();
     // The run task read the run before the approval and decided that it had expired.
     let late = OffsetDateTime::now_utc() + time::Duration::hours(1);
-    drive::expire(&engine.0, run.id, late).unwrap();
+    drive::expire(&engine.0, run.id, late).await.unwrap();
     let stored = engine.run(run.id).unwrap();
     assert_eq!(stored.state, RunState::Running);
     assert!(stored.approval.is_some());
 }
 
-#[test]
-fn an_expiry_ends_a_request_nobody_decided() {
-    let (_dir, engine, run) = awaiting();
+#[tokio::test]
+async fn an_expiry_ends_a_request_nobody_decided() {
+    let (_dir, engine, run) = awaiting().await;
     let now = OffsetDateTime::now_utc();
-    drive::expire(&engine.0, run.id, now).unwrap();
+    drive::expire(&engine.0, run.id, now).await.unwrap();
     assert!(matches!(
         engine.run(run.id).unwrap().state,
         RunState::AwaitingApproval { .. }
     ));
-    drive::expire(&engine.0, run.id, now + time::Duration::hours(1)).unwrap();
+    drive::expire(&engine.0, run.id, now + time::Duration::hours(1))
+        .await
+        .unwrap();
     assert_eq!(engine.run(run.id).unwrap().state, RunState::Expired);
     let refused = engine
         .approve(&bob(), run.id, run.digest.as_str())
+        .await
         .unwrap_err();
     assert!(
         refused.to_string().contains("already expired at"),
@@ -129,23 +136,24 @@ fn an_expiry_ends_a_request_nobody_decided() {
     );
 }
 
-#[test]
-fn an_expiry_after_a_cancel_or_rejection_changes_nothing() {
-    for decide in [
-        |engine: &Engine, id: RunId| engine.cancel(&bob(), id).map(drop),
-        |engine: &Engine, id: RunId| {
-            let reason = opsbot_commands::name::Reason::parse("no").unwrap();
-            engine.reject(&bob(), id, &reason).map(drop)
-        },
-    ] {
-        let (_dir, engine, run) = awaiting();
-        decide(&engine, run.id).unwrap();
+#[tokio::test]
+async fn an_expiry_after_a_cancel_or_rejection_changes_nothing() {
+    for reject in [false, true] {
+        let (_dir, engine, run) = awaiting().await;
+        let reason = opsbot_commands::name::Reason::parse("no").unwrap();
+        let decided = if reject {
+            engine.reject(&bob(), run.id, &reason).await
+        } else {
+            engine.cancel(&bob(), run.id).await
+        };
+        decided.unwrap();
         let decided = engine.run(run.id).unwrap();
         drive::expire(
             &engine.0,
             run.id,
             OffsetDateTime::now_utc() + time::Duration::hours(1),
         )
+        .await
         .unwrap();
         assert_eq!(engine.run(run.id).unwrap(), decided);
     }

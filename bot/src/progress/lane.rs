@@ -104,7 +104,7 @@ pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, 
                 match shared.transport.announce(&queued.announcement).await {
                     Ok(()) => {
                         backoff.reset();
-                        if let Err(error) = shared.store.first_delivery(&key) {
+                        if let Err(error) = shared.writes.first_delivery(key).await {
                             tracing::error!(%error, "cannot remember an announcement as sent");
                         }
                     }
@@ -195,10 +195,14 @@ async fn post<T: ChatTransport>(
 ) -> Result<(), ChatError> {
     let message: MessageId = shared.transport.post(&run.channel, view).await?;
     shared.counters.posts.fetch_add(1, Ordering::Relaxed);
-    let stored = shared.store.update_run(run.id, None, |run| {
-        run.progress_message = Some(message.clone());
-        Ok::<_, std::convert::Infallible>(vec![])
-    });
+    let kept = message.clone();
+    let stored = shared
+        .writes
+        .update_run(run.id, None, move |run| {
+            run.progress_message = Some(kept.clone());
+            Ok::<_, std::convert::Infallible>(vec![])
+        })
+        .await;
     if let Err(opsbot_state::UpdateError::Store(error)) = stored {
         tracing::error!(run = %run.id, %error, "cannot keep the progress message id");
     }

@@ -67,6 +67,10 @@ pub(super) fn store() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "set-up, written before the publisher looks"
+)]
 pub(super) fn new_run(store: &Store, cluster: &str) -> Run {
     let request = ProcedureRequest::ClusterStart {
         cluster: ClusterName::parse(cluster).unwrap(),
@@ -97,6 +101,10 @@ pub(super) fn new_run(store: &Store, cluster: &str) -> Run {
         .unwrap()
 }
 
+#[allow(
+    clippy::disallowed_methods,
+    reason = "set-up, written before the publisher looks"
+)]
 pub(super) fn finish(store: &Store, id: RunId) -> Run {
     store
         .update_run(id, None, |run| {

@@ -72,15 +72,18 @@ const PEOPLE: &str = "[[people]]\nname = \"bob\"\nroles = [\"operator\", \"appro
 /// bob approves `run`'s current plan as the bot records an approval from Discord, on the store
 /// of `config` while no bot holds it (the consoles of these tests are alice's account). Nothing
 /// happens when the run is already decided or missing: a restarted console may have got there.
-pub fn approve(config: &Path, run: RunId) {
+pub async fn approve(config: &Path, run: RunId) {
     let config = opsbot::config::Config::load(config).unwrap();
-    let store = open_store(&config.store.path);
+    let path = config.store.path.clone();
+    let store = tokio::task::spawn_blocking(move || open_store(&path))
+        .await
+        .unwrap();
     let engine = opsbot::engine::Engine::new(&config, store, Arc::new(Silent)).unwrap();
     let Ok(stored) = engine.run(run) else {
         return;
     };
     let bob = config.people().unwrap().on_discord(2, &[]).unwrap();
-    match engine.approve(&bob, run, stored.digest.as_str()) {
+    match engine.approve(&bob, run, stored.digest.as_str()).await {
         Ok(_) => {}
         Err(opsbot::engine::EngineError::Refused(opsbot::engine::Refusal::Approval(
             opsbot_commands::approval::ApprovalRefusal::Decided { .. },
@@ -303,10 +306,7 @@ async fn ask_and_approve(config: &Path, request: &str, what: &str) {
         "{what}: {stdout}{}",
         String::from_utf8_lossy(&asked.stderr)
     );
-    let config = config.to_owned();
-    tokio::task::spawn_blocking(move || approve(&config, RunId::new(1)))
-        .await
-        .unwrap();
+    approve(config, RunId::new(1)).await;
 }
 
 /// Starts the console again, reading `input`, until run r-1 has succeeded, as the store says

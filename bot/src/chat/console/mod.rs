@@ -15,7 +15,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
-use opsbot_commands::people::{Actor, People};
+use opsbot_commands::people::{Actor, People, UnknownPerson};
 use opsbot_commands::request::Request;
 use opsbot_state::{Store, StoreError};
 use tokio::io::BufReader;
@@ -39,14 +39,8 @@ pub const CHANNEL: &str = "console";
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let people = config.people()?;
     let account = running_account()?;
-    terminal(&config, None, |service| match people.on_console(&account) {
-        Ok(actor) => Ok(Speaking::Fixed(actor)),
-        Err(unknown) => {
-            let refused = service.refuse_unknown(unknown, &Asked::new("opsbot console", None));
-            bail!("{}", refused.text)
-        }
-    })
-    .await
+    let speaking = people.on_console(&account).map(Speaking::Fixed);
+    terminal(&config, None, speaking).await
 }
 
 /// `opsbot demo`: the console as `first` of `people`, who can switch with `/as`.
@@ -56,13 +50,11 @@ pub async fn demo(
     first: Actor,
     banner: String,
 ) -> anyhow::Result<()> {
-    terminal(&config, Some(banner), |_| {
-        Ok(Speaking::Demo {
-            people,
-            current: first,
-        })
-    })
-    .await
+    let speaking = Speaking::Demo {
+        people,
+        current: first,
+    };
+    terminal(&config, Some(banner), Ok(speaking)).await
 }
 
 /// Whether a line answers a run that waits for a person (`/approve`, `/reject`, `/run done`).
@@ -94,14 +86,15 @@ fn waiting_for(runs: &[RunId]) -> Option<String> {
     ))
 }
 
-/// Runs a console on this terminal. `speaking` decides who speaks, once the store is open (so
-/// that a refusal can be audited). At the end of the input it lets executing runs finish (not
-/// those waiting for a person) and shows their last state; piped, it lets them reach a person
-/// before a line that answers one (see [`answers_a_waiting_run`]).
+/// Runs a console on this terminal, spoken by `speaking`; someone the config does not know is
+/// refused once the store is open (so that the refusal is audited). At the end of the input it
+/// lets executing runs finish (not those waiting for a person) and shows their last state;
+/// piped, it lets them reach a person before a line that answers one (see
+/// [`answers_a_waiting_run`]).
 async fn terminal(
     config: &Config,
     banner: Option<String>,
-    speaking: impl FnOnce(&Service) -> anyhow::Result<Speaking>,
+    speaking: Result<Speaking, UnknownPerson>,
 ) -> anyhow::Result<()> {
     let store = Store::open(&config.store.path)
         .map_err(|error| match (&error, &config.console.socket) {
@@ -120,12 +113,19 @@ async fn terminal(
     ));
     let engine = Engine::new(config, store, publisher.clone())?;
     let service = Service::new(engine.clone(), publisher.clone());
-    let mut session = Session::new(service.clone(), speaking(&service)?);
+    let speaking = match speaking {
+        Ok(speaking) => speaking,
+        Err(unknown) => {
+            let asked = Asked::new("opsbot console", None);
+            bail!("{}", service.refuse_unknown(unknown, &asked).await.text)
+        }
+    };
+    let mut session = Session::new(service.clone(), speaking);
     let screen = publisher.transport();
     if let Some(banner) = banner {
         screen.print("", &banner, None);
     }
-    let resumed = engine.resume_all()?;
+    let resumed = engine.resume_all().await?;
     if resumed > 0 {
         let text = format!("resumed {resumed} unfinished run(s)");
         screen.print(transcript::PUBLIC, &text, None);

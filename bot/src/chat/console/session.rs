@@ -116,7 +116,7 @@ impl Session {
         match &request {
             Request::ActAs { user } => return Some((PRIVATE, self.switch(user))),
             Request::Approve { id, digest: None } => {
-                return Some((PRIVATE, self.preview(*id)));
+                return Some((PRIVATE, self.preview(*id).await));
             }
             _ => {}
         }
@@ -129,8 +129,8 @@ impl Session {
     }
 
     /// `/approve` without a digest: the plan, and `yes` on the next line approves exactly it.
-    fn preview(&mut self, id: RunId) -> String {
-        match self.service.preview(self.speaker(), id) {
+    async fn preview(&mut self, id: RunId) -> String {
+        match self.service.preview(self.speaker(), id).await {
             Ok((text, digest)) => {
                 let digest = DigestPrefix::parse(digest.as_str()).ok();
                 let confirm = digest.as_ref().map_or(String::new(), |_| {

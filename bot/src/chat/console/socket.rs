@@ -164,7 +164,7 @@ impl Connection {
         let actor = match actor {
             Ok(actor) => actor,
             Err(unknown) => {
-                let refusal = self.refuse(unknown);
+                let refusal = self.refuse(unknown).await;
                 let _ = write.write_all(refusal.as_bytes()).await;
                 let _ = write.shutdown().await;
                 return;
@@ -213,9 +213,9 @@ impl Connection {
     }
 
     /// Audits a connection from an account that maps to nobody, and says why it ends.
-    fn refuse(&self, unknown: UnknownPerson) -> String {
+    async fn refuse(&self, unknown: UnknownPerson) -> String {
         let asked = Asked::new("console connection", None);
-        let reply = self.service.refuse_unknown(unknown, &asked);
+        let reply = self.service.refuse_unknown(unknown, &asked).await;
         transcript::block(PRIVATE, &reply.text)
     }
 }

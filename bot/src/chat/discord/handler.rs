@@ -165,7 +165,7 @@ fn typed(data: &CommandData) -> String {
 impl Handler {
     /// The person behind an interaction in its channel, or the private refusal (audited) that
     /// says why they may not use opsbot there.
-    fn person(
+    async fn person(
         &self,
         user: &User,
         member: Option<&Member>,
@@ -174,20 +174,24 @@ impl Handler {
     ) -> Result<Actor, Reply> {
         let roles = member.map_or(&[][..], |m| m.roles.as_slice());
         let checked = self.access.check(user.id, roles, channel);
-        checked.actor.map_err(|refusal| {
-            self.service
+        match checked.actor {
+            Ok(actor) => Ok(actor),
+            Err(refusal) => Err(self
+                .service
                 .refused(&checked.speaker, &asked(), refusal.into())
-        })
+                .await),
+        }
     }
 
     /// False for a repeated delivery of an interaction already handled (a gateway resume can
     /// replay it); a store failure counts as first, since refusing would lose a command.
-    fn first_delivery(&self, id: impl ToString) -> bool {
+    async fn first_delivery(&self, id: impl ToString) -> bool {
         match self
             .service
             .engine()
-            .store()
-            .first_delivery(&id.to_string())
+            .writes()
+            .first_delivery(id.to_string())
+            .await
         {
             Ok(first) => first,
             Err(error) => {
@@ -198,16 +202,19 @@ impl Handler {
     }
 
     async fn command(&self, command: &CommandInteraction) -> serenity::Result<()> {
-        if !self.first_delivery(command.id) {
+        if !self.first_delivery(command.id).await {
             tracing::info!(interaction = %command.id, "a repeated delivery; already handled");
             return Ok(());
         }
-        let actor = match self.person(
-            &command.user,
-            command.member.as_deref(),
-            command.channel_id,
-            || Asked::new(typed(&command.data), None),
-        ) {
+        let actor = match self
+            .person(
+                &command.user,
+                command.member.as_deref(),
+                command.channel_id,
+                || Asked::new(typed(&command.data), None),
+            )
+            .await
+        {
             Ok(actor) => actor,
             Err(refusal) => return command.create_response(&self.http, respond(&refusal)).await,
         };
@@ -319,16 +326,19 @@ impl Handler {
                 .create_response(&self.http, private("this button is not one of opsbot's"))
                 .await;
         };
-        if !self.first_delivery(click.id) {
+        if !self.first_delivery(click.id).await {
             return Ok(());
         }
-        let actor = match self.person(&click.user, click.member.as_ref(), click.channel_id, || {
-            Asked::new(format!("{} button", click.data.custom_id), Some(button.run))
-        }) {
+        let actor = match self
+            .person(&click.user, click.member.as_ref(), click.channel_id, || {
+                Asked::new(format!("{} button", click.data.custom_id), Some(button.run))
+            })
+            .await
+        {
             Ok(actor) => actor,
             Err(refusal) => return click.create_response(&self.http, respond(&refusal)).await,
         };
-        match self.service.decide(&actor, &button) {
+        match self.service.decide(&actor, &button).await {
             Ok(run) => {
                 // The message shows the decision at once, its buttons disabled; progress then
                 // keeps editing it as the run goes on.

@@ -1,0 +1,127 @@
+//! The one way the bot's async code writes to the store.
+//!
+//! Every store write is a sled transaction and a flush, i.e. an fsync: under a millisecond on
+//! an idle disk, seconds on a busy or failing one. Run on a tokio worker, it would stall every
+//! task sharing that worker (the Discord gateway's heartbeat, other runs' progress), and on the
+//! current-thread runtime the whole bot; `block_in_place` is no way out, since it panics on that
+//! runtime. So [`StoreWrites`] runs each write whole (transaction and flush) on tokio's blocking
+//! pool, and its caller awaits it: a write that returned is on disk and survives a SIGKILL,
+//! exactly as with the store's own methods, and the engine still finishes its write-ahead
+//! record before the side effect it announces.
+//!
+//! Why not sled's `Tree::flush_async` after the transaction: the transaction itself can block
+//! (it may read cold pages, or wait for sled's log buffers to drain), and sled runs the flush
+//! on its own threads, which tokio's paused test clock cannot see, so a test's timers would
+//! fire while a flush is under way; a blocking task holds the paused clock back.
+//!
+//! The store's synchronous writes are `disallowed-methods` for clippy in this crate
+//! (bot/clippy.toml), so no async caller can reach them another way by mistake.
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the one module that may call the store's synchronous writes"
+)]
+
+use opsbot_commands::audit::{AuditEvent, AuditKind};
+use opsbot_commands::maintenance::MaintenanceNotice;
+use opsbot_commands::name::RunId;
+use opsbot_commands::people::Speaker;
+use opsbot_commands::run::Run;
+use opsbot_state::{Compacted, Store, StoreError, UpdateError};
+use time::OffsetDateTime;
+
+/// The store's writes, as async functions that run off the async worker threads. Each has the
+/// meaning of the `Store` method of the same name; what it is given is owned, because it is
+/// moved to the thread that writes. Cheap to clone (it holds a `Store`, itself a handle).
+#[derive(Clone, Debug)]
+pub struct StoreWrites {
+    store: Store,
+}
+
+impl StoreWrites {
+    pub fn new(store: Store) -> Self {
+        Self { store }
+    }
+
+    /// See [`Store::create_run`].
+    pub async fn create_run(
+        &self,
+        build: impl FnOnce(RunId) -> Run + Send + 'static,
+        actor: Option<Speaker>,
+    ) -> Result<Run, StoreError> {
+        self.off_thread(move |store| store.create_run(build, actor.as_ref()))
+            .await
+    }
+
+    /// See [`Store::update_run`]; `change` may be called more than once.
+    pub async fn update_run<E: Send + 'static>(
+        &self,
+        id: RunId,
+        actor: Option<Speaker>,
+        change: impl FnMut(&mut Run) -> Result<Vec<AuditKind>, E> + Send + 'static,
+    ) -> Result<Run, UpdateError<E>> {
+        self.off_thread(move |store| store.update_run(id, actor.as_ref(), change))
+            .await
+    }
+
+    /// See [`Store::append_audit`].
+    pub async fn append_audit(&self, event: AuditEvent) -> Result<(), StoreError> {
+        self.off_thread(move |store| store.append_audit(&event))
+            .await
+    }
+
+    /// See [`Store::append_run_log`].
+    pub async fn append_run_log(&self, run: RunId, lines: Vec<String>) -> Result<(), StoreError> {
+        self.off_thread(move |store| store.append_run_log(run, &lines))
+            .await
+    }
+
+    /// See [`Store::first_delivery`].
+    pub async fn first_delivery(&self, id: String) -> Result<bool, StoreError> {
+        self.off_thread(move |store| store.first_delivery(&id))
+            .await
+    }
+
+    /// See [`Store::set_maintenance_notice`].
+    pub async fn set_maintenance_notice(
+        &self,
+        notice: Option<MaintenanceNotice>,
+    ) -> Result<Option<MaintenanceNotice>, StoreError> {
+        self.off_thread(move |store| store.set_maintenance_notice(notice.as_ref()))
+            .await
+    }
+
+    /// See [`Store::compact`].
+    pub async fn compact(
+        &self,
+        cutoff: OffsetDateTime,
+        batch: usize,
+    ) -> Result<Compacted, StoreError> {
+        self.off_thread(move |store| store.compact(cutoff, batch))
+            .await
+    }
+
+    /// Runs `write` on tokio's blocking pool and waits for it. A panic in it is the caller's
+    /// panic, as if it had run inline; a write the shutting-down runtime never started is
+    /// [`StoreError::ShuttingDown`].
+    async fn off_thread<T, E>(
+        &self,
+        write: impl FnOnce(&Store) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+    {
+        let store = self.store.clone();
+        match tokio::task::spawn_blocking(move || write(&store)).await {
+            Ok(written) => written,
+            Err(error) => match error.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(_) => Err(StoreError::ShuttingDown.into()),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
