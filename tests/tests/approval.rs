@@ -143,6 +143,7 @@ async fn a_stale_digest_is_refused() {
     let error = h
         .engine
         .approve(&actor("bob"), id, "000000000000")
+        .await
         .unwrap_err();
     assert!(
         error
