@@ -2,6 +2,7 @@
 //! a channel the bot may not use, a refused request. Each is acted on, and never hammered.
 
 use std::sync::Mutex as StdMutex;
+use std::sync::atomic::AtomicBool;
 
 use opsbot_commands::render::ProgressView;
 
@@ -53,8 +54,20 @@ impl Script {
         calls
     }
 
-    fn posts(&self) -> usize {
-        self.calls().iter().filter(|c| c.kind == "post").count()
+    /// The message a post with `nonce` makes: as on Discord, a post with a nonce already
+    /// posted (a retry) gets that message back, a new nonce a new message.
+    fn message_for(&self, nonce: &str) -> String {
+        let mut nonces: Vec<String> = Vec::new();
+        for call in self.calls().into_iter().filter(|c| c.kind == "post") {
+            if !nonces.contains(&call.nonce) {
+                nonces.push(call.nonce);
+            }
+        }
+        let index = nonces
+            .iter()
+            .position(|n| n == nonce)
+            .unwrap_or(nonces.len());
+        format!("m{}", index + 1)
     }
 }
 
@@ -64,7 +77,7 @@ impl ChatTransport for Arc<Script> {
         _channel: &ChannelId,
         view: &ProgressView,
     ) -> Result<MessageId, ChatError> {
-        let id = format!("m{}", self.posts() + 1);
+        let id = self.message_for(&view.message_key);
         self.call(Call {
             kind: "post",
             target: id.clone(),
@@ -165,6 +178,42 @@ async fn a_deleted_message_is_posted_again_once_and_edited_there_to_the_final_st
         store.run(run.id).unwrap().unwrap().progress_message,
         Some(MessageId("m2".into())),
         "a restarted bot edits the new message"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_repost_that_fails_for_a_while_is_tried_again_and_the_run_ends_on_it() {
+    let (_dir, store) = store();
+    let failed = AtomicBool::new(false);
+    let script = Script::new(move |call| match (call.kind, call.target.as_str()) {
+        ("edit", "m1") => Err(ChatError::Gone("404 Unknown Message".into())),
+        ("post", "m2") if !failed.swap(true, Ordering::SeqCst) => {
+            Err(ChatError::Transient("503".into()))
+        }
+        _ => Ok(()),
+    });
+    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
+    let run = new_run(&store, "logs");
+    publisher.changed(&run);
+    publisher.flushed().await;
+    observe_many(&publisher, &run, 1).await;
+    publisher.changed(&finish(&store, run.id));
+    publisher.flushed().await;
+
+    let calls = script.messages();
+    let reposts: Vec<_> = calls.iter().filter(|c| c.nonce.ends_with("-2")).collect();
+    assert_eq!(
+        reposts.len(),
+        2,
+        "the failed re-post, then its retry: {calls:#?}"
+    );
+    assert!(reposts.iter().all(|c| c.target == "m2"), "{calls:#?}");
+    let last = calls.last().unwrap();
+    assert_eq!((last.kind, last.target.as_str()), ("edit", "m2"));
+    assert!(last.text.starts_with("✅"), "{}", last.text);
+    assert_eq!(
+        store.run(run.id).unwrap().unwrap().progress_message,
+        Some(MessageId("m2".into()))
     );
 }
 

@@ -31,7 +31,9 @@ struct LaneState {
     sent: HashMap<RunId, ProgressView>,
     /// Runs whose message was posted again after it was gone.
     reposted: HashSet<RunId>,
-    /// Runs whose message was gone again after its re-post: their progress is not shown.
+    /// Runs whose message or channel is gone for good (the message gone again after its
+    /// re-post, or the channel deleted): their progress is not shown. Both sets forget a run
+    /// once it has finished.
     abandoned: HashSet<RunId>,
     /// Set once the bot may not post or edit in the channel: nothing more is sent there.
     stopped: Option<Forbidden>,
@@ -54,7 +56,7 @@ pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc
             let Some(id) = lock(&lane.queue).pop_front() else {
                 break;
             };
-            if state.stopped.is_none() && !state.abandoned.contains(&id) {
+            if state.stopped.is_none() {
                 match publish(&shared, &mut state, id).await {
                     Ok(()) => state.backoff.reset(),
                     Err(ChatError::Transient(error)) => {
@@ -72,12 +74,7 @@ pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc
                         tracing::error!(run = %id, %forbidden, "progress stops in this channel");
                         state.stopped = Some(forbidden);
                     }
-                    Err(ChatError::Gone(error)) => {
-                        tracing::warn!(run = %id, %error, "the re-posted progress message is gone \
-                                       too; this run's progress is no longer shown here");
-                        state.abandoned.insert(id);
-                    }
-                    Err(ChatError::Refused(error)) => {
+                    Err(error) => {
                         tracing::warn!(run = %id, %error, "progress refused; next change is sent");
                     }
                 }
@@ -146,6 +143,9 @@ async fn tell<T: ChatTransport>(
     }
 }
 
+/// Shows the run's latest state. A message or channel gone for good gives the run's progress
+/// up here (so this never returns [`ChatError::Gone`]); once a finished run's last state is
+/// dealt with, the lane forgets it. A transient failure keeps what the retry needs.
 async fn publish<T: ChatTransport>(
     shared: &Shared<T>,
     state: &mut LaneState,
@@ -156,8 +156,38 @@ async fn publish<T: ChatTransport>(
         Ok(None) => return Ok(()),
         Err(error) => return Err(ChatError::Transient(format!("store: {error}"))),
     };
+    let shown = if state.abandoned.contains(&id) {
+        Ok(())
+    } else {
+        show(shared, state, &run).await
+    };
+    let shown = match shown {
+        Err(ChatError::Gone(error)) => {
+            tracing::warn!(run = %id, %error, "the progress message or its channel is gone; \
+                           this run's progress is no longer shown here");
+            state.abandoned.insert(id);
+            Ok(())
+        }
+        other => other,
+    };
+    if run.state.is_finished() && !matches!(shown, Err(ChatError::Transient(_))) {
+        state.sent.remove(&id);
+        state.reposted.remove(&id);
+        state.abandoned.remove(&id);
+    }
+    shown
+}
+
+/// Posts or edits the run's message, unless it shows this state already; a message gone once
+/// is posted again.
+async fn show<T: ChatTransport>(
+    shared: &Shared<T>,
+    state: &mut LaneState,
+    run: &Run,
+) -> Result<(), ChatError> {
+    let id = run.id;
     let observed = lock(&shared.observed).get(&id).cloned();
-    let view = render::progress_view(&run, observed.as_ref(), OffsetDateTime::now_utc());
+    let view = render::progress_view(run, observed.as_ref(), OffsetDateTime::now_utc());
     if state.sent.get(&id) == Some(&view) {
         return Ok(());
     }
@@ -166,21 +196,22 @@ async fn publish<T: ChatTransport>(
             Ok(()) => {
                 shared.counters.edits.fetch_add(1, Ordering::Relaxed);
             }
-            Err(ChatError::Gone(error)) if state.reposted.insert(id) => {
+            Err(ChatError::Gone(error)) if !state.reposted.contains(&id) => {
                 tracing::warn!(run = %id, %error, "the progress message is gone; posting it again");
                 // A new message needs a nonce of its own: the deleted one's would be answered
-                // with the deleted message (Discord: 404 Unknown Message).
+                // with the deleted message (Discord: 404 Unknown Message). A retry after a
+                // failed re-post uses the same one, so a post Discord did make is returned,
+                // not made twice; only a re-post that succeeded counts as the one re-post.
                 let mut again = view.clone();
                 again.message_key.push_str("-2");
-                post(shared, &run, &again).await?;
+                post(shared, run, &again).await?;
+                state.reposted.insert(id);
             }
             Err(error) => return Err(error),
         },
-        None => post(shared, &run, &view).await?,
+        None => post(shared, run, &view).await?,
     }
-    if run.state.is_finished() {
-        state.sent.remove(&id);
-    } else {
+    if !run.state.is_finished() {
         state.sent.insert(id, view);
     }
     Ok(())
