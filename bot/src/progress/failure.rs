@@ -13,10 +13,14 @@ pub enum ChatError {
     /// posted anew once, and editing continues there.
     #[error("gone: {0}")]
     Gone(String),
-    /// The bot may not do this in the channel (Discord 50013, 50001): nothing more is sent
-    /// there until someone grants the permission and restarts opsbot.
+    /// The bot may not do this in the channel (Discord 403): nothing more is sent there until
+    /// someone grants the permission and restarts opsbot.
     #[error(transparent)]
     Forbidden(#[from] Forbidden),
+    /// The platform refused the bot's credentials (Discord 401): nothing more is sent to it
+    /// until the token is fixed and opsbot restarted.
+    #[error("the bot token was refused: {0}")]
+    TokenRefused(String),
     /// Refused for good (any other 4xx): the same request can never succeed, so it is dropped
     /// and the next state is sent when there is one.
     #[error("refused: {0}")]

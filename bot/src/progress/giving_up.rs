@@ -266,6 +266,19 @@ async fn a_channel_the_bot_may_not_post_in_stops_its_lane_after_one_call() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_refused_token_stops_the_lane_after_one_call() {
+    let (_dir, store) = store();
+    let script = Script::new(|_| Err(ChatError::TokenRefused("401 Unauthorized".into())));
+    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
+    let run = new_run(&store, "logs");
+    publisher.changed(&run);
+    observe_many(&publisher, &run, 20).await;
+    publisher.changed(&finish(&store, run.id));
+    publisher.flushed().await;
+    assert_eq!(script.messages().len(), 1, "{:#?}", script.calls());
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_refused_edit_is_not_sent_again_and_the_next_change_is() {
     let (_dir, store) = store();
     let script = Script::new(|call| match (call.kind, call.text.starts_with("✅")) {

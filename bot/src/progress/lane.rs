@@ -36,7 +36,7 @@ struct LaneState {
     /// once it has finished.
     abandoned: HashSet<RunId>,
     /// Set once the bot may not post or edit in the channel: nothing more is sent there.
-    stopped: Option<Forbidden>,
+    stopped: bool,
     backoff: Backoff,
 }
 
@@ -50,13 +50,13 @@ pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc
             if lock(&lane.queue).is_empty() {
                 break;
             }
-            if state.stopped.is_none() {
+            if !state.stopped {
                 lane.limiter.ready().await;
             }
             let Some(id) = lock(&lane.queue).pop_front() else {
                 break;
             };
-            if state.stopped.is_none() {
+            if !state.stopped {
                 match publish(&shared, &mut state, id).await {
                     Ok(()) => state.backoff.reset(),
                     Err(ChatError::Transient(error)) => {
@@ -69,10 +69,10 @@ pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc
                             continue;
                         }
                     }
-                    Err(ChatError::Forbidden(forbidden)) => {
-                        // The run's own channel is the one refused: nobody there to tell.
-                        tracing::error!(run = %id, %forbidden, "progress stops in this channel");
-                        state.stopped = Some(forbidden);
+                    Err(error @ (ChatError::Forbidden(_) | ChatError::TokenRefused(_))) => {
+                        // The run's own channel (or its platform) refused: nobody there to tell.
+                        tracing::error!(run = %id, %error, "progress stops in this channel");
+                        state.stopped = true;
                     }
                     Err(error) => {
                         tracing::warn!(run = %id, %error, "progress refused; next change is sent");
@@ -87,7 +87,7 @@ pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc
 /// Sends announcements one by one within the quota, each until it is delivered; the store
 /// remembers each one sent, so a restarted bot does not repeat it.
 pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, limiter: Pace) {
-    let mut stopped: Option<Forbidden> = None;
+    let mut stopped = false;
     let mut backoff = Backoff::default();
     loop {
         shared.announcer.notified().await;
@@ -96,7 +96,7 @@ pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, 
                 break;
             };
             let key = format!("announcement:{}", queued.announcement.key);
-            if stopped.is_none() && !shared.store.delivered(&key).unwrap_or(false) {
+            if !stopped && !shared.store.delivered(&key).unwrap_or(false) {
                 limiter.ready().await;
                 match shared.transport.announce(&queued.announcement).await {
                     Ok(()) => {
@@ -115,9 +115,15 @@ pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, 
                     Err(ChatError::Forbidden(forbidden)) => {
                         tracing::error!(%forbidden, "maintenance announcements stop");
                         tell(&*shared, queued.origin.as_ref(), &forbidden).await;
-                        stopped = Some(forbidden);
+                        stopped = true;
                     }
-                    Err(error @ (ChatError::Gone(_) | ChatError::Refused(_))) => {
+                    // A refused token is remembered by the transport, which sends nothing more
+                    // to that platform; the consoles may still show the next announcement.
+                    Err(
+                        error @ (ChatError::Gone(_)
+                        | ChatError::Refused(_)
+                        | ChatError::TokenRefused(_)),
+                    ) => {
                         tracing::warn!(%error, "announcement refused; not sent again");
                     }
                 }

@@ -9,7 +9,11 @@ use serenity::http::HttpError;
 pub(super) enum Failure {
     /// 10008 Unknown Message, 10003 Unknown Channel: what the request was about is gone.
     Gone,
-    /// 50013 Missing Permissions, 50001 Missing Access: the bot may not do this there.
+    /// 401: Discord refused the bot token. Every request would be refused the same way, so
+    /// nothing more is sent until the token is fixed.
+    TokenRefused,
+    /// Any 403 (50013 Missing Permissions, 50001 Missing Access, or another code): the bot may
+    /// not do this there, and asking again only adds to Discord's count.
     Forbidden,
     /// Any other 4xx: the same request will be refused again.
     Refused,
@@ -17,9 +21,10 @@ pub(super) enum Failure {
     Transient,
 }
 
-const UNKNOWN_CHANNEL: isize = 10003;
+pub(super) const UNKNOWN_CHANNEL: isize = 10003;
+pub(super) const UNKNOWN_GUILD: isize = 10004;
 const UNKNOWN_MESSAGE: isize = 10008;
-const MISSING_ACCESS: isize = 50001;
+pub(super) const MISSING_ACCESS: isize = 50001;
 const MISSING_PERMISSIONS: isize = 50013;
 
 pub(super) fn classify(error: &serenity::Error) -> Failure {
@@ -35,7 +40,8 @@ pub(super) fn classify(error: &serenity::Error) -> Failure {
 fn answer(status: u16, code: isize) -> Failure {
     match (status, code) {
         (_, UNKNOWN_CHANNEL | UNKNOWN_MESSAGE) => Failure::Gone,
-        (_, MISSING_ACCESS | MISSING_PERMISSIONS) => Failure::Forbidden,
+        (401, _) => Failure::TokenRefused,
+        (403, _) | (_, MISSING_ACCESS | MISSING_PERMISSIONS) => Failure::Forbidden,
         (429, _) => Failure::Transient,
         (400..=499, _) => Failure::Refused,
         _ => Failure::Transient,
@@ -53,6 +59,9 @@ mod tests {
             (404, 10003, Failure::Gone),
             (403, 50013, Failure::Forbidden),
             (403, 50001, Failure::Forbidden),
+            (403, 20001, Failure::Forbidden),
+            (403, 0, Failure::Forbidden),
+            (401, 0, Failure::TokenRefused),
             (400, 50035, Failure::Refused),
             (404, 0, Failure::Refused),
             (429, 0, Failure::Transient),
@@ -62,7 +71,21 @@ mod tests {
         for (status, code, want) in cases {
             assert_eq!(answer(status, code), want, "{status} {code}");
         }
-        let timeout = serenity::Error::Other("timed out");
-        assert_eq!(classify(&timeout), Failure::Transient);
+    }
+
+    /// A request timed out as serenity reports it: reqwest's own error, from a server that
+    /// takes the connection and never answers.
+    #[tokio::test]
+    async fn a_request_that_times_out_may_pass() {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_millis(50))
+            .build()
+            .unwrap();
+        let url = format!("http://{}/", silent.local_addr().unwrap());
+        let timed_out = client.get(url).send().await.unwrap_err();
+        assert!(timed_out.is_timeout(), "{timed_out:?}");
+        let error = serenity::Error::Http(HttpError::Request(timed_out));
+        assert_eq!(classify(&error), Failure::Transient);
     }
 }

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use failure::{MISSING_ACCESS, UNKNOWN_CHANNEL, UNKNOWN_GUILD};
 use opsbot_commands::people::People;
 use permissions::Bot;
 use secrecy::{ExposeSecret, SecretString};
@@ -241,11 +242,15 @@ fn explain(error: serenity::Error, doing: &str) -> anyhow::Error {
         (401, _) => format!(
             "Discord refused the bot token (401); check {TOKEN_VARIABLE} or [discord] token_file"
         ),
-        (_, 10004) => "Discord knows no such guild, or the bot is not in it; check [discord] \
+        (_, UNKNOWN_GUILD) => {
+            "Discord knows no such guild, or the bot is not in it; check [discord] \
                        guild and invite the bot"
-            .to_owned(),
-        (_, 10003) => "Discord knows no such channel; check [discord] channels".to_owned(),
-        (403, _) | (_, 50001) => "the bot lacks access: invite it with the `bot` and \
+                .to_owned()
+        }
+        (_, UNKNOWN_CHANNEL) => {
+            "Discord knows no such channel; check [discord] channels".to_owned()
+        }
+        (403, _) | (_, MISSING_ACCESS) => "the bot lacks access: invite it with the `bot` and \
                                   `applications.commands` scopes, and let it see and send \
                                   messages in the configured channels"
             .to_owned(),

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use opsbot_commands::button::ApprovalButton;
 use opsbot_commands::maintenance::Announcement;
@@ -30,6 +31,9 @@ pub struct DiscordTransport {
     /// Channels the start-up check found the bot may not use: refused here without a request,
     /// so that their lanes stop at once instead of adding to Discord's count of invalid ones.
     forbidden: Arc<HashMap<u64, Forbidden>>,
+    /// Set by the first 401: every request after it would be refused too (and counted by
+    /// Discord towards an IP ban), so none is made, in any channel.
+    token_refused: Arc<AtomicBool>,
 }
 
 impl DiscordTransport {
@@ -44,11 +48,18 @@ impl DiscordTransport {
             bot,
             announce_channel,
             forbidden,
+            token_refused: Arc::default(),
         }
     }
 
-    /// The channel, unless the start-up check found the bot may not use it.
+    /// The channel, unless the start-up check found the bot may not use it or Discord has
+    /// refused the token.
     fn usable(&self, channel: u64) -> Result<serenity::all::ChannelId, ChatError> {
+        if self.token_refused.load(Ordering::Relaxed) {
+            return Err(ChatError::TokenRefused(
+                "not sent since Discord answered 401".to_owned(),
+            ));
+        }
         match self.forbidden.get(&channel) {
             Some(forbidden) => Err(forbidden.clone().into()),
             None => Ok(serenity::all::ChannelId::new(channel)),
@@ -63,6 +74,10 @@ impl DiscordTransport {
             Failure::Gone => ChatError::Gone(text),
             Failure::Refused => ChatError::Refused(text),
             Failure::Transient => ChatError::Transient(text),
+            Failure::TokenRefused => {
+                self.token_refused.store(true, Ordering::Relaxed);
+                ChatError::TokenRefused(text)
+            }
             Failure::Forbidden => {
                 let missing = match self.bot.missing(&self.http, channel).await {
                     Ok(missing) if !missing.is_empty() => names(missing),
