@@ -71,8 +71,9 @@ pub trait ProgressSink: Send + Sync {
     /// The latest observation, for `/run status`.
     fn observed(&self, id: RunId) -> Option<Observation>;
     /// Sends an announcement, once: a key already sent (by this process or, as the store
-    /// remembers, by an earlier one) is not sent again.
-    fn announce(&self, announcement: Announcement);
+    /// remembers, by an earlier one) is not sent again. `origin` is the channel it came from
+    /// (the run's, or the one the command was typed in), told if announcements cannot be sent.
+    fn announce(&self, announcement: Announcement, origin: ChannelId);
 }
 
 /// Counts for the benchmark and the tests: progress events in, chat calls out.
@@ -194,10 +195,20 @@ impl<T: ChatTransport> Publisher<T> {
         drop(queue);
         lane.notify.notify_one();
     }
+}
 
-    /// Queues an announcement once per key; `origin` is the channel of the run it is about,
-    /// told if announcements cannot be sent.
-    fn queue_announcement(&self, announcement: Announcement, origin: Option<ChannelId>) {
+impl<T: ChatTransport> ProgressSink for Publisher<T> {
+    fn changed(&self, run: &Run) {
+        if run.state.is_finished() {
+            lock(&self.shared.observed).remove(&run.id);
+        }
+        if let Some(announcement) = maintenance::announcement(run) {
+            self.announce(announcement, run.channel.clone());
+        }
+        self.enqueue(run);
+    }
+
+    fn announce(&self, announcement: Announcement, origin: ChannelId) {
         if !lock(&self.shared.announced).insert(announcement.key.clone()) {
             return;
         }
@@ -207,22 +218,6 @@ impl<T: ChatTransport> Publisher<T> {
         });
         self.shared.pending.send_modify(|n| *n += 1);
         self.shared.announcer.notify_one();
-    }
-}
-
-impl<T: ChatTransport> ProgressSink for Publisher<T> {
-    fn changed(&self, run: &Run) {
-        if run.state.is_finished() {
-            lock(&self.shared.observed).remove(&run.id);
-        }
-        if let Some(announcement) = maintenance::announcement(run) {
-            self.queue_announcement(announcement, Some(run.channel.clone()));
-        }
-        self.enqueue(run);
-    }
-
-    fn announce(&self, announcement: Announcement) {
-        self.queue_announcement(announcement, None);
     }
 
     fn observe(&self, run: &Run, observation: Observation) {

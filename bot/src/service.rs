@@ -378,7 +378,7 @@ impl Service {
                     .writes()
                     .set_maintenance_notice(Some(notice.clone()))
                     .await?;
-                self.progress.announce(notice.announcement());
+                self.progress.announce(notice.announcement(), channel.clone());
                 Reply::public(format!(
                     "announced; /maintenance end when it is over\n📣 {}",
                     notice.text
@@ -390,7 +390,7 @@ impl Service {
                 };
                 let ending = ended.ending(&actor.person);
                 let reply = Reply::public(ending.text.clone());
-                self.progress.announce(ending);
+                self.progress.announce(ending, channel.clone());
                 reply
             }
             Request::MaintenanceStatus => {

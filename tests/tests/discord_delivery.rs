@@ -95,6 +95,29 @@ async fn announcements_refused_by_permissions_stop_and_the_run_channel_is_told_w
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_who_announces_is_told_in_their_channel_when_announcements_are_refused() {
+    let scene = DiscordScene::start(Setup::default()).await;
+    scene
+        .fake
+        .set_bot_permissions(ANNOUNCE_CHANNEL, MEMBER & !SEND_MESSAGES);
+    let (reply, _) = scene
+        .slash(&user("alice"), "/maintenance announce text:upgrade")
+        .await;
+    assert!(reply.starts_with("announced"), "{reply}");
+    let told = scene
+        .fake
+        .wait_message(CHANNEL, PATIENCE, |m| m.content.starts_with("⚠️"))
+        .await
+        .unwrap();
+    assert!(
+        told.content
+            .contains(&format!("lacks Send Messages in channel {ANNOUNCE_CHANNEL}")),
+        "{}",
+        told.content
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_from_the_console_is_told_at_the_console_when_announcements_are_refused() {
     let scene = DiscordScene::start(slow_restart()).await;
     scene

@@ -24,7 +24,7 @@ impl ProgressSink for Silent {
     fn observed(&self, _: RunId) -> Option<Observation> {
         None
     }
-    fn announce(&self, _: Announcement) {}
+    fn announce(&self, _: Announcement, _: ChannelId) {}
 }
 
 fn person(name: &str) -> PersonRef {

@@ -314,7 +314,7 @@ async fn forbidden_announcements_stop_and_the_run_channel_is_told_what_to_grant(
             key: key.into(),
             text: format!("maintenance {key}"),
         };
-        publisher.queue_announcement(announcement, Some(ChannelId("ops".into())));
+        publisher.announce(announcement, ChannelId("ops".into()));
     }
     publisher.flushed().await;
     let calls = script.calls();

@@ -17,11 +17,11 @@ use super::failure::Backoff;
 use super::pace::Pace;
 use super::{ChatError, ChatTransport, Forbidden, Lane, Shared, lock};
 
-/// An announcement waiting to be sent, and the channel of the run it is about (none for one
-/// typed by an operator), which is told if announcements cannot be sent.
+/// An announcement waiting to be sent, and the channel it came from (the run's, or the one
+/// the command was typed in), which is told if announcements cannot be sent.
 pub(super) struct Queued {
     pub(super) announcement: Announcement,
-    pub(super) origin: Option<ChannelId>,
+    pub(super) origin: ChannelId,
 }
 
 /// What one channel's lane remembers between sends.
@@ -114,7 +114,7 @@ pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, 
                     }
                     Err(ChatError::Forbidden(forbidden)) => {
                         tracing::error!(%forbidden, "maintenance announcements stop");
-                        tell(&*shared, queued.origin.as_ref(), &forbidden).await;
+                        tell(&*shared, &queued.origin, &forbidden).await;
                         stopped = true;
                     }
                     // A refused token is remembered by the transport, which sends nothing more
@@ -133,19 +133,15 @@ pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, 
     }
 }
 
-/// Tells the channel of the run an announcement was about that announcements stopped, unless
-/// that is the refused channel itself (or there is no such run): then the log says it alone.
-async fn tell<T: ChatTransport>(
-    shared: &Shared<T>,
-    origin: Option<&ChannelId>,
-    forbidden: &Forbidden,
-) {
-    let Some(origin) = origin.filter(|origin| **origin != forbidden.channel) else {
+/// Tells the channel an announcement came from that announcements stopped, unless that is
+/// the refused channel itself: then the log says it alone.
+async fn tell<T: ChatTransport>(shared: &Shared<T>, origin: &ChannelId, forbidden: &Forbidden) {
+    if *origin == forbidden.channel {
         return;
-    };
+    }
     let text = forbidden.notice("maintenance announcements");
     if let Err(error) = shared.transport.notice(origin, &text).await {
-        tracing::warn!(%error, channel = %origin.0, "cannot tell the run's channel");
+        tracing::warn!(%error, channel = %origin.0, "cannot tell the announcement's channel");
     }
 }
 

@@ -114,7 +114,12 @@ impl opsbot::progress::ProgressSink for Silent {
     fn observed(&self, _: RunId) -> Option<opsbot_commands::cluster::Observation> {
         None
     }
-    fn announce(&self, _: opsbot_commands::maintenance::Announcement) {}
+    fn announce(
+        &self,
+        _: opsbot_commands::maintenance::Announcement,
+        _: opsbot_commands::run::ChannelId,
+    ) {
+    }
 }
 
 /// Writes `opsbot.toml` in `dir` for the 5-node simulated cluster at `url`; returns its path.
