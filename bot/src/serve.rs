@@ -2,7 +2,8 @@
 //! names: Discord, the console socket, or both, so that a person's request in one and a second
 //! person's approval in the other meet in the same run.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context, bail};
 use opsbot_commands::maintenance::Announcement;
@@ -41,10 +42,7 @@ pub async fn run_until(config: Config, stopped: impl Future<Output = ()>) -> any
     let store = Store::open(&config.store.path)
         .with_context(|| format!("cannot open the store at {}", config.store.path.display()))?;
     let hub = Hub::default();
-    let transport = Routed {
-        discord: discord.as_ref().map(Discord::transport),
-        console: hub.clone(),
-    };
+    let transport = Routed::new(discord.as_ref().map(Discord::transport), hub.clone());
     let publisher = Arc::new(Publisher::new(transport, store.clone(), config.progress));
     let engine = Engine::new(&config, store, publisher.clone())?;
     let service = Service::new(engine.clone(), publisher);
@@ -79,9 +77,20 @@ pub async fn run_until(config: Config, stopped: impl Future<Output = ()>) -> any
 struct Routed {
     discord: Option<DiscordTransport>,
     console: Hub,
+    /// Announcements the consoles have shown, by key: an announcement Discord has not taken
+    /// yet is tried again, and the consoles must not see it at every attempt.
+    shown: Mutex<HashSet<String>>,
 }
 
 impl Routed {
+    fn new(discord: Option<DiscordTransport>, console: Hub) -> Self {
+        Self {
+            discord,
+            console,
+            shown: Mutex::default(),
+        }
+    }
+
     fn discord(&self, channel: &ChannelId) -> Result<&DiscordTransport, ChatError> {
         self.discord.as_ref().ok_or_else(|| {
             ChatError::Refused(format!(
@@ -123,9 +132,16 @@ impl ChatTransport for Routed {
         self.discord(channel)?.notice(channel, text).await
     }
 
-    /// Announced to the announcement channel, and shown on the consoles.
+    /// Announced to the announcement channel, and shown on the consoles once.
     async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
-        self.console.announce(announcement).await?;
+        let first = self
+            .shown
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(announcement.key.clone());
+        if first {
+            self.console.announce(announcement).await?;
+        }
         match &self.discord {
             Some(discord) => discord.announce(announcement).await,
             None => Ok(()),

@@ -118,6 +118,41 @@ async fn an_operator_who_announces_is_told_in_their_channel_when_announcements_a
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consoles_show_an_announcement_once_while_discord_is_tried_again() {
+    let scene = DiscordScene::start_with(Setup::default(), |_, config| {
+        if let Some(discord) = &mut config.discord {
+            discord.request_timeout = Duration::from_millis(500);
+        }
+    })
+    .await;
+    let mut console = ConsoleClient::connect(&scene.console).await;
+    let greeting = console.line().await.unwrap();
+    assert!(greeting.starts_with("opsbot: you are"), "listening: {greeting}");
+    scene.fake.hang_next_message_requests(1);
+    scene
+        .slash(&user("alice"), "/maintenance announce text:upgrade")
+        .await;
+    scene
+        .fake
+        .wait_message(ANNOUNCE_CHANNEL, PATIENCE, |m| m.content.starts_with("📣"))
+        .await
+        .unwrap();
+    assert_eq!(scene.fake.hung(), 1, "the first attempt timed out");
+    // The end is announced after the start: every console line of the start comes before it.
+    scene.slash(&user("alice"), "/maintenance end").await;
+    let mut shown = 0;
+    loop {
+        let line = console.line().await.expect("the console hung up");
+        if line.starts_with("announcement: 📣") {
+            shown += 1;
+        } else if line.starts_with("announcement: ") {
+            break;
+        }
+    }
+    assert_eq!(shown, 1, "the consoles saw the announcement once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_from_the_console_is_told_at_the_console_when_announcements_are_refused() {
     let scene = DiscordScene::start(slow_restart()).await;
     scene
