@@ -378,7 +378,8 @@ impl Service {
                     .writes()
                     .set_maintenance_notice(Some(notice.clone()))
                     .await?;
-                self.progress.announce(notice.announcement(), channel.clone());
+                self.progress
+                    .announce(notice.announcement(), channel.clone());
                 Reply::public(format!(
                     "announced; /maintenance end when it is over\n📣 {}",
                     notice.text

@@ -110,8 +110,9 @@ async fn an_operator_who_announces_is_told_in_their_channel_when_announcements_a
         .await
         .unwrap();
     assert!(
-        told.content
-            .contains(&format!("lacks Send Messages in channel {ANNOUNCE_CHANNEL}")),
+        told.content.contains(&format!(
+            "lacks Send Messages in channel {ANNOUNCE_CHANNEL}"
+        )),
         "{}",
         told.content
     );
@@ -127,7 +128,10 @@ async fn consoles_show_an_announcement_once_while_discord_is_tried_again() {
     .await;
     let mut console = ConsoleClient::connect(&scene.console).await;
     let greeting = console.line().await.unwrap();
-    assert!(greeting.starts_with("opsbot: you are"), "listening: {greeting}");
+    assert!(
+        greeting.starts_with("opsbot: you are"),
+        "listening: {greeting}"
+    );
     scene.fake.hang_next_message_requests(1);
     scene
         .slash(&user("alice"), "/maintenance announce text:upgrade")

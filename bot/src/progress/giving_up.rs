@@ -328,6 +328,27 @@ async fn forbidden_announcements_stop_and_the_run_channel_is_told_what_to_grant(
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_announcement_tried_again_keeps_its_place_before_the_next() {
+    let (_dir, store) = store();
+    let failed = AtomicBool::new(false);
+    let script = Script::new(move |call| match call.target.as_str() {
+        "start" if !failed.swap(true, Ordering::SeqCst) => Err(ChatError::Transient("503".into())),
+        _ => Ok(()),
+    });
+    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
+    for key in ["start", "end"] {
+        let announcement = Announcement {
+            key: key.into(),
+            text: format!("maintenance {key}"),
+        };
+        publisher.announce(announcement, ChannelId("ops".into()));
+    }
+    publisher.flushed().await;
+    let sent: Vec<_> = script.calls().into_iter().map(|c| c.target).collect();
+    assert_eq!(sent, ["start", "start", "end"]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_transient_failure_is_retried_after_a_growing_wait() {
     let (_dir, store) = store();
     let script = Script::new(|_| Err(ChatError::Transient("503".into())));

@@ -109,7 +109,9 @@ pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, 
                         let wait = backoff.wait();
                         tracing::warn!(%error, ?wait, "announcement not delivered; trying again");
                         tokio::time::sleep(wait).await;
-                        lock(&shared.announcements).push_back(queued);
+                        // First again: the announcements after it must not overtake it
+                        // ("maintenance over" before "starting").
+                        lock(&shared.announcements).push_front(queued);
                         continue;
                     }
                     Err(ChatError::Forbidden(forbidden)) => {
