@@ -2,8 +2,6 @@
 //! channel, move on, or try again later. Chat platforms count refused requests against the bot
 //! (Discord bans an IP after 10,000 in 10 minutes), so only a failure that may pass is retried.
 
-use std::time::Duration;
-
 use opsbot_commands::run::ChannelId;
 
 /// A chat call that failed, classified once by the transport.
@@ -50,47 +48,9 @@ impl Forbidden {
     }
 }
 
-/// Waits between attempts of a transient failure: doubling from one second up to a cap, back
-/// to one second after a success, so an outage costs a request every half minute, not a stream.
-#[derive(Debug)]
-pub(super) struct Backoff {
-    next: Duration,
-}
-
-const FIRST_WAIT: Duration = Duration::from_secs(1);
-const LONGEST_WAIT: Duration = Duration::from_secs(30);
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Self { next: FIRST_WAIT }
-    }
-}
-
-impl Backoff {
-    /// The wait before the next attempt; each call doubles the one after.
-    pub(super) fn wait(&mut self) -> Duration {
-        let wait = self.next;
-        self.next = (self.next * 2).min(LONGEST_WAIT);
-        wait
-    }
-
-    pub(super) fn reset(&mut self) {
-        self.next = FIRST_WAIT;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn backoff_doubles_to_its_cap_and_starts_over_after_a_success() {
-        let mut backoff = Backoff::default();
-        let waits: Vec<u64> = (0..7).map(|_| backoff.wait().as_secs()).collect();
-        assert_eq!(waits, [1, 2, 4, 8, 16, 30, 30]);
-        backoff.reset();
-        assert_eq!(backoff.wait(), FIRST_WAIT);
-    }
 
     #[test]
     fn a_forbidden_channel_is_named_with_what_to_grant() {

@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::name::RunId;
@@ -13,9 +14,19 @@ use opsbot_commands::render::{self, ProgressView};
 use opsbot_commands::run::{ChannelId, MessageId, Run};
 use time::OffsetDateTime;
 
-use super::failure::Backoff;
+use crate::backend::RetryPolicy;
+
 use super::pace::Pace;
 use super::{ChatError, ChatTransport, Forbidden, Lane, Shared, lock};
+
+/// The wait after a transient failure: doubling from one second up to half a minute, so that
+/// an outage costs a request every half minute, not a stream. Progress is tried until it is
+/// delivered, whatever the number of tries.
+const RETRY: RetryPolicy = RetryPolicy {
+    attempts: u32::MAX,
+    base_delay: Duration::from_secs(1),
+    max_delay: Duration::from_secs(30),
+};
 
 /// An announcement waiting to be sent, and the channel it came from (the run's, or the one
 /// the command was typed in), which is told if announcements cannot be sent.
@@ -37,7 +48,8 @@ struct LaneState {
     abandoned: HashSet<RunId>,
     /// Set once the bot may not post or edit in the channel: nothing more is sent there.
     stopped: bool,
-    backoff: Backoff,
+    /// Transient failures in a row, for the wait before the next attempt.
+    tries: u32,
 }
 
 pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc<Lane>) {
@@ -58,9 +70,10 @@ pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc
             };
             if !state.stopped {
                 match publish(&shared, &mut state, id).await {
-                    Ok(()) => state.backoff.reset(),
+                    Ok(()) => state.tries = 0,
                     Err(ChatError::Transient(error)) => {
-                        let wait = state.backoff.wait();
+                        state.tries = state.tries.saturating_add(1);
+                        let wait = RETRY.delay(state.tries);
                         tracing::warn!(run = %id, %error, ?wait, "progress not sent; retrying");
                         tokio::time::sleep(wait).await;
                         let mut queue = lock(&lane.queue);
@@ -88,7 +101,7 @@ pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc
 /// remembers each one sent, so a restarted bot does not repeat it.
 pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, limiter: Pace) {
     let mut stopped = false;
-    let mut backoff = Backoff::default();
+    let mut tries: u32 = 0;
     loop {
         shared.announcer.notified().await;
         loop {
@@ -100,13 +113,14 @@ pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, 
                 limiter.ready().await;
                 match shared.transport.announce(&queued.announcement).await {
                     Ok(()) => {
-                        backoff.reset();
+                        tries = 0;
                         if let Err(error) = shared.writes.first_delivery(key).await {
                             tracing::error!(%error, "cannot remember an announcement as sent");
                         }
                     }
                     Err(ChatError::Transient(error)) => {
-                        let wait = backoff.wait();
+                        tries = tries.saturating_add(1);
+                        let wait = RETRY.delay(tries);
                         tracing::warn!(%error, ?wait, "announcement not delivered; trying again");
                         tokio::time::sleep(wait).await;
                         // First again: the announcements after it must not overtake it
