@@ -182,7 +182,7 @@ async fn a_busy_run_does_not_starve_another_in_the_same_channel() {
     assert_eq!(posts.len(), 2, "both runs got their message");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_failed_chat_call_is_retried_until_delivered() {
     let (_dir, store) = store();
     let recorder = Arc::new(Recorder::default());
