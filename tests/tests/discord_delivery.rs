@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use opsbot::chat::discord::Discord;
 use opsbot_fake_discord::permissions::{EMBED_LINKS, MEMBER, SEND_MESSAGES, VIEW_CHANNEL};
+use opsbot_fake_discord::{FakeConfig, FakeDiscord};
 use opsbot_tests::console::ConsoleClient;
 use opsbot_tests::discord::{
-    ANNOUNCE_CHANNEL, CHANNEL, DiscordScene, discord_config, embed_text, user,
+    ANNOUNCE_CHANNEL, CHANNEL, DiscordScene, OTHER_CHANNEL, discord_config, embed_text, user,
 };
 use opsbot_tests::{PATIENCE, Setup};
 
@@ -262,6 +263,35 @@ async fn start_up_names_the_missing_permission_and_posts_nothing_where_it_lacks(
             format!("the bot lacks Send Messages, Embed Links in channel {ANNOUNCE_CHANNEL}"),
             format!("the bot lacks View Channel in channel {CHANNEL}"),
         ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_up_looks_up_the_guild_and_the_bot_once_and_each_channel_once() {
+    let fake = FakeDiscord::start(FakeConfig {
+        channels: vec![CHANNEL, OTHER_CHANNEL, ANNOUNCE_CHANNEL],
+        ..FakeConfig::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = discord_config(&fake, dir.path());
+    config.channels = vec![CHANNEL, OTHER_CHANNEL];
+    Discord::connect(&config).await.unwrap();
+    let guild = fake.config().guild_id;
+    assert_eq!(
+        fake.requests_under(&format!("guilds/{guild}")),
+        2,
+        "the guild and the bot's member in it, once"
+    );
+    assert_eq!(
+        fake.requests_under("channels/"),
+        3,
+        "each configured channel once"
+    );
+    assert_eq!(
+        fake.requests_under(""),
+        7,
+        "with the application and the bot's user"
     );
 }
 

@@ -21,6 +21,7 @@ use permissions::Bot;
 use secrecy::{ExposeSecret, SecretString};
 use serenity::all::{
     ChannelId, ClientBuilder, CreateAllowedMentions, GatewayIntents, GuildId, Http, HttpBuilder,
+    PartialGuild, Permissions,
 };
 use serenity::http::HttpError;
 
@@ -64,8 +65,8 @@ impl Discord {
         let token = token(config)?;
         let client = reqwest_client(config)?;
         let http = Arc::new(http(&token, client.clone()));
-        let bot = check(&http, config).await?;
-        let forbidden = check_permissions(&http, bot, config).await?;
+        let (bot, guild) = check(&http, config).await?;
+        let forbidden = check_permissions(&http, bot, &guild, config).await?;
         Ok(Self {
             http,
             token,
@@ -182,8 +183,8 @@ fn http(token: &SecretString, client: reqwest::Client) -> Http {
 }
 
 /// The token and the guild, checked before anything else, each with a message that says what
-/// to fix.
-async fn check(http: &Http, discord: &DiscordConfig) -> anyhow::Result<Bot> {
+/// to fix; the guild is kept for the channels' check.
+async fn check(http: &Http, discord: &DiscordConfig) -> anyhow::Result<(Bot, PartialGuild)> {
     let application = http
         .get_current_application_info()
         .await
@@ -194,30 +195,51 @@ async fn check(http: &Http, discord: &DiscordConfig) -> anyhow::Result<Bot> {
         .await
         .map_err(|e| explain(e, "checking the bot token"))?;
     let guild = GuildId::new(discord.guild);
-    http.get_guild(guild)
+    let found = http
+        .get_guild(guild)
         .await
         .map_err(|e| explain(e, &format!("looking up guild {}", discord.guild)))?;
-    Ok(Bot {
+    let bot = Bot {
         guild,
         user: user.id,
-    })
+    };
+    Ok((bot, found))
 }
 
-/// Every configured channel must exist; one where the bot may not view, send or embed is
-/// warned about loudly, with the permission to grant, and its lane starts stopped. It does not
-/// stop the bot: commands and approvals still work there (interactions need no channel
-/// permission), and a channel that cannot show announcements must not block maintenance.
+/// Every configured channel must exist in the configured guild; one where the bot may not
+/// view, send or embed is warned about loudly, with the permission to grant, and its lane
+/// starts stopped. It does not stop the bot: commands and approvals still work there
+/// (interactions need no channel permission), and a channel that cannot show announcements
+/// must not block maintenance. The bot's member is fetched once, then one GET per channel.
 async fn check_permissions(
     http: &Http,
     bot: Bot,
+    guild: &PartialGuild,
     discord: &DiscordConfig,
 ) -> anyhow::Result<HashMap<u64, Forbidden>> {
+    let member = http
+        .get_member(bot.guild, bot.user)
+        .await
+        .map_err(|e| explain(e, "looking up the bot in the guild"))?;
     let mut forbidden = HashMap::new();
     for channel in discord.channels.iter().chain(&discord.announce_channel) {
-        let missing = bot
-            .missing(http, ChannelId::new(*channel))
+        let looking_up = || format!("looking up channel {channel}");
+        let found = permissions::visible(http, ChannelId::new(*channel))
             .await
-            .map_err(|e| explain(e, &format!("looking up channel {channel}")))?;
+            .map_err(|e| explain(e, &looking_up()))?;
+        let missing = match found {
+            None => Permissions::VIEW_CHANNEL,
+            Some(found) => match found.guild() {
+                Some(found) if found.guild_id == bot.guild => {
+                    permissions::missing_in(guild, &member, &found)
+                }
+                _ => bail!(
+                    "{}: it is not a channel of guild {}; check [discord] channels",
+                    looking_up(),
+                    bot.guild
+                ),
+            },
+        };
         if missing.is_empty() {
             continue;
         }

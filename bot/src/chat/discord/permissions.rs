@@ -2,7 +2,8 @@
 //! roles, the channel's overwrites), so that an operator is told which permission to grant:
 //! Discord's 403 says only "Missing Permissions".
 
-use serenity::all::{ChannelId, GuildId, Http, Permissions, UserId};
+use serenity::all::{Channel, ChannelId, GuildChannel, GuildId, Http, Member, PartialGuild};
+use serenity::all::{Permissions, UserId};
 
 use super::failure::{Failure, classify};
 
@@ -20,37 +21,44 @@ pub(super) struct Bot {
 }
 
 impl Bot {
-    /// The permissions of [`NEEDED`] that the bot lacks in `channel`. A channel it cannot see
-    /// lacks VIEW_CHANNEL, whatever else it would have. Costs three GETs.
+    /// The permissions of [`NEEDED`] that the bot lacks in `channel`, looked up afresh (an
+    /// admin may have changed them since start-up). Costs three GETs.
     pub(super) async fn missing(
         &self,
         http: &Http,
         channel: ChannelId,
     ) -> Result<Permissions, serenity::Error> {
-        let channel = match http.get_channel(channel).await {
-            Ok(channel) => channel,
-            Err(error) if classify(&error) == Failure::Forbidden => {
-                return Ok(Permissions::VIEW_CHANNEL);
-            }
-            Err(error) => return Err(error),
+        let Some(channel) = visible(http, channel).await? else {
+            return Ok(Permissions::VIEW_CHANNEL);
         };
         let Some(channel) = channel.guild() else {
             return Ok(NEEDED);
         };
         let guild = http.get_guild(self.guild).await?;
         let member = http.get_member(self.guild, self.user).await?;
-        let granted = guild.user_permissions_in(&channel, &member);
-        Ok(lacking(granted))
+        Ok(missing_in(&guild, &member, &channel))
     }
 }
 
-/// What of [`NEEDED`] `granted` leaves out, after Discord's implicit denials: nothing works in
-/// a channel the bot cannot see, and no embed without SEND_MESSAGES.
-fn lacking(granted: Permissions) -> Permissions {
-    if !granted.view_channel() {
-        return Permissions::VIEW_CHANNEL;
+/// The channel, or `None` when Discord refuses to show it: the bot cannot see it.
+pub(super) async fn visible(
+    http: &Http,
+    channel: ChannelId,
+) -> Result<Option<Channel>, serenity::Error> {
+    match http.get_channel(channel).await {
+        Ok(channel) => Ok(Some(channel)),
+        Err(error) if classify(&error) == Failure::Forbidden => Ok(None),
+        Err(error) => Err(error),
     }
-    NEEDED - granted
+}
+
+/// The permissions of [`NEEDED`] that `member` lacks in `channel` of `guild`.
+pub(super) fn missing_in(
+    guild: &PartialGuild,
+    member: &Member,
+    channel: &GuildChannel,
+) -> Permissions {
+    NEEDED - guild.user_permissions_in(channel, member)
 }
 
 /// Permissions as Discord's settings name them: "Send Messages, Embed Links".
@@ -64,15 +72,13 @@ mod tests {
 
     #[test]
     fn what_is_lacking_is_named_as_discord_settings_name_it() {
-        assert_eq!(names(lacking(NEEDED)), "");
+        assert_eq!(names(NEEDED - NEEDED), "");
         assert_eq!(
-            names(lacking(Permissions::VIEW_CHANNEL)),
+            names(NEEDED - Permissions::VIEW_CHANNEL),
             "Send Messages, Embed Links"
         );
         assert_eq!(
-            names(lacking(
-                Permissions::SEND_MESSAGES | Permissions::EMBED_LINKS
-            )),
+            names(NEEDED - (Permissions::SEND_MESSAGES | Permissions::EMBED_LINKS)),
             "View Channel"
         );
     }
