@@ -341,12 +341,6 @@ impl FakeDiscord {
         self.shared.read().gateway.closes.clone()
     }
 
-    /// Close codes the client's gateway connection closed with, in order (1005 for a Close
-    /// frame without a code).
-    pub fn client_closes(&self) -> Vec<u16> {
-        self.shared.read().gateway.client_closes.clone()
-    }
-
     /// Waits until the client has closed its gateway connection with a Close frame.
     pub async fn wait_client_close(&self, timeout: Duration) -> Result<u16, String> {
         self.shared
