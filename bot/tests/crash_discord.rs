@@ -5,38 +5,13 @@
 
 mod support;
 
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
-
-use opsbot_fake_discord::{FakeConfig, FakeDiscord, FakeMessage};
+use opsbot_fake_discord::{FakeDiscord, FakeMessage};
 use opsbot_sim::SimConfig;
 use serde_json::json;
-use support::{PATIENCE, scene};
+use support::{Bot, DISCORD_CHANNEL as CHANNEL, PATIENCE, scene, with_fake_discord};
 
-const CHANNEL: u64 = 900_000_000_000_000_001;
 const OPERATOR_ROLE: u64 = 800_000_000_000_000_001;
 const APPROVER_ROLE: u64 = 800_000_000_000_000_002;
-
-/// `opsbot run`, SIGKILLed when dropped, so a failing test leaves no bot behind.
-struct Bot(Child);
-
-impl Drop for Bot {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn bot(config: &std::path::Path) -> Bot {
-    let child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
-        .args(["run", "--config", &config.display().to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    Bot(child)
-}
 
 fn embed(message: &FakeMessage) -> String {
     message.embeds[0]["description"]
@@ -47,11 +22,6 @@ fn embed(message: &FakeMessage) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_approved_after_a_sigkill_goes_on_in_the_same_message() {
-    let fake = FakeDiscord::start(FakeConfig {
-        channels: vec![CHANNEL],
-        ..FakeConfig::default()
-    })
-    .await;
     let scene = scene(
         SimConfig {
             days_of_indices: 40,
@@ -60,27 +30,9 @@ async fn a_plan_approved_after_a_sigkill_goes_on_in_the_same_message() {
         r#"kind = "sim""#,
     )
     .await;
-    let dir = scene.dir.path();
-    std::fs::write(dir.join("token"), &fake.config().token).unwrap();
-    std::fs::write(dir.join("ca.pem"), fake.ca_pem()).unwrap();
-    let mut config = std::fs::read_to_string(&scene.config).unwrap();
-    config.push_str(&format!(
-        r#"
-[discord]
-token_file = "{token}"
-guild = {guild}
-channels = [{CHANNEL}]
-api_address = "{address}"
-ca_file = "{ca}"
-"#,
-        token = dir.join("token").display(),
-        guild = fake.config().guild_id,
-        address = fake.rest_addr(),
-        ca = dir.join("ca.pem").display(),
-    ));
-    std::fs::write(&scene.config, config).unwrap();
+    let fake = with_fake_discord(&scene).await;
 
-    let first = bot(&scene.config);
+    let first = Bot::run(&scene.config);
     fake.wait_ready(PATIENCE).await.unwrap();
     fake.wait_commands(PATIENCE).await.unwrap();
     let alice = FakeDiscord::user(1, "alice", &[OPERATOR_ROLE]);
@@ -97,15 +49,10 @@ ca_file = "{ca}"
         .unwrap();
     drop(first); // SIGKILL
 
-    let second = bot(&scene.config);
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while fake.gateway_counts().0 < 2 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the restarted bot never identified"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let second = Bot::run(&scene.config);
+    fake.wait_identifies(2, PATIENCE)
+        .await
+        .expect("the restarted bot identified");
     let bob = FakeDiscord::user(2, "bob", &[OPERATOR_ROLE, APPROVER_ROLE]);
     let approve = waiting.components[0]["components"][0]["custom_id"]
         .as_str()

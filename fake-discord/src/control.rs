@@ -376,6 +376,16 @@ impl FakeDiscord {
         self.shared.read().hung
     }
 
+    /// Waits until the gateway has accepted `n` IDENTIFYs over the fake's life: a restarted
+    /// client has started a new session.
+    pub async fn wait_identifies(&self, n: usize, timeout: Duration) -> Result<(), String> {
+        self.shared
+            .wait_for(timeout, &format!("{n} IDENTIFYs"), |inner| {
+                (inner.gateway.identifies >= n).then_some(())
+            })
+            .await
+    }
+
     /// IDENTIFYs, RESUMEs and heartbeats the gateway accepted.
     pub fn gateway_counts(&self) -> (usize, usize, usize) {
         let inner = self.shared.read();

@@ -6,7 +6,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use std::sync::Arc;
 use opsbot_cloud_sim::CloudSimHandle;
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::RunState;
+use opsbot_fake_discord::{FakeConfig, FakeDiscord};
 use opsbot_host_sim::TestHosts;
 use opsbot_sim::{SimConfig, SimHandle};
 
@@ -217,13 +218,93 @@ pub async fn serve(config: &Path, socket: &Path) -> Child {
 
 /// SIGTERM, as systemd stops the bot, and its end.
 pub fn stop(mut child: Child) {
+    terminate(&child);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+/// Sends SIGTERM, as systemd does to stop the bot.
+fn terminate(child: &Child) {
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
+}
+
+/// The channel the Discord tests serve in.
+pub const DISCORD_CHANNEL: u64 = 900_000_000_000_000_001;
+
+/// Starts a fake Discord with [`DISCORD_CHANNEL`] and points the scene's config at it: its
+/// token and CA written beside the config, a `[discord]` section appended.
+pub async fn with_fake_discord(scene: &Scene) -> FakeDiscord {
+    let fake = FakeDiscord::start(FakeConfig {
+        channels: vec![DISCORD_CHANNEL],
+        ..FakeConfig::default()
+    })
+    .await;
+    let dir = scene.dir.path();
+    std::fs::write(dir.join("token"), &fake.config().token).unwrap();
+    std::fs::write(dir.join("ca.pem"), fake.ca_pem()).unwrap();
+    let mut config = std::fs::read_to_string(&scene.config).unwrap();
+    config.push_str(&format!(
+        r#"
+[discord]
+token_file = "{token}"
+guild = {guild}
+channels = [{DISCORD_CHANNEL}]
+api_address = "{address}"
+ca_file = "{ca}"
+"#,
+        token = dir.join("token").display(),
+        guild = fake.config().guild_id,
+        address = fake.rest_addr(),
+        ca = dir.join("ca.pem").display(),
+    ));
+    std::fs::write(&scene.config, config).unwrap();
+    fake
+}
+
+/// `opsbot run`, SIGKILLed (and reaped) when dropped, so a failing or timed-out test leaves
+/// no bot behind.
+pub struct Bot(Child);
+
+impl Bot {
+    /// `opsbot run --config CONFIG`, its warnings and errors on a pipe that
+    /// [`Bot::terminated`] reads.
+    pub fn run(config: &Path) -> Self {
+        let child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
+            .args(["run", "--config", &config.display().to_string()])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Self(child)
+    }
+
+    /// SIGTERMs the bot and, once it has exited (its log pipe closed), how and what it
+    /// logged; `None` if it is still running after `within` (it is killed when dropped).
+    pub async fn terminated(&mut self, within: Duration) -> Option<(ExitStatus, String)> {
+        use tokio::io::AsyncReadExt;
+        let stderr = self.0.stderr.take().unwrap();
+        let mut stderr = tokio::process::ChildStderr::from_std(stderr).unwrap();
+        terminate(&self.0);
+        let mut log = String::new();
+        tokio::time::timeout(within, stderr.read_to_string(&mut log))
+            .await
+            .ok()?
+            .unwrap();
+        Some((self.0.wait().unwrap(), log))
+    }
+}
+
+impl Drop for Bot {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Waits for a child off the async runtime that serves the simulator.
