@@ -46,8 +46,6 @@ pub struct DiscordScene {
     /// The bot's console socket, where alice is the account running the tests.
     pub console: std::path::PathBuf,
     bot: JoinHandle<anyhow::Result<()>>,
-    /// Stops the bot as SIGTERM does.
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
     _dir: tempfile::TempDir,
 }
 
@@ -97,11 +95,8 @@ impl DiscordScene {
             }
         }
         prepare(&fake, &mut config);
-        let (stop, stopped) = tokio::sync::oneshot::channel();
-        let stopped = async move {
-            let _ = stopped.await;
-        };
-        let bot = tokio::spawn(opsbot::serve::run_until(config, stopped));
+        // Served until the scene is dropped; stopping by SIGTERM is the binary's own test.
+        let bot = tokio::spawn(opsbot::serve::run_until(config, std::future::pending()));
         fake.wait_ready(PATIENCE).await.unwrap();
         fake.wait_commands(PATIENCE).await.unwrap();
         Self {
@@ -110,22 +105,23 @@ impl DiscordScene {
             _others: sims,
             console,
             bot,
-            stop: Some(stop),
             _dir: dir,
         }
     }
 
-    /// Stops the bot as SIGTERM does.
-    pub fn stop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+    /// The first warning the bot gives the people of `channel` (a message starting with ⚠️),
+    /// once it is there.
+    pub async fn told(&self, channel: u64) -> FakeMessage {
+        self.fake
+            .wait_message(channel, PATIENCE, |m| m.content.starts_with("⚠️"))
+            .await
+            .unwrap()
     }
 
-    /// What the bot returned, if it ended `within`.
-    pub async fn ended(&mut self, within: std::time::Duration) -> Option<anyhow::Result<()>> {
-        let ended = tokio::time::timeout(within, &mut self.bot).await.ok()?;
-        Some(ended.unwrap_or_else(|e| Err(anyhow::anyhow!("the bot's task failed: {e}"))))
+    /// Requests the bot made on the messages of `channel` (posts and edits, refused or not).
+    pub fn message_requests(&self, channel: u64) -> usize {
+        self.fake
+            .requests_under(&format!("channels/{channel}/messages"))
     }
 
     /// Types `line` (console syntax, `/cluster status cluster:logs`) as a slash command in the

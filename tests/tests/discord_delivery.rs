@@ -1,6 +1,6 @@
 //! Discord delivery that gives up properly, end to end against the fake Discord: a progress
 //! message a moderator deleted, channels the bot may not post in, a request Discord never
-//! answers, and a clean gateway close on shutdown. Each bounds the requests the bot makes.
+//! answers, and the start-up check. Each bounds the requests the bot makes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
@@ -74,11 +74,7 @@ async fn announcements_refused_by_permissions_stop_and_the_run_channel_is_told_w
     scene
         .slash(&user("alice"), "/cluster restart cluster:logs")
         .await;
-    let told = scene
-        .fake
-        .wait_message(CHANNEL, PATIENCE, |m| m.content.starts_with("⚠️"))
-        .await
-        .unwrap();
+    let told = scene.told(CHANNEL).await;
     assert_eq!(
         told.content,
         format!(
@@ -87,9 +83,7 @@ async fn announcements_refused_by_permissions_stop_and_the_run_channel_is_told_w
         )
     );
     scene.progress("r-1", |text| text.starts_with("✅")).await;
-    let posts = scene
-        .fake
-        .requests_under(&format!("channels/{ANNOUNCE_CHANNEL}/messages"));
+    let posts = scene.message_requests(ANNOUNCE_CHANNEL);
     assert_eq!(posts, 1, "the start was tried once, the end not at all");
     assert!(scene.fake.messages(ANNOUNCE_CHANNEL).is_empty());
     assert_eq!(scene.fake.invalid_requests(), 1, "one 403 in the whole run");
@@ -105,11 +99,7 @@ async fn an_operator_who_announces_is_told_in_their_channel_when_announcements_a
         .slash(&user("alice"), "/maintenance announce text:upgrade")
         .await;
     assert!(reply.starts_with("announced"), "{reply}");
-    let told = scene
-        .fake
-        .wait_message(CHANNEL, PATIENCE, |m| m.content.starts_with("⚠️"))
-        .await
-        .unwrap();
+    let told = scene.told(CHANNEL).await;
     assert!(
         told.content.contains(&format!(
             "lacks Send Messages in channel {ANNOUNCE_CHANNEL}"
@@ -197,9 +187,7 @@ async fn progress_in_a_channel_the_bot_may_not_embed_in_stops_after_one_request(
     assert!(reply.contains("r-1"), "commands still work there: {reply}");
     // The announcement lane is another channel's: it still delivers, so it marks the end.
     maintenance_over(&scene).await;
-    let progress = scene
-        .fake
-        .requests_under(&format!("channels/{CHANNEL}/messages"));
+    let progress = scene.message_requests(CHANNEL);
     assert_eq!(progress, 1, "one refused post, then nothing");
     assert_eq!(scene.fake.invalid_requests(), 1, "one 403 in the whole run");
 }
@@ -228,20 +216,14 @@ async fn start_up_names_the_missing_permission_and_posts_nothing_where_it_lacks(
     scene
         .slash(&user("alice"), "/cluster restart cluster:logs")
         .await;
-    let told = scene
-        .fake
-        .wait_message(CHANNEL, PATIENCE, |m| m.content.starts_with("⚠️"))
-        .await
-        .unwrap();
+    let told = scene.told(CHANNEL).await;
     assert!(
         told.content.contains("Send Messages, Embed Links"),
         "{}",
         told.content
     );
     scene.progress("r-1", |text| text.starts_with("✅")).await;
-    let posts = scene
-        .fake
-        .requests_under(&format!("channels/{ANNOUNCE_CHANNEL}/messages"));
+    let posts = scene.message_requests(ANNOUNCE_CHANNEL);
     assert_eq!(posts, 0, "known at start-up: not even tried");
     assert_eq!(scene.fake.invalid_requests(), 0);
 
@@ -311,18 +293,4 @@ async fn a_request_discord_never_answers_times_out_and_progress_goes_on() {
     maintenance_over(&scene).await;
     assert_eq!(scene.fake.hung(), 1, "one request was held open");
     scene.assert_well_behaved();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stopping_closes_the_gateway_with_a_close_frame_and_returns_at_once() {
-    let mut scene = DiscordScene::start(Setup::default()).await;
-    scene.stop();
-    let code = scene.fake.wait_client_close(PATIENCE).await.unwrap();
-    assert_eq!(code, 1000, "a normal close: the session ends");
-    // serenity waits 5 s for a shard that does not close cleanly; a clean one is far quicker.
-    scene
-        .ended(Duration::from_secs(4))
-        .await
-        .expect("the bot returned before serenity's 5 s shard timeout")
-        .unwrap();
 }
