@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use opsbot_commands::approval::Approved;
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::echo::visible;
+use opsbot_commands::name::HostName;
 use opsbot_commands::plan::{Action, DestructiveAction, HostCommand, HostWait, SafeAction, Wait};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
@@ -127,12 +128,7 @@ async fn run_command(
         .await
     {
         Ok(reached) => reached,
-        // Only a cancel stops a command: the run ends cancelled, saying what may still run.
-        Err(error @ NodeControlError::Uncollected { .. }) => {
-            return Ok(StepOutcome::Interrupted(format!(
-                "stopped by the cancel: on {host}, {error}"
-            )));
-        }
+        Err(error @ NodeControlError::Uncollected { .. }) => return Ok(uncollected(host, &error)),
         Err(error) => return Err(format!("on {host}: {error}")),
     };
     let finished = match reached {
@@ -194,6 +190,12 @@ async fn run_command(
             values: captured,
         }
     })
+}
+
+/// A command the cancel stopped whose output a process outside its group still holds open:
+/// only a cancel stops a command, so the run ends interrupted, saying what may still run.
+fn uncollected(host: &HostName, error: &NodeControlError) -> StepOutcome {
+    StepOutcome::Interrupted(format!("stopped by the cancel: on {host}, {error}"))
 }
 
 /// The tail of an output that fits a chat message, and where the rest is.
@@ -308,6 +310,9 @@ async fn until(
                         "on {host}, `{cmd}` printed {last}"
                     )));
                 }
+            }
+            Err(error @ NodeControlError::Uncollected { .. }) => {
+                return Ok(uncollected(host, &error));
             }
             // A command that cannot run yet (a container restarting) is one more look.
             Err(error) => {
