@@ -137,14 +137,18 @@ async fn run_command(
     };
     keep_output(inner, run, index, host.as_str(), &cmd, &finished).await;
     if finished.stopped {
-        return Ok(StepOutcome::Interrupted(format!(
+        let mut note = format!(
             "stopped by the cancel: on {host}, `{cmd}` got SIGTERM (SIGKILL after {}) and {}; \
-             what it printed so far is in /run log id:{}{}",
+             what it printed so far is in /run log id:{}",
             wait::shown(crate::process::STOP_GRACE),
             finished.ending(),
             run.id,
-            posted(&finished.output, run)
-        )));
+        );
+        // An output the runbook keeps out of chat stays out of it when stopped too.
+        if command.post_output {
+            note.push_str(&posted(&finished.output, run));
+        }
+        return Ok(StepOutcome::Interrupted(note));
     }
     let ending = finished.ending();
     if !finished
