@@ -176,6 +176,8 @@ fn signal_group(group: Option<u32>, signal: nix::sys::signal::Signal) {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::AsyncReadExt;
+
     use super::*;
 
     #[tokio::test]
@@ -209,24 +211,29 @@ mod tests {
 
     #[tokio::test]
     async fn a_stop_gives_up_output_held_open_outside_the_group() {
-        let marker =
-            std::env::temp_dir().join(format!("opsbot-process-escaped-{}", std::process::id()));
-        let _ = std::fs::remove_file(&marker);
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("escaped");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        // Opened for reading and writing, so that it never reads an end of file before the
+        // daemon writes.
+        let mut escaped = tokio::net::unix::pipe::OpenOptions::new()
+            .read_write(true)
+            .open_receiver(&fifo)
+            .unwrap();
         // A daemon the command starts in a session of its own keeps its standard output open
-        // after the whole group is killed; it says when it has left the group.
+        // after the whole group is killed; it says when it has left the group, and the stop
+        // comes then.
         let argv: Vec<String> = [
             "sh",
             "-c",
-            "setsid sh -c 'touch \"$0\"; exec sleep 5' \"$0\" & exec sleep 30",
+            "setsid sh -c 'echo >\"$0\"; exec sleep 5' \"$0\" & exec sleep 30",
         ]
         .into_iter()
         .map(str::to_owned)
-        .chain([marker.display().to_string()])
+        .chain([fifo.display().to_string()])
         .collect();
-        let escaped = async {
-            while !marker.exists() {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
+        let escaped = async move {
+            escaped.read_exact(&mut [0; 1]).await.unwrap();
         };
         let started = std::time::Instant::now();
         let grace = Duration::from_millis(200);
@@ -234,7 +241,6 @@ mod tests {
         let error = run_with_grace(&argv, None, Duration::from_secs(20), bounds, escaped, grace)
             .await
             .unwrap_err();
-        let _ = std::fs::remove_file(&marker);
         assert_eq!(
             error,
             NodeControlError::Uncollected {
