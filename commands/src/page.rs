@@ -6,6 +6,10 @@ use std::num::NonZeroU32;
 
 use crate::name::NameError;
 
+/// Entries on one page of `/run list` and `/audit`: what one chat message shows, each line cut
+/// to its share of it.
+pub const PER_PAGE: usize = 20;
+
 /// A page number, from 1. Bounded so that skipping to it stays cheap: a page past what an
 /// operator would page through is refused with the options that narrow the listing instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
