@@ -110,9 +110,6 @@ impl Service {
         }
     }
 
-    /// What the person is told when a request fails: a refusal says why (and is audited when
-    /// it says no to the person); anything else is an internal error, logged with its causes
-    /// and never shown.
     /// Refuses (and audits) someone the config does not know, as an answer to `asked`.
     pub async fn refuse_unknown(&self, unknown: UnknownPerson, asked: &Asked) -> Reply {
         self.refused(
@@ -123,6 +120,9 @@ impl Service {
         .await
     }
 
+    /// What the person is told when a request fails: a refusal says why (and is audited when
+    /// it says no to the person); anything else is an internal error, logged with its causes
+    /// and never shown.
     pub async fn refused(&self, speaker: &Speaker, asked: &Asked, error: EngineError) -> Reply {
         match error {
             EngineError::Refused(refusal) => {
