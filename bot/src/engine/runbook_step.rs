@@ -82,8 +82,11 @@ pub(super) async fn execute(
 async fn cancelled(inner: &Inner, run: &Run, waker: &Notify) {
     loop {
         waker.notified().await;
-        if matches!(inner.store.run(run.id), Ok(Some(run)) if run.cancel.is_some()) {
-            return;
+        match wait::cancel_requested(inner, run) {
+            Ok(true) => return,
+            Ok(false) => {}
+            // An unreadable store does not stop a command; the run's next write meets it.
+            Err(error) => tracing::error!(%error, "cannot read whether the run was cancelled"),
         }
     }
 }
