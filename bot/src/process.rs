@@ -10,7 +10,7 @@ use crate::node_control::NodeControlError;
 
 mod output;
 
-pub use output::{Output, OutputBounds, lines};
+pub use output::{KEPT_LINES, Output, OutputBounds, lines};
 
 /// How long a stopped program has between SIGTERM and SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);

@@ -24,11 +24,8 @@ use super::step::{StepOutcome, mark_started, misplaced};
 use super::wait;
 use crate::host_access::Reached;
 use crate::node_control::NodeControlError;
-use crate::process::{Finished, Output, lines};
+use crate::process::{Finished, KEPT_LINES, Output, lines};
 
-/// Lines kept of a command whose output is not posted: enough to diagnose a failure. A posted
-/// output (a tracer's minutes) keeps what `[runbooks.output]` allows.
-const KEPT_LINES: NonZeroUsize = lines(200);
 /// How much of a posted output goes into the chat message; the rest is in `/run log`.
 const POSTED_CHARS: usize = 900;
 /// Lines kept of one look of a wait: only the last matters.
@@ -113,6 +110,7 @@ async fn run_command(
     };
     let stdin = command.stdin.as_ref().map(|w| shown(w, &run.captured));
     let cmd = argv.join(" ");
+    // A posted output (a tracer's minutes) keeps what `[runbooks.output]` allows.
     let bounds = if command.post_output {
         access.output()
     } else {
