@@ -2,7 +2,6 @@
 //! shell), by asking an operator, or through the simulator. Whatever did it, the engine verifies
 //! the effect through the cluster API afterwards.
 
-use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use opsbot_commands::name::NodeAddr;
@@ -247,9 +246,6 @@ pub struct NodeControl {
     sim: Option<SimAdmin>,
 }
 
-/// Lines of output kept per command: enough to diagnose, small enough for the store.
-const KEPT_LINES: NonZeroUsize = crate::process::lines(200);
-
 impl NodeControl {
     pub fn new(config: NodeControlConfig, cluster_url: &str) -> Self {
         let sim = match &config {
@@ -353,7 +349,7 @@ pub(crate) async fn run_command(
     argv: &[String],
     timeout: Duration,
 ) -> Result<Outcome, NodeControlError> {
-    let bounds = OutputBounds::default().at_most_lines(KEPT_LINES);
+    let bounds = OutputBounds::default().at_most_lines(crate::process::KEPT_LINES);
     let finished = crate::process::run(argv, None, timeout, bounds, std::future::pending()).await?;
     let ending = finished.ending();
     // The run log says when it holds only the end of what the command printed.

@@ -10,7 +10,7 @@ use crate::node_control::NodeControlError;
 
 mod output;
 
-pub use output::{Output, OutputBounds, lines};
+pub use output::{KEPT_LINES, Output, OutputBounds, lines};
 
 /// How long a stopped program has between SIGTERM and SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -88,16 +88,14 @@ async fn run_with_grace(
         .spawn()
         .map_err(spawn_error)?;
     let group = child.id();
-    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        // A program that exits without reading its input is not an error of ours; its exit
-        // code says what happened.
-        let _ = pipe.write_all(text.as_bytes()).await;
-    }
-    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
-    // Both streams are read as they come, so that neither fills its pipe and stalls the
-    // program, and only their tails are held.
+    let (input, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    // The input is written alongside the reads, under the timeout and the stop: a program that
+    // never reads a large input must not hold the step forever. Both output streams are read as
+    // they come, so that neither fills its pipe and stalls the program, and only their tails
+    // are held.
     let output = async {
-        let (status, stdout, stderr) = tokio::try_join!(
+        let ((), status, stdout, stderr) = tokio::try_join!(
+            feed(input, stdin),
             child.wait(),
             read_tail(stdout, bounds),
             read_tail(stderr, bounds)
@@ -141,6 +139,19 @@ async fn run_with_grace(
     })
 }
 
+/// Writes `text` to the program's standard input, then closes it so that the program reads
+/// its end. A program that exits without reading it all is not an error of ours: its exit
+/// code says what happened.
+async fn feed(pipe: Option<tokio::process::ChildStdin>, text: Option<&str>) -> std::io::Result<()> {
+    let (Some(mut pipe), Some(text)) = (pipe, text) else {
+        return Ok(());
+    };
+    match pipe.write_all(text.as_bytes()).await {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(error),
+        _ => Ok(()),
+    }
+}
+
 /// The tail of a piped stream; none when it was not piped.
 async fn read_tail(
     stream: Option<impl tokio::io::AsyncRead + Unpin>,
@@ -165,28 +176,64 @@ fn signal_group(group: Option<u32>, signal: nix::sys::signal::Signal) {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::AsyncReadExt;
+
     use super::*;
 
     #[tokio::test]
+    async fn a_program_that_never_reads_a_large_input_is_killed_at_the_timeout() {
+        let argv: Vec<String> = ["sleep", "5"].map(str::to_owned).into();
+        // Far more than a pipe holds: writing it blocks until the program reads.
+        let stdin = "x".repeat(4 * 1024 * 1024);
+        let timeout = Duration::from_millis(300);
+        let started = std::time::Instant::now();
+        let error = run(
+            &argv,
+            Some(&stdin),
+            timeout,
+            OutputBounds::default(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            error,
+            NodeControlError::Timeout {
+                program: "sleep".into(),
+                timeout
+            }
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "waited for the program to exit"
+        );
+    }
+
+    #[tokio::test]
     async fn a_stop_gives_up_output_held_open_outside_the_group() {
-        let marker =
-            std::env::temp_dir().join(format!("opsbot-process-escaped-{}", std::process::id()));
-        let _ = std::fs::remove_file(&marker);
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("escaped");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        // Opened for reading and writing, so that it never reads an end of file before the
+        // daemon writes.
+        let mut escaped = tokio::net::unix::pipe::OpenOptions::new()
+            .read_write(true)
+            .open_receiver(&fifo)
+            .unwrap();
         // A daemon the command starts in a session of its own keeps its standard output open
-        // after the whole group is killed; it says when it has left the group.
+        // after the whole group is killed; it says when it has left the group, and the stop
+        // comes then.
         let argv: Vec<String> = [
             "sh",
             "-c",
-            "setsid sh -c 'touch \"$0\"; exec sleep 5' \"$0\" & exec sleep 30",
+            "setsid sh -c 'echo >\"$0\"; exec sleep 5' \"$0\" & exec sleep 30",
         ]
         .into_iter()
         .map(str::to_owned)
-        .chain([marker.display().to_string()])
+        .chain([fifo.display().to_string()])
         .collect();
-        let escaped = async {
-            while !marker.exists() {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
+        let escaped = async move {
+            escaped.read_exact(&mut [0; 1]).await.unwrap();
         };
         let started = std::time::Instant::now();
         let grace = Duration::from_millis(200);
@@ -194,7 +241,6 @@ mod tests {
         let error = run_with_grace(&argv, None, Duration::from_secs(20), bounds, escaped, grace)
             .await
             .unwrap_err();
-        let _ = std::fs::remove_file(&marker);
         assert_eq!(
             error,
             NodeControlError::Uncollected {

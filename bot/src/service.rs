@@ -9,6 +9,7 @@ use opsbot_commands::button::{ApprovalButton, Decision};
 use opsbot_commands::catalogue::Who;
 use opsbot_commands::maintenance::{self, MaintenanceNotice};
 use opsbot_commands::name::{Reason, RunId};
+use opsbot_commands::page::PER_PAGE;
 use opsbot_commands::parse::Origin;
 use opsbot_commands::people::{Actor, Speaker, UnknownPerson};
 use opsbot_commands::plan::PlanDigest;
@@ -46,9 +47,6 @@ impl Reply {
 }
 
 /// The reason recorded for a rejection by button; `/reject` takes a reason of one's own.
-/// Runs or audit events on one page of `/run list` and `/audit`: what one chat message shows.
-const PER_PAGE: usize = 20;
-
 const REJECTED_BY_BUTTON: &str = "rejected with the button under the plan";
 
 /// What a request that failed is about, for the audit record of a refusal.
@@ -112,9 +110,6 @@ impl Service {
         }
     }
 
-    /// What the person is told when a request fails: a refusal says why (and is audited when
-    /// it says no to the person); anything else is an internal error, logged with its causes
-    /// and never shown.
     /// Refuses (and audits) someone the config does not know, as an answer to `asked`.
     pub async fn refuse_unknown(&self, unknown: UnknownPerson, asked: &Asked) -> Reply {
         self.refused(
@@ -125,6 +120,9 @@ impl Service {
         .await
     }
 
+    /// What the person is told when a request fails: a refusal says why (and is audited when
+    /// it says no to the person); anything else is an internal error, logged with its causes
+    /// and never shown.
     pub async fn refused(&self, speaker: &Speaker, asked: &Asked, error: EngineError) -> Reply {
         match error {
             EngineError::Refused(refusal) => {
@@ -366,7 +364,13 @@ impl Service {
                     run,
                 };
                 let listing = self.engine.store().audit_page(query, page, PER_PAGE)?;
-                Reply::public(render::audit(&listing.items, page, listing.more))
+                Reply::public(render::audit(
+                    &listing.items,
+                    run,
+                    since,
+                    page,
+                    listing.more,
+                ))
             }
             Request::MaintenanceAnnounce { text } => {
                 let notice = MaintenanceNotice {

@@ -122,6 +122,33 @@ impl Since {
     }
 }
 
+impl std::fmt::Display for Since {
+    /// As `since:` takes it, so that a pointer to the next page repeats the filter: `90m`,
+    /// `2h`, `3d`, `2026-11-21T03:00:00Z`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Self::Ago(ago) if ago.whole_minutes() % (24 * 60) == 0 => {
+                write!(f, "{}d", ago.whole_days())
+            }
+            Self::Ago(ago) if ago.whole_minutes() % 60 == 0 => write!(f, "{}h", ago.whole_hours()),
+            Self::Ago(ago) => write!(f, "{}m", ago.whole_minutes()),
+            Self::At(at) => {
+                let at = at.to_offset(time::UtcOffset::UTC);
+                write!(
+                    f,
+                    "{}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+                    at.year(),
+                    u8::from(at.month()),
+                    at.day(),
+                    at.hour(),
+                    at.minute(),
+                    at.second()
+                )
+            }
+        }
+    }
+}
+
 impl AuditKind {
     /// What happened, in a few words for chat.
     pub fn describe(&self) -> String {
@@ -193,5 +220,15 @@ mod tests {
         ] {
             assert!(Since::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn since_is_shown_as_it_is_typed() {
+        for typed in ["30m", "90m", "2h", "36h", "3d", "2026-11-20T00:00:00Z"] {
+            let since = Since::parse(typed).unwrap();
+            assert_eq!(since.to_string(), typed);
+            assert_eq!(Since::parse(&since.to_string()), Ok(since));
+        }
+        assert_eq!(Since::parse("120m").unwrap().to_string(), "2h");
     }
 }

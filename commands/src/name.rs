@@ -41,8 +41,6 @@ pub enum NameError {
     NotUuid { value: String },
     #[error("`{value}` is not a run id such as r-42")]
     NotRunId { value: String },
-    #[error("`{value}` is not a page number such as 2 (1 to {max})")]
-    NotPage { value: String, max: u32 },
     #[error(
         "`{value}` is not a plan digest such as 3f9a0c1b2d4e (the 12 characters shown with the \
          plan)"
@@ -70,6 +68,27 @@ pub enum NameError {
 
 /// How much of a refused value an error shows.
 const SHOWN: usize = 40;
+
+/// A whole number from `min` to `max` (a page, an age in days), as an option gives it: the
+/// refusal names `what` and quotes the value as typed, cut and with hidden characters shown.
+pub fn bounded_number(
+    what: &'static str,
+    value: &str,
+    min: u32,
+    max: u32,
+) -> Result<u32, NameError> {
+    value
+        .trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (min..=max).contains(n))
+        .ok_or_else(|| NameError::OutOfRange {
+            what,
+            value: crate::echo::visible(value, SHOWN),
+            min: min.into(),
+            max: max.into(),
+        })
+}
 
 /// Checks length and alphabet; `first` may be stricter than the rest.
 fn check(

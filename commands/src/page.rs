@@ -4,7 +4,11 @@
 
 use std::num::NonZeroU32;
 
-use crate::name::NameError;
+use crate::name::{NameError, bounded_number};
+
+/// Entries on one page of `/run list` and `/audit`: what one chat message shows, each line cut
+/// to its share of it.
+pub const PER_PAGE: usize = 20;
 
 /// A page number, from 1. Bounded so that skipping to it stays cheap: a page past what an
 /// operator would page through is refused with the options that narrow the listing instead.
@@ -17,15 +21,11 @@ impl Page {
     pub const MAX: u32 = 1000;
 
     pub fn parse(raw: &str) -> Result<Self, NameError> {
-        raw.trim()
-            .parse::<NonZeroU32>()
-            .ok()
-            .filter(|n| n.get() <= Self::MAX)
-            .map(Page)
-            .ok_or_else(|| NameError::NotPage {
-                value: raw.to_owned(),
-                max: Self::MAX,
-            })
+        let number = bounded_number("the page number", raw, 1, Self::MAX)?;
+        // From 1, as checked: page 1 plus the pages after it.
+        Ok(Page(
+            NonZeroU32::MIN.saturating_add(number.saturating_sub(1)),
+        ))
     }
 
     pub fn number(self) -> u32 {
@@ -64,6 +64,9 @@ mod tests {
             let error = Page::parse(bad).unwrap_err().to_string();
             assert!(error.contains("page number"), "{bad}: {error}");
         }
+        // What was typed is quoted as chat shows it: a hidden character escaped, not kept.
+        let error = Page::parse("2\u{200B}").unwrap_err().to_string();
+        assert!(error.contains("`2\\u{200B}`"), "{error}");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use time::{Date, Month, OffsetDateTime};
 
 use crate::index::IndexName;
-use crate::name::NameError;
+use crate::name::{NameError, bounded_number};
 
 /// How old, in whole days, an index must be to expire: 1 to 3650.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -30,18 +30,7 @@ impl RetentionDays {
     pub const DEFAULT: Self = Self(30);
 
     pub fn parse(value: &str) -> Result<Self, NameError> {
-        let bad = || NameError::OutOfRange {
-            what: "the age in days",
-            value: crate::echo::visible(value, 20),
-            min: 1,
-            max: u64::from(Self::MAX),
-        };
-        let days: u32 = value.parse().map_err(|_| bad())?;
-        if (1..=Self::MAX).contains(&days) {
-            Ok(Self(days))
-        } else {
-            Err(bad())
-        }
+        bounded_number("the age in days", value, 1, Self::MAX).map(Self)
     }
 
     pub fn get(self) -> u32 {

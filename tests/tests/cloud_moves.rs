@@ -13,6 +13,7 @@ use opsbot_cloud_sim::{
 };
 use opsbot_commands::render::step_label;
 use opsbot_commands::run::{RunState, StepState};
+use opsbot_sim::FaultRule;
 use opsbot_tests::Setup;
 use opsbot_tests::cloud::CloudScene;
 use time::OffsetDateTime;
@@ -305,6 +306,37 @@ async fn a_restart_that_fails_stops_the_run_at_that_host() {
         1,
         "no other host tried"
     );
+}
+
+/// A cloud that refuses the look (403: the bot's role lost `os-services`) is not waited out
+/// for `compute_timeout` and then blamed on the container: the wait fails at its first look.
+#[tokio::test]
+async fn a_refused_look_at_the_compute_services_fails_the_wait_at_once() {
+    let scene = three_hypervisors().await;
+    let h = &scene.harness;
+    let id = h.start_run("alice", RPC_CAP).await;
+    scene.cloud.set_faults(vec![
+        "status=403,method=GET,path=/compute/v2.1/os-services"
+            .parse::<FaultRule>()
+            .unwrap(),
+    ]);
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    let RunState::Failed { error } = run.state else {
+        panic!("{:?}", run.state)
+    };
+    assert!(
+        error.contains("403") && !error.contains("has not reported up"),
+        "{error}"
+    );
+    let refused = scene
+        .cloud
+        .calls()
+        .into_iter()
+        .filter(|c| c.status == 403)
+        .count();
+    assert_eq!(refused, 1, "one look, not one every poll interval");
+    assert_eq!(scene.cloud.restart_count("compute-02"), 0, "never reached");
 }
 
 /// A placement older than Xena (Wallaby: 1.36) has no consumer types: asked at 1.38 it answers

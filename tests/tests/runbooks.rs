@@ -389,12 +389,15 @@ async fn cancel_stops_a_long_host_command_and_keeps_its_output() {
     );
 }
 
-#[tokio::test]
-async fn a_command_that_hangs_is_killed_at_its_timeout_and_the_run_says_so() {
+/// A harness whose only runbook, `quick`, restarts nova_compute on a host within `timeout`,
+/// keeping its output out of chat; `docker` hangs on compute-01. The directory and the hosts
+/// live as long as the values do.
+async fn hanging_quick(timeout: &str) -> (tempfile::TempDir, Harness, Hosts) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("quick.toml"),
-        r#"
+        format!(
+            r#"
 name = "quick"
 description = "restart nova_compute with a short timeout"
 [[params]]
@@ -403,10 +406,11 @@ kind = "host"
 help = "the hypervisor"
 [[steps]]
 kind = "run"
-on = "{host}"
+on = "{{host}}"
 argv = ["docker", "restart", "nova_compute"]
-timeout = "1s"
-"#,
+timeout = "{timeout}"
+"#
+        ),
     )
     .unwrap();
     let (runbooks, hosts) = test_hosts(dir.path().to_owned());
@@ -416,6 +420,12 @@ timeout = "1s"
     })
     .await;
     hosts.hosts.hang("compute-01", "docker").unwrap();
+    (dir, h, hosts)
+}
+
+#[tokio::test]
+async fn a_command_that_hangs_is_killed_at_its_timeout_and_the_run_says_so() {
+    let (_dir, h, _hosts) = hanging_quick("1s").await;
     let id = h
         .start_run("alice", "/runbook run name:quick host:compute-01")
         .await;
@@ -424,6 +434,27 @@ timeout = "1s"
         error.contains("did not finish within 1s and was killed"),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn a_cancelled_command_whose_output_is_not_posted_keeps_it_out_of_chat() {
+    let (_dir, h, _hosts) = hanging_quick("60s").await;
+    let id = h
+        .start_run("alice", "/runbook run name:quick host:compute-01")
+        .await;
+    h.wait_for(id, "restarting", |r| {
+        matches!(r.steps.first(), Some(StepState::Started { .. }))
+    })
+    .await;
+    h.slash("bob", &format!("/run cancel id:{id}")).await;
+    let run = h.finished(id).await;
+    let RunState::Cancelled { note, .. } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    assert!(note.contains("stopped by the cancel"), "{note}");
+    assert!(!note.contains("```"), "the output is posted: {note}");
+    let shown = h.chat().messages()[0].text().to_owned();
+    assert!(!shown.contains("```"), "the output is posted: {shown}");
 }
 
 #[tokio::test]

@@ -69,8 +69,15 @@ pub(super) async fn up(
                 }
                 shown(&services, host, OffsetDateTime::now_utc())
             }
-            // One look that fails is one more look; the timeout bounds them.
-            Err(error) => error.to_string(),
+            // A look that fails for a while (a controller restarting) is one more look; the
+            // timeout bounds them. A refusal (401/403, a certificate) would only be waited out
+            // and then blamed on the container: it fails the wait at once, as `wait::until` does.
+            Err(error) if error.fault.is_transient() => error.to_string(),
+            Err(error) => {
+                return Ok(StepOutcome::Failed(format!(
+                    "{error}; while waiting for nova-compute on {host} to report up again"
+                )));
+            }
         };
         inner.progress.observe(
             run,

@@ -10,14 +10,13 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use opsbot_commands::approval::Approved;
-use opsbot_commands::cluster::Observation;
 use opsbot_commands::index::{IndexName, PlannedIndex};
 use opsbot_commands::plan::{Action, DestructiveAction};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
 
 use super::Inner;
-use super::step::{StepOutcome, retried};
+use super::step::{StepOutcome, observe_retry, retried};
 use super::wait;
 use crate::backend::search::{Deleted, InFlight};
 use crate::backend::{BackendError, Fault};
@@ -151,11 +150,7 @@ pub(super) async fn chunk(
             // Still being applied, or perhaps: wait until it is not before looking.
             Ok(Deleted::Pending) => settle(inner, cluster, run, &opaque, &doomed).await?,
             Err(error) if error.fault.is_transient() && tries < policy.attempts => {
-                let last = Observation::default();
-                inner.progress.observe(
-                    run,
-                    Observation::retrying(&last, tries, policy.attempts, &error),
-                );
+                observe_retry(inner, run, tries, policy.attempts, &error);
                 if !may_be_applying(&error) {
                     // Refused before the cluster acted on it: nothing changed, nothing to settle.
                     tracing::warn!(%error, tries, "a delete was refused; sending it again");

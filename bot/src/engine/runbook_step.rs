@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use opsbot_commands::approval::Approved;
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::echo::visible;
+use opsbot_commands::name::HostName;
 use opsbot_commands::plan::{Action, DestructiveAction, HostCommand, HostWait, SafeAction, Wait};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
@@ -23,11 +24,8 @@ use super::step::{StepOutcome, mark_started, misplaced};
 use super::wait;
 use crate::host_access::Reached;
 use crate::node_control::NodeControlError;
-use crate::process::{Finished, Output, lines};
+use crate::process::{Finished, KEPT_LINES, Output, lines};
 
-/// Lines kept of a command whose output is not posted: enough to diagnose a failure. A posted
-/// output (a tracer's minutes) keeps what `[runbooks.output]` allows.
-const KEPT_LINES: NonZeroUsize = lines(200);
 /// How much of a posted output goes into the chat message; the rest is in `/run log`.
 const POSTED_CHARS: usize = 900;
 /// Lines kept of one look of a wait: only the last matters.
@@ -81,8 +79,11 @@ pub(super) async fn execute(
 async fn cancelled(inner: &Inner, run: &Run, waker: &Notify) {
     loop {
         waker.notified().await;
-        if matches!(inner.store.run(run.id), Ok(Some(run)) if run.cancel.is_some()) {
-            return;
+        match wait::cancel_requested(inner, run) {
+            Ok(true) => return,
+            Ok(false) => {}
+            // An unreadable store does not stop a command; the run's next write meets it.
+            Err(error) => tracing::error!(%error, "cannot read whether the run was cancelled"),
         }
     }
 }
@@ -109,6 +110,7 @@ async fn run_command(
     };
     let stdin = command.stdin.as_ref().map(|w| shown(w, &run.captured));
     let cmd = argv.join(" ");
+    // A posted output (a tracer's minutes) keeps what `[runbooks.output]` allows.
     let bounds = if command.post_output {
         access.output()
     } else {
@@ -127,12 +129,7 @@ async fn run_command(
         .await
     {
         Ok(reached) => reached,
-        // Only a cancel stops a command: the run ends cancelled, saying what may still run.
-        Err(error @ NodeControlError::Uncollected { .. }) => {
-            return Ok(StepOutcome::Interrupted(format!(
-                "stopped by the cancel: on {host}, {error}"
-            )));
-        }
+        Err(error @ NodeControlError::Uncollected { .. }) => return Ok(uncollected(host, &error)),
         Err(error) => return Err(format!("on {host}: {error}")),
     };
     let finished = match reached {
@@ -141,14 +138,18 @@ async fn run_command(
     };
     keep_output(inner, run, index, host.as_str(), &cmd, &finished).await;
     if finished.stopped {
-        return Ok(StepOutcome::Interrupted(format!(
+        let mut note = format!(
             "stopped by the cancel: on {host}, `{cmd}` got SIGTERM (SIGKILL after {}) and {}; \
-             what it printed so far is in /run log id:{}{}",
+             what it printed so far is in /run log id:{}",
             wait::shown(crate::process::STOP_GRACE),
             finished.ending(),
             run.id,
-            posted(&finished.output, run)
-        )));
+        );
+        // An output the runbook keeps out of chat stays out of it when stopped too.
+        if command.post_output {
+            note.push_str(&posted(&finished.output, run));
+        }
+        return Ok(StepOutcome::Interrupted(note));
     }
     let ending = finished.ending();
     if !finished
@@ -194,6 +195,12 @@ async fn run_command(
             values: captured,
         }
     })
+}
+
+/// A command the cancel stopped whose output a process outside its group still holds open:
+/// only a cancel stops a command, so the run ends interrupted, saying what may still run.
+fn uncollected(host: &HostName, error: &NodeControlError) -> StepOutcome {
+    StepOutcome::Interrupted(format!("stopped by the cancel: on {host}, {error}"))
 }
 
 /// The tail of an output that fits a chat message, and where the rest is.
@@ -308,6 +315,9 @@ async fn until(
                         "on {host}, `{cmd}` printed {last}"
                     )));
                 }
+            }
+            Err(error @ NodeControlError::Uncollected { .. }) => {
+                return Ok(uncollected(host, &error));
             }
             // A command that cannot run yet (a container restarting) is one more look.
             Err(error) => {

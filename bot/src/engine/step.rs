@@ -320,14 +320,22 @@ where
     let retry = inner.config.retry;
     retry
         .run(call, |error, tries| {
-            let last = Observation::default();
-            inner.progress.observe(
-                run,
-                Observation::retrying(&last, tries, retry.attempts, error),
-            );
+            observe_retry(inner, run, tries, retry.attempts, error);
         })
         .await
         .map_err(|error| error.to_string())
+}
+
+/// Says on the run's progress message that a step's call failed for now and is tried again.
+pub(super) fn observe_retry(
+    inner: &Inner,
+    run: &Run,
+    tries: u32,
+    attempts: u32,
+    error: &BackendError,
+) {
+    let note = Observation::retrying(&Observation::default(), tries, attempts, error);
+    inner.progress.observe(run, note);
 }
 
 /// Keeps a command's output in the run log, and turns node or host control's answer into the

@@ -89,6 +89,11 @@ pub(super) async fn paused_for_cancel(
         () = tokio::time::sleep(interval) => {}
         () = waker.notified() => {}
     }
+    cancel_requested(inner, run)
+}
+
+/// Whether an operator has asked the run to stop, as the store has it now.
+pub(super) fn cancel_requested(inner: &Inner, run: &Run) -> Result<bool, StoreError> {
     Ok(inner.store.run(run.id)?.is_some_and(|r| r.cancel.is_some()))
 }
 

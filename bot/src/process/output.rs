@@ -67,6 +67,10 @@ impl Default for OutputBounds {
     }
 }
 
+/// Lines kept of a command's output that is not posted (node control, a runbook step's
+/// command): enough to diagnose a failure, small enough for the store.
+pub const KEPT_LINES: NonZeroUsize = lines(200);
+
 /// `n` lines as a bound (at least one), for constants.
 pub const fn lines(n: usize) -> NonZeroUsize {
     NonZeroUsize::MIN.saturating_add(n.saturating_sub(1))

@@ -24,6 +24,7 @@ pub use runbook::{runbook_list, runbook_show};
 use time::OffsetDateTime;
 
 use crate::catalogue::{self, CATALOGUE, Reach};
+use crate::page::PER_PAGE;
 
 /// Discord's limit for one message; every text here is cut to fit it.
 pub const MESSAGE_LIMIT: usize = 2000;
@@ -103,6 +104,21 @@ fn first_that_fits(candidates: impl IntoIterator<Item = String>) -> String {
         last = text;
     }
     fit(&last)
+}
+
+/// A listing's line (`/audit`, `/run list`) cut to its share of one message: a full page of
+/// [`PER_PAGE`] lines and the `pointer` to the next page always fit, so that no entry is cut
+/// away between one page and the next.
+fn on_page(line: &str, pointer: &str) -> String {
+    let room = MESSAGE_LIMIT.saturating_sub(pointer.chars().count() + 1);
+    // Each line takes its newline with it.
+    let share = (room / PER_PAGE).saturating_sub(1);
+    if line.chars().count() <= share {
+        return line.to_owned();
+    }
+    let mut cut: String = line.chars().take(share.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
 }
 
 /// Cuts a text to the chat limit, saying so, on a character boundary.

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use time::OffsetDateTime;
 
-use super::{compact, duration, first_that_fits, fit, hhmm, step_label};
+use super::{compact, duration, first_that_fits, fit, hhmm, on_page, step_label};
 use crate::button::{ApprovalButton, Decision};
 use crate::cluster::{Exclusion, Observation, SettingScope};
 use crate::name::{ClusterName, NodeAddr, RunId};
@@ -246,8 +246,8 @@ pub fn run_status(run: &Run, observed: Option<&Observation>, now: OffsetDateTime
     )
 }
 
-/// `/run list`: one line per run, newest first; one page of them, and how to see the next
-/// one when there are more.
+/// `/run list`: one line per run, newest first, each cut to its share of the message; one page
+/// of them, and how to see the next one when there are more.
 pub fn run_list(runs: &[Run], page: Page, more: bool, now: OffsetDateTime) -> String {
     if runs.is_empty() {
         return match page {
@@ -255,9 +255,17 @@ pub fn run_list(runs: &[Run], page: Page, more: bool, now: OffsetDateTime) -> St
             page => format!("no runs on page {page}; /run list shows the newest"),
         };
     }
-    let mut lines: Vec<String> = runs.iter().map(|run| headline(run, now)).collect();
+    let pointer = if more {
+        format!("… older runs: /run list page:{}", page.next())
+    } else {
+        String::new()
+    };
+    let mut lines: Vec<String> = runs
+        .iter()
+        .map(|run| on_page(&headline(run, now), &pointer))
+        .collect();
     if more {
-        lines.push(format!("… older runs: /run list page:{}", page.next()));
+        lines.push(pointer);
     }
     fit(&lines.join("\n"))
 }

@@ -262,14 +262,78 @@ fn a_long_audit_trail_keeps_the_newest_events_within_the_chat_limit() {
         })
         .rev()
         .collect();
-    let text = audit(&events, crate::page::Page::FIRST, true);
+    let text = audit(&events, None, None, crate::page::Page::FIRST, true);
     assert!(text.chars().count() <= MESSAGE_LIMIT);
-    assert!(text.starts_with("… earlier events: page:2\n… "), "{text}");
+    assert!(
+        text.starts_with("… earlier events: /audit page:2\n… "),
+        "{text}"
+    );
     assert!(text.contains(" earlier; narrow with since: or run:"));
     assert!(
         text.ends_with("r-7 opsbot · step 200 done: stopped 10.0.0.12"),
         "{text}"
     );
+}
+
+/// A full page of events whose lines are long: every one of them is on it, cut, and the
+/// pointer repeats the filters, so that the next page starts where this one ends.
+#[test]
+fn a_full_audit_page_of_long_events_shows_every_one_and_points_at_the_next_with_its_filters() {
+    use crate::audit::{AuditEvent, AuditKind, Since};
+    use crate::page::{PER_PAGE, Page};
+    let events: Vec<AuditEvent> = (0..PER_PAGE)
+        .map(|i| AuditEvent {
+            at: T0 + time::Duration::minutes(i as i64),
+            run: Some(RunId::new(7)),
+            actor: None,
+            event: AuditKind::StepDone {
+                step: i,
+                note: format!("step {} {}", i + 1, "x".repeat(400)),
+            },
+        })
+        .rev()
+        .collect();
+    let since = Since::parse("2h").ok();
+    let text = audit(&events, Some(RunId::new(7)), since, Page::FIRST, true);
+    assert!(text.chars().count() <= MESSAGE_LIMIT, "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "… earlier events: /audit run:r-7 since:2h page:2");
+    assert_eq!(lines.len(), PER_PAGE + 1, "{text}");
+    for (i, line) in lines[1..].iter().enumerate() {
+        assert!(line.contains(&format!("step {} x", i + 1)), "{line}");
+        assert!(line.ends_with('…'), "{line}");
+    }
+}
+
+/// A full page of runs whose lines are long: every one is on it, and the pointer to the older
+/// ones is not cut away.
+#[test]
+fn a_full_run_list_page_of_long_lines_keeps_every_run_and_the_pointer() {
+    use crate::name::{ParamName, RunbookName};
+    use crate::page::{PER_PAGE, Page};
+    use crate::runbook::RunbookRequest;
+    let runs: Vec<Run> = (0..PER_PAGE)
+        .map(|i| {
+            let mut run = restart_run();
+            run.id = RunId::new(i as u64 + 1);
+            std::sync::Arc::make_mut(&mut run.plan).request =
+                ProcedureRequest::Runbook(RunbookRequest {
+                    runbook: RunbookName::parse("debug-silent-service").unwrap(),
+                    params: [(ParamName::parse("process").unwrap(), "p".repeat(300))].into(),
+                    hosts: Default::default(),
+                    maintenance: false,
+                });
+            run
+        })
+        .collect();
+    let text = run_list(&runs, Page::FIRST, true, T0);
+    assert!(text.chars().count() <= MESSAGE_LIMIT, "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), PER_PAGE + 1, "{text}");
+    for (line, run) in lines.iter().zip(&runs) {
+        assert!(line.contains(&format!(" {} · ", run.id)), "{line}");
+    }
+    assert_eq!(lines[PER_PAGE], "… older runs: /run list page:2");
 }
 
 #[test]
