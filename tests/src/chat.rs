@@ -1,11 +1,13 @@
 //! A chat that records every post and edit, per message.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use opsbot::progress::{ChatError, ChatTransport};
 use opsbot_commands::maintenance::Announcement;
-use opsbot_commands::render::ProgressView;
+use opsbot_commands::render::{ProgressView, Tone};
 use opsbot_commands::run::{ChannelId, MessageId};
+use tokio::sync::watch;
 
 /// One message and every text it had, oldest first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,10 +24,22 @@ impl Message {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RecordingChat {
     messages: Mutex<Vec<Message>>,
     announcements: Mutex<Vec<String>>,
+    /// The tone each run's message (by its key) shows now, for waiting on a delivery.
+    tones: watch::Sender<HashMap<String, Tone>>,
+}
+
+impl Default for RecordingChat {
+    fn default() -> Self {
+        Self {
+            messages: Mutex::default(),
+            announcements: Mutex::default(),
+            tones: watch::channel(HashMap::new()).0,
+        }
+    }
 }
 
 impl RecordingChat {
@@ -34,6 +48,20 @@ impl RecordingChat {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Waits until the message with `key` shows a tone that `done` accepts.
+    pub async fn shows(&self, key: &str, done: impl Fn(Tone) -> bool) {
+        let mut tones = self.tones.subscribe();
+        let _ = tones
+            .wait_for(|tones| tones.get(key).is_some_and(|tone| done(*tone)))
+            .await;
+    }
+
+    fn shown(&self, view: &ProgressView) {
+        self.tones.send_modify(|tones| {
+            tones.insert(view.message_key.clone(), view.tone);
+        });
     }
 
     /// The maintenance announcements, in the order they were sent.
@@ -62,6 +90,7 @@ impl ChatTransport for RecordingChat {
             channel: channel.clone(),
             texts: vec![view.text.clone()],
         });
+        self.shown(view);
         Ok(id)
     }
 
@@ -75,6 +104,7 @@ impl ChatTransport for RecordingChat {
         match messages.iter_mut().find(|m| &m.id == message) {
             Some(m) => {
                 m.texts.push(view.text.clone());
+                self.shown(view);
                 Ok(())
             }
             None => Err(ChatError::Gone(format!("unknown message {}", message.0))),

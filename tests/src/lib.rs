@@ -27,6 +27,7 @@ use opsbot::service::{Reply, Service};
 use opsbot_commands::name::{ClusterName, NodeAddr, PersonName, RunId};
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
+use opsbot_commands::render::Tone;
 use opsbot_commands::run::{ChannelId, Run};
 use opsbot_sim::{Call, Flavor, SimConfig, SimHandle};
 use opsbot_state::Store;
@@ -284,14 +285,18 @@ impl Harness {
         }
     }
 
-    /// Waits until the run has finished and every progress edit has been delivered.
+    /// Waits until the run has finished and its message shows how it ended. (The store shows
+    /// the end before the engine tells the publisher, so waiting for the publisher's queue to
+    /// drain could return before the last edit was even queued.)
     pub async fn finished(&self, id: RunId) -> Run {
         let run = self
             .wait_for(id, "finished", |r| r.state.is_finished())
             .await;
-        tokio::time::timeout(PATIENCE, self.publisher.flushed())
+        let key = opsbot_commands::render::progress_view(&run, None, run.created_at).message_key;
+        let ended = |tone| !matches!(tone, Tone::Waiting | Tone::Running);
+        tokio::time::timeout(PATIENCE, self.chat().shows(&key, ended))
             .await
-            .expect("progress was not delivered");
+            .expect("the run's message never showed how it ended");
         run
     }
 
