@@ -325,6 +325,43 @@ async fn ism_reports_managed_indices_through_explain_only() {
     assert!(!rows.to_string().contains(".opendistro-ism-config"));
 }
 
+/// More managed indices than a search counts: explain's total stops at 10,000 and no page
+/// reaches past the result window, but explaining by name finds every one.
+#[tokio::test]
+async fn ism_explain_is_bounded_by_the_search_window() {
+    let managed = 10_001;
+    let sim = start(SimConfig {
+        indices: (0..managed)
+            .map(|i| IndexSpec::new(format!("flog-{i:05}")).ism_policy("retention"))
+            .collect(),
+        ..config(Flavor::Os2)
+    })
+    .await;
+    let (status, page) = sim.get("/_plugins/_ism/explain?size=1000&from=9000").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(page["total_managed_indices"], 10_000);
+    assert_eq!(page.as_object().unwrap().len(), 1001);
+    assert_eq!(page["flog-09999"]["policy_id"], "retention");
+
+    let reason = "Result window is too large, from + size must be less than or equal to: [10000] but was [10500]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.";
+    let (status, refused) = sim.get("/_plugins/_ism/explain?size=1000&from=9500").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(refused["error"]["type"], "search_phase_execution_exception");
+    assert_eq!(refused["error"]["root_cause"][0]["reason"], reason);
+    assert_eq!(refused["error"]["caused_by"]["reason"], reason);
+    // Named indices are searched 10,000 at a time: any `from` passes the window.
+    let (status, _) = sim.get("/_plugins/_ism/explain/flog-10000?from=1").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    let (status, last) = sim
+        .get("/_plugins/_ism/explain/flog-10000,flog-00000?size=1")
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(last["flog-10000"]["policy_id"], "retention");
+    assert_eq!(last["flog-00000"]["policy_id"], "retention");
+    assert_eq!(last["total_managed_indices"], 2);
+}
+
 #[tokio::test]
 async fn elasticsearch_has_no_ism_paths() {
     for flavor in [Flavor::Es6, Flavor::Es7, Flavor::Es8] {
