@@ -202,6 +202,43 @@ async fn more_than_ten_thousand_ism_managed_indices_are_all_kept() {
     assert_eq!(gone.len(), 5, "{gone:?}");
 }
 
+/// A snapshot copying one index of a chunk makes the cluster refuse the chunk's whole DELETE:
+/// the run stops there saying so, and nothing of the chunk is gone.
+#[tokio::test]
+async fn a_chunk_with_an_index_being_snapshotted_fails_its_step_and_deletes_nothing() {
+    let h = Harness::start(Setup {
+        days_of_indices: 35,
+        ..Setup::default()
+    })
+    .await;
+    let id = h
+        .start_run(
+            "alice",
+            "/indices prune cluster:logs older_than_days:30 prefix:flog-",
+        )
+        .await;
+    let planned: Vec<String> = h
+        .run(id)
+        .plan
+        .deleted_indices()
+        .map(|index| index.as_str().to_owned())
+        .collect();
+    assert_eq!(planned.len(), 5, "one chunk: {planned:?}");
+    h.sim.set_snapshotting(&[planned[2].as_str()]);
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    let RunState::Failed { error } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    assert!(
+        error.contains("answered 400 (snapshot_in_progress_exception)")
+            && error.contains("deleted 0 of 5 selected indices"),
+        "{error}"
+    );
+    assert!(deleted(&h).is_empty(), "{:?}", deleted(&h));
+    assert_eq!(h.calls_by("DELETE").len(), 1, "a refusal is not retried");
+}
+
 #[tokio::test]
 async fn an_index_re_created_after_the_approval_is_never_deleted() {
     let h = Harness::start(Setup {
