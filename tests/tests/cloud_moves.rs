@@ -9,7 +9,6 @@ use std::time::Duration;
 use opsbot::config::EngineConfig;
 use opsbot_cloud_sim::{
     CloudSimConfig, ComputeServiceSeed, ConsumerType, Microversion, MigrationType, RestartFault,
-    ServiceState, ServiceStatus,
 };
 use opsbot_commands::render::step_label;
 use opsbot_commands::run::{RunState, StepState};
@@ -19,15 +18,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 fn compute(host: &str) -> ComputeServiceSeed {
-    ComputeServiceSeed {
-        binary: "nova-compute".into(),
-        host: host.into(),
-        zone: "nova".into(),
-        status: ServiceStatus::Enabled,
-        state: ServiceState::Up,
-        updated_at: OffsetDateTime::now_utc() - time::Duration::seconds(5),
-        disabled_reason: None,
-    }
+    ComputeServiceSeed::nova_compute(host, OffsetDateTime::now_utc() - time::Duration::seconds(5))
 }
 
 /// compute-01 and compute-02 with their services; `web-01` on compute-01 with its allocation,
