@@ -16,6 +16,13 @@ async fn put(sim: &Sim, path: &str, body: &str) -> (StatusCode, Value) {
     sim.json(Method::PUT, path, Some(body)).await
 }
 
+/// `POST _plugins/_ism/add/{target}` attaching policy `retention`.
+async fn ism_add(sim: &Sim, target: &str) -> (StatusCode, Value) {
+    let path = format!("/_plugins/_ism/add/{target}");
+    sim.json(Method::POST, &path, Some(r#"{"policy_id": "retention"}"#))
+        .await
+}
+
 /// The day, by the simulator's clock, on which `stream`'s first backing index was created:
 /// ES 8 names backing indices by it. Not the wall clock's day: the simulator's clock runs 1000
 /// times as fast from the wall clock at start, so the two differ shortly before midnight UTC.
@@ -205,14 +212,7 @@ async fn data_streams_exist_only_where_the_server_has_them() {
 #[tokio::test]
 async fn ism_reports_managed_indices_through_explain_only() {
     let sim = start_flavor(Flavor::Os2).await;
-    let add = r#"{"policy_id": "retention"}"#;
-    let (status, body) = sim
-        .json(
-            Method::POST,
-            "/_plugins/_ism/add/flog-2026.03.01",
-            Some(add),
-        )
-        .await;
+    let (status, body) = ism_add(&sim, "flog-2026.03.01").await;
     assert_eq!(
         status,
         StatusCode::NOT_FOUND,
@@ -258,23 +258,11 @@ async fn ism_reports_managed_indices_through_explain_only() {
         )
     );
 
-    let (_, added) = sim
-        .json(
-            Method::POST,
-            "/_plugins/_ism/add/flog-2026.03.0*,.kibana_1,gone",
-            Some(add),
-        )
-        .await;
+    let (_, added) = ism_add(&sim, "flog-2026.03.0*,.kibana_1,gone").await;
     assert_eq!(added["updated_indices"], 9);
     assert_eq!(added["failures"], true);
     assert_eq!(added["failed_indices"][0]["index_name"], ".kibana_1");
-    let (_, again) = sim
-        .json(
-            Method::POST,
-            "/_plugins/_ism/add/flog-2026.03.01",
-            Some(add),
-        )
-        .await;
+    let (_, again) = ism_add(&sim, "flog-2026.03.01").await;
     assert_eq!(
         again["failed_indices"][0]["reason"],
         "This index already has a policy, use the update policy API to update index policies"
