@@ -403,7 +403,7 @@ async fn scenarios_start_with_indices_that_belong_to_someone_else() {
         .iter()
         .find(|index| index.name == "audit-2025.12.01")
         .unwrap();
-    assert!(audit.hidden);
+    assert!(audit.hidden());
     assert_eq!(audit.settings["index.creation_date"], "1764547200000");
     let app = state
         .indices

@@ -291,7 +291,7 @@ fn account(
     let managed = world
         .indices
         .iter()
-        .filter(|i| i.hidden || i.settings.contains_key("index.lifecycle.name"))
+        .filter(|i| i.hidden() || i.settings.contains_key("index.lifecycle.name"))
         .count();
     let mut requests = BTreeMap::new();
     let mut rows = 0;

@@ -113,6 +113,11 @@ impl World {
         }
     }
 
+    /// How long a restart call takes to answer ([`crate::CloudSimConfig::compute_restart_call`]).
+    pub(crate) fn restart_call(&self) -> std::time::Duration {
+        self.settings.restart_call
+    }
+
     /// Sets or clears a host's restart fault switch.
     pub(crate) fn set_restart_fault(&mut self, host: &str, fault: Option<RestartFault>) {
         match fault {

@@ -231,41 +231,44 @@ impl World {
     /// then the next one starts, one at a time.
     pub(super) fn run_deletions(&mut self) {
         let now = self.now_ms;
-        while let Some(front) = self.deletions.queue.front().cloned() {
+        while let Some(front) = self.deletions.queue.front() {
             match front.running {
-                Some((started, done)) => {
-                    if done <= now {
-                        for (_, uuid) in &front.targets {
+                Some((_, done)) if done <= now => {
+                    if let Some(task) = self.deletions.queue.pop_front() {
+                        for (_, uuid) in &task.targets {
                             self.remove_index(uuid);
                         }
-                        self.deletions.queue.pop_front();
-                        if !front.answered {
+                        if !task.answered {
                             self.deletions
-                                .answer(front.ticket, Answer::Acknowledged(true));
+                                .answer(task.ticket, Answer::Acknowledged(true));
                         }
-                        continue;
                     }
+                }
+                Some((started, _)) => {
                     if !front.answered && started.saturating_add(front.ack_timeout_ms) <= now {
-                        self.deletions
-                            .answer(front.ticket, Answer::Acknowledged(false));
+                        let ticket = front.ticket;
+                        self.deletions.answer(ticket, Answer::Acknowledged(false));
                         if let Some(task) = self.deletions.queue.front_mut() {
                             task.answered = true;
                         }
                     }
                     return;
                 }
-                None => match self.check_targets(&front.targets) {
-                    Ok(()) => {
-                        let done = now.saturating_add(self.deletions.apply_ms);
-                        if let Some(task) = self.deletions.queue.front_mut() {
-                            task.running = Some((now, done));
+                None => {
+                    let ticket = front.ticket;
+                    match self.check_targets(&front.targets) {
+                        Ok(()) => {
+                            let done = now.saturating_add(self.deletions.apply_ms);
+                            if let Some(task) = self.deletions.queue.front_mut() {
+                                task.running = Some((now, done));
+                            }
+                        }
+                        Err(failure) => {
+                            self.deletions.queue.pop_front();
+                            self.deletions.answer(ticket, Answer::Failed(failure));
                         }
                     }
-                    Err(failure) => {
-                        self.deletions.queue.pop_front();
-                        self.deletions.answer(front.ticket, Answer::Failed(failure));
-                    }
-                },
+                }
             }
         }
     }
