@@ -117,9 +117,10 @@ impl Clusters {
         let quiet = |_: &_, _| {};
         let version = self.retry.run(|| cluster.search.version(), quiet).await?;
         let rows = self.listing(cluster, version.has_hidden_indices()).await?;
+        let names: Vec<&str> = rows.iter().map(|row| row.index.as_str()).collect();
         let mut keepers = self
             .retry
-            .run(|| cluster.search.keepers(version), quiet)
+            .run(|| cluster.search.keepers(version, &names), quiet)
             .await?;
         rows.into_iter()
             .map(|row| {

@@ -10,7 +10,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use opsbot_cloud_sim::{CloudSimConfig, ComputeServiceSeed, ServiceState, ServiceStatus};
+use opsbot_cloud_sim::{CloudSimConfig, ComputeServiceSeed};
 use support::{Dice, cloud_config, complete, kill_when};
 use time::OffsetDateTime;
 
@@ -92,13 +92,5 @@ compute_timeout = "30s"
 }
 
 fn compute(host: &str) -> ComputeServiceSeed {
-    ComputeServiceSeed {
-        binary: "nova-compute".into(),
-        host: host.into(),
-        zone: "nova".into(),
-        status: ServiceStatus::Enabled,
-        state: ServiceState::Up,
-        updated_at: OffsetDateTime::now_utc() - time::Duration::seconds(5),
-        disabled_reason: None,
-    }
+    ComputeServiceSeed::nova_compute(host, OffsetDateTime::now_utc() - time::Duration::seconds(5))
 }

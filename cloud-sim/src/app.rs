@@ -20,8 +20,6 @@ pub(crate) struct App {
     pub directory: Directory,
     /// See [`CloudSimConfig::accept_foreign_tokens`].
     pub accept_foreign_tokens: bool,
-    /// See [`CloudSimConfig::compute_restart_call`].
-    pub restart_call: std::time::Duration,
     /// See [`CloudSimConfig::placement_max_version`].
     pub placement_max: Version,
     tokens: Mutex<Tokens>,
@@ -60,7 +58,6 @@ impl App {
             base_url,
             directory,
             accept_foreign_tokens: config.accept_foreign_tokens,
-            restart_call: config.compute_restart_call,
             placement_max: config.placement_max_version,
             tokens: Mutex::new(Tokens::new(config.token_lifetime)),
             world: Mutex::new(World::new(&config.world, owner, settings)?),

@@ -221,6 +221,22 @@ pub struct ComputeServiceSeed {
     pub disabled_reason: Option<String>,
 }
 
+impl ComputeServiceSeed {
+    /// An enabled `nova-compute` on `host`, up and reporting since `updated_at`: the service a
+    /// working hypervisor has. Other kinds of service differ in a field or two (`..`).
+    pub fn nova_compute(host: &str, updated_at: OffsetDateTime) -> Self {
+        ComputeServiceSeed {
+            binary: "nova-compute".to_owned(),
+            host: host.to_owned(),
+            zone: "nova".to_owned(),
+            status: ServiceStatus::Enabled,
+            state: ServiceState::Up,
+            updated_at,
+            disabled_reason: None,
+        }
+    }
+}
+
 /// A Glance image.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageSeed {

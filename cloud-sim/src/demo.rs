@@ -40,21 +40,12 @@ const fn instance(name: &'static str, size: (u64, u64, u64), exists: bool) -> In
 const RESIZED: (&str, &str) = ("analytics-01", "compute-03");
 
 fn compute_service(host: &str, now: OffsetDateTime) -> ComputeServiceSeed {
-    ComputeServiceSeed {
-        binary: "nova-compute".to_owned(),
-        host: host.to_owned(),
-        zone: "nova".to_owned(),
-        status: ServiceStatus::Enabled,
-        state: ServiceState::Up,
-        updated_at: now - Duration::seconds(7),
-        disabled_reason: None,
-    }
+    ComputeServiceSeed::nova_compute(host, now - Duration::seconds(7))
 }
 
 fn control_service(binary: &str, now: OffsetDateTime) -> ComputeServiceSeed {
     ComputeServiceSeed {
         binary: binary.to_owned(),
-        host: "controller-01".to_owned(),
         zone: "internal".to_owned(),
         ..compute_service("controller-01", now)
     }

@@ -71,9 +71,10 @@
 //! go to a new consumer, the migration's uuid (`GET /servers/{that uuid}` is 404), and the
 //! instance claims the same resources on the destination; confirming (or completing a live
 //! migration) deletes the migration's allocations, reverting moves them back. Nova counts a
-//! migration in progress unless its status is in [`MIGRATION_DONE_STATUSES`] (`finished`, a
-//! resize awaiting confirmation, is in progress); its API shows a live migration in progress
-//! only in [`LIVE_MIGRATION_IN_PROGRESS`]. No Nova release writes consumer types, so Nova's
+//! migration in progress unless its status is one of Nova's done statuses (see
+//! [`Migration::in_progress`]; `finished`, a resize awaiting confirmation, is in progress); its
+//! API shows a live migration in progress only while `queued`, `preparing`, `running` or
+//! `post-migrating`. No Nova release writes consumer types, so Nova's
 //! consumers show `unknown` from 1.38 unless [`CloudSimConfig::nova_writes_consumer_types`]
 //! (or [`CloudSimHandle::set_consumer_type`]) says otherwise.
 //!
@@ -110,6 +111,6 @@ pub use http::microversion::Version as Microversion;
 pub use opsbot_sim::{FaultKind, FaultRule};
 pub use server::{CloudSimHandle, spawn};
 pub use world::{
-    ComputeRestart, ComputeService, ConsumerType, Image, LIVE_MIGRATION_IN_PROGRESS,
-    MIGRATION_DONE_STATUSES, Migration, MigrationError, MigrationType, RestartError, RestartFault,
+    ComputeRestart, ComputeService, ConsumerType, Image, Migration, MigrationError, MigrationType,
+    RestartError, RestartFault,
 };

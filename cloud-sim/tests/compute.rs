@@ -22,12 +22,10 @@ async fn at(cloud: &Cloud, method: Method, path: &str, version: &str) -> reqwest
 fn seed(binary: &str, host: &str) -> ComputeServiceSeed {
     ComputeServiceSeed {
         binary: binary.into(),
-        host: host.into(),
-        zone: "nova".into(),
         status: ServiceStatus::Disabled,
         state: ServiceState::Down,
-        updated_at: datetime!(2026-10-01 12:00:00 UTC),
         disabled_reason: Some("retired".into()),
+        ..ComputeServiceSeed::nova_compute(host, datetime!(2026-10-01 12:00:00 UTC))
     }
 }
 

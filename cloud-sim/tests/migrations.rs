@@ -282,6 +282,34 @@ async fn a_failed_resize_leaves_both_consumers_and_a_failed_live_migration_rolls
     );
 }
 
+/// Nova's `_reset_live_migration` at start-up: the running live migration turns `error`, the
+/// server is no longer `MIGRATING`, and no allocation moves back.
+#[tokio::test]
+async fn restarting_the_source_compute_resets_its_running_live_migration() {
+    let (cloud, rp1, rp2, vm) = two_hosts(CloudSimConfig::default()).await;
+    let live = cloud
+        .sim
+        .start_migration(vm, "compute-02", MigrationType::LiveMigration)
+        .unwrap();
+    cloud.sim.restart_compute("compute-02").unwrap();
+    assert_eq!(cloud.sim.migrations()[0].status, "running", "not its host");
+
+    cloud.sim.restart_compute("compute-01").unwrap();
+    assert_eq!(cloud.sim.migrations()[0].status, "error");
+    assert_eq!(
+        cloud.sim.allocations(rp1).into_keys().collect::<Vec<_>>(),
+        [live.uuid],
+        "the migration consumer keeps the source"
+    );
+    assert_eq!(
+        cloud.sim.allocations(rp2).into_keys().collect::<Vec<_>>(),
+        [vm]
+    );
+    let reset = body(server(&cloud, vm).await).await["server"].clone();
+    assert_eq!(reset["status"], "ACTIVE");
+    assert_eq!(reset["OS-EXT-SRV-ATTR:host"], "compute-01");
+}
+
 #[tokio::test]
 async fn moves_are_refused_as_nova_refuses_them() {
     let (cloud, _, rp2, vm) = two_hosts(CloudSimConfig::default()).await;

@@ -14,8 +14,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 /// compute-01 and compute-02 reporting.
-async fn two_computes() -> Cloud {
-    let cloud = start(CloudSimConfig::default()).await;
+async fn two_computes(config: CloudSimConfig) -> Cloud {
+    let cloud = start(config).await;
     for host in ["compute-01", "compute-02"] {
         cloud.sim.add_service(compute_service(host));
     }
@@ -46,7 +46,12 @@ async fn advance(cloud: &Cloud, seconds: u64) {
 
 #[tokio::test]
 async fn a_restarted_service_goes_down_then_comes_back_with_a_fresh_updated_at() {
-    let cloud = two_computes().await;
+    // The restart call answers at once: the test does not wait out docker's stop and start.
+    let cloud = two_computes(CloudSimConfig {
+        compute_restart_call: Duration::ZERO,
+        ..CloudSimConfig::default()
+    })
+    .await;
     let before = service(&cloud).await;
     assert_eq!(before["state"], "up");
     // A running service reports every 10 s (kept in whole seconds): its updated_at is recent.
@@ -106,7 +111,7 @@ async fn a_restarted_service_goes_down_then_comes_back_with_a_fresh_updated_at()
 
 #[tokio::test]
 async fn a_quick_restart_never_shows_down_only_a_fresh_updated_at() {
-    let cloud = two_computes().await;
+    let cloud = two_computes(CloudSimConfig::default()).await;
     let before = service(&cloud).await;
     let restart = cloud.sim.restart_compute("compute-01").unwrap();
     // The restart call's second (the container's stop and start), then 20 s to the report.
@@ -130,7 +135,7 @@ async fn a_quick_restart_never_shows_down_only_a_fresh_updated_at() {
 
 #[tokio::test]
 async fn a_service_that_never_comes_back_stays_down() {
-    let cloud = two_computes().await;
+    let cloud = two_computes(CloudSimConfig::default()).await;
     let switched = cloud
         .admin(
             Method::PUT,
@@ -169,7 +174,7 @@ async fn a_service_that_never_comes_back_stays_down() {
 
 #[tokio::test]
 async fn a_failing_restart_answers_an_error_and_leaves_the_service_running() {
-    let cloud = two_computes().await;
+    let cloud = two_computes(CloudSimConfig::default()).await;
     cloud
         .sim
         .set_restart_fault("compute-02", Some(RestartFault::Fails));

@@ -1,7 +1,7 @@
 //! What a scenario adds to the cluster at start, beyond the daily indices: indices with settings
 //! of their own and data streams, and the world built from the whole configuration.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::json;
 
@@ -156,29 +156,50 @@ fn seeds(config: &SimConfig, product: Product) -> Result<Vec<IndexSeed>, ConfigE
     Ok(seeds)
 }
 
-/// Attaches a spec's index to its ISM policy, storing a one-state policy first if missing.
-fn attach_ism(world: &mut World, spec: &IndexSpec, policy: &str) -> Result<(), ConfigError> {
-    if !world.product().has_ism() {
-        return Err(invalid_index(&spec.name, "ISM exists on OpenSearch only"));
-    }
-    if world.policy(policy).is_none() {
-        let body = json!({
-            "description": format!("policy {policy} of the simulated scenario"),
-            "default_state": "hot",
-            "states": [{"name": "hot", "actions": [], "transitions": []}],
-        });
-        if let Some(body) = body.as_object() {
-            let _ = world.put_policy(policy, body.clone());
+/// Attaches the specs' indices to their ISM policies, storing a one-state policy first where
+/// missing. One add per policy, the positions looked up once: a scenario may manage more than
+/// 10,000 indices.
+fn attach_ism(world: &mut World, specs: &[IndexSpec]) -> Result<(), ConfigError> {
+    let mut by_policy: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for spec in specs {
+        if let Some(policy) = &spec.ism_policy {
+            by_policy.entry(policy).or_default().push(&spec.name);
         }
     }
-    let position = world
+    let first = by_policy.values().flatten().next();
+    if let Some(name) = first.filter(|_| !world.product().has_ism()) {
+        return Err(invalid_index(name, "ISM exists on OpenSearch only"));
+    }
+    let position: HashMap<&str, usize> = world
         .indices()
         .iter()
-        .position(|index| index.name == spec.name);
-    world
-        .ism_add(&position.into_iter().collect::<Vec<_>>(), policy)
-        .map(|_| ())
-        .map_err(|_| invalid_index(&spec.name, format!("cannot attach ISM policy [{policy}]")))
+        .enumerate()
+        .map(|(position, index)| (index.name.as_str(), position))
+        .collect();
+    let attached: Vec<(&str, &[&str], Vec<usize>)> = by_policy
+        .iter()
+        .map(|(&policy, names)| {
+            let positions = names.iter().filter_map(|name| position.get(name).copied());
+            (policy, names.as_slice(), positions.collect())
+        })
+        .collect();
+    for (policy, names, positions) in attached {
+        if world.policy(policy).is_none() {
+            let body = json!({
+                "description": format!("policy {policy} of the simulated scenario"),
+                "default_state": "hot",
+                "states": [{"name": "hot", "actions": [], "transitions": []}],
+            });
+            if let Some(body) = body.as_object() {
+                let _ = world.put_policy(policy, body.clone());
+            }
+        }
+        world.ism_add(&positions, policy).map_err(|_| {
+            let name = names.first().copied().unwrap_or_default();
+            invalid_index(name, format!("cannot attach ISM policy [{policy}]"))
+        })?;
+    }
+    Ok(())
 }
 
 /// Creates a data stream spec's template and stream.
@@ -226,11 +247,7 @@ pub(crate) fn build_world(config: &SimConfig, wall_origin_ms: i64) -> Result<Wor
         wall_origin_ms,
     );
     world.set_delete_apply(u64::try_from(config.delete_apply.as_millis()).unwrap_or(u64::MAX));
-    for spec in &config.indices {
-        if let Some(policy) = &spec.ism_policy {
-            attach_ism(&mut world, spec, policy)?;
-        }
-    }
+    attach_ism(&mut world, &config.indices)?;
     for spec in &config.data_streams {
         seed_stream(&mut world, spec, midnight_ms(config.today))?;
     }

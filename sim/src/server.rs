@@ -104,6 +104,20 @@ impl SimHandle {
         self.app.with_world(|world| world.set_delete_apply(millis));
     }
 
+    /// Starts a snapshot that copies the named indices as they are now, ending any earlier
+    /// one (no names: none runs). Deleting one of them is refused until it ends.
+    pub fn set_snapshotting(&self, names: &[&str]) {
+        self.app.with_world(|world| {
+            let uuids = world
+                .indices()
+                .iter()
+                .filter(|index| names.contains(&index.name.as_str()))
+                .map(|index| index.uuid.clone())
+                .collect();
+            world.set_snapshotting(uuids);
+        });
+    }
+
     /// Stops a node's container at once (its shard data stays on its disk).
     pub fn stop_node(&self, ip: Ipv4Addr) -> Result<NodeChange, UnknownNode> {
         change_node(&self.app, ip, NodeAction::Stop)

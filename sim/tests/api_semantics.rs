@@ -68,6 +68,17 @@ async fn wildcards_and_all_really_delete_before_es8() {
             StatusCode::OK,
             "a wildcard matching nothing is fine"
         );
+        // `_all` in a list is a name starting with `_`: refused, nothing deleted.
+        let (status, body) = sim
+            .json(Method::DELETE, "/flog-2026.03.10,_all", None)
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{flavor}: {body}");
+        assert_eq!(body["error"]["type"], "invalid_index_name_exception");
+        assert_eq!(
+            body["error"]["reason"],
+            "Invalid index name [_all], must not start with '_'."
+        );
+        assert_eq!(names(&sim).len(), 2, "{flavor}");
         let (status, _) = sim.json(Method::DELETE, "/_all", None).await;
         assert_eq!(status, StatusCode::OK);
         assert!(names(&sim).is_empty(), "{flavor}");

@@ -383,3 +383,30 @@ async fn a_delete_forwarded_to_another_master_runs_as_a_child_task_there() {
     );
     assert_eq!(client.await.unwrap().unwrap().1["acknowledged"], false);
 }
+
+#[tokio::test]
+async fn deleting_an_index_a_snapshot_copies_fails_the_whole_request() {
+    let sim = start(config(Flavor::Os2)).await;
+    let (copied, other) = ("flog-2026.03.01", "flog-2026.03.02");
+    sim.handle.set_snapshotting(&[copied]);
+    let uuid = uuid_of(&sim.handle.state(), copied);
+    let (status, body) = sim
+        .json(Method::DELETE, &format!("/{other},{copied}"), None)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"]["type"], "snapshot_in_progress_exception");
+    assert_eq!(
+        body["error"]["reason"],
+        format!(
+            "Cannot delete indices that are being snapshotted: [[{copied}/{uuid}]]. Try again after snapshot finishes or cancel the currently running snapshot."
+        )
+    );
+    assert!(sim.handle.state().deleted.is_empty(), "nothing deleted");
+
+    sim.handle.set_snapshotting(&[]);
+    let (status, _) = sim
+        .json(Method::DELETE, &format!("/{other},{copied}"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(sim.handle.state().deleted.len(), 2);
+}

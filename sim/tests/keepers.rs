@@ -16,6 +16,13 @@ async fn put(sim: &Sim, path: &str, body: &str) -> (StatusCode, Value) {
     sim.json(Method::PUT, path, Some(body)).await
 }
 
+/// `POST _plugins/_ism/add/{target}` attaching policy `retention`.
+async fn ism_add(sim: &Sim, target: &str) -> (StatusCode, Value) {
+    let path = format!("/_plugins/_ism/add/{target}");
+    sim.json(Method::POST, &path, Some(r#"{"policy_id": "retention"}"#))
+        .await
+}
+
 /// The day, by the simulator's clock, on which `stream`'s first backing index was created:
 /// ES 8 names backing indices by it. Not the wall clock's day: the simulator's clock runs 1000
 /// times as fast from the wall clock at start, so the two differ shortly before midnight UTC.
@@ -205,14 +212,7 @@ async fn data_streams_exist_only_where_the_server_has_them() {
 #[tokio::test]
 async fn ism_reports_managed_indices_through_explain_only() {
     let sim = start_flavor(Flavor::Os2).await;
-    let add = r#"{"policy_id": "retention"}"#;
-    let (status, body) = sim
-        .json(
-            Method::POST,
-            "/_plugins/_ism/add/flog-2026.03.01",
-            Some(add),
-        )
-        .await;
+    let (status, body) = ism_add(&sim, "flog-2026.03.01").await;
     assert_eq!(
         status,
         StatusCode::NOT_FOUND,
@@ -258,23 +258,11 @@ async fn ism_reports_managed_indices_through_explain_only() {
         )
     );
 
-    let (_, added) = sim
-        .json(
-            Method::POST,
-            "/_plugins/_ism/add/flog-2026.03.0*,.kibana_1,gone",
-            Some(add),
-        )
-        .await;
+    let (_, added) = ism_add(&sim, "flog-2026.03.0*,.kibana_1,gone").await;
     assert_eq!(added["updated_indices"], 9);
     assert_eq!(added["failures"], true);
     assert_eq!(added["failed_indices"][0]["index_name"], ".kibana_1");
-    let (_, again) = sim
-        .json(
-            Method::POST,
-            "/_plugins/_ism/add/flog-2026.03.01",
-            Some(add),
-        )
-        .await;
+    let (_, again) = ism_add(&sim, "flog-2026.03.01").await;
     assert_eq!(
         again["failed_indices"][0]["reason"],
         "This index already has a policy, use the update policy API to update index policies"
@@ -323,6 +311,43 @@ async fn ism_reports_managed_indices_through_explain_only() {
     // ISM's config index is hidden.
     let (_, rows) = sim.get("/_cat/indices?format=json&h=index").await;
     assert!(!rows.to_string().contains(".opendistro-ism-config"));
+}
+
+/// More managed indices than a search counts: explain's total stops at 10,000 and no page
+/// reaches past the result window, but explaining by name finds every one.
+#[tokio::test]
+async fn ism_explain_is_bounded_by_the_search_window() {
+    let managed = 10_001;
+    let sim = start(SimConfig {
+        indices: (0..managed)
+            .map(|i| IndexSpec::new(format!("flog-{i:05}")).ism_policy("retention"))
+            .collect(),
+        ..config(Flavor::Os2)
+    })
+    .await;
+    let (status, page) = sim.get("/_plugins/_ism/explain?size=1000&from=9000").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(page["total_managed_indices"], 10_000);
+    assert_eq!(page.as_object().unwrap().len(), 1001);
+    assert_eq!(page["flog-09999"]["policy_id"], "retention");
+
+    let reason = "Result window is too large, from + size must be less than or equal to: [10000] but was [10500]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.";
+    let (status, refused) = sim.get("/_plugins/_ism/explain?size=1000&from=9500").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(refused["error"]["type"], "search_phase_execution_exception");
+    assert_eq!(refused["error"]["root_cause"][0]["reason"], reason);
+    assert_eq!(refused["error"]["caused_by"]["reason"], reason);
+    // Named indices are searched 10,000 at a time: any `from` passes the window.
+    let (status, _) = sim.get("/_plugins/_ism/explain/flog-10000?from=1").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    let (status, last) = sim
+        .get("/_plugins/_ism/explain/flog-10000,flog-00000?size=1")
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(last["flog-10000"]["policy_id"], "retention");
+    assert_eq!(last["flog-00000"]["policy_id"], "retention");
+    assert_eq!(last["total_managed_indices"], 2);
 }
 
 #[tokio::test]
@@ -378,7 +403,7 @@ async fn scenarios_start_with_indices_that_belong_to_someone_else() {
         .iter()
         .find(|index| index.name == "audit-2025.12.01")
         .unwrap();
-    assert!(audit.hidden);
+    assert!(audit.hidden());
     assert_eq!(audit.settings["index.creation_date"], "1764547200000");
     let app = state
         .indices

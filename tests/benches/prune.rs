@@ -11,25 +11,21 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::Ipv4Addr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
-use opsbot::config::{
-    ClusterConfig, Config, ConsoleConfig, EngineConfig, NodeControlConfig, ProgressConfig,
-    StoreConfig,
-};
+use opsbot::config::{Config, EngineConfig, NodeControlConfig, ProgressConfig};
 use opsbot::engine::Engine;
 use opsbot::progress::Publisher;
 use opsbot::service::Service;
-use opsbot_commands::name::{ClusterName, NodeAddr, RunId};
+use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::plan::{Action, DestructiveAction};
 use opsbot_commands::run::{ChannelId, RunState};
 use opsbot_sim::{Call, Distribution, IndexSpec, SimConfig, WorldSnapshot};
 use opsbot_state::Store;
-use opsbot_tests::{RecordingChat, actor, people};
+use opsbot_tests::{RecordingChat, Setup, actor, cluster_config, config};
 use serde::{Deserialize, Serialize};
 use time::{Duration as Days, OffsetDateTime};
 
@@ -107,32 +103,18 @@ fn drive_bot(url: &str) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     let figures = runtime.block_on(async {
         let dir = tempfile::tempdir()?;
-        let sim = SimConfig::default();
+        let cluster = cluster_config(
+            "logs",
+            url,
+            &SimConfig::default(),
+            NodeControlConfig::Sim { url: None },
+        );
+        // The shipped engine and progress settings, not the tests' brisker ones: the bench
+        // measures what an operator gets.
         let config = Config {
-            store: StoreConfig {
-                path: dir.path().join("store"),
-                retention: Default::default(),
-            },
             engine: EngineConfig::default(),
             progress: ProgressConfig::default(),
-            clusters: vec![ClusterConfig {
-                name: ClusterName::parse("logs")?,
-                url: url.to_owned(),
-                nodes: (0..sim.node_count)
-                    .map(|i| {
-                        let ip = u32::from(sim.first_node_ip) + u32::try_from(i).unwrap();
-                        NodeAddr::from(Ipv4Addr::from(ip))
-                    })
-                    .collect(),
-                node_control: NodeControlConfig::Sim { url: None },
-                tls: opsbot::config::Tls::default(),
-                auth: None,
-            }],
-            clouds: Vec::new(),
-            runbooks: opsbot::config::RunbooksConfig::default(),
-            people: people(),
-            console: ConsoleConfig::default(),
-            discord: None,
+            ..config(&Setup::default(), vec![cluster], dir.path())
         };
         let store = Store::open(&config.store.path)?;
         let publisher = std::sync::Arc::new(Publisher::new(
@@ -309,7 +291,7 @@ fn account(
     let managed = world
         .indices
         .iter()
-        .filter(|i| i.hidden || i.settings.contains_key("index.lifecycle.name"))
+        .filter(|i| i.hidden() || i.settings.contains_key("index.lifecycle.name"))
         .count();
     let mut requests = BTreeMap::new();
     let mut rows = 0;

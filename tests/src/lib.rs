@@ -14,6 +14,7 @@ pub mod runbooks;
 pub mod tls;
 
 use std::net::Ipv4Addr;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -151,13 +152,6 @@ pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir)
         days_of_indices: setup.days_of_indices,
         ..SimConfig::default()
     });
-    let nodes: Vec<NodeAddr> = (0..sim_config.node_count)
-        .map(|i| {
-            NodeAddr::from(Ipv4Addr::from(
-                u32::from(sim_config.first_node_ip) + i as u32,
-            ))
-        })
-        .collect();
     let mut sims = Vec::new();
     let mut clusters = Vec::new();
     for n in 1..=setup.clusters.max(1) {
@@ -167,20 +161,46 @@ pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir)
         let sim = opsbot_sim::spawn(sim_config.clone(), listener)
             .await
             .expect("sim");
-        clusters.push(ClusterConfig {
-            name: ClusterName::parse(&cluster_name(n)).expect("name"),
-            url: sim.base_url(),
-            nodes: nodes.clone(),
-            node_control: (setup.node_control)(&sim.base_url()),
-            tls: Tls::default(),
-            auth: None,
-        });
+        let url = sim.base_url();
+        clusters.push(cluster_config(
+            &cluster_name(n),
+            &url,
+            &sim_config,
+            (setup.node_control)(&url),
+        ));
         sims.push(sim);
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = Config {
+    let config = config(setup, clusters, dir.path());
+    (sims, config, dir)
+}
+
+/// The bot's view of a simulated cluster started from `sim` and reached at `url`: its nodes'
+/// addresses as the simulator numbers them.
+pub fn cluster_config(
+    name: &str,
+    url: &str,
+    sim: &SimConfig,
+    node_control: NodeControlConfig,
+) -> ClusterConfig {
+    ClusterConfig {
+        name: ClusterName::parse(name).expect("name"),
+        url: url.to_owned(),
+        nodes: (0..sim.node_count)
+            .map(|i| NodeAddr::from(Ipv4Addr::from(u32::from(sim.first_node_ip) + i as u32)))
+            .collect(),
+        node_control,
+        tls: Tls::default(),
+        auth: None,
+    }
+}
+
+/// The bot's config for `clusters` with the set-up's engine, clouds and runbooks, the test
+/// people, progress edited briskly, and its store under `dir`.
+pub fn config(setup: &Setup, clusters: Vec<ClusterConfig>, dir: &Path) -> Config {
+    Config {
         store: StoreConfig {
-            path: dir.path().join("store"),
+            path: dir.join("store"),
             retention: Default::default(),
         },
         engine: setup.engine,
@@ -194,8 +214,7 @@ pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir)
         people: people(),
         console: ConsoleConfig::default(),
         discord: None,
-    };
-    (sims, config, dir)
+    }
 }
 
 impl Harness {

@@ -198,13 +198,12 @@ async fn bad_cloud_input_gets_a_clear_answer_and_nothing_is_deleted() {
 
 fn service(host: &str, status: ServiceStatus, state: ServiceState) -> ComputeServiceSeed {
     ComputeServiceSeed {
-        binary: "nova-compute".into(),
-        host: host.into(),
-        zone: "nova".into(),
         status,
         state,
-        updated_at: OffsetDateTime::now_utc() - time::Duration::minutes(3),
-        disabled_reason: None,
+        ..ComputeServiceSeed::nova_compute(
+            host,
+            OffsetDateTime::now_utc() - time::Duration::minutes(3),
+        )
     }
 }
 

@@ -161,6 +161,84 @@ async fn opensearch_indices_an_ism_policy_manages_are_kept() {
     assert!(!gone.contains("flog-2020.01.01"));
 }
 
+/// More ISM-managed indices than an OpenSearch search reaches (10,000): every one is still
+/// found managed and kept, not only those explain's pages list.
+#[tokio::test]
+async fn more_than_ten_thousand_ism_managed_indices_are_all_kept() {
+    const MANAGED: usize = 10_001;
+    let h = Harness::start(Setup {
+        flavor: Flavor::Os2,
+        days_of_indices: 35,
+        sim: |config| SimConfig {
+            indices: (0..MANAGED)
+                .map(|day| {
+                    let date =
+                        time::macros::date!(1990 - 01 - 01) + time::Duration::days(day as i64);
+                    let name = format!(
+                        "flog-{:04}.{:02}.{:02}",
+                        date.year(),
+                        u8::from(date.month()),
+                        date.day()
+                    );
+                    IndexSpec::new(name).ism_policy("hot-warm-delete")
+                })
+                .collect(),
+            ..config
+        },
+        ..Setup::default()
+    })
+    .await;
+    let id = h
+        .start_run(
+            "alice",
+            "/indices prune cluster:logs older_than_days:30 prefix:flog-",
+        )
+        .await;
+    let notes = h.run(id).plan.notes.join("\n");
+    assert!(notes.contains("10001 managed by an ISM policy"), "{notes}");
+    h.approve("bob", id).await;
+    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    let gone = deleted(&h);
+    assert_eq!(gone.len(), 5, "{gone:?}");
+}
+
+/// A snapshot copying one index of a chunk makes the cluster refuse the chunk's whole DELETE:
+/// the run stops there saying so, and nothing of the chunk is gone.
+#[tokio::test]
+async fn a_chunk_with_an_index_being_snapshotted_fails_its_step_and_deletes_nothing() {
+    let h = Harness::start(Setup {
+        days_of_indices: 35,
+        ..Setup::default()
+    })
+    .await;
+    let id = h
+        .start_run(
+            "alice",
+            "/indices prune cluster:logs older_than_days:30 prefix:flog-",
+        )
+        .await;
+    let planned: Vec<String> = h
+        .run(id)
+        .plan
+        .deleted_indices()
+        .map(|index| index.as_str().to_owned())
+        .collect();
+    assert_eq!(planned.len(), 5, "one chunk: {planned:?}");
+    h.sim.set_snapshotting(&[planned[2].as_str()]);
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    let RunState::Failed { error } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    assert!(
+        error.contains("answered 400 (snapshot_in_progress_exception)")
+            && error.contains("deleted 0 of 5 selected indices"),
+        "{error}"
+    );
+    assert!(deleted(&h).is_empty(), "{:?}", deleted(&h));
+    assert_eq!(h.calls_by("DELETE").len(), 1, "a refusal is not retried");
+}
+
 #[tokio::test]
 async fn an_index_re_created_after_the_approval_is_never_deleted() {
     let h = Harness::start(Setup {

@@ -81,16 +81,20 @@ struct Restart {
 }
 
 /// 404 for a host without a compute service, 500 for a restart that fails (its switch); a
-/// restart answers after [`App::restart_call`], as `docker restart` does.
+/// restart answers after [`crate::CloudSimConfig::compute_restart_call`], as `docker restart`
+/// does.
 async fn restart(State(app): State<Arc<App>>, Path(host): Path<String>, body: Bytes) -> Answer {
     let down_for = parse::<Restart>(&body)?
         .down_for_seconds
         .map(seconds)
         .transpose()?;
-    let restarted = app.world().restart_compute(&host, down_for);
+    let (restarted, call) = {
+        let mut world = app.world();
+        (world.restart_compute(&host, down_for), world.restart_call())
+    };
     match restarted {
         Ok(restart) => {
-            tokio::time::sleep(app.restart_call).await;
+            tokio::time::sleep(call).await;
             Ok(json(StatusCode::OK, &restart))
         }
         Err(refused @ RestartError::NoComputeService(_)) => {

@@ -31,7 +31,7 @@ impl MigrationType {
 /// progress, `finished` (a resize awaiting confirmation) included. This is Nova's own list in
 /// `migration_get_in_progress_by_host_and_node` (`nova/db/main/api.py`), which the resource
 /// tracker and `nova-manage placement audit` use.
-pub const MIGRATION_DONE_STATUSES: [&str; 7] = [
+const MIGRATION_DONE_STATUSES: [&str; 7] = [
     "confirmed",
     "reverted",
     "error",
@@ -44,8 +44,7 @@ pub const MIGRATION_DONE_STATUSES: [&str; 7] = [
 /// The statuses in which Nova's API calls a live migration in progress (`os-migrations`
 /// links, `GET /servers/{id}/migrations`): a narrower list than [`MIGRATION_DONE_STATUSES`]
 /// implies (`accepted` already holds the moved allocations, for instance).
-pub const LIVE_MIGRATION_IN_PROGRESS: [&str; 4] =
-    ["queued", "preparing", "running", "post-migrating"];
+const LIVE_MIGRATION_IN_PROGRESS: [&str; 4] = ["queued", "preparing", "running", "post-migrating"];
 
 /// A migration record as Nova's `os-migrations` knows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,9 +22,7 @@ use crate::config::WorldSeed;
 pub use compute::ComputeService;
 pub(crate) use compute::{Server, Service};
 pub use image::Image;
-pub use migration::{
-    LIVE_MIGRATION_IN_PROGRESS, MIGRATION_DONE_STATUSES, Migration, MigrationError, MigrationType,
-};
+pub use migration::{Migration, MigrationError, MigrationType};
 pub use placement::ConsumerType;
 pub(crate) use placement::{Consumer, Provider, Write};
 pub use restart::{ComputeRestart, RestartError, RestartFault};

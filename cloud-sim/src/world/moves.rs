@@ -189,6 +189,28 @@ impl World {
         self.settle(uuid, "error", Placement::Keep, landing)
     }
 
+    /// A compute service on `host` started again while live migrations from it were running:
+    /// Nova's `_init_instance` finds each instance still `MIGRATING` and calls
+    /// `_reset_live_migration`, which sets the `running` migration to `error` and clears the
+    /// task state (the server shows its status from before the move, on the source). Unlike
+    /// [`World::fail_migration`] nothing is rolled back: the migration consumer keeps the
+    /// source allocations and the instance its destination claim.
+    pub(crate) fn reset_live_migrations(&mut self, host: &str) {
+        let running: Vec<Uuid> = self
+            .migrations()
+            .filter(|migration| {
+                migration.migration_type == MigrationType::LiveMigration
+                    && migration.status == "running"
+                    && migration.source_compute == host
+            })
+            .map(|migration| migration.uuid)
+            .collect();
+        for uuid in running {
+            // Found just above: cannot be unknown.
+            let _ = self.settle(uuid, "error", Placement::Keep, Landing::Source(""));
+        }
+    }
+
     /// Sets the status string alone, without touching allocations or the server: for the
     /// intermediate statuses, and for records Nova got wrong.
     pub(crate) fn set_migration_status(

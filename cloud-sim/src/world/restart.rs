@@ -60,7 +60,9 @@ pub(crate) struct Restarts {
 impl World {
     /// Restarts the host's compute service: it stops reporting now and reports again `down_for`
     /// (the configured downtime if `None`) after the restart call has answered, unless a fault
-    /// switch says other.
+    /// switch says other. A service that starts again resets the live migrations it was
+    /// running (see [`World::reset_live_migrations`]; Nova does it in `init_host`, folded into
+    /// the restart here).
     pub(crate) fn restart_compute(
         &mut self,
         host: &str,
@@ -100,12 +102,20 @@ impl World {
             reports_again_at: back_after.and_then(|after| now.checked_add(after)),
             failed,
         };
+        if fault.is_none() {
+            self.reset_live_migrations(host);
+        }
         self.restarts.log.push(restart.clone());
         if failed {
             Err(RestartError::Failed(host.to_owned()))
         } else {
             Ok(restart)
         }
+    }
+
+    /// How long a restart call takes to answer ([`crate::CloudSimConfig::compute_restart_call`]).
+    pub(crate) fn restart_call(&self) -> std::time::Duration {
+        self.settings.restart_call
     }
 
     /// Sets or clears a host's restart fault switch.

@@ -106,15 +106,10 @@ pub fn keys(value: &Value) -> Vec<&str> {
 
 /// An enabled `nova-compute` on `host` that has been reporting since a minute ago.
 pub fn compute_service(host: &str) -> opsbot_cloud_sim::ComputeServiceSeed {
-    opsbot_cloud_sim::ComputeServiceSeed {
-        binary: "nova-compute".into(),
-        host: host.into(),
-        zone: "nova".into(),
-        status: opsbot_cloud_sim::ServiceStatus::Enabled,
-        state: opsbot_cloud_sim::ServiceState::Up,
-        updated_at: time::OffsetDateTime::now_utc() - time::Duration::minutes(1),
-        disabled_reason: None,
-    }
+    opsbot_cloud_sim::ComputeServiceSeed::nova_compute(
+        host,
+        time::OffsetDateTime::now_utc() - time::Duration::minutes(1),
+    )
 }
 
 impl Cloud {

@@ -43,15 +43,17 @@ pub(crate) fn name_problem(name: &str) -> Option<&'static str> {
 
 /// `MetadataCreateIndexService.validateIndexOrAliasName` and friends.
 fn validate_name(name: &str) -> Result<(), ApiError> {
-    match name_problem(name) {
-        None => Ok(()),
-        Some(problem) => Err(Exception::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_index_name_exception",
-            format!("Invalid index name [{name}], {problem}"),
-        )
-        .into()),
-    }
+    name_problem(name).map_or(Ok(()), |problem| Err(invalid_name(name, problem)))
+}
+
+/// `InvalidIndexNameException(name, problem)`.
+pub(crate) fn invalid_name(name: &str, problem: &str) -> ApiError {
+    Exception::new(
+        StatusCode::BAD_REQUEST,
+        "invalid_index_name_exception",
+        format!("Invalid index name [{name}], {problem}"),
+    )
+    .into()
 }
 
 /// The error a refused setting gets.

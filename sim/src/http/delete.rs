@@ -15,7 +15,7 @@ use super::wait::wait_for;
 use crate::app::App;
 use crate::config::Flavor;
 use crate::units::format_millis;
-use crate::world::{Answer, DeleteFailure, DeleteRequest, IndicesOptions, Targets};
+use crate::world::{Answer, DeleteFailure, DeleteRequest, IndicesOptions, Targets, java_indices};
 
 /// `timeout` and `master_timeout` defaults.
 const DEFAULT_TIMEOUT_MS: u64 = 30_000;
@@ -39,6 +39,14 @@ fn failure(failure: DeleteFailure) -> ApiError {
         DeleteFailure::WriteIndex { index, stream } => ApiError::illegal_argument(format!(
             "index [{index}] is the write index for data stream [{stream}] and cannot be deleted"
         )),
+        DeleteFailure::Snapshotting { indices } => ApiError::exception(
+            StatusCode::BAD_REQUEST,
+            "snapshot_in_progress_exception",
+            format!(
+                "Cannot delete indices that are being snapshotted: {}. Try again after snapshot finishes or cancel the currently running snapshot.",
+                java_indices(&indices)
+            ),
+        ),
         DeleteFailure::QueueTimeout { source, timeout_ms } => ApiError::exception(
             StatusCode::SERVICE_UNAVAILABLE,
             "process_cluster_event_timeout_exception",

@@ -4,9 +4,8 @@
 //! Sources: `RestIndexPolicyAction`/`IndexPolicyResponse` (201 with a `Location` header, the
 //! policy nested as `policy.policy`, a second create of the same id a version conflict),
 //! `Policy.parse` and its `init` checks, `RestAddPolicyAction`/`ISMStatusResponse`, and
-//! `TransportExplainAction`/`ExplainResponse` (explaining all indices lists only managed ones,
-//! sorted by name, 20 per page by default; explaining named ones resolves them leniently, hidden
-//! ones included, and lists unmanaged ones with null policy ids). Right after the add API the
+//! `TransportExplainAction`/`ExplainResponse` (see [`explain`]; named indices resolve leniently,
+//! hidden ones included, and unmanaged ones list with null policy ids). Right after the add API the
 //! job has not initialised the policy yet, so a managed index shows no state: the simulator
 //! never runs the job.
 
@@ -16,12 +15,13 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::errors::ApiError;
-use super::json::{Ordered, object_body, reply};
+use super::json::{object_body, reply};
 use super::params::Params;
 use crate::app::App;
-use crate::world::{AddError, CONFIG_INDEX, IndicesOptions, Managed, Policy, Targets, World};
+use crate::world::{AddError, CONFIG_INDEX, IndicesOptions, Policy, Targets};
 
-const DEFAULT_PAGE_SIZE: u64 = 20;
+mod explain;
+pub(crate) use explain::explain;
 
 /// `Policy.parse` and `Policy.init`: the checks a stored policy passes.
 fn parse_policy(policy: &Map<String, Value>) -> Result<(), String> {
@@ -247,124 +247,4 @@ pub(crate) fn add(
             .collect(),
     };
     Ok(reply(StatusCode::OK, &body, params.pretty()))
-}
-
-/// One index's explain entry: policy ids (null when unmanaged), the managed-index metadata as
-/// the config document holds it before the job's first run, `enabled` (null when unmanaged).
-#[derive(Debug, Serialize)]
-struct ExplainEntry<'a> {
-    #[serde(rename = "index.plugins.index_state_management.policy_id")]
-    policy_id_setting: Option<&'a str>,
-    #[serde(rename = "index.opendistro.index_state_management.policy_id")]
-    legacy_policy_id_setting: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    index: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    index_uuid: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    policy_id: Option<&'a str>,
-    enabled: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    policy: Option<PolicyJson<'a>>,
-}
-
-/// A field of the explain body: an index's entry, or the count at the end.
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-enum ExplainField<'a> {
-    Entry(ExplainEntry<'a>),
-    Total(usize),
-}
-
-fn explain_entry<'a>(
-    world: &'a World,
-    managed: Option<&'a Managed>,
-    show_policy: bool,
-) -> ExplainEntry<'a> {
-    let policy_id = managed.map(|managed| managed.policy_id.as_str());
-    ExplainEntry {
-        policy_id_setting: policy_id,
-        legacy_policy_id_setting: policy_id,
-        index: managed.map(|managed| managed.index.as_str()),
-        index_uuid: managed.map(|managed| managed.uuid.as_str()),
-        policy_id,
-        enabled: managed.map(|_| true),
-        policy: policy_id
-            .filter(|_| show_policy)
-            .and_then(|id| world.policy(id))
-            .map(policy_json),
-    }
-}
-
-/// `GET _plugins/_ism/explain[/{index}]`.
-pub(crate) fn explain(
-    app: &App,
-    params: &Params,
-    index: Option<&str>,
-) -> Result<Response, ApiError> {
-    let number = |key: &str, default: u64| {
-        params.get(key).map_or(Ok(default), |value| {
-            value.parse::<u64>().map_err(|_| {
-                ApiError::illegal_argument(format!(
-                    "Failed to parse int parameter [{key}] with value [{value}]"
-                ))
-            })
-        })
-    };
-    let size = number("size", DEFAULT_PAGE_SIZE)?;
-    let from = number("from", 0)?;
-    let descending = params.get("sortOrder") == Some("desc");
-    let show_policy = params.flag("show_policy")?;
-    for timeout in ["master_timeout", "cluster_manager_timeout"] {
-        params.millis(timeout, 0)?;
-    }
-    let pretty = params.pretty();
-    Ok(app.with_world(|world| {
-        let mut entries: Vec<(String, ExplainField)> = Vec::new();
-        let total;
-        match index {
-            None => {
-                let mut managed: Vec<&Managed> = world.managed_indices().iter().collect();
-                managed.sort_by(|a, b| a.index.cmp(&b.index));
-                if descending {
-                    managed.reverse();
-                }
-                total = managed.len();
-                let page = managed
-                    .into_iter()
-                    .skip(usize::try_from(from).unwrap_or(usize::MAX))
-                    .take(usize::try_from(size).unwrap_or(usize::MAX));
-                for managed in page {
-                    let entry = explain_entry(world, Some(managed), show_policy);
-                    entries.push((managed.index.clone(), ExplainField::Entry(entry)));
-                }
-            }
-            Some(expression) => {
-                let options = IndicesOptions::LENIENT_EXPAND_HIDDEN;
-                let positions = world
-                    .resolve(expression, &options, Targets::IndicesAndStreams)
-                    .map(|resolution| resolution.indices)
-                    .unwrap_or_default();
-                let mut named: Vec<_> = positions
-                    .iter()
-                    .filter_map(|&position| world.indices().get(position))
-                    .collect();
-                named.sort_by(|a, b| a.name.cmp(&b.name));
-                let managed = |uuid: &str| world.managed_indices().iter().find(|m| m.uuid == uuid);
-                total = named
-                    .iter()
-                    .filter(|index| managed(&index.uuid).is_some())
-                    .count();
-                for index in named {
-                    let entry = explain_entry(world, managed(&index.uuid), show_policy);
-                    entries.push((index.name.clone(), ExplainField::Entry(entry)));
-                }
-            }
-        }
-        entries.push((
-            "total_managed_indices".to_owned(),
-            ExplainField::Total(total),
-        ));
-        reply(StatusCode::OK, &Ordered(entries), pretty)
-    }))
 }

@@ -2,6 +2,7 @@
 //! `allow_no_indices` and `ignore_throttled` parameters, and the errors of an expression that
 //! does not resolve.
 
+use super::create::invalid_name;
 use super::errors::ApiError;
 use super::params::Params;
 use crate::flavor::Product;
@@ -77,6 +78,7 @@ pub(crate) fn unresolved(error: Unresolved) -> ApiError {
             ApiError::excluded_data_stream(&name, marked)
         }
         Unresolved::Nothing(expression) => ApiError::no_indices(&expression),
+        Unresolved::Reserved(name) => invalid_name(&name, "must not start with '_'."),
     }
 }
 

@@ -13,7 +13,7 @@
 //! while the deletion goes on. Closing the HTTP connection cancels nothing: the task is not
 //! cancellable.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 use super::javaorder::{hash_set_order, index_hash};
 use super::{NodeId, World};
@@ -43,6 +43,9 @@ pub(crate) enum DeleteFailure {
     WriteIndex { index: String, stream: String },
     /// Still queued after `master_timeout`: never executed.
     QueueTimeout { source: String, timeout_ms: u64 },
+    /// A running snapshot copies these `(name, uuid)`, in `HashSet<Index>` order: the whole
+    /// request fails, none of its indices deleted.
+    Snapshotting { indices: Vec<(String, String)> },
 }
 
 /// What the client of a deletion is answered.
@@ -102,6 +105,15 @@ pub(super) struct Deletions {
     next_insert_order: u64,
 }
 
+/// `(name, uuid)` pairs as Java prints a collection of `Index`: `[[a/uuid], [b/uuid]]`.
+pub(crate) fn java_indices(indices: &[(String, String)]) -> String {
+    let named: Vec<String> = indices
+        .iter()
+        .map(|(name, uuid)| format!("[{name}/{uuid}]"))
+        .collect();
+    format!("[{}]", named.join(", "))
+}
+
 impl Deletions {
     /// Deadlines and completions ahead; without a master only queue timeouts run.
     pub(super) fn next_event_ms(&self, master: bool) -> impl Iterator<Item = u64> + '_ {
@@ -143,10 +155,6 @@ impl World {
     /// Queues a deletion on the master; returns the ticket to read its answer with.
     pub(crate) fn submit_delete(&mut self, request: DeleteRequest) -> u64 {
         let targets = hash_set_order(request.targets, |(name, uuid)| index_hash(name, uuid));
-        let named: Vec<String> = targets
-            .iter()
-            .map(|(name, uuid)| format!("[{name}/{uuid}]"))
-            .collect();
         let coordinator = self.coordinating_node().unwrap_or_default();
         let master = self.master().unwrap_or(coordinator);
         let transport = Transport {
@@ -160,7 +168,7 @@ impl World {
         deletions.queue.push_back(Queued {
             ticket: deletions.next_ticket,
             insert_order: deletions.next_insert_order,
-            source: format!("delete-index [{}]", named.join(", ")),
+            source: format!("delete-index {}", java_indices(&targets)),
             targets,
             received_ms: self.now_ms,
             ack_timeout_ms: request.ack_timeout_ms,
@@ -223,47 +231,57 @@ impl World {
     /// then the next one starts, one at a time.
     pub(super) fn run_deletions(&mut self) {
         let now = self.now_ms;
-        while let Some(front) = self.deletions.queue.front().cloned() {
+        while let Some(front) = self.deletions.queue.front() {
             match front.running {
-                Some((started, done)) => {
-                    if done <= now {
-                        for (_, uuid) in &front.targets {
+                Some((_, done)) if done <= now => {
+                    if let Some(task) = self.deletions.queue.pop_front() {
+                        for (_, uuid) in &task.targets {
                             self.remove_index(uuid);
                         }
-                        self.deletions.queue.pop_front();
-                        if !front.answered {
+                        if !task.answered {
                             self.deletions
-                                .answer(front.ticket, Answer::Acknowledged(true));
+                                .answer(task.ticket, Answer::Acknowledged(true));
                         }
-                        continue;
                     }
+                }
+                Some((started, _)) => {
                     if !front.answered && started.saturating_add(front.ack_timeout_ms) <= now {
-                        self.deletions
-                            .answer(front.ticket, Answer::Acknowledged(false));
+                        let ticket = front.ticket;
+                        self.deletions.answer(ticket, Answer::Acknowledged(false));
                         if let Some(task) = self.deletions.queue.front_mut() {
                             task.answered = true;
                         }
                     }
                     return;
                 }
-                None => match self.check_targets(&front.targets) {
-                    Ok(()) => {
-                        let done = now.saturating_add(self.deletions.apply_ms);
-                        if let Some(task) = self.deletions.queue.front_mut() {
-                            task.running = Some((now, done));
+                None => {
+                    let ticket = front.ticket;
+                    match self.check_targets(&front.targets) {
+                        Ok(()) => {
+                            let done = now.saturating_add(self.deletions.apply_ms);
+                            if let Some(task) = self.deletions.queue.front_mut() {
+                                task.running = Some((now, done));
+                            }
+                        }
+                        Err(failure) => {
+                            self.deletions.queue.pop_front();
+                            self.deletions.answer(ticket, Answer::Failed(failure));
                         }
                     }
-                    Err(failure) => {
-                        self.deletions.queue.pop_front();
-                        self.deletions.answer(front.ticket, Answer::Failed(failure));
-                    }
-                },
+                }
             }
         }
     }
 
+    /// Marks the indices with these uuids as copied by a running snapshot, replacing any
+    /// earlier set (empty: no snapshot runs).
+    pub(crate) fn set_snapshotting(&mut self, uuids: BTreeSet<String>) {
+        self.snapshotting = uuids;
+    }
+
     /// `MetadataDeleteIndexService.deleteIndices`: every index must still be this incarnation,
-    /// and none may be a data stream's write index.
+    /// none may be a data stream's write index, and then none may be in a running snapshot
+    /// (`SnapshotsService.snapshottingIndices`).
     fn check_targets(&self, targets: &[(String, String)]) -> Result<(), DeleteFailure> {
         for (name, uuid) in targets {
             if self.index(name).is_none_or(|index| index.uuid != *uuid) {
@@ -279,6 +297,16 @@ impl World {
                 });
             }
         }
-        Ok(())
+        let snapshotting: Vec<(String, String)> = targets
+            .iter()
+            .filter(|(_, uuid)| self.snapshotting.contains(uuid))
+            .cloned()
+            .collect();
+        if snapshotting.is_empty() {
+            return Ok(());
+        }
+        Err(DeleteFailure::Snapshotting {
+            indices: hash_set_order(snapshotting, |(name, uuid)| index_hash(name, uuid)),
+        })
     }
 }

@@ -30,6 +30,7 @@ impl World {
         let count = |keep: &dyn Fn(&ShardCopy) -> bool| copies().filter(|copy| keep(copy)).count();
         let total = copies().count();
         let active_shards = count(&|copy| copy.is_active());
+        let pending = self.pending_tasks();
         HealthSnapshot {
             status: self
                 .indices
@@ -47,10 +48,9 @@ impl World {
                 copy.primary && matches!(copy.state, CopyState::Unassigned { .. })
             }),
             delayed_unassigned_shards: count(&|copy| !copy.primary && self.is_delayed(&copy.state)),
-            number_of_pending_tasks: self.pending_tasks().len(),
+            number_of_pending_tasks: pending.len(),
             // `getMaxTaskWaitTime`: the oldest task still queued; the executing one does not count.
-            task_max_waiting_in_queue_millis: self
-                .pending_tasks()
+            task_max_waiting_in_queue_millis: pending
                 .iter()
                 .filter(|task| !task.executing)
                 .map(|task| task.time_in_queue_ms)

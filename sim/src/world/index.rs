@@ -1,6 +1,6 @@
 //! Indices and their shard copies: where each copy is, what it is doing, and which disks hold its data.
 
-use super::index_settings::{HIDDEN, IndexSettings};
+use super::index_settings::{self, IndexSettings};
 use crate::hash::in_range;
 
 /// Position of a node in the world's node list.
@@ -243,11 +243,9 @@ impl Index {
         }
     }
 
-    /// `index.hidden: true`: wildcards skip it unless `expand_wildcards` asks for hidden ones.
+    /// See [`index_settings::is_hidden`].
     pub(crate) fn is_hidden(&self) -> bool {
-        self.settings
-            .get(HIDDEN)
-            .is_some_and(|value| value == "true")
+        index_settings::is_hidden(&self.settings)
     }
 
     /// Slot (0 or 1) of the primary copy.

@@ -19,6 +19,11 @@ use crate::flavor::{Flavor, Product};
 /// Flat settings, values as ES stores them: strings.
 pub(crate) type IndexSettings = BTreeMap<String, String>;
 
+/// `index.hidden: true`: wildcards skip the index unless `expand_wildcards` asks for hidden ones.
+pub(crate) fn is_hidden(settings: &IndexSettings) -> bool {
+    settings.get(HIDDEN).is_some_and(|value| value == "true")
+}
+
 pub(crate) const HIDDEN: &str = "index.hidden";
 pub(crate) const UUID: &str = "index.uuid";
 pub(crate) const CREATION_DATE: &str = "index.creation_date";
@@ -278,9 +283,7 @@ pub(crate) fn complete(
     match product.flavor {
         // ES 8 puts every new index on a tier: data streams' backing indices on hot, others on content.
         Flavor::Es8 => {
-            let tier = if settings.get(HIDDEN).is_some_and(|hidden| hidden == "true")
-                && name.starts_with(".ds-")
-            {
+            let tier = if is_hidden(&settings) && name.starts_with(".ds-") {
                 "data_hot"
             } else {
                 "data_content"

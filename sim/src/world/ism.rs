@@ -9,6 +9,8 @@
 //! `index.plugins.index_state_management.policy_id`, which 2.x still registers but no longer
 //! reads: only the explain API tells which indices are managed.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 use super::World;
@@ -132,8 +134,14 @@ impl World {
             let reason = "Matches restricted index pattern defined in the cluster setting";
             outcome.failed.push((name, uuid, reason.to_owned()));
         }
+        let mut managed: HashSet<String> = self
+            .ism
+            .managed
+            .iter()
+            .map(|managed| managed.uuid.clone())
+            .collect();
         for (name, uuid) in allowed {
-            if self.ism.managed.iter().any(|managed| managed.uuid == uuid) {
+            if !managed.insert(uuid.clone()) {
                 let reason = "This index already has a policy, use the update policy API to update index policies";
                 outcome.failed.push((name, uuid, reason.to_owned()));
             } else {

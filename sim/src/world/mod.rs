@@ -19,9 +19,10 @@ mod snapshot;
 mod streams;
 mod tasks;
 
+use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
-pub(crate) use deletion::{Answer, DeleteFailure, DeleteRequest};
+pub(crate) use deletion::{Answer, DeleteFailure, DeleteRequest, java_indices};
 pub(crate) use index::{CopyState, Identity, Index, NodeId, Recovery, RecoveryKind};
 pub(crate) use index_settings::IndexSettings;
 pub(crate) use ism::{AddError, CONFIG_INDEX, Managed, Policy};
@@ -59,6 +60,8 @@ pub(crate) struct World {
     /// deleted and created again under its name gets a new one, as `UUIDs.randomBase64UUID` gives.
     incarnations: u64,
     deletions: deletion::Deletions,
+    /// Uuids of the indices a running snapshot copies: their deletion is refused.
+    snapshotting: BTreeSet<String>,
     tasks: tasks::TaskIds,
     streams: streams::Streams,
     ism: ism::Ism,
@@ -112,6 +115,7 @@ impl World {
             master: None,
             incarnations: 0,
             deletions: deletion::Deletions::default(),
+            snapshotting: BTreeSet::new(),
             tasks: tasks::TaskIds::new(ips),
             streams: streams::Streams::built_in(product),
             ism: ism::Ism::default(),

@@ -100,6 +100,9 @@ pub(crate) enum Unresolved {
     ExcludedDataStream { name: String, marked: bool },
     /// `allow_no_indices=false` and nothing at all matched: ES's `no such index [null]`.
     Nothing(String),
+    /// A name in the expression starts with `_`, `_all` in a list included: `validateAliasOrIndex`
+    /// refuses it (`invalid_index_name_exception`), whatever the options say.
+    Reserved(String),
 }
 
 /// What an expression may name besides indices.
@@ -203,17 +206,16 @@ pub(crate) fn resolve(
         }
     } else {
         for part in expression.split(',') {
+            if part.starts_with('_') {
+                return Err(Unresolved::Reserved(part.to_owned()));
+            }
             // `-name` excludes, but only after a wildcard has been seen (ES 7 semantics).
             let excluded = part.strip_prefix('-').filter(|_| wildcard);
             let name = excluded.unwrap_or(part);
             let include = excluded.is_none();
-            if name == "_all" || name.contains('*') {
+            if name.contains('*') {
                 wildcard = true;
-                // `_all` in a list is not what the real resolvers do: `validateAliasOrIndex`
-                // refuses any name starting with `_` there. Kept as it was, without streams.
-                let pattern = if name == "_all" { "*" } else { name };
-                let streams_too = with_streams && name != "_all";
-                match expand(indices, streams, pattern, options, streams_too) {
+                match expand(indices, streams, name, options, with_streams) {
                     Some(positions) => {
                         for position in positions {
                             selected[position] = include;
@@ -401,6 +403,19 @@ mod tests {
             resolve_strict("flog-*,-nothing-*"),
             Err(Unresolved::Missing("nothing-*".into()))
         );
+    }
+
+    #[test]
+    fn a_name_starting_with_an_underscore_in_a_list_is_refused() {
+        for expression in ["audit-log,_all", "_all,audit-log", "_other"] {
+            let name = expression.split(',').find(|part| part.starts_with('_'));
+            let refused = resolve_with(expression, &LENIENT, Targets::Indices, Dialect::Checked);
+            assert_eq!(
+                refused,
+                Err(Unresolved::Reserved(name.unwrap_or_default().into())),
+                "{expression}"
+            );
+        }
     }
 
     #[test]

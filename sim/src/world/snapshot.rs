@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::World;
 use super::index::{CopyState, ShardCopy};
+use super::index_settings;
 use crate::flavor::Flavor;
 
 /// Whether a node's container runs and has joined the cluster.
@@ -31,6 +32,13 @@ pub enum HealthStatus {
     Yellow,
     /// Some primary not active.
     Red,
+}
+
+impl IndexSnapshot {
+    /// `index.hidden: true`: wildcards and plain listings skip it.
+    pub fn hidden(&self) -> bool {
+        index_settings::is_hidden(&self.settings)
+    }
 }
 
 impl HealthStatus {
@@ -138,9 +146,6 @@ pub struct IndexSnapshot {
     pub copies: Vec<CopySnapshot>,
     /// Nodes whose disks hold data of this index, running or not.
     pub data_on: Vec<Ipv4Addr>,
-    /// `index.hidden`: wildcards and plain listings skip it.
-    #[serde(default)]
-    pub hidden: bool,
     /// Every index setting, flat, as `GET /{index}/_settings?flat_settings=true` shows them
     /// (`index.uuid`, `index.creation_date`, `index.lifecycle.name`, ...).
     #[serde(default)]
@@ -162,8 +167,6 @@ pub struct PendingDeletionSnapshot {
     pub source: String,
     /// The indices it deletes, in the order the source names them.
     pub indices: Vec<String>,
-    /// Their uuids, bound when the request arrived.
-    pub uuids: Vec<String>,
     /// Being applied (else still queued behind another task).
     pub executing: bool,
     /// Simulated milliseconds since the request arrived.
@@ -271,7 +274,6 @@ impl World {
                     health: World::index_health(index),
                     copies: index.copies.iter().map(copy).collect(),
                     data_on: index.disk.iter().map(|disk| ip(disk.node)).collect(),
-                    hidden: index.is_hidden(),
                     settings: index.settings.clone(),
                     data_stream: self
                         .data_streams()
@@ -292,8 +294,7 @@ impl World {
                 .map(|task| PendingDeletionSnapshot {
                     insert_order: task.insert_order,
                     source: task.source,
-                    indices: task.indices.iter().map(|(name, _)| name.clone()).collect(),
-                    uuids: task.indices.into_iter().map(|(_, uuid)| uuid).collect(),
+                    indices: task.indices.into_iter().map(|(name, _)| name).collect(),
                     executing: task.executing,
                     time_in_queue_ms: task.time_in_queue_ms,
                     opaque_id: task.opaque_id,

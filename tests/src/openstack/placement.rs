@@ -95,11 +95,7 @@ impl RealCloud {
         project_id: &str,
         user_id: &str,
     ) {
-        let resources: serde_json::Map<String, Value> = resources
-            .iter()
-            .map(|&(class, amount)| (class.to_owned(), json!(amount)))
-            .collect();
-        let body = json!({"allocations": {provider.to_string(): {"resources": resources}},
+        let body = json!({"allocations": allocations(provider, resources),
             "project_id": project_id, "user_id": user_id});
         let put = self
             .placement_call(Method::PUT, &format!("/allocations/{consumer}"), Some(body))
@@ -117,25 +113,15 @@ impl RealCloud {
         resources: &[(&str, u64)],
         consumer_type: &str,
     ) {
-        let resources: serde_json::Map<String, Value> = resources
-            .iter()
-            .map(|&(class, amount)| (class.to_owned(), json!(amount)))
-            .collect();
-        let body = json!({"allocations": {provider.to_string(): {"resources": resources}},
+        let body = json!({"allocations": allocations(provider, resources),
             "project_id": "p-test", "user_id": "u-test", "consumer_generation": null,
             "consumer_type": consumer_type});
-        let put = async {
-            let token = self.helper_token().await?;
-            let path = format!("/allocations/{consumer}");
-            let request = self
-                .placement_request_at(Method::PUT, &path, &token, "placement 1.38")
-                .json(&body);
-            self.send(request).await?.require("put at 1.38", &[204])
-        };
-        or_panic(
-            put.await
-                .with_context(|| format!("{consumer_type} allocation of {consumer}")),
-        );
+        let path = format!("/allocations/{consumer}");
+        let put = self
+            .placement_call_at(Method::PUT, &path, Some(body), "placement 1.38")
+            .await
+            .and_then(|answer| answer.require("put at 1.38", &[204]));
+        or_panic(put.with_context(|| format!("{consumer_type} allocation of {consumer}")));
     }
 
     /// `provider`'s allocations: consumer → resource class → amount.
@@ -229,12 +215,33 @@ impl RealCloud {
         path: &str,
         body: Option<Value>,
     ) -> anyhow::Result<Answer> {
+        self.placement_call_at(method, path, body, PLACEMENT_MICROVERSION)
+            .await
+    }
+
+    /// [`Self::placement_call`] at another microversion.
+    async fn placement_call_at(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        microversion: &str,
+    ) -> anyhow::Result<Answer> {
         let token = self.helper_token().await?;
         let what = format!("{method} {path}");
-        let mut request = self.placement_request(method, path, &token);
+        let mut request = self.placement_request_at(method, path, &token, microversion);
         if let Some(body) = body {
             request = request.json(&body);
         }
         self.send(request).await.context(what)
     }
+}
+
+/// An allocation request's `allocations`: `(resource class, amount)`s of one provider.
+fn allocations(provider: Uuid, resources: &[(&str, u64)]) -> Value {
+    let resources: serde_json::Map<String, Value> = resources
+        .iter()
+        .map(|&(class, amount)| (class.to_owned(), json!(amount)))
+        .collect();
+    json!({provider.to_string(): {"resources": resources}})
 }

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use opsbot_commands::approval::Approved;
 use opsbot_commands::cluster::{CatIndexRow, Distribution, ServerVersion};
 use opsbot_commands::index::IndexName;
+use opsbot_commands::plan::MAX_DELETE_PATH;
 use opsbot_commands::retention::Keeper;
 use reqwest::Method;
 use serde::Deserialize;
@@ -118,11 +119,12 @@ impl SearchClient {
     }
 
     /// Who else keeps which index, by name: ILM policies and the hidden flag from the settings
-    /// API (hidden indices included), ISM policies from ISM's explain API on OpenSearch, and
-    /// the backing indices of data streams where the server has them.
+    /// API (hidden indices included), ISM policies of `names` from ISM's explain API on
+    /// OpenSearch, and the backing indices of data streams where the server has them.
     pub async fn keepers(
         &self,
         version: ServerVersion,
+        names: &[&str],
     ) -> Result<HashMap<String, Vec<Keeper>>, BackendError> {
         let mut keepers: HashMap<String, Vec<Keeper>> = HashMap::new();
         // Only indices that have one of the settings come back.
@@ -147,7 +149,7 @@ impl SearchClient {
             }
         }
         if version.distribution == Distribution::OpenSearch {
-            for (index, policy) in self.ism_managed().await? {
+            for (index, policy) in self.ism_managed(names).await? {
                 keepers
                     .entry(index)
                     .or_default()
@@ -170,35 +172,33 @@ impl SearchClient {
         Ok(keepers)
     }
 
-    /// OpenSearch ISM's managed indices and their policies, every page of explain's answer
-    /// (it lists only managed indices, a page at a time).
-    async fn ism_managed(&self) -> Result<Vec<(String, String)>, BackendError> {
-        const PAGE: usize = 1000;
+    /// The ISM policies of those of `names` that OpenSearch manages, explained by name. Not
+    /// the explain of all indices: it pages a search of ISM's config index, which counts and
+    /// reaches no further than 10,000 documents (`index.max_result_window`), so past that
+    /// managed indices would look unmanaged and a prune could take them. The names go in
+    /// chunks whose path stays within [`MAX_DELETE_PATH`], the bound the deletions keep, which
+    /// also keeps each chunk far below the 10,000 documents one explain finds.
+    async fn ism_managed(&self, names: &[&str]) -> Result<Vec<(String, String)>, BackendError> {
+        const EXPLAIN: &str = "/_plugins/_ism/explain/";
         let mut managed = Vec::new();
-        let mut from = 0;
-        loop {
-            let path = format!("/_plugins/_ism/explain?size={PAGE}&from={from}");
-            let page: BTreeMap<String, Value> = self.json(Method::GET, &path, None).await?;
-            let total = page
-                .get("total_managed_indices")
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            let mut listed = 0;
-            for (index, entry) in page {
-                // One entry per managed index, beside `total_managed_indices`.
-                let Some(entry) = entry.as_object() else {
-                    continue;
-                };
-                listed += 1;
-                if let Some(policy) = entry.get("policy_id").and_then(text) {
-                    managed.push((index, policy));
-                }
-            }
-            from += listed;
-            if listed == 0 || u64::try_from(from).unwrap_or(u64::MAX) >= total {
-                return Ok(managed);
-            }
+        let mut rest = names;
+        while !rest.is_empty() {
+            let mut length = EXPLAIN.len();
+            let fits = rest.iter().take_while(|name| {
+                length += name.len() + 1;
+                length <= MAX_DELETE_PATH
+            });
+            let (chunk, after) = rest.split_at(fits.count().max(1));
+            rest = after;
+            let path = format!("{EXPLAIN}{}", chunk.join(","));
+            let explained: BTreeMap<String, Value> = self.json(Method::GET, &path, None).await?;
+            // An entry per named index (null policy ids when unmanaged), beside
+            // `total_managed_indices`.
+            managed.extend(explained.into_iter().filter_map(|(index, entry)| {
+                Some((index, entry.get("policy_id").and_then(text)?))
+            }));
         }
+        Ok(managed)
     }
 
     /// The UUIDs of those of `names` that exist now, by name, in one request scoped to them: a
