@@ -16,7 +16,8 @@ use crate::Store;
 const YEAR_AGO: OffsetDateTime = datetime!(2024-01-01 00:00 UTC);
 const CUTOFF: OffsetDateTime = datetime!(2025-01-01 00:00 UTC);
 
-fn run(id: RunId, cluster: &str, finished: Option<OffsetDateTime>) -> Run {
+/// A restart of `cluster` requested a year before the cutoff, finished at `finished` if given.
+pub(crate) fn run(id: RunId, cluster: &str, finished: Option<OffsetDateTime>) -> Run {
     let plan = Plan {
         request: ProcedureRequest::ClusterRestart {
             cluster: ClusterName::parse(cluster).unwrap(),
