@@ -8,45 +8,17 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use opsbot_commands::audit::AuditEvent;
 use time::OffsetDateTime;
 
 use crate::archive::ArchivePaths;
+use crate::check::Summary;
 use crate::error::StoreError;
 use crate::files;
-use crate::keys::{AUDIT, RUN_LOGS};
 use crate::marker::{self, Marker};
 use crate::store::Store;
 
 /// The store inside a backup directory.
 const BACKUP_STORE: &str = "store";
-
-/// What a store (or a backup) holds, once every record in it decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Summary {
-    pub runs: usize,
-    pub unfinished: usize,
-    /// The last run id handed out (0: none).
-    pub last_run: u64,
-    pub audit_entries: usize,
-    /// The last audit sequence number (0: none).
-    pub last_audit: u64,
-    pub log_lines: usize,
-}
-
-impl std::fmt::Display for Summary {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "runs: {} ({} unfinished", self.runs, self.unfinished)?;
-        if self.last_run > 0 {
-            write!(f, ", last r-{}", self.last_run)?;
-        }
-        write!(f, "), audit entries: {}", self.audit_entries)?;
-        if self.last_audit > 0 {
-            write!(f, " (last #{})", self.last_audit)?;
-        }
-        write!(f, ", run log lines: {}", self.log_lines)
-    }
-}
 
 /// The store at `path`, or the store inside it if `path` is a backup directory.
 pub fn store_in(path: &Path) -> PathBuf {
@@ -57,9 +29,10 @@ pub fn store_in(path: &Path) -> PathBuf {
     }
 }
 
-/// Opens the store at `path` (or in the backup directory `path`) and decodes everything in it:
-/// its files against its marker, counters, locks, runs and plans (as every open does), then
-/// every audit entry and run log line.
+/// Opens the store at `path` (or in the backup directory `path`) and checks everything in it:
+/// its files against its marker and its counters (as every open does), then every record, the
+/// finished runs and their plans included, and the index against them (see
+/// [`Store::summary`]).
 pub fn check(path: &Path) -> Result<Summary, StoreError> {
     let path = store_in(path);
     if !path.is_dir() {
@@ -115,32 +88,6 @@ impl Store {
         };
         marker::write(&marker::path_of(&inner)?, &backup)?;
         check(dest)
-    }
-
-    /// Decodes every audit entry and run log line; with the runs decoded at open, all of it.
-    fn summary(&self) -> Result<Summary, StoreError> {
-        let (runs, unfinished) = self.validate()?;
-        let held = self.held()?;
-        let mut audit_entries = 0;
-        for entry in self.audit.iter() {
-            let (key, bytes) = entry?;
-            self.decode::<AuditEvent>(AUDIT, &key, &bytes)?;
-            audit_entries += 1;
-        }
-        let mut log_lines = 0;
-        for entry in self.run_logs.iter() {
-            let (key, bytes) = entry?;
-            self.decode::<String>(RUN_LOGS, &key, &bytes)?;
-            log_lines += 1;
-        }
-        Ok(Summary {
-            runs,
-            unfinished,
-            last_run: held.last_run,
-            audit_entries,
-            last_audit: held.last_audit,
-            log_lines,
-        })
     }
 }
 

@@ -171,6 +171,14 @@ pub fn open(dir: &std::path::Path) -> Result<opsbot_state::Store, opsbot_state::
     )
 }
 
+/// `opsbot store check` of the store in `dir`, waiting for the lock as [`open`] does.
+pub fn check(dir: &std::path::Path) -> Result<opsbot_state::Summary, opsbot_state::StoreError> {
+    retry_while_locked(
+        || opsbot_state::check(&store_in(dir)),
+        |e| matches!(e, opsbot_state::StoreError::InUse { .. }),
+    )
+}
+
 /// The raw sled database, for tests that write what opsbot never would.
 pub fn raw_open(dir: &std::path::Path) -> sled::Result<sled::Db> {
     retry_while_locked(|| sled::open(store_in(dir)), is_lock)
