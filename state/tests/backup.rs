@@ -53,6 +53,81 @@ fn a_backup_taken_while_runs_are_written_is_one_point_in_time() {
     assert!(first.last_run < last.last_run, "{first} / {last}");
 }
 
+/// Compaction moves runs and audit entries from the store to its archives while the backup
+/// copies both: each record is in the backup's store or in its archives, once.
+#[test]
+fn a_backup_taken_while_compaction_runs_holds_each_record_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::open(dir.path()).unwrap();
+    let stop = AtomicBool::new(false);
+    let backups = tempfile::tempdir().unwrap();
+    // Past every record: all of them are compacted, as soon as they are written.
+    let cutoff = time::OffsetDateTime::now_utc() + time::Duration::days(1);
+    // The lines of an archive of a backup, each whole.
+    let lines = |path: std::path::PathBuf| {
+        fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .inspect(|line| assert!(line.ends_with('}'), "a torn line: {line}"))
+            .count()
+    };
+    // The live archive, which compaction may be appending to as it is read.
+    let archived_runs = || {
+        let archive = fs::read(store.archive_paths().runs).unwrap_or_default();
+        archive.iter().filter(|&&byte| byte == b'\n').count()
+    };
+    std::thread::scope(|scope| {
+        // A failed assertion below stops the threads, rather than waiting for them forever.
+        let _stop = StopOnDrop(&stop);
+        let (writer, compactor) = ((&store, &stop), (&store, &stop));
+        let writing = scope.spawn(move || {
+            for i in 0.. {
+                if writer.1.load(Ordering::Relaxed) {
+                    break;
+                }
+                writer
+                    .0
+                    .create_run(finished_run(&format!("c{i}")), None)
+                    .unwrap();
+            }
+        });
+        let compacting = scope.spawn(move || {
+            while !compactor.1.load(Ordering::Relaxed) {
+                compactor.0.compact(cutoff, 1).unwrap();
+            }
+        });
+        for n in 0..3 {
+            while archived_runs() < 5 * (n + 1) {
+                let stopped = writing.is_finished() || compacting.is_finished();
+                assert!(!stopped, "the writer or the compaction failed");
+                std::thread::yield_now();
+            }
+            let backup = backups.path().join(format!("b{n}"));
+            let summary = store.backup(&backup).unwrap();
+            let archived = |suffix| lines(backup.join(format!("store.{suffix}.jsonl")));
+            assert_eq!(
+                (summary.runs + archived("runs")) as u64,
+                summary.last_run,
+                "{summary}"
+            );
+            assert_eq!(
+                (summary.audit_entries + archived("audit")) as u64,
+                summary.last_audit,
+                "{summary}"
+            );
+        }
+    });
+}
+
+/// Tells the threads of a test to stop when it ends, passed or failed.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 #[test]
 fn a_backup_goes_to_a_new_directory_only() {
     let dir = tempfile::tempdir().unwrap();
