@@ -95,54 +95,64 @@ impl Store {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Restored {
     pub summary: Summary,
-    /// Where the store that was there was moved to (with its marker beside it), if any.
+    /// Where the store that was there was moved to (with its marker and archives beside it),
+    /// if any.
     pub kept_aside: Option<PathBuf>,
 }
 
-/// Puts the backup `backup` in place of the store at `store`: checks a copy of it beside the
-/// store, then moves the store that was there aside (never deleted: it may hold what the
-/// backup lacks) and the copy in. Refused while a process holds the store.
+/// Puts the backup `backup` in place of the store at `store`: checks a copy of it (its
+/// marker and archives with it) beside the store, then moves the store that was there aside
+/// with its marker and archives (never deleted: it may hold what the backup lacks) and the
+/// copy in. Refused while a process holds the store.
 pub fn restore(store: &Path, backup: &Path) -> Result<Restored, StoreError> {
     files::probe_lock(store)?;
     let source = store_in(backup);
-    let source_marker = marker::path_of(&source)?;
-    if !source_marker.is_file() {
+    if !marker::path_of(&source)?.is_file() {
         return Err(StoreError::Damaged {
             path: source,
             detail: "it is not an opsbot backup (it has no marker beside it)".to_owned(),
         });
     }
     let staging = sibling(store, "restoring")?;
-    let staging_marker = marker::path_of(&staging)?;
-    let copy = |from: &Path, to: &Path| {
-        copy_all(from, to).map_err(|source| StoreError::Copy {
-            path: to.to_owned(),
-            source,
-        })
-    };
     remove_leftover(&staging)?;
-    copy(&source, &staging)?;
-    copy(&source_marker, &staging_marker)?;
+    for (from, to) in present(&source, &staging)? {
+        copy_all(&from, &to).map_err(|source| StoreError::Copy { path: to, source })?;
+    }
     let summary = check(&staging)?;
     files::probe_lock(store)?;
-    let kept_aside = if store.exists() {
-        let stamp = OffsetDateTime::now_utc().unix_timestamp();
-        let aside = sibling(store, &format!("replaced-{stamp}"))?;
-        rename(store, &aside)?;
-        let marker = marker::path_of(store)?;
-        if marker.exists() {
-            rename(&marker, &marker::path_of(&aside)?)?;
-        }
-        Some(aside)
-    } else {
-        None
-    };
-    rename(&staging_marker, &marker::path_of(store)?)?;
-    rename(&staging, store)?;
+    let stamp = OffsetDateTime::now_utc().unix_timestamp();
+    let aside = sibling(store, &format!("replaced-{stamp}"))?;
+    let moved_aside = present(store, &aside)?;
+    let kept_aside = (!moved_aside.is_empty()).then(|| aside.clone());
+    for (from, to) in moved_aside.into_iter().chain(present(&staging, store)?) {
+        rename(&from, &to)?;
+    }
     Ok(Restored {
         summary,
         kept_aside,
     })
+}
+
+/// A store directory and the files beside it named after it, its marker and archives: what a
+/// restore copies, moves aside and puts in place together. The directory comes last, so that
+/// the marker is in place before the store it guards.
+fn family(store: &Path) -> Result<[PathBuf; 4], StoreError> {
+    let archives = ArchivePaths::of(store);
+    Ok([
+        marker::path_of(store)?,
+        archives.runs,
+        archives.audit,
+        store.to_owned(),
+    ])
+}
+
+/// The files of `from`'s [`family`] that exist, each with its namesake in `to`'s.
+fn present(from: &Path, to: &Path) -> Result<Vec<(PathBuf, PathBuf)>, StoreError> {
+    Ok(family(from)?
+        .into_iter()
+        .zip(family(to)?)
+        .filter(|(from, _)| from.exists())
+        .collect())
 }
 
 /// `store.<suffix>`, beside `store`.
@@ -157,16 +167,21 @@ fn sibling(store: &Path, suffix: &str) -> Result<PathBuf, StoreError> {
 
 /// Removes what an interrupted restore left in `staging` (a copy, never the store itself).
 fn remove_leftover(staging: &Path) -> Result<(), StoreError> {
-    let copy_error = |source| StoreError::Copy {
-        path: staging.to_owned(),
-        source,
-    };
-    if staging.exists() {
-        fs::remove_dir_all(staging).map_err(copy_error)?;
-    }
-    let marker = marker::path_of(staging)?;
-    if marker.exists() {
-        fs::remove_file(&marker).map_err(copy_error)?;
+    for path in family(staging)? {
+        let removed = if path.is_dir() {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        };
+        match removed {
+            Err(error) if error.kind() != io::ErrorKind::NotFound => {
+                return Err(StoreError::Copy {
+                    path,
+                    source: error,
+                });
+            }
+            _ => {}
+        }
     }
     Ok(())
 }

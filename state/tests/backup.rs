@@ -234,6 +234,54 @@ fn restore_puts_a_backup_back_and_keeps_the_store_that_was_there() {
     assert!(!dir.path().join("store.restoring").exists());
 }
 
+#[test]
+fn restore_puts_the_backups_archives_back_and_keeps_the_live_ones_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let backups = tempfile::tempdir().unwrap();
+    let backup = backups.path().join("b");
+    let path = common::store_in(dir.path());
+    let cutoff = time::OffsetDateTime::now_utc() + time::Duration::days(1);
+    let archived = |store: &std::path::Path| {
+        ["runs", "audit"].map(|suffix| {
+            let name = format!("{}.{suffix}.jsonl", store.file_name().unwrap().display());
+            fs::read_to_string(store.with_file_name(name)).unwrap_or_default()
+        })
+    };
+    {
+        let store = common::open(dir.path()).unwrap();
+        store.create_run(finished_run("a"), None).unwrap();
+        store.compact(cutoff, 10).unwrap();
+        store.backup(&backup).unwrap();
+        store.create_run(finished_run("b"), None).unwrap();
+        store.compact(cutoff, 10).unwrap();
+    }
+    let live = archived(&path);
+    let backed_up = archived(&common::store_in(&backup));
+    assert_eq!(
+        backed_up.each_ref().map(|archive| archive.lines().count()),
+        [1, 1]
+    );
+    assert_eq!(
+        live.each_ref().map(|archive| archive.lines().count()),
+        [2, 2]
+    );
+    let restored = retry_while_locked(|| opsbot_state::restore(&path, &backup));
+    assert_eq!(archived(&path), backed_up);
+    let aside = restored.kept_aside.unwrap();
+    assert_eq!(archived(&aside), live);
+    for staged in ["restoring.runs.jsonl", "restoring.audit.jsonl"] {
+        assert!(!dir.path().join(format!("store.{staged}")).exists());
+    }
+    // The next compaction appends to the backup's archives, as the store it ran on did.
+    let store = common::open(dir.path()).unwrap();
+    store.create_run(finished_run("c"), None).unwrap();
+    store.compact(cutoff, 10).unwrap();
+    assert_eq!(
+        archived(&path).map(|archive| archive.lines().count()),
+        [2, 2]
+    );
+}
+
 /// sled lets go of its lock from a background thread just after the store is dropped.
 fn retry_while_locked<T>(mut attempt: impl FnMut() -> Result<T, StoreError>) -> T {
     for _ in 0..200 {
