@@ -87,6 +87,7 @@ impl Store {
             ..held
         };
         marker::write(&marker::path_of(&inner)?, &backup)?;
+        files::wait_until_free(&inner)?;
         check(dest)
     }
 }

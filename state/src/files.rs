@@ -5,6 +5,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::error::StoreError;
 use crate::marker::Marker;
@@ -130,4 +131,20 @@ pub(crate) fn probe_lock(store: &Path) -> Result<(), StoreError> {
     })?;
     // fs2's, not std's (newer than this crate's minimum Rust): the same `flock` as sled's.
     FileExt::unlock(&file).map_err(|error| unreadable(&db, error))
+}
+
+/// Waits, for at most two seconds, until no process holds the store at `store` (see
+/// [`probe_lock`]); [`StoreError::InUse`] if one still does then. sled lets go of its file lock
+/// from a background thread shortly after the last handle of a database drops, so a store
+/// closed and opened again at once in the same process (a backup's copy, checked as soon as it
+/// is written) can find its own lock still held.
+pub fn wait_until_free(store: &Path) -> Result<(), StoreError> {
+    const TRIES: u32 = 200;
+    for _ in 1..TRIES {
+        match probe_lock(store) {
+            Err(StoreError::InUse { .. }) => std::thread::sleep(Duration::from_millis(10)),
+            other => return other,
+        }
+    }
+    probe_lock(store)
 }

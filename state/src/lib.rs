@@ -33,5 +33,6 @@ pub use backup::{Restored, check, restore, store_in};
 pub use check::Summary;
 pub use compact::Compacted;
 pub use error::{StoreError, UpdateError};
+pub use files::wait_until_free;
 pub use listing::{AuditQuery, Listing, RunLogTail};
 pub use store::Store;

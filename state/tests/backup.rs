@@ -210,7 +210,8 @@ fn restore_puts_a_backup_back_and_keeps_the_store_that_was_there() {
             Err(StoreError::InUse { .. })
         ));
     }
-    let restored = retry_while_locked(|| opsbot_state::restore(&path, &backup));
+    opsbot_state::wait_until_free(&path).unwrap();
+    let restored = opsbot_state::restore(&path, &backup).unwrap();
     assert_eq!(restored.summary.last_run, 1);
     let aside = restored
         .kept_aside
@@ -265,7 +266,8 @@ fn restore_puts_the_backups_archives_back_and_keeps_the_live_ones_aside() {
         live.each_ref().map(|archive| archive.lines().count()),
         [2, 2]
     );
-    let restored = retry_while_locked(|| opsbot_state::restore(&path, &backup));
+    opsbot_state::wait_until_free(&path).unwrap();
+    let restored = opsbot_state::restore(&path, &backup).unwrap();
     assert_eq!(archived(&path), backed_up);
     let aside = restored.kept_aside.unwrap();
     assert_eq!(archived(&aside), live);
@@ -280,17 +282,4 @@ fn restore_puts_the_backups_archives_back_and_keeps_the_live_ones_aside() {
         archived(&path).map(|archive| archive.lines().count()),
         [2, 2]
     );
-}
-
-/// sled lets go of its lock from a background thread just after the store is dropped.
-fn retry_while_locked<T>(mut attempt: impl FnMut() -> Result<T, StoreError>) -> T {
-    for _ in 0..200 {
-        match attempt() {
-            Err(StoreError::InUse { .. }) => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            other => return other.unwrap(),
-        }
-    }
-    attempt().unwrap()
 }

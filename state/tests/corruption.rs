@@ -21,7 +21,7 @@ fn store_with_three_runs(dir: &Path) -> Result<(), StoreError> {
 }
 
 /// Writes `value` under `key` of `tree` with raw sled, as a disk fault or a bad repair would.
-fn poke(dir: &Path, tree: &str, key: &[u8], value: &[u8]) -> sled::Result<()> {
+fn poke(dir: &Path, tree: &str, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
     let db = common::raw_open(dir)?;
     db.open_tree(tree)?.insert(key, value)?;
     db.flush()?;
