@@ -118,8 +118,11 @@ fn runs_finished_and_entries_stamped_before_the_cutoff_are_archived_then_removed
             exported(event(YEAR_AGO, Some(RunId::new(3))))
         ]
     );
-    // Gone from the store, with their plan, log, counter and index entries.
+    // Gone from the store, with their plan, log, counter and index entries; but created.
     assert_eq!(store.run(RunId::new(1)).unwrap(), None);
+    assert!(store.was_created(RunId::new(1)).unwrap());
+    assert!(!store.was_created(RunId::new(4)).unwrap());
+    assert!(!store.was_created(RunId::new(0)).unwrap());
     assert!(store.plans.get(1_u64.to_be_bytes()).unwrap().is_none());
     assert!(store.run_logs.is_empty());
     assert!(
