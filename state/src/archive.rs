@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::error::StoreError;
 use crate::export;
+use crate::files;
 
 /// Where the archive files of a store are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,16 +23,11 @@ pub struct ArchivePaths {
 
 impl ArchivePaths {
     /// Beside the store's directory, named after it.
-    pub(crate) fn of(store: &Path) -> Self {
-        let name = store.file_name().map_or_else(
-            || "store".into(),
-            |name| name.to_string_lossy().into_owned(),
-        );
-        let beside = |suffix: &str| store.with_file_name(format!("{name}.{suffix}.jsonl"));
-        Self {
-            runs: beside("runs"),
-            audit: beside("audit"),
-        }
+    pub(crate) fn of(store: &Path) -> Result<Self, StoreError> {
+        Ok(Self {
+            runs: files::beside(store, "runs.jsonl")?,
+            audit: files::beside(store, "audit.jsonl")?,
+        })
     }
 }
 
@@ -105,7 +101,7 @@ mod tests {
 
     #[test]
     fn the_archives_are_beside_the_store_named_after_it() {
-        let paths = ArchivePaths::of(Path::new("/var/lib/opsbot/store"));
+        let paths = ArchivePaths::of(Path::new("/var/lib/opsbot/store")).unwrap();
         assert_eq!(paths.runs, Path::new("/var/lib/opsbot/store.runs.jsonl"));
         assert_eq!(paths.audit, Path::new("/var/lib/opsbot/store.audit.jsonl"));
     }

@@ -74,7 +74,7 @@ impl Store {
             }
             copy.flush()?;
             // The history compaction moved out of the store is part of it too.
-            let (from, to) = (self.archive_paths(), ArchivePaths::of(&inner));
+            let (from, to) = (self.archive_paths(), ArchivePaths::of(&inner)?);
             for (from, to) in [(&from.runs, &to.runs), (&from.audit, &to.audit)] {
                 if from.exists() {
                     fs::copy(from, to).map_err(copy_error)?;
@@ -114,7 +114,7 @@ pub fn restore(store: &Path, backup: &Path) -> Result<Restored, StoreError> {
             detail: "it is not an opsbot backup (it has no marker beside it)".to_owned(),
         });
     }
-    let staging = sibling(store, "restoring")?;
+    let staging = files::beside(store, "restoring")?;
     remove_leftover(&staging)?;
     for (from, to) in present(&source, &staging)? {
         copy_all(&from, &to).map_err(|source| StoreError::Copy { path: to, source })?;
@@ -122,7 +122,7 @@ pub fn restore(store: &Path, backup: &Path) -> Result<Restored, StoreError> {
     let summary = check(&staging)?;
     files::probe_lock(store)?;
     let stamp = OffsetDateTime::now_utc().unix_timestamp();
-    let aside = sibling(store, &format!("replaced-{stamp}"))?;
+    let aside = files::beside(store, &format!("replaced-{stamp}"))?;
     let moved_aside = present(store, &aside)?;
     let kept_aside = (!moved_aside.is_empty()).then(|| aside.clone());
     for (from, to) in moved_aside.into_iter().chain(present(&staging, store)?) {
@@ -138,7 +138,7 @@ pub fn restore(store: &Path, backup: &Path) -> Result<Restored, StoreError> {
 /// restore copies, moves aside and puts in place together. The directory comes last, so that
 /// the marker is in place before the store it guards.
 fn family(store: &Path) -> Result<[PathBuf; 4], StoreError> {
-    let archives = ArchivePaths::of(store);
+    let archives = ArchivePaths::of(store)?;
     Ok([
         marker::path_of(store)?,
         archives.runs,
@@ -154,16 +154,6 @@ fn present(from: &Path, to: &Path) -> Result<Vec<(PathBuf, PathBuf)>, StoreError
         .zip(family(to)?)
         .filter(|(from, _)| from.exists())
         .collect())
-}
-
-/// `store.<suffix>`, beside `store`.
-fn sibling(store: &Path, suffix: &str) -> Result<PathBuf, StoreError> {
-    let name = store.file_name().ok_or_else(|| StoreError::Unplaceable {
-        path: store.to_owned(),
-    })?;
-    let mut name = name.to_owned();
-    name.push(format!(".{suffix}"));
-    Ok(store.with_file_name(name))
 }
 
 /// Removes what an interrupted restore left in `staging` (a copy, never the store itself).

@@ -69,7 +69,7 @@ pub(crate) struct Batch {
 impl Store {
     /// Where this store's archives are.
     pub fn archive_paths(&self) -> ArchivePaths {
-        ArchivePaths::of(self.path())
+        ArchivePaths::clone(&self.archives)
     }
 
     /// Archives then removes the runs that finished before `cutoff` and the audit entries

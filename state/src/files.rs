@@ -116,6 +116,18 @@ fn unreadable(path: &Path, source: io::Error) -> StoreError {
     }
 }
 
+/// `<store>.<suffix>`: beside the store directory and named after it, where its marker, its
+/// archives, and a restore's staging copy and the store it replaced are. Beside, not inside:
+/// a store directory deleted or replaced by hand leaves them be.
+pub(crate) fn beside(store: &Path, suffix: &str) -> Result<PathBuf, StoreError> {
+    let name = store.file_name().ok_or_else(|| StoreError::Unplaceable {
+        path: store.to_owned(),
+    })?;
+    let mut name = name.to_owned();
+    name.push(format!(".{suffix}"));
+    Ok(store.with_file_name(name))
+}
+
 /// Fails with [`StoreError::InUse`] when a process holds the store (sled locks its `db` file
 /// with `flock`); the lock is let go at once, so that sled can take it.
 pub(crate) fn probe_lock(store: &Path) -> Result<(), StoreError> {

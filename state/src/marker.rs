@@ -165,12 +165,7 @@ fn describe_run(last: u64) -> String {
 
 /// Where the marker of the store directory `store` is: beside it, named after it.
 pub(crate) fn path_of(store: &Path) -> Result<PathBuf, StoreError> {
-    let name = store.file_name().ok_or_else(|| StoreError::Unplaceable {
-        path: store.to_owned(),
-    })?;
-    let mut marker = name.to_owned();
-    marker.push(".marker");
-    Ok(store.with_file_name(marker))
+    files::beside(store, "marker")
 }
 
 /// Reads the marker at `path`; `None` when there is none (a new store, or one from an opsbot
