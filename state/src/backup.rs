@@ -36,9 +36,9 @@ pub fn store_in(path: &Path) -> PathBuf {
 pub fn check(path: &Path) -> Result<Summary, StoreError> {
     let path = store_in(path);
     if !path.is_dir() {
-        return Err(StoreError::Damaged {
+        return Err(StoreError::NotAStore {
             path,
-            detail: "there is no store there".to_owned(),
+            detail: "there is no directory there".to_owned(),
         });
     }
     Store::open(&path)?.summary()
@@ -109,9 +109,9 @@ pub fn restore(store: &Path, backup: &Path) -> Result<Restored, StoreError> {
     files::probe_lock(store)?;
     let source = store_in(backup);
     if !marker::path_of(&source)?.is_file() {
-        return Err(StoreError::Damaged {
+        return Err(StoreError::NotAStore {
             path: source,
-            detail: "it is not an opsbot backup (it has no marker beside it)".to_owned(),
+            detail: "it has no marker beside it, as a backup has".to_owned(),
         });
     }
     let staging = files::beside(store, "restoring")?;

@@ -128,6 +128,26 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
+/// A mistyped path is not a damaged store: nothing tells the operator to restore.
+#[test]
+fn a_path_that_holds_no_store_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let nothing = dir.path().join("typo");
+    let error = opsbot_state::check(&nothing).unwrap_err();
+    assert!(matches!(error, StoreError::NotAStore { .. }), "{error:?}");
+    assert!(!error.to_string().contains("restore"), "{error}");
+    fs::create_dir(&nothing).unwrap();
+    let store = common::store_in(dir.path());
+    let error = opsbot_state::restore(&store, &nothing).unwrap_err();
+    assert!(matches!(error, StoreError::NotAStore { .. }), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .contains("is not an opsbot store (it has no marker"),
+        "{error}"
+    );
+}
+
 #[test]
 fn a_backup_goes_to_a_new_directory_only() {
     let dir = tempfile::tempdir().unwrap();
