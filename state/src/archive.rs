@@ -5,7 +5,7 @@
 //! off again (see `compact`), so that the archive holds every record exactly once.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -57,6 +57,19 @@ pub(crate) fn append<T: Serialize>(path: &Path, values: &[T]) -> Result<(), Stor
         sync_parent(path)
     };
     written().map_err(|error| failed(path, error))
+}
+
+/// Copies the first `len` bytes of the archive `from` into the new file `to`, durably.
+pub(crate) fn copy_start(from: &Path, to: &Path, len: u64) -> io::Result<()> {
+    let mut start = File::open(from)?.take(len);
+    let mut copy = File::create_new(to)?;
+    if io::copy(&mut start, &mut copy)? < len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("{} was cut short while it was copied", from.display()),
+        ));
+    }
+    copy.sync_all()
 }
 
 /// Cuts the file back to `len`: what an unfinished compaction appended. A file shorter than

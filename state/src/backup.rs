@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use time::OffsetDateTime;
 
-use crate::archive::ArchivePaths;
+use crate::archive::{self, ArchivePaths};
 use crate::check::Summary;
 use crate::error::StoreError;
 use crate::files;
@@ -61,7 +61,7 @@ impl Store {
         }
         fs::create_dir_all(dest).map_err(copy_error)?;
         let inner = dest.join(BACKUP_STORE);
-        let held = {
+        let (held, archived) = {
             let _quiet = self.quiet();
             let copy = sled::open(&inner)?;
             for name in self.db.tree_names() {
@@ -73,15 +73,20 @@ impl Store {
                 }
             }
             copy.flush()?;
-            // The history compaction moved out of the store is part of it too.
-            let (from, to) = (self.archive_paths(), ArchivePaths::of(&inner)?);
-            for (from, to) in [(&from.runs, &to.runs), (&from.audit, &to.audit)] {
-                if from.exists() {
-                    fs::copy(from, to).map_err(copy_error)?;
-                }
-            }
-            self.held()?
+            // The history compaction moved out of the store is part of it too: as long as the
+            // archives are now, copied once writes resume, since compaction only appends past
+            // that length (or cuts back to where a batch of its own began).
+            let from = self.archive_paths();
+            let lengths = [archive::length(&from.runs)?, archive::length(&from.audit)?];
+            (self.held()?, lengths)
         };
+        let (from, to) = (self.archive_paths(), ArchivePaths::of(&inner)?);
+        let archives = [(&from.runs, &to.runs), (&from.audit, &to.audit)];
+        for ((from, to), len) in archives.into_iter().zip(archived) {
+            if len > 0 {
+                archive::copy_start(from, to, len).map_err(copy_error)?;
+            }
+        }
         let backup = Marker {
             snapshot: files::has_snapshot(&inner)?,
             ..held
