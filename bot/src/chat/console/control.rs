@@ -93,6 +93,13 @@ fn perform(
     match request {
         Request::AuditExport(filter) => audit_export::write(store, filter, send),
         Request::Backup(dest) => {
+            if !dest.is_absolute() {
+                bail!(
+                    "the backup directory {} is not absolute, and the bot's working directory \
+                     is not the caller's; give a full path",
+                    dest.display()
+                );
+            }
             let summary = store
                 .backup(&dest)
                 .with_context(|| format!("cannot back the store up into {}", dest.display()))?;
@@ -191,5 +198,14 @@ mod tests {
         }
         export.await.unwrap().unwrap();
         assert_eq!(rest.len(), 2);
+    }
+
+    #[test]
+    fn a_backup_into_a_relative_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = opsbot_state::Store::open(&dir.path().join("store")).unwrap();
+        let (out, _lines) = mpsc::channel(1);
+        let error = perform(&store, Request::Backup("backups/b1".into()), &out).unwrap_err();
+        assert!(error.to_string().contains("is not absolute"), "{error}");
     }
 }
