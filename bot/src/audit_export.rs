@@ -1,9 +1,9 @@
 //! `opsbot audit export`: the audit log as JSON lines for the team's log system, in the format
 //! compaction archives with (`opsbot_state::export`), read from the store's time index.
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use opsbot_commands::name::RunId;
-use opsbot_state::{AuditQuery, Store};
+use opsbot_state::{AuditQuery, Store, StoreError};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -18,16 +18,16 @@ pub struct Filter {
 }
 
 /// Calls `line` with each event `filter` keeps, oldest first, as one JSON line (without its
-/// line end). A run that does not exist is an error, not an empty export: a typo must not look
-/// like a quiet run.
+/// line end). A run never created is an error, not an empty export: a typo must not look like
+/// a quiet run. A run compaction archived is not: its entries still in the store are exported.
 pub fn write(
     store: &Store,
     filter: Filter,
     mut line: impl FnMut(String) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     if let Some(run) = filter.run {
-        if store.run(run)?.is_none() {
-            bail!("there is no run {run}; /run list shows the runs there are");
+        if !store.was_created(run)? {
+            return Err(StoreError::NotFound { run }.into());
         }
     }
     let query = AuditQuery {

@@ -86,10 +86,10 @@ fn measure(runs: usize) -> Result<(), Box<dyn Error>> {
     // snapshot, as a bot restarted after running does); then the store's (sled's open again,
     // plus the schema, counters, locks and unfinished runs checked). Files in the page cache.
     let opened = Instant::now();
-    drop(common::raw_open(&path)?);
+    drop(common::raw_open(dir.path())?);
     let sled_open = opened.elapsed();
     let opened = Instant::now();
-    let store = common::open(&path)?;
+    let store = common::open(dir.path())?;
     let open = opened.elapsed();
 
     let newest = RunId::new(u64::try_from(runs)?);

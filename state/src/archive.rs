@@ -5,13 +5,14 @@
 //! off again (see `compact`), so that the archive holds every record exactly once.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::error::StoreError;
 use crate::export;
+use crate::files;
 
 /// Where the archive files of a store are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,16 +23,11 @@ pub struct ArchivePaths {
 
 impl ArchivePaths {
     /// Beside the store's directory, named after it.
-    pub(crate) fn of(store: &Path) -> Self {
-        let name = store.file_name().map_or_else(
-            || "store".into(),
-            |name| name.to_string_lossy().into_owned(),
-        );
-        let beside = |suffix: &str| store.with_file_name(format!("{name}.{suffix}.jsonl"));
-        Self {
-            runs: beside("runs"),
-            audit: beside("audit"),
-        }
+    pub(crate) fn of(store: &Path) -> Result<Self, StoreError> {
+        Ok(Self {
+            runs: files::beside(store, "runs.jsonl")?,
+            audit: files::beside(store, "audit.jsonl")?,
+        })
     }
 }
 
@@ -61,6 +57,19 @@ pub(crate) fn append<T: Serialize>(path: &Path, values: &[T]) -> Result<(), Stor
         sync_parent(path)
     };
     written().map_err(|error| failed(path, error))
+}
+
+/// Copies the first `len` bytes of the archive `from` into the new file `to`, durably.
+pub(crate) fn copy_start(from: &Path, to: &Path, len: u64) -> io::Result<()> {
+    let mut start = File::open(from)?.take(len);
+    let mut copy = File::create_new(to)?;
+    if io::copy(&mut start, &mut copy)? < len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("{} was cut short while it was copied", from.display()),
+        ));
+    }
+    copy.sync_all()
 }
 
 /// Cuts the file back to `len`: what an unfinished compaction appended. A file shorter than
@@ -105,7 +114,7 @@ mod tests {
 
     #[test]
     fn the_archives_are_beside_the_store_named_after_it() {
-        let paths = ArchivePaths::of(Path::new("/var/lib/opsbot/store"));
+        let paths = ArchivePaths::of(Path::new("/var/lib/opsbot/store")).unwrap();
         assert_eq!(paths.runs, Path::new("/var/lib/opsbot/store.runs.jsonl"));
         assert_eq!(paths.audit, Path::new("/var/lib/opsbot/store.audit.jsonl"));
     }

@@ -8,45 +8,17 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use opsbot_commands::audit::AuditEvent;
 use time::OffsetDateTime;
 
-use crate::archive::ArchivePaths;
+use crate::archive::{self, ArchivePaths};
+use crate::check::Summary;
 use crate::error::StoreError;
 use crate::files;
-use crate::keys::{AUDIT, RUN_LOGS};
 use crate::marker::{self, Marker};
 use crate::store::Store;
 
 /// The store inside a backup directory.
 const BACKUP_STORE: &str = "store";
-
-/// What a store (or a backup) holds, once every record in it decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Summary {
-    pub runs: usize,
-    pub unfinished: usize,
-    /// The last run id handed out (0: none).
-    pub last_run: u64,
-    pub audit_entries: usize,
-    /// The last audit sequence number (0: none).
-    pub last_audit: u64,
-    pub log_lines: usize,
-}
-
-impl std::fmt::Display for Summary {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "runs: {} ({} unfinished", self.runs, self.unfinished)?;
-        if self.last_run > 0 {
-            write!(f, ", last r-{}", self.last_run)?;
-        }
-        write!(f, "), audit entries: {}", self.audit_entries)?;
-        if self.last_audit > 0 {
-            write!(f, " (last #{})", self.last_audit)?;
-        }
-        write!(f, ", run log lines: {}", self.log_lines)
-    }
-}
 
 /// The store at `path`, or the store inside it if `path` is a backup directory.
 pub fn store_in(path: &Path) -> PathBuf {
@@ -57,15 +29,16 @@ pub fn store_in(path: &Path) -> PathBuf {
     }
 }
 
-/// Opens the store at `path` (or in the backup directory `path`) and decodes everything in it:
-/// its files against its marker, counters, locks, runs and plans (as every open does), then
-/// every audit entry and run log line.
+/// Opens the store at `path` (or in the backup directory `path`) and checks everything in it:
+/// its files against its marker and its counters (as every open does), then every record, the
+/// finished runs and their plans included, and the index against them (see
+/// [`Store::summary`]).
 pub fn check(path: &Path) -> Result<Summary, StoreError> {
     let path = store_in(path);
     if !path.is_dir() {
-        return Err(StoreError::Damaged {
+        return Err(StoreError::NotAStore {
             path,
-            detail: "there is no store there".to_owned(),
+            detail: "there is no directory there".to_owned(),
         });
     }
     Store::open(&path)?.summary()
@@ -88,7 +61,7 @@ impl Store {
         }
         fs::create_dir_all(dest).map_err(copy_error)?;
         let inner = dest.join(BACKUP_STORE);
-        let held = {
+        let (held, archived) = {
             let _quiet = self.quiet();
             let copy = sled::open(&inner)?;
             for name in self.db.tree_names() {
@@ -100,47 +73,27 @@ impl Store {
                 }
             }
             copy.flush()?;
-            // The history compaction moved out of the store is part of it too.
-            let (from, to) = (self.archive_paths(), ArchivePaths::of(&inner));
-            for (from, to) in [(&from.runs, &to.runs), (&from.audit, &to.audit)] {
-                if from.exists() {
-                    fs::copy(from, to).map_err(copy_error)?;
-                }
-            }
-            self.held()?
+            // The history compaction moved out of the store is part of it too: as long as the
+            // archives are now, copied once writes resume, since compaction only appends past
+            // that length (or cuts back to where a batch of its own began).
+            let from = self.archive_paths();
+            let lengths = [archive::length(&from.runs)?, archive::length(&from.audit)?];
+            (self.held()?, lengths)
         };
+        let (from, to) = (self.archive_paths(), ArchivePaths::of(&inner)?);
+        let archives = [(&from.runs, &to.runs), (&from.audit, &to.audit)];
+        for ((from, to), len) in archives.into_iter().zip(archived) {
+            if len > 0 {
+                archive::copy_start(from, to, len).map_err(copy_error)?;
+            }
+        }
         let backup = Marker {
             snapshot: files::has_snapshot(&inner)?,
             ..held
         };
         marker::write(&marker::path_of(&inner)?, &backup)?;
+        files::wait_until_free(&inner)?;
         check(dest)
-    }
-
-    /// Decodes every audit entry and run log line; with the runs decoded at open, all of it.
-    fn summary(&self) -> Result<Summary, StoreError> {
-        let (runs, unfinished) = self.validate()?;
-        let held = self.held()?;
-        let mut audit_entries = 0;
-        for entry in self.audit.iter() {
-            let (key, bytes) = entry?;
-            self.decode::<AuditEvent>(AUDIT, &key, &bytes)?;
-            audit_entries += 1;
-        }
-        let mut log_lines = 0;
-        for entry in self.run_logs.iter() {
-            let (key, bytes) = entry?;
-            self.decode::<String>(RUN_LOGS, &key, &bytes)?;
-            log_lines += 1;
-        }
-        Ok(Summary {
-            runs,
-            unfinished,
-            last_run: held.last_run,
-            audit_entries,
-            last_audit: held.last_audit,
-            log_lines,
-        })
     }
 }
 
@@ -148,78 +101,83 @@ impl Store {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Restored {
     pub summary: Summary,
-    /// Where the store that was there was moved to (with its marker beside it), if any.
+    /// Where the store that was there was moved to (with its marker and archives beside it),
+    /// if any.
     pub kept_aside: Option<PathBuf>,
 }
 
-/// Puts the backup `backup` in place of the store at `store`: checks a copy of it beside the
-/// store, then moves the store that was there aside (never deleted: it may hold what the
-/// backup lacks) and the copy in. Refused while a process holds the store.
+/// Puts the backup `backup` in place of the store at `store`: checks a copy of it (its
+/// marker and archives with it) beside the store, then moves the store that was there aside
+/// with its marker and archives (never deleted: it may hold what the backup lacks) and the
+/// copy in. Refused while a process holds the store.
 pub fn restore(store: &Path, backup: &Path) -> Result<Restored, StoreError> {
     files::probe_lock(store)?;
     let source = store_in(backup);
-    let source_marker = marker::path_of(&source)?;
-    if !source_marker.is_file() {
-        return Err(StoreError::Damaged {
+    if !marker::path_of(&source)?.is_file() {
+        return Err(StoreError::NotAStore {
             path: source,
-            detail: "it is not an opsbot backup (it has no marker beside it)".to_owned(),
+            detail: "it has no marker beside it, as a backup has".to_owned(),
         });
     }
-    let staging = sibling(store, "restoring")?;
-    let staging_marker = marker::path_of(&staging)?;
-    let copy = |from: &Path, to: &Path| {
-        copy_all(from, to).map_err(|source| StoreError::Copy {
-            path: to.to_owned(),
-            source,
-        })
-    };
+    let staging = files::beside(store, "restoring")?;
     remove_leftover(&staging)?;
-    copy(&source, &staging)?;
-    copy(&source_marker, &staging_marker)?;
+    for (from, to) in present(&source, &staging)? {
+        copy_all(&from, &to).map_err(|source| StoreError::Copy { path: to, source })?;
+    }
     let summary = check(&staging)?;
     files::probe_lock(store)?;
-    let kept_aside = if store.exists() {
-        let stamp = OffsetDateTime::now_utc().unix_timestamp();
-        let aside = sibling(store, &format!("replaced-{stamp}"))?;
-        rename(store, &aside)?;
-        let marker = marker::path_of(store)?;
-        if marker.exists() {
-            rename(&marker, &marker::path_of(&aside)?)?;
-        }
-        Some(aside)
-    } else {
-        None
-    };
-    rename(&staging_marker, &marker::path_of(store)?)?;
-    rename(&staging, store)?;
+    let stamp = OffsetDateTime::now_utc().unix_timestamp();
+    let aside = files::beside(store, &format!("replaced-{stamp}"))?;
+    let moved_aside = present(store, &aside)?;
+    let kept_aside = (!moved_aside.is_empty()).then(|| aside.clone());
+    for (from, to) in moved_aside.into_iter().chain(present(&staging, store)?) {
+        rename(&from, &to)?;
+    }
     Ok(Restored {
         summary,
         kept_aside,
     })
 }
 
-/// `store.<suffix>`, beside `store`.
-fn sibling(store: &Path, suffix: &str) -> Result<PathBuf, StoreError> {
-    let name = store.file_name().ok_or_else(|| StoreError::Unplaceable {
-        path: store.to_owned(),
-    })?;
-    let mut name = name.to_owned();
-    name.push(format!(".{suffix}"));
-    Ok(store.with_file_name(name))
+/// A store directory and the files beside it named after it, its marker and archives: what a
+/// restore copies, moves aside and puts in place together. The directory comes last, so that
+/// the marker is in place before the store it guards.
+fn family(store: &Path) -> Result<[PathBuf; 4], StoreError> {
+    let archives = ArchivePaths::of(store)?;
+    Ok([
+        marker::path_of(store)?,
+        archives.runs,
+        archives.audit,
+        store.to_owned(),
+    ])
+}
+
+/// The files of `from`'s [`family`] that exist, each with its namesake in `to`'s.
+fn present(from: &Path, to: &Path) -> Result<Vec<(PathBuf, PathBuf)>, StoreError> {
+    Ok(family(from)?
+        .into_iter()
+        .zip(family(to)?)
+        .filter(|(from, _)| from.exists())
+        .collect())
 }
 
 /// Removes what an interrupted restore left in `staging` (a copy, never the store itself).
 fn remove_leftover(staging: &Path) -> Result<(), StoreError> {
-    let copy_error = |source| StoreError::Copy {
-        path: staging.to_owned(),
-        source,
-    };
-    if staging.exists() {
-        fs::remove_dir_all(staging).map_err(copy_error)?;
-    }
-    let marker = marker::path_of(staging)?;
-    if marker.exists() {
-        fs::remove_file(&marker).map_err(copy_error)?;
+    for path in family(staging)? {
+        let removed = if path.is_dir() {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        };
+        match removed {
+            Err(error) if error.kind() != io::ErrorKind::NotFound => {
+                return Err(StoreError::Copy {
+                    path,
+                    source: error,
+                });
+            }
+            _ => {}
+        }
     }
     Ok(())
 }

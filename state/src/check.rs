@@ -1,7 +1,8 @@
 //! Checking a store before the bot trusts it: the schema version (and moving an older layout
 //! to this one), then one decoding pass over the counters, the locks and the unfinished runs
 //! (records and plans). Finished runs and the audit log are checked when read: decoding them
-//! all would make start-up grow with the history.
+//! all would make start-up grow with the history. `opsbot store check` and a backup's
+//! self-check decode them all (see [`Store::summary`]).
 
 use opsbot_commands::audit::AuditEvent;
 use opsbot_commands::maintenance::MaintenanceNotice;
@@ -14,10 +15,10 @@ use crate::audit::audit_index_keys;
 use crate::compact::PendingArchive;
 use crate::error::StoreError;
 use crate::keys::{
-    self, AUDIT, LOCKS, MAINTENANCE, META, NEXT_AUDIT, NEXT_RUN, PENDING_ARCHIVE, PLANS, RUNS,
-    SCHEMA,
+    self, AUDIT, AUDIT_BY_RUN, AUDIT_BY_TIME, FINISHED, INDEX, LOCKS, MAINTENANCE, META,
+    NEXT_AUDIT, NEXT_RUN, PENDING_ARCHIVE, PLANS, RUN_LOGS, RUNS, SCHEMA, UNFINISHED,
 };
-use crate::record::RunRecord;
+use crate::record::{self, RunRecord};
 use crate::store::{SCHEMA_VERSION, Store, settle};
 
 /// A run record as schema 1 kept it: the whole run, its plan inside; read in one pass. A record
@@ -27,6 +28,36 @@ struct Schema1Record {
     plan: Option<Plan>,
     #[serde(flatten)]
     record: RunRecord,
+}
+
+/// What a store (or a backup) holds, once every record in it decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    /// The runs in the store, each decoded (compaction archives the old ones, so there may be
+    /// fewer than `last_run`).
+    pub runs: usize,
+    pub unfinished: usize,
+    /// The last run id handed out (0: none).
+    pub last_run: u64,
+    /// The audit entries in the store, each decoded.
+    pub audit_entries: usize,
+    /// The last audit sequence number (0: none).
+    pub last_audit: u64,
+    pub log_lines: usize,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "runs: {} ({} unfinished", self.runs, self.unfinished)?;
+        if self.last_run > 0 {
+            write!(f, ", last r-{}", self.last_run)?;
+        }
+        write!(f, "), audit entries: {}", self.audit_entries)?;
+        if self.last_audit > 0 {
+            write!(f, " (last #{})", self.last_audit)?;
+        }
+        write!(f, ", run log lines: {}", self.log_lines)
+    }
 }
 
 impl Store {
@@ -188,5 +219,80 @@ impl Store {
                 ),
             )),
         }
+    }
+
+    /// Decodes every record: the runs, each whole with its plan (finished ones too, which an
+    /// open does not read), every audit entry and run log line; and checks the index both
+    /// ways, each run and audit entry filed where it belongs and each index key pointing at a
+    /// record, so that a listing of a checked store never meets a dangling key.
+    pub(crate) fn summary(&self) -> Result<Summary, StoreError> {
+        let (_, unfinished) = self.validate()?;
+        let held = self.held()?;
+        let mut runs = 0;
+        for entry in self.runs.iter() {
+            let (key, bytes) = entry?;
+            let run = self.decode_run(&key, &bytes)?;
+            self.check_filed(RUNS, &key, [record::index_key(&run)])?;
+            runs += 1;
+        }
+        let mut audit_entries = 0;
+        for entry in self.audit.iter() {
+            let (key, bytes) = entry?;
+            let event: AuditEvent = self.decode(AUDIT, &key, &bytes)?;
+            let seq = keys::key_number(&key)
+                .ok_or_else(|| self.corrupt(AUDIT, &key, "its key is not a number"))?;
+            self.check_filed(AUDIT, &key, audit_index_keys(seq, event.at, event.run))?;
+            audit_entries += 1;
+        }
+        let mut log_lines = 0;
+        for entry in self.run_logs.iter() {
+            let (key, bytes) = entry?;
+            self.decode::<String>(RUN_LOGS, &key, &bytes)?;
+            log_lines += 1;
+        }
+        for key in self.index.iter().keys() {
+            self.check_index_key(&key?)?;
+        }
+        Ok(Summary {
+            runs,
+            unfinished,
+            last_run: held.last_run,
+            audit_entries,
+            last_audit: held.last_audit,
+            log_lines,
+        })
+    }
+
+    /// Checks that the record `key` of `tree` is in the index under each of `filed`.
+    fn check_filed(
+        &self,
+        tree: &'static str,
+        key: &[u8],
+        filed: impl IntoIterator<Item = Vec<u8>>,
+    ) -> Result<(), StoreError> {
+        for index in filed {
+            if !self.index.contains_key(&index)? {
+                let detail = format!("the index lacks its {}", keys::render(INDEX, &index));
+                return Err(self.corrupt(tree, key, &detail));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that the index key `key` points at a record.
+    fn check_index_key(&self, key: &[u8]) -> Result<(), StoreError> {
+        let (tree, name, noun) = match key.first() {
+            Some(&(UNFINISHED | FINISHED)) => (&self.runs, RUNS, "run"),
+            Some(&(AUDIT_BY_TIME | AUDIT_BY_RUN)) => (&self.audit, AUDIT, "audit entry"),
+            _ => return Err(self.corrupt(INDEX, key, "it is not an index key")),
+        };
+        let record = keys::indexed_number(key)
+            .map(keys::number_key)
+            .ok_or_else(|| self.corrupt(INDEX, key, "it is too short"))?;
+        if tree.contains_key(record)? {
+            return Ok(());
+        }
+        let detail = format!("there is no {noun} {}", keys::render(name, &record));
+        Err(self.corrupt(INDEX, key, &detail))
     }
 }

@@ -69,7 +69,7 @@ pub(crate) struct Batch {
 impl Store {
     /// Where this store's archives are.
     pub fn archive_paths(&self) -> ArchivePaths {
-        ArchivePaths::of(self.path())
+        ArchivePaths::clone(&self.archives)
     }
 
     /// Archives then removes the runs that finished before `cutoff` and the audit entries
@@ -84,6 +84,8 @@ impl Store {
             if old.runs.is_empty() && old.audit.is_empty() {
                 return Ok(done);
             }
+            // A backup sees the archives and the store both before the batch or both after.
+            let _writing = self.writing();
             let pending = self.archive(&old)?;
             if !self.remove(&old)? {
                 self.cut_back(pending)?;
@@ -96,6 +98,7 @@ impl Store {
 
     /// Cuts back what a batch interrupted by a crash appended to the archives.
     fn recover_archive(&self) -> Result<(), StoreError> {
+        let _writing = self.writing();
         match self.meta.get(PENDING_ARCHIVE)? {
             Some(bytes) => self.cut_back(self.decode(META, PENDING_ARCHIVE, &bytes)?),
             None => Ok(()),
@@ -204,9 +207,9 @@ impl Store {
     }
 
     /// Step (3): removes the batch and the pending record in one transaction, unless a run
-    /// of it changed since it was read (then nothing is removed and it returns false).
+    /// of it changed since it was read (then nothing is removed and it returns false). The
+    /// caller holds [`Store::writing`] across (2) and (3).
     fn remove(&self, batch: &Batch) -> Result<bool, StoreError> {
-        let _writing = self.writing();
         let trees = (
             &self.meta,
             &self.runs,
@@ -255,4 +258,4 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -62,6 +62,14 @@ pub enum StoreError {
         .path.display()
     )]
     Damaged { path: PathBuf, detail: String },
+    /// A path given as a store or a backup that holds neither: a mistyped path, not damage, so
+    /// nothing is to be restored.
+    #[error(
+        "{} is not an opsbot store ({detail}); give the store's directory or a backup directory \
+         `opsbot store backup` wrote",
+        .path.display()
+    )]
+    NotAStore { path: PathBuf, detail: String },
     /// The marker itself does not decode or does not match its checksum.
     #[error(
         "the store's marker {} is damaged ({detail}); `opsbot store check --path` verifies the \

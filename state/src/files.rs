@@ -5,6 +5,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::error::StoreError;
 use crate::marker::Marker;
@@ -115,6 +116,18 @@ fn unreadable(path: &Path, source: io::Error) -> StoreError {
     }
 }
 
+/// `<store>.<suffix>`: beside the store directory and named after it, where its marker, its
+/// archives, and a restore's staging copy and the store it replaced are. Beside, not inside:
+/// a store directory deleted or replaced by hand leaves them be.
+pub(crate) fn beside(store: &Path, suffix: &str) -> Result<PathBuf, StoreError> {
+    let name = store.file_name().ok_or_else(|| StoreError::Unplaceable {
+        path: store.to_owned(),
+    })?;
+    let mut name = name.to_owned();
+    name.push(format!(".{suffix}"));
+    Ok(store.with_file_name(name))
+}
+
 /// Fails with [`StoreError::InUse`] when a process holds the store (sled locks its `db` file
 /// with `flock`); the lock is let go at once, so that sled can take it.
 pub(crate) fn probe_lock(store: &Path) -> Result<(), StoreError> {
@@ -130,4 +143,20 @@ pub(crate) fn probe_lock(store: &Path) -> Result<(), StoreError> {
     })?;
     // fs2's, not std's (newer than this crate's minimum Rust): the same `flock` as sled's.
     FileExt::unlock(&file).map_err(|error| unreadable(&db, error))
+}
+
+/// Waits, for at most two seconds, until no process holds the store at `store` (see
+/// [`probe_lock`]); [`StoreError::InUse`] if one still does then. sled lets go of its file lock
+/// from a background thread shortly after the last handle of a database drops, so a store
+/// closed and opened again at once in the same process (a backup's copy, checked as soon as it
+/// is written) can find its own lock still held.
+pub fn wait_until_free(store: &Path) -> Result<(), StoreError> {
+    const TRIES: u32 = 200;
+    for _ in 1..TRIES {
+        match probe_lock(store) {
+            Err(StoreError::InUse { .. }) => std::thread::sleep(Duration::from_millis(10)),
+            other => return other,
+        }
+    }
+    probe_lock(store)
 }

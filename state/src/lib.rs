@@ -29,8 +29,10 @@ mod store;
 
 pub use archive::ArchivePaths;
 pub use audit::RUN_LOG_CAP;
-pub use backup::{Restored, Summary, check, restore, store_in};
+pub use backup::{Restored, check, restore, store_in};
+pub use check::Summary;
 pub use compact::Compacted;
 pub use error::{StoreError, UpdateError};
+pub use files::wait_until_free;
 pub use listing::{AuditQuery, Listing, RunLogTail};
 pub use store::Store;

@@ -50,16 +50,22 @@ impl Store {
     /// The unfinished runs (to resume, or to show), oldest first: read from their index, so
     /// the finished runs that are the bulk of the store are not read at all.
     pub fn unfinished_runs(&self) -> Result<Vec<Run>, StoreError> {
-        self.unfinished_ids()?
-            .into_iter()
-            .map(|(key, id)| {
-                let run = self.indexed_run(&key, id)?;
-                if run.state.is_finished() {
-                    return Err(self.corrupt(INDEX, &key, &format!("run {id} is finished")));
-                }
-                Ok(run)
-            })
-            .collect()
+        let mut runs = Vec::new();
+        for (key, id) in self.unfinished_ids()? {
+            runs.extend(self.unfinished_run(&key, id)?);
+        }
+        Ok(runs)
+    }
+
+    /// The unfinished run the index key `key` points at; `None` when it finished since the
+    /// key was read (see [`Store::moved`]).
+    fn unfinished_run(&self, key: &[u8], id: RunId) -> Result<Option<Run>, StoreError> {
+        match self.indexed_run(key, id)? {
+            Some(run) if run.state.is_finished() => {
+                self.moved(key, || format!("run {id} is finished"))
+            }
+            run => Ok(run),
+        }
     }
 
     /// `/run list`: the unfinished runs and those finished at or after `since`, newest (by id)
@@ -81,13 +87,13 @@ impl Store {
             ids.push((key, RunId::new(id)));
         }
         ids.sort_unstable_by_key(|&(_, id)| std::cmp::Reverse(id));
+        // A run that finished between the two index reads was read under both keys.
+        ids.dedup_by_key(|(_, id)| *id);
         let skip = page.skip(per_page);
-        let items = ids
-            .iter()
-            .skip(skip)
-            .take(per_page)
-            .map(|(key, id)| self.indexed_run(key, *id))
-            .collect::<Result<_, _>>()?;
+        let mut items = Vec::new();
+        for (key, id) in ids.iter().skip(skip).take(per_page) {
+            items.extend(self.indexed_run(key, *id)?);
+        }
         Ok(Listing {
             items,
             more: ids.len() > skip.saturating_add(per_page),
@@ -153,11 +159,10 @@ impl Store {
     ) -> Result<Listing<AuditEvent>, StoreError> {
         let skip = page.skip(per_page);
         let mut keys = self.audit_keys(query).rev().skip(skip);
-        let items = keys
-            .by_ref()
-            .take(per_page)
-            .map(|key| self.indexed_audit(&key?))
-            .collect::<Result<_, _>>()?;
+        let mut items = Vec::new();
+        for key in keys.by_ref().take(per_page) {
+            items.extend(self.indexed_audit(&key?)?);
+        }
         Ok(Listing {
             items,
             more: keys.next().is_some(),
@@ -170,7 +175,11 @@ impl Store {
         &self,
         query: AuditQuery,
     ) -> impl Iterator<Item = Result<AuditEvent, StoreError>> + '_ {
-        self.audit_keys(query).map(|key| self.indexed_audit(&key?))
+        self.audit_keys(query).filter_map(|key| {
+            key.map_err(StoreError::from)
+                .and_then(|key| self.indexed_audit(&key))
+                .transpose()
+        })
     }
 
     /// The newest lines of run `run`'s log that fit in `max_chars` (each line's characters and
@@ -226,23 +235,45 @@ impl Store {
             .keys()
     }
 
-    /// The run an index key points at; a key pointing at no run is a damaged index.
-    fn indexed_run(&self, key: &[u8], id: RunId) -> Result<Run, StoreError> {
-        self.run(id)?
-            .ok_or_else(|| self.corrupt(INDEX, key, &format!("there is no run {id}")))
+    /// The run an index key points at; `None` when it is gone since the key was read (see
+    /// [`Store::moved`]).
+    fn indexed_run(&self, key: &[u8], id: RunId) -> Result<Option<Run>, StoreError> {
+        match self.run(id)? {
+            Some(run) => Ok(Some(run)),
+            None => self.moved(key, || format!("there is no run {id}")),
+        }
     }
 
-    /// The audit entry an index key points at; a key pointing at no entry is a damaged index.
-    fn indexed_audit(&self, key: &[u8]) -> Result<AuditEvent, StoreError> {
+    /// The audit entry an index key points at; `None` when it is gone since the key was read
+    /// (see [`Store::moved`]).
+    fn indexed_audit(&self, key: &[u8]) -> Result<Option<AuditEvent>, StoreError> {
         let seq = self.index_number(key)?;
         let entry = keys::number_key(seq);
         match self.audit.get(entry)? {
-            Some(bytes) => self.decode(AUDIT, &entry, &bytes),
-            None => Err(self.corrupt(INDEX, key, &format!("there is no audit entry #{seq}"))),
+            Some(bytes) => self.decode(AUDIT, &entry, &bytes).map(Some),
+            None => self.moved(key, || format!("there is no audit entry #{seq}")),
         }
+    }
+
+    /// What a listing makes of an index key whose record is not as the key says (`wrong`): a
+    /// listing reads the key, then the record, and a write may come in between (a run
+    /// finishing moves its key; compaction removes both). A key gone since is skipped; a key
+    /// still there points at nothing, and the index is damaged.
+    fn moved<T>(
+        &self,
+        key: &[u8],
+        wrong: impl FnOnce() -> String,
+    ) -> Result<Option<T>, StoreError> {
+        if self.index.contains_key(key)? {
+            return Err(self.corrupt(INDEX, key, &wrong()));
+        }
+        Ok(None)
     }
 
     fn index_number(&self, key: &[u8]) -> Result<u64, StoreError> {
         keys::indexed_number(key).ok_or_else(|| self.corrupt(INDEX, key, "it is too short"))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -16,6 +16,7 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -85,13 +86,23 @@ impl Marker {
     }
 }
 
-/// The marker of an open store: where it is, and what it last said (`None`: there is no
-/// marker file yet, as in a new store or one from an opsbot that kept none).
+/// How often at most the marker is rewritten for the audit log alone (see [`Keeper::advance`]).
+const AUDIT_ONLY_EVERY: Duration = Duration::from_secs(1);
+
+/// The marker of an open store: where it is, what it last said (`None`: there is no marker
+/// file yet, as in a new store or one from an opsbot that kept none), and when.
 #[derive(Debug)]
 pub(crate) struct Keeper {
     path: PathBuf,
     store: PathBuf,
-    written: Mutex<Option<Marker>>,
+    written: Mutex<Written>,
+    audit_only_every: Duration,
+}
+
+#[derive(Debug)]
+struct Written {
+    marker: Option<Marker>,
+    at: Option<Instant>,
 }
 
 impl Keeper {
@@ -99,23 +110,47 @@ impl Keeper {
         Self {
             path,
             store: store.to_owned(),
-            written: Mutex::new(written),
+            written: Mutex::new(Written {
+                marker: written,
+                at: None,
+            }),
+            audit_only_every: AUDIT_ONLY_EVERY,
         }
     }
 
     /// Records `held` (read before the flush that made it durable) where it is ahead of the
-    /// marker; writes nothing when it is not, so most flushes cost a comparison.
+    /// marker. Each write costs a temporary file, two fsyncs and a rename, so not every flush
+    /// pays it: a new run or a new snapshot is recorded at once, but the audit log, which moves
+    /// with every transition of every run, at most once per [`AUDIT_ONLY_EVERY`]. The marker
+    /// still never claims more than the store holds, only less: its `last_audit` may lag by
+    /// that long. So a store that lost a run, or its snapshot, or audit entries older than
+    /// that, is refused as ever; one put back to a copy that lacks only the audit entries of
+    /// the last moment before the bot stopped (with no run created since) is not.
     pub(crate) fn advance(&self, held: &Marker) -> Result<(), StoreError> {
         let mut written = self.written.lock().unwrap_or_else(PoisonError::into_inner);
-        let before = written.unwrap_or_default();
+        let before = written.marker.unwrap_or_default();
         let next = Marker {
             last_run: held.last_run.max(before.last_run),
             last_audit: held.last_audit.max(before.last_audit),
             snapshot: before.snapshot || files::has_snapshot(&self.store)?,
         };
-        if *written != Some(next) {
+        let due = match written.marker {
+            None => true,
+            Some(before) if before.last_run != next.last_run => true,
+            Some(before) if before.snapshot != next.snapshot => true,
+            Some(before) => {
+                before.last_audit != next.last_audit
+                    && written
+                        .at
+                        .is_none_or(|at| at.elapsed() >= self.audit_only_every)
+            }
+        };
+        if due {
             write(&self.path, &next)?;
-            *written = Some(next);
+            *written = Written {
+                marker: Some(next),
+                at: Some(Instant::now()),
+            };
         }
         Ok(())
     }
@@ -130,12 +165,7 @@ fn describe_run(last: u64) -> String {
 
 /// Where the marker of the store directory `store` is: beside it, named after it.
 pub(crate) fn path_of(store: &Path) -> Result<PathBuf, StoreError> {
-    let name = store.file_name().ok_or_else(|| StoreError::Unplaceable {
-        path: store.to_owned(),
-    })?;
-    let mut marker = name.to_owned();
-    marker.push(".marker");
-    Ok(store.with_file_name(marker))
+    files::beside(store, "marker")
 }
 
 /// Reads the marker at `path`; `None` when there is none (a new store, or one from an opsbot
@@ -225,6 +255,36 @@ mod tests {
             1,
             "no temporary left"
         );
+    }
+
+    /// A new run is recorded at once; the audit log alone, once the interval has passed.
+    #[test]
+    fn the_audit_log_alone_rewrites_the_marker_at_most_once_per_interval() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store");
+        fs::create_dir(&store).unwrap();
+        let path = path_of(&store).unwrap();
+        let keeper = |every| Keeper {
+            audit_only_every: every,
+            ..Keeper::new(&store, path.clone(), None)
+        };
+        let held = |last_run, last_audit| Marker {
+            snapshot: false,
+            ..marker(last_run, last_audit)
+        };
+        let never = keeper(Duration::MAX);
+        never.advance(&held(1, 1)).unwrap();
+        never.advance(&held(1, 2)).unwrap();
+        assert_eq!(read(&path).unwrap(), Some(held(1, 1)));
+        never.advance(&held(2, 3)).unwrap();
+        assert_eq!(read(&path).unwrap(), Some(held(2, 3)));
+        // Never back: a stale reading does not take back what was recorded.
+        never.advance(&held(1, 1)).unwrap();
+        assert_eq!(read(&path).unwrap(), Some(held(2, 3)));
+        let always = keeper(Duration::ZERO);
+        always.advance(&held(2, 3)).unwrap();
+        always.advance(&held(2, 4)).unwrap();
+        assert_eq!(read(&path).unwrap(), Some(held(2, 4)));
     }
 
     #[test]

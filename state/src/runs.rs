@@ -100,6 +100,13 @@ impl Store {
         }
     }
 
+    /// Whether run `id` was ever created, though compaction may have archived it since: ids
+    /// are handed out densely and never taken back, so a run's audit entries stay its own
+    /// after it left the store.
+    pub fn was_created(&self, id: RunId) -> Result<bool, StoreError> {
+        Ok((1..self.counter(NEXT_RUN)?).contains(&id.get()))
+    }
+
     /// Applies a transition as a compare-and-swap: reads the run, applies `change` to a copy,
     /// and writes the copy in one transaction with the audit events `change` returned (stamped
     /// with now, the run and `actor`) and the lock change it implies (a run that became

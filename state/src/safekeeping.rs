@@ -69,7 +69,9 @@ impl Store {
     }
 
     /// Held by every write, so that a backup (which holds [`Store::quiet`]) sees the store at
-    /// one point in time, between two writes.
+    /// one point in time, between two writes. Taken once per write, never again by the thread
+    /// holding it: std's lock queues a second read behind a backup waiting for the write lock,
+    /// which waits for the first read, and neither ends.
     pub(crate) fn writing(&self) -> RwLockReadGuard<'_, ()> {
         self.writes.read().unwrap_or_else(PoisonError::into_inner)
     }

@@ -17,6 +17,7 @@ use sled::transaction::{ConflictableTransactionError, ConflictableTransactionRes
 use sled::transaction::{TransactionError, TransactionalTree, UnabortableTransactionError};
 use sled::{IVec, Tree};
 
+use crate::archive::ArchivePaths;
 use crate::codec::{self, DecodeError};
 use crate::error::StoreError;
 use crate::keys::{self, AUDIT, DELIVERIES, INDEX, LOCKS, META, PLANS, RUN_LOGS, RUNS};
@@ -46,6 +47,8 @@ pub struct Store {
     pub(crate) deliveries: Tree,
     pub(crate) index: Tree,
     path: Arc<PathBuf>,
+    /// Where compaction archives to (see `archive`), beside the store.
+    pub(crate) archives: Arc<ArchivePaths>,
     /// Serializes `create_run`, so that the id its `build` closure is given is the id the
     /// transaction allocates (sled's file lock already keeps other processes out).
     pub(crate) creating: Arc<Mutex<()>>,
@@ -100,6 +103,7 @@ impl Store {
             index: db.open_tree(INDEX)?,
             db,
             path: Arc::new(path.to_owned()),
+            archives: Arc::new(ArchivePaths::of(path)?),
             creating: Arc::new(Mutex::new(())),
             last_sweep: Arc::new(AtomicU64::new(0)),
             plan_cache: Arc::new(PlanCache::default()),
@@ -133,11 +137,17 @@ impl Store {
 
     /// Makes everything written so far durable: every write calls it before returning,
     /// because the engine relies on a returned write to be there after a crash. Then moves the
-    /// marker forward to what the flush made durable (read before it).
+    /// marker forward to what the flush made durable (read before it). A marker that cannot be
+    /// written is only warned about: the write is durable all the same, and a marker behind
+    /// the store is what it is by design between writes (it never claims more than the store
+    /// holds); the next flush, or the next open, writes it again or stops the bot.
     pub(crate) fn flush(&self) -> Result<(), StoreError> {
         let held = self.held()?;
         self.db.flush()?;
-        self.marker.advance(&held)
+        if let Err(error) = self.marker.advance(&held) {
+            tracing::warn!(%error, "the store's marker lags behind the store");
+        }
+        Ok(())
     }
 
     pub(crate) fn path(&self) -> &Path {

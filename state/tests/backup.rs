@@ -53,6 +53,101 @@ fn a_backup_taken_while_runs_are_written_is_one_point_in_time() {
     assert!(first.last_run < last.last_run, "{first} / {last}");
 }
 
+/// Compaction moves runs and audit entries from the store to its archives while the backup
+/// copies both: each record is in the backup's store or in its archives, once.
+#[test]
+fn a_backup_taken_while_compaction_runs_holds_each_record_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::open(dir.path()).unwrap();
+    let stop = AtomicBool::new(false);
+    let backups = tempfile::tempdir().unwrap();
+    // Past every record: all of them are compacted, as soon as they are written.
+    let cutoff = time::OffsetDateTime::now_utc() + time::Duration::days(1);
+    // The lines of an archive of a backup, each whole.
+    let lines = |path: std::path::PathBuf| {
+        fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .inspect(|line| assert!(line.ends_with('}'), "a torn line: {line}"))
+            .count()
+    };
+    // The live archive, which compaction may be appending to as it is read.
+    let archived_runs = || {
+        let archive = fs::read(store.archive_paths().runs).unwrap_or_default();
+        archive.iter().filter(|&&byte| byte == b'\n').count()
+    };
+    std::thread::scope(|scope| {
+        // A failed assertion below stops the threads, rather than waiting for them forever.
+        let _stop = StopOnDrop(&stop);
+        let (writer, compactor) = ((&store, &stop), (&store, &stop));
+        let writing = scope.spawn(move || {
+            for i in 0.. {
+                if writer.1.load(Ordering::Relaxed) {
+                    break;
+                }
+                writer
+                    .0
+                    .create_run(finished_run(&format!("c{i}")), None)
+                    .unwrap();
+            }
+        });
+        let compacting = scope.spawn(move || {
+            while !compactor.1.load(Ordering::Relaxed) {
+                compactor.0.compact(cutoff, 1).unwrap();
+            }
+        });
+        for n in 0..3 {
+            while archived_runs() < 5 * (n + 1) {
+                let stopped = writing.is_finished() || compacting.is_finished();
+                assert!(!stopped, "the writer or the compaction failed");
+                std::thread::yield_now();
+            }
+            let backup = backups.path().join(format!("b{n}"));
+            let summary = store.backup(&backup).unwrap();
+            let archived = |suffix| lines(backup.join(format!("store.{suffix}.jsonl")));
+            assert_eq!(
+                (summary.runs + archived("runs")) as u64,
+                summary.last_run,
+                "{summary}"
+            );
+            assert_eq!(
+                (summary.audit_entries + archived("audit")) as u64,
+                summary.last_audit,
+                "{summary}"
+            );
+        }
+    });
+}
+
+/// Tells the threads of a test to stop when it ends, passed or failed.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A mistyped path is not a damaged store: nothing tells the operator to restore.
+#[test]
+fn a_path_that_holds_no_store_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let nothing = dir.path().join("typo");
+    let error = opsbot_state::check(&nothing).unwrap_err();
+    assert!(matches!(error, StoreError::NotAStore { .. }), "{error:?}");
+    assert!(!error.to_string().contains("restore"), "{error}");
+    fs::create_dir(&nothing).unwrap();
+    let store = common::store_in(dir.path());
+    let error = opsbot_state::restore(&store, &nothing).unwrap_err();
+    assert!(matches!(error, StoreError::NotAStore { .. }), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .contains("is not an opsbot store (it has no marker"),
+        "{error}"
+    );
+}
+
 #[test]
 fn a_backup_goes_to_a_new_directory_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -135,7 +230,8 @@ fn restore_puts_a_backup_back_and_keeps_the_store_that_was_there() {
             Err(StoreError::InUse { .. })
         ));
     }
-    let restored = retry_while_locked(|| opsbot_state::restore(&path, &backup));
+    opsbot_state::wait_until_free(&path).unwrap();
+    let restored = opsbot_state::restore(&path, &backup).unwrap();
     assert_eq!(restored.summary.last_run, 1);
     let aside = restored
         .kept_aside
@@ -159,15 +255,51 @@ fn restore_puts_a_backup_back_and_keeps_the_store_that_was_there() {
     assert!(!dir.path().join("store.restoring").exists());
 }
 
-/// sled lets go of its lock from a background thread just after the store is dropped.
-fn retry_while_locked<T>(mut attempt: impl FnMut() -> Result<T, StoreError>) -> T {
-    for _ in 0..200 {
-        match attempt() {
-            Err(StoreError::InUse { .. }) => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            other => return other.unwrap(),
-        }
+#[test]
+fn restore_puts_the_backups_archives_back_and_keeps_the_live_ones_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let backups = tempfile::tempdir().unwrap();
+    let backup = backups.path().join("b");
+    let path = common::store_in(dir.path());
+    let cutoff = time::OffsetDateTime::now_utc() + time::Duration::days(1);
+    let archived = |store: &std::path::Path| {
+        ["runs", "audit"].map(|suffix| {
+            let name = format!("{}.{suffix}.jsonl", store.file_name().unwrap().display());
+            fs::read_to_string(store.with_file_name(name)).unwrap_or_default()
+        })
+    };
+    {
+        let store = common::open(dir.path()).unwrap();
+        store.create_run(finished_run("a"), None).unwrap();
+        store.compact(cutoff, 10).unwrap();
+        store.backup(&backup).unwrap();
+        store.create_run(finished_run("b"), None).unwrap();
+        store.compact(cutoff, 10).unwrap();
     }
-    attempt().unwrap()
+    let live = archived(&path);
+    let backed_up = archived(&common::store_in(&backup));
+    assert_eq!(
+        backed_up.each_ref().map(|archive| archive.lines().count()),
+        [1, 1]
+    );
+    assert_eq!(
+        live.each_ref().map(|archive| archive.lines().count()),
+        [2, 2]
+    );
+    opsbot_state::wait_until_free(&path).unwrap();
+    let restored = opsbot_state::restore(&path, &backup).unwrap();
+    assert_eq!(archived(&path), backed_up);
+    let aside = restored.kept_aside.unwrap();
+    assert_eq!(archived(&aside), live);
+    for staged in ["restoring.runs.jsonl", "restoring.audit.jsonl"] {
+        assert!(!dir.path().join(format!("store.{staged}")).exists());
+    }
+    // The next compaction appends to the backup's archives, as the store it ran on did.
+    let store = common::open(dir.path()).unwrap();
+    store.create_run(finished_run("c"), None).unwrap();
+    store.compact(cutoff, 10).unwrap();
+    assert_eq!(
+        archived(&path).map(|archive| archive.lines().count()),
+        [2, 2]
+    );
 }

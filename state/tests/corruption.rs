@@ -21,7 +21,7 @@ fn store_with_three_runs(dir: &Path) -> Result<(), StoreError> {
 }
 
 /// Writes `value` under `key` of `tree` with raw sled, as a disk fault or a bad repair would.
-fn poke(dir: &Path, tree: &str, key: &[u8], value: &[u8]) -> sled::Result<()> {
+fn poke(dir: &Path, tree: &str, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
     let db = common::raw_open(dir)?;
     db.open_tree(tree)?.insert(key, value)?;
     db.flush()?;
@@ -244,16 +244,61 @@ fn refused_at_open(dir: &std::path::Path) -> (&'static str, String, String) {
 }
 
 /// The store at `dir` opens (its finished runs are not read at open), and reading r-2, the
-/// finished run, fails.
+/// finished run, fails; `opsbot store check` fails the same way.
 fn refused_when_read(dir: &std::path::Path) -> StoreError {
     let store = match common::open(dir) {
         Ok(store) => store,
         Err(error) => panic!("a damaged finished run must not stop open: {error}"),
     };
-    match store.run(RunId::new(2)) {
+    let error = match store.run(RunId::new(2)) {
         Err(error) => error,
         Ok(run) => panic!("r-2 is damaged, yet read: {run:?}"),
+    };
+    drop(store);
+    match common::check(dir) {
+        Err(checked) => assert_eq!(checked.to_string(), error.to_string()),
+        Ok(summary) => panic!("r-2 is damaged, yet the check passed: {summary}"),
     }
+    error
+}
+
+/// An index key left pointing at nothing, and a run missing from the index: opening reads
+/// neither, a check finds both.
+#[test]
+fn check_finds_an_index_that_disagrees_with_the_records() {
+    let dir = tempfile::tempdir().unwrap();
+    store_with_three_runs(dir.path()).unwrap();
+    let db = common::raw_open(dir.path()).unwrap();
+    let audit = db.open_tree("audit").unwrap();
+    let first = audit.remove(r(1)).unwrap().unwrap();
+    db.flush().unwrap();
+    drop(audit);
+    drop(db);
+    let error = common::check(dir.path()).unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            StoreError::Corrupt { tree: "index", key, detail, .. }
+                if key == "audit #1" && detail == "there is no audit entry #1"
+        ),
+        "{error:?}"
+    );
+    let db = common::raw_open(dir.path()).unwrap();
+    db.open_tree("audit").unwrap().insert(r(1), first).unwrap();
+    let index = db.open_tree("index").unwrap();
+    let unfinished = [&b"u"[..], &r(3)].concat();
+    assert!(index.remove(unfinished).unwrap().is_some());
+    db.flush().unwrap();
+    drop(index);
+    drop(db);
+    assert_eq!(
+        corrupt(common::check(dir.path()).unwrap_err()),
+        (
+            "runs",
+            "r-3".to_owned(),
+            "the index lacks its unfinished r-3".to_owned()
+        )
+    );
 }
 
 fn corrupt(error: StoreError) -> (&'static str, String, String) {

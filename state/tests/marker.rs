@@ -113,6 +113,25 @@ fn a_write_that_numbers_nothing_leaves_the_marker_alone() {
     assert_ne!(files(dir.path()).remove(&marker).unwrap(), before);
 }
 
+/// Once sled has flushed, the write is durable: a marker that cannot follow does not undo
+/// it, and the next open, which must write the marker, is what refuses.
+#[test]
+fn a_write_whose_marker_cannot_be_written_is_durable_all_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("store.marker");
+    let store = common::open(dir.path()).unwrap();
+    // A directory where the marker should be: renaming the new marker over it fails.
+    fs::remove_file(&marker).unwrap();
+    fs::create_dir_all(marker.join("in-the-way")).unwrap();
+    let run = store.create_run(new_run("a"), None).unwrap();
+    assert_eq!(store.run(run.id).unwrap(), Some(run));
+    drop(store);
+    assert!(matches!(
+        common::open(dir.path()),
+        Err(StoreError::MarkerIo { .. })
+    ));
+}
+
 #[test]
 fn a_store_from_before_markers_gets_one_and_is_opened() {
     let dir = tempfile::tempdir().unwrap();

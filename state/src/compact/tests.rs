@@ -16,7 +16,8 @@ use crate::Store;
 const YEAR_AGO: OffsetDateTime = datetime!(2024-01-01 00:00 UTC);
 const CUTOFF: OffsetDateTime = datetime!(2025-01-01 00:00 UTC);
 
-fn run(id: RunId, cluster: &str, finished: Option<OffsetDateTime>) -> Run {
+/// A restart of `cluster` requested a year before the cutoff, finished at `finished` if given.
+pub(crate) fn run(id: RunId, cluster: &str, finished: Option<OffsetDateTime>) -> Run {
     let plan = Plan {
         request: ProcedureRequest::ClusterRestart {
             cluster: ClusterName::parse(cluster).unwrap(),
@@ -117,8 +118,11 @@ fn runs_finished_and_entries_stamped_before_the_cutoff_are_archived_then_removed
             exported(event(YEAR_AGO, Some(RunId::new(3))))
         ]
     );
-    // Gone from the store, with their plan, log, counter and index entries.
+    // Gone from the store, with their plan, log, counter and index entries; but created.
     assert_eq!(store.run(RunId::new(1)).unwrap(), None);
+    assert!(store.was_created(RunId::new(1)).unwrap());
+    assert!(!store.was_created(RunId::new(4)).unwrap());
+    assert!(!store.was_created(RunId::new(0)).unwrap());
     assert!(store.plans.get(1_u64.to_be_bytes()).unwrap().is_none());
     assert!(store.run_logs.is_empty());
     assert!(

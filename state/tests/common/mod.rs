@@ -160,46 +160,30 @@ pub fn finished_run_at(
     }
 }
 
-/// sled releases its file lock from a background thread shortly after the last handle drops, so
-/// reopening at once in the same process can lose that race on a loaded machine. The bot never
-/// reopens a store in-process (a restart is a new process); these tests do, so they wait for the
-/// lock, for at most two seconds.
+/// The store in `dir`, opened once sled lets go of the lock of the handle a test dropped just
+/// before (see [`opsbot_state::wait_until_free`]); the bot never reopens a store in-process (a
+/// restart is a new process), these tests do.
 pub fn open(dir: &std::path::Path) -> Result<opsbot_state::Store, opsbot_state::StoreError> {
-    retry_while_locked(
-        || opsbot_state::Store::open(&store_in(dir)),
-        |e| matches!(e, opsbot_state::StoreError::InUse { .. }),
-    )
+    opsbot_state::wait_until_free(&store_in(dir))?;
+    opsbot_state::Store::open(&store_in(dir))
+}
+
+/// `opsbot store check` of the store in `dir`, once it is free as for [`open`].
+pub fn check(dir: &std::path::Path) -> Result<opsbot_state::Summary, opsbot_state::StoreError> {
+    opsbot_state::wait_until_free(&store_in(dir))?;
+    opsbot_state::check(&store_in(dir))
 }
 
 /// The raw sled database, for tests that write what opsbot never would.
-pub fn raw_open(dir: &std::path::Path) -> sled::Result<sled::Db> {
-    retry_while_locked(|| sled::open(store_in(dir)), is_lock)
+pub fn raw_open(dir: &std::path::Path) -> Result<sled::Db, opsbot_state::StoreError> {
+    opsbot_state::wait_until_free(&store_in(dir))?;
+    Ok(sled::open(store_in(dir))?)
 }
 
 /// The store of a test's temporary directory: inside it, so that its marker (kept beside the
 /// store) is inside it too.
 pub fn store_in(dir: &std::path::Path) -> std::path::PathBuf {
     dir.join("store")
-}
-
-/// sled reports the lock as `Other`, with `WouldBlock` only in its message.
-fn is_lock(error: &sled::Error) -> bool {
-    matches!(error, sled::Error::Io(io) if io.to_string().contains("could not acquire lock"))
-}
-
-fn retry_while_locked<T, E>(
-    mut open: impl FnMut() -> Result<T, E>,
-    locked: impl Fn(&E) -> bool,
-) -> Result<T, E> {
-    for _ in 0..200 {
-        match open() {
-            Err(error) if locked(&error) => {
-                std::thread::sleep(std::time::Duration::from_millis(10))
-            }
-            other => return other,
-        }
-    }
-    open()
 }
 
 /// The bytes of every file under `dir`: a store's size on disk.

@@ -44,7 +44,9 @@ pub(crate) fn request(line: &str) -> Option<anyhow::Result<Request>> {
     Some(serde_json::from_str(json).context("a request from the command line does not decode"))
 }
 
-/// Answers `request` in a frame on `out`; the store's work runs off the async threads.
+/// Answers `request` in a frame on `out`; the store's work runs off the async threads and
+/// sends each line as it comes, so that an export of the whole audit log never sits in memory
+/// (the channel is bounded: a slow reader slows the export down, a gone one stops it).
 pub(crate) async fn answer(
     request: anyhow::Result<Request>,
     service: &Service,
@@ -57,45 +59,51 @@ pub(crate) async fn answer(
         ?request,
         "a command line request on the console socket"
     );
+    if out.send(format!("{BEGIN}\n")).await.is_err() {
+        return;
+    }
+    let lines = out.clone();
     let outcome = match request {
-        Ok(request) => tokio::task::spawn_blocking(move || perform(&store, request))
+        Ok(request) => tokio::task::spawn_blocking(move || perform(&store, request, &lines))
             .await
             .unwrap_or_else(|error| Err(anyhow::anyhow!("the request was cut short: {error}"))),
         Err(error) => Err(error),
     };
-    let mut frame = vec![format!("{BEGIN}\n")];
-    match outcome {
-        Ok(lines) => {
-            frame.extend(lines.into_iter().map(|line| format!("{line}\n")));
-            frame.push(format!("{END_OK}\n"));
-        }
+    let end = match outcome {
+        Ok(()) => format!("{END_OK}\n"),
         Err(error) => {
             let error = format!("{error:#}").replace('\n', " ");
-            frame.push(format!("{END_ERROR}{error}\n"));
+            format!("{END_ERROR}{error}\n")
         }
-    }
-    for line in frame {
-        if out.send(line).await.is_err() {
-            return;
-        }
-    }
+    };
+    // A connection gone meanwhile has nobody left to tell.
+    let _ = out.send(end).await;
 }
 
-fn perform(store: &opsbot_state::Store, request: Request) -> anyhow::Result<Vec<String>> {
+/// Does `request`, sending each line of its answer to `out` as it comes.
+fn perform(
+    store: &opsbot_state::Store,
+    request: Request,
+    out: &mpsc::Sender<String>,
+) -> anyhow::Result<()> {
+    let send = |line: String| {
+        out.blocking_send(format!("{line}\n"))
+            .map_err(|_| anyhow::anyhow!("the command line closed the connection"))
+    };
     match request {
-        Request::AuditExport(filter) => {
-            let mut lines = Vec::new();
-            audit_export::write(store, filter, |line| {
-                lines.push(line);
-                Ok(())
-            })?;
-            Ok(lines)
-        }
+        Request::AuditExport(filter) => audit_export::write(store, filter, send),
         Request::Backup(dest) => {
+            if !dest.is_absolute() {
+                bail!(
+                    "the backup directory {} is not absolute, and the bot's working directory \
+                     is not the caller's; give a full path",
+                    dest.display()
+                );
+            }
             let summary = store
                 .backup(&dest)
                 .with_context(|| format!("cannot back the store up into {}", dest.display()))?;
-            Ok(vec![backed_up(&dest, &summary)])
+            send(backed_up(&dest, &summary))
         }
     }
 }
@@ -148,4 +156,56 @@ pub async fn ask(
         line(&text)?;
     }
     bail!("the running bot stopped in the middle of its answer")
+}
+
+#[cfg(test)]
+mod tests {
+    use opsbot_commands::audit::{AuditEvent, AuditKind};
+    use time::OffsetDateTime;
+
+    use super::*;
+
+    /// The first event reaches the connection while the export still reads the store: with
+    /// room for one line in the channel, it cannot have read the third.
+    #[tokio::test]
+    async fn an_audit_export_streams_its_lines_as_it_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = opsbot_state::Store::open(&dir.path().join("store")).unwrap();
+        let writes = crate::store_writes::StoreWrites::new(store.clone());
+        for _ in 0..3 {
+            let event = AuditEvent {
+                at: OffsetDateTime::now_utc(),
+                run: None,
+                actor: None,
+                event: AuditKind::CancelRequested,
+            };
+            writes.append_audit(event).await.unwrap();
+        }
+        let (out, mut lines) = mpsc::channel(1);
+        let filter = Filter {
+            since: None,
+            run: None,
+        };
+        let export = tokio::task::spawn_blocking(move || {
+            perform(&store, Request::AuditExport(filter), &out)
+        });
+        let first = lines.recv().await.unwrap();
+        assert!(first.contains("cancel_requested"), "{first}");
+        assert!(!export.is_finished());
+        let mut rest = Vec::new();
+        while let Some(line) = lines.recv().await {
+            rest.push(line);
+        }
+        export.await.unwrap().unwrap();
+        assert_eq!(rest.len(), 2);
+    }
+
+    #[test]
+    fn a_backup_into_a_relative_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = opsbot_state::Store::open(&dir.path().join("store")).unwrap();
+        let (out, _lines) = mpsc::channel(1);
+        let error = perform(&store, Request::Backup("backups/b1".into()), &out).unwrap_err();
+        assert!(error.to_string().contains("is not absolute"), "{error}");
+    }
 }
