@@ -424,6 +424,7 @@ async fn keystone_with_the_wrong_ca_names_its_certificate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discord_is_checked_with_the_bots_own_start_up_check() {
+    use opsbot_fake_discord::permissions::{EMBED_LINKS, MEMBER, SEND_MESSAGES};
     use opsbot_fake_discord::{FakeConfig, FakeDiscord};
     use opsbot_tests::discord::{ANNOUNCE_CHANNEL, CHANNEL, discord_config};
 
@@ -439,6 +440,16 @@ async fn discord_is_checked_with_the_bots_own_start_up_check() {
     assert_eq!(
         line_of(&config).await,
         "ok    discord: token, guild and channels answer"
+    );
+    // Connecting is not enough: a channel where the bot may not post fails, naming what to grant.
+    fake.set_bot_permissions(ANNOUNCE_CHANNEL, MEMBER & !SEND_MESSAGES);
+    fake.set_bot_permissions(CHANNEL, MEMBER & !EMBED_LINKS);
+    assert_eq!(
+        line_of(&config).await,
+        format!(
+            "FAIL  discord: the bot lacks Embed Links in channel {CHANNEL}; the bot lacks Send \
+             Messages in channel {ANNOUNCE_CHANNEL}"
+        )
     );
     std::fs::write(dir.path().join("discord-token"), "not-the-token").unwrap();
     let line = line_of(&config).await;
