@@ -23,7 +23,7 @@ impl std::fmt::Debug for Authority {
     }
 }
 
-/// A server's certificate and key, PEM.
+/// A server's or client's certificate and key, PEM.
 #[derive(Debug, Clone)]
 pub struct Leaf {
     pub cert_pem: String,
@@ -56,12 +56,21 @@ impl Authority {
 
     /// A server certificate `CN=<common_name>` valid for `names` (IP addresses or DNS names).
     pub fn leaf(&self, common_name: &str, names: &[&str]) -> Leaf {
+        self.sign(common_name, names, ExtendedKeyUsagePurpose::ServerAuth)
+    }
+
+    /// A client certificate `CN=<common_name>`, for a `client_cert`.
+    pub fn client(&self, common_name: &str) -> Leaf {
+        self.sign(common_name, &[], ExtendedKeyUsagePurpose::ClientAuth)
+    }
+
+    fn sign(&self, common_name: &str, names: &[&str], usage: ExtendedKeyUsagePurpose) -> Leaf {
         let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
         let mut params = CertificateParams::new(names).expect("leaf params");
         params
             .distinguished_name
             .push(DnType::CommonName, common_name);
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        params.extended_key_usages = vec![usage];
         params.key_usages = vec![
             KeyUsagePurpose::DigitalSignature,
             KeyUsagePurpose::KeyEncipherment,
@@ -91,6 +100,7 @@ pub async fn tls_proxy(leaf: &Leaf, upstream: SocketAddr) -> SocketAddr {
     let tls = opsbot_sim::SimTls {
         cert_pem: leaf.cert_pem.clone(),
         key_pem: leaf.key_pem.clone(),
+        client_ca_pem: None,
     };
     let acceptor = TlsAcceptor::from(tls.server_config().expect("server TLS settings"));
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");

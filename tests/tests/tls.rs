@@ -53,8 +53,9 @@ async fn line_of(config: &Config) -> String {
     seen[0].to_string()
 }
 
-/// An ES 8 simulator serving HTTPS with `leaf` and requiring basic auth of [`USER`].
-async fn secured_sim(leaf: &Leaf) -> SimHandle {
+/// An ES 8 simulator serving HTTPS with `leaf` and requiring basic auth of [`USER`], and a
+/// client certificate `client_ca` issued when given.
+async fn secured_sim(leaf: &Leaf, client_ca: Option<&Authority>) -> SimHandle {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let config = SimConfig {
         flavor: Flavor::Es8,
@@ -63,6 +64,7 @@ async fn secured_sim(leaf: &Leaf) -> SimHandle {
         tls: Some(SimTls {
             cert_pem: leaf.cert_pem.clone(),
             key_pem: leaf.key_pem.clone(),
+            client_ca_pem: client_ca.map(Authority::pem),
         }),
         security: Some(Security {
             users: vec![(USER.to_owned(), PASSWORD.to_owned())],
@@ -80,8 +82,13 @@ struct Secured {
 }
 
 async fn secured() -> Secured {
+    secured_requiring(None).await
+}
+
+/// [`secured`], requiring a client certificate `client_ca` issued when given.
+async fn secured_requiring(client_ca: Option<&Authority>) -> Secured {
     let ca = Authority::new("Elasticsearch security auto-configuration HTTP CA");
-    let sim = secured_sim(&ca.leaf("logs-vip", &["127.0.0.1"])).await;
+    let sim = secured_sim(&ca.leaf("logs-vip", &["127.0.0.1"]), client_ca).await;
     Secured {
         sim,
         ca,
@@ -167,6 +174,46 @@ async fn the_wrong_ca_names_the_refused_certificate() {
         scene.sim.calls().is_empty(),
         "nothing reached the cluster API"
     );
+}
+
+#[tokio::test]
+async fn a_server_refusing_the_client_certificate_says_to_set_one() {
+    let clients = Authority::new("Operators' client CA");
+    let scene = secured_requiring(Some(&clients)).await;
+    let password = scene.password(PASSWORD);
+    // TLS 1.3: the refusal comes after the client's side of the handshake, on the first read.
+    let line = line_of(&scene.config(&scene.ca.pem(), &password)).await;
+    assert_eq!(
+        line,
+        format!(
+            "FAIL  cluster `logs` at {url}: GET / could not be reached at {url}: TLS: the server \
+             ended the handshake (CertificateRequired): it wants a client certificate it trusts \
+             (client_cert, client_key)",
+            url = scene.sim.base_url()
+        )
+    );
+    let identity = |leaf: &Leaf| {
+        let cert = write(scene.dir.path(), "client.pem", &leaf.cert_pem);
+        let key = write(scene.dir.path(), "client.key", &leaf.key_pem);
+        format!(
+            "client_cert = \"{}\"\nclient_key = \"{}\"\n{password}",
+            cert.display(),
+            key.display()
+        )
+    };
+    let stranger = Authority::new("Some other CA").client("opsbot");
+    let line = line_of(&scene.config(&scene.ca.pem(), &identity(&stranger))).await;
+    assert!(
+        line.ends_with(
+            "TLS: the server ended the handshake (UnknownCA): it wants a client certificate it \
+             trusts (client_cert, client_key)"
+        ),
+        "{line}"
+    );
+    assert!(scene.sim.calls().is_empty(), "no request got through");
+    let trusted = clients.client("opsbot");
+    let line = line_of(&scene.config(&scene.ca.pem(), &identity(&trusted))).await;
+    assert!(line.starts_with("ok    cluster `logs`"), "{line}");
 }
 
 #[tokio::test]
