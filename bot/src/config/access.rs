@@ -3,9 +3,10 @@
 //! variable) and never holds one: secrets are read when the client is built, into
 //! [`SecretString`]s that are never logged, stored or shown.
 
+use std::env::VarError;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 use secrecy::SecretString;
 use serde::Deserialize;
 
@@ -60,9 +61,7 @@ impl SecretSource {
     /// Reads the secret; an unset variable, an unreadable file and an empty value are errors.
     pub fn read(&self) -> anyhow::Result<SecretString> {
         let text = match self {
-            Self::Env(variable) => {
-                std::env::var(variable).with_context(|| format!("{variable} is not set"))?
-            }
+            Self::Env(variable) => env_value(variable, std::env::var(variable))?,
             Self::File(file) => first_line(file)?,
         };
         let text = text.trim();
@@ -74,6 +73,15 @@ impl SecretSource {
         }
         Ok(SecretString::from(text.to_owned()))
     }
+}
+
+/// The value `std::env::var` gave for `variable`. The error never carries the value:
+/// `VarError::NotUnicode` holds it and would print it.
+fn env_value(variable: &str, value: Result<String, VarError>) -> anyhow::Result<String> {
+    value.map_err(|error| match error {
+        VarError::NotPresent => anyhow!("{variable} is not set"),
+        VarError::NotUnicode(_) => anyhow!("{variable} is not valid UTF-8"),
+    })
 }
 
 fn first_line(file: &Path) -> anyhow::Result<String> {
