@@ -71,7 +71,8 @@ impl Cloud {
             name: c.name.clone(),
             client: CloudClient::new(&c.name, credentials, &c.tls(), request_timeout)
                 .with_context(|| format!("cloud `{}`", c.name))?,
-            hosts: HostControl::new(c.compute_control.clone(), &c.auth_url),
+            hosts: HostControl::new(c.compute_control.clone(), &c.auth_url, &c.tls())
+                .with_context(|| format!("cloud `{}`", c.name))?,
         })
     }
 }

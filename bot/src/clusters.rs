@@ -49,7 +49,8 @@ impl Clusters {
                     config.engine.request_timeout,
                 )
                 .with_context(|| format!("cluster `{}`", c.name))?,
-                nodes: NodeControl::new(c.node_control.clone(), &c.url),
+                nodes: NodeControl::new(c.node_control.clone(), &c.url, &c.tls)
+                    .with_context(|| format!("cluster `{}`", c.name))?,
                 inventory: c.nodes.clone(),
             };
             map.insert(c.name.clone(), cluster);

@@ -217,6 +217,29 @@ async fn a_server_refusing_the_client_certificate_says_to_set_one() {
 }
 
 #[tokio::test]
+async fn the_simulators_admin_api_is_reached_as_its_cluster_is() {
+    use opsbot::config::{NodeControlConfig, Tls};
+    use opsbot::node_control::{NodeControl, NodeOp, Outcome};
+
+    let scene = secured().await;
+    let tls = Tls {
+        ca_file: Some(write(scene.dir.path(), "ca.pem", &scene.ca.pem())),
+        identity: None,
+    };
+    let sim = NodeControlConfig::Sim { url: None };
+    let control = NodeControl::new(sim, &scene.sim.base_url(), &tls).unwrap();
+    let node = opsbot_commands::name::NodeAddr::parse("10.0.0.13").unwrap();
+    let stopped = control.apply(NodeOp::Stop, node).await.unwrap();
+    assert_eq!(
+        stopped,
+        Outcome::Done {
+            note: "stopped 10.0.0.13".into(),
+            output: Vec::new()
+        }
+    );
+}
+
+#[tokio::test]
 async fn missing_or_wrong_credentials_are_a_401_saying_what_to_check() {
     let scene = secured().await;
     let line = line_of(&scene.config(&scene.ca.pem(), "")).await;
