@@ -97,6 +97,9 @@ impl TlsListener {
                     // The server is gone: stop listening.
                     () = tx.closed() => break,
                 };
+                // As Elasticsearch (`http.tcp.no_delay`) and Discord's edge do: no Nagle delay on
+                // small answers, which would otherwise wait for the client's delayed ACK (~40 ms).
+                let _ = stream.set_nodelay(true);
                 let acceptor = acceptor.clone();
                 let ready = tx.clone();
                 tokio::spawn(async move {

@@ -62,9 +62,8 @@ async fn secured_sim(leaf: &Leaf, client_ca: Option<&Authority>) -> SimHandle {
         node_count: 3,
         days_of_indices: 3,
         tls: Some(SimTls {
-            cert_pem: leaf.cert_pem.clone(),
-            key_pem: leaf.key_pem.clone(),
             client_ca_pem: client_ca.map(Authority::pem),
+            ..leaf.serving()
         }),
         security: Some(Security {
             users: vec![(USER.to_owned(), PASSWORD.to_owned())],
@@ -87,8 +86,8 @@ async fn secured() -> Secured {
 
 /// [`secured`], requiring a client certificate `client_ca` issued when given.
 async fn secured_requiring(client_ca: Option<&Authority>) -> Secured {
-    let ca = Authority::new("Elasticsearch security auto-configuration HTTP CA");
-    let sim = secured_sim(&ca.leaf("logs-vip", &["127.0.0.1"]), client_ca).await;
+    let ca = Authority::new("Elasticsearch security auto-configuration HTTP CA").unwrap();
+    let sim = secured_sim(&ca.leaf("logs-vip", &["127.0.0.1"]).unwrap(), client_ca).await;
     Secured {
         sim,
         ca,
@@ -151,7 +150,7 @@ async fn an_https_cluster_with_a_private_ca_and_basic_auth_is_reached() {
 #[tokio::test]
 async fn the_wrong_ca_names_the_refused_certificate() {
     let scene = secured().await;
-    let other = Authority::new("Some other CA");
+    let other = Authority::new("Some other CA").unwrap();
     let line = line_of(&scene.config(&other.pem(), &scene.password(PASSWORD))).await;
     assert!(
         line.starts_with("FAIL  cluster `logs` at https://"),
@@ -178,7 +177,7 @@ async fn the_wrong_ca_names_the_refused_certificate() {
 
 #[tokio::test]
 async fn a_server_refusing_the_client_certificate_says_to_set_one() {
-    let clients = Authority::new("Operators' client CA");
+    let clients = Authority::new("Operators' client CA").unwrap();
     let scene = secured_requiring(Some(&clients)).await;
     let password = scene.password(PASSWORD);
     // TLS 1.3: the refusal comes after the client's side of the handshake, on the first read.
@@ -201,7 +200,10 @@ async fn a_server_refusing_the_client_certificate_says_to_set_one() {
             key.display()
         )
     };
-    let stranger = Authority::new("Some other CA").client("opsbot");
+    let stranger = Authority::new("Some other CA")
+        .unwrap()
+        .client("opsbot")
+        .unwrap();
     let line = line_of(&scene.config(&scene.ca.pem(), &identity(&stranger))).await;
     assert!(
         line.ends_with(
@@ -211,7 +213,7 @@ async fn a_server_refusing_the_client_certificate_says_to_set_one() {
         "{line}"
     );
     assert!(scene.sim.calls().is_empty(), "no request got through");
-    let trusted = clients.client("opsbot");
+    let trusted = clients.client("opsbot").unwrap();
     let line = line_of(&scene.config(&scene.ca.pem(), &identity(&trusted))).await;
     assert!(line.starts_with("ok    cluster `logs`"), "{line}");
 }
@@ -422,7 +424,11 @@ async fn keystone_behind_tls(ca: &Authority) -> String {
     let upstream = format!("127.0.0.1:{}", keystone.port().unwrap())
         .parse()
         .unwrap();
-    let proxy = tls_proxy(&ca.leaf("keystone.internal", &["127.0.0.1"]), upstream).await;
+    let proxy = tls_proxy(
+        &ca.leaf("keystone.internal", &["127.0.0.1"]).unwrap(),
+        upstream,
+    )
+    .await;
     format!("https://{proxy}/v3")
 }
 
@@ -442,7 +448,7 @@ fn cloud(dir: &Path, auth_url: &str, ca_pem: &str) -> Config {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keystone_behind_tls_issues_tokens_to_a_cloud_trusting_its_ca() {
-    let ca = Authority::new("Kolla internal CA");
+    let ca = Authority::new("Kolla internal CA").unwrap();
     let auth_url = keystone_behind_tls(&ca).await;
     let dir = tempfile::tempdir().unwrap();
     let seen = outcomes(&cloud(dir.path(), &auth_url, &ca.pem())).await;
@@ -469,10 +475,10 @@ async fn keystone_behind_tls_issues_tokens_to_a_cloud_trusting_its_ca() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keystone_with_the_wrong_ca_names_its_certificate() {
-    let ca = Authority::new("Kolla internal CA");
+    let ca = Authority::new("Kolla internal CA").unwrap();
     let auth_url = keystone_behind_tls(&ca).await;
     let dir = tempfile::tempdir().unwrap();
-    let other = Authority::new("Not the Kolla CA");
+    let other = Authority::new("Not the Kolla CA").unwrap();
     let seen = outcomes(&cloud(dir.path(), &auth_url, &other.pem())).await;
     assert_eq!(
         seen.len(),
