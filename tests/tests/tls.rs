@@ -308,7 +308,12 @@ async fn the_simulator_answers_like_elasticsearch_security() {
             "ApiKey"
         ]
     );
-    let body: serde_json::Value = refused.json().await.unwrap();
+    let text = refused.text().await.unwrap();
+    assert!(
+        text.starts_with("{\n  \"error\" : {\n"),
+        "pretty, as asked: {text}"
+    );
+    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
     let reason = "missing authentication credentials for REST request [/_cluster/health?pretty]";
     assert_eq!(body["status"], 401);
     assert_eq!(body["error"]["type"], "security_exception");

@@ -3,6 +3,7 @@
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use serde_json::Value;
 
 use super::json::{Ordered, reply};
 use crate::config::Flavor;
@@ -36,6 +37,13 @@ pub(crate) struct Exception {
     pub reason: Option<String>,
     #[serde(flatten)]
     pub metadata: Ordered<String>,
+    /// `ElasticsearchException` headers (security's `WWW-Authenticate`), under `header`.
+    #[serde(skip_serializing_if = "no_headers")]
+    pub header: Ordered<Value>,
+}
+
+fn no_headers(header: &Ordered<Value>) -> bool {
+    header.0.is_empty()
 }
 
 #[derive(Serialize)]
@@ -65,11 +73,25 @@ impl Exception {
             kind,
             reason: Some(reason.into()),
             metadata: Ordered::default(),
+            header: Ordered::default(),
         }
     }
 
     fn with(mut self, key: &str, value: impl Into<String>) -> Self {
         self.metadata.0.push((key.to_owned(), value.into()));
+        self
+    }
+}
+
+impl Exception {
+    /// Adds a header as `ElasticsearchException.addHeader` does; it renders a string for one
+    /// value, a list for several.
+    pub(crate) fn with_header(mut self, name: &str, values: &[&str]) -> Self {
+        let value = match values {
+            [one] => Value::from(*one),
+            many => Value::from(many.to_vec()),
+        };
+        self.header.0.push((name.to_owned(), value));
         self
     }
 }
@@ -201,6 +223,7 @@ impl ApiError {
             kind,
             reason: None,
             metadata: Ordered::default(),
+            header: Ordered::default(),
         })
     }
 
