@@ -330,6 +330,21 @@ async fn the_simulator_answers_like_elasticsearch_security() {
         .await
         .unwrap();
     assert_eq!(answered.status(), 200);
+
+    // base64 of an API key without its id: ApiKeyService's refusal, wrapped.
+    let invalid = client
+        .get(&url)
+        .header("authorization", "ApiKey czNjcjN0LWFwaS1rZXk=")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(invalid.status(), 401);
+    let body: serde_json::Value = invalid.json().await.unwrap();
+    let error = &body["error"];
+    assert_eq!(error["reason"], "error attempting to authenticate request");
+    assert_eq!(error["caused_by"]["type"], "illegal_argument_exception");
+    assert_eq!(error["caused_by"]["reason"], "invalid ApiKey value");
+    assert!(error["root_cause"][0].get("caused_by").is_none(), "{body}");
 }
 
 #[tokio::test]

@@ -70,14 +70,33 @@ pub(crate) fn refusal(
         Some(Presented::ApiKey(_)) => "unable to authenticate with provided credentials and \
                                        anonymous access is not allowed for this request"
             .to_owned(),
+        // ApiKeyService's IllegalArgumentException, wrapped by the failure handler.
+        Some(Presented::InvalidApiKey) => {
+            let invalid = Exception::new(
+                StatusCode::BAD_REQUEST,
+                "illegal_argument_exception",
+                "invalid ApiKey value",
+            );
+            return Some(unauthenticated(
+                flavor,
+                refused("error attempting to authenticate request").caused_by(invalid),
+                pretty,
+            ));
+        }
     };
-    Some(unauthenticated(flavor, &reason, pretty))
+    Some(unauthenticated(flavor, refused(&reason), pretty))
+}
+
+fn refused(reason: &str) -> Exception {
+    Exception::new(StatusCode::UNAUTHORIZED, "security_exception", reason)
 }
 
 /// Credentials of a request, each `base64(name:secret)` on the wire.
 enum Presented {
     Basic((String, String)),
     ApiKey((String, String)),
+    /// An API key that decodes to no `id:api_key` with an id.
+    InvalidApiKey,
 }
 
 /// The credentials of `Authorization`; `None` for no header, another scheme or a value that
@@ -86,20 +105,21 @@ fn presented(parts: &Parts) -> Option<Presented> {
     let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, encoded) = value.split_once(' ')?;
     let decoded = String::from_utf8(STANDARD.decode(encoded.trim()).ok()?).ok()?;
-    let (name, secret) = decoded.split_once(':')?;
-    let pair = (name.to_owned(), secret.to_owned());
-    match scheme {
-        "Basic" => Some(Presented::Basic(pair)),
-        "ApiKey" => Some(Presented::ApiKey(pair)),
+    let pair = decoded
+        .split_once(':')
+        .map(|(name, secret)| (name.to_owned(), secret.to_owned()));
+    match (scheme, pair) {
+        ("Basic", Some(pair)) => Some(Presented::Basic(pair)),
+        ("ApiKey", Some(pair)) if !pair.0.is_empty() => Some(Presented::ApiKey(pair)),
+        ("ApiKey", _) => Some(Presented::InvalidApiKey),
         _ => None,
     }
 }
 
 /// ES's 401: the challenges as headers and, in the body, under `header`.
-fn unauthenticated(flavor: Flavor, reason: &str, pretty: bool) -> Response {
+fn unauthenticated(flavor: Flavor, refused: Exception, pretty: bool) -> Response {
     let challenges = challenges(flavor);
-    let refused = Exception::new(StatusCode::UNAUTHORIZED, "security_exception", reason)
-        .with_header("WWW-Authenticate", challenges);
+    let refused = refused.with_header("WWW-Authenticate", challenges);
     let mut response = ApiError::from(refused).into_response(pretty);
     for challenge in challenges {
         response.headers_mut().append(
