@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use opsbot_commands::name::{CloudName, ClusterName, NodeAddr};
 
-use super::NodeControlConfig;
+use super::{HostControlConfig, Interface, NodeControlConfig};
 
 /// The TLS side of reaching a server.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -172,21 +172,72 @@ impl TryFrom<RawCluster> for super::ClusterConfig {
     }
 }
 
+/// A `[[clouds]]` entry as written; [`super::CloudConfig`] is what it must mean.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCloud {
+    name: CloudName,
+    auth_url: String,
+    username: String,
+    #[serde(default = "default_domain")]
+    user_domain: String,
+    project: String,
+    #[serde(default = "default_domain")]
+    project_domain: String,
+    #[serde(default = "default_region")]
+    region: String,
+    #[serde(default)]
+    interface: Interface,
+    password_env: Option<String>,
+    password_file: Option<PathBuf>,
+    ca_file: Option<PathBuf>,
+    #[serde(default)]
+    compute_control: HostControlConfig,
+}
+
+fn default_domain() -> String {
+    "Default".to_owned()
+}
+
+fn default_region() -> String {
+    "RegionOne".to_owned()
+}
+
+impl TryFrom<RawCloud> for super::CloudConfig {
+    type Error = String;
+
+    fn try_from(raw: RawCloud) -> Result<Self, String> {
+        // Keystone password authentication needs a password: none is as wrong as two.
+        let Ok(Some(password)) =
+            SecretSource::one_of(raw.password_env, raw.password_file, "password")
+        else {
+            return Err(format!(
+                "cloud `{}`: give exactly one of password_env and password_file",
+                raw.name
+            ));
+        };
+        Ok(Self {
+            name: raw.name,
+            auth_url: raw.auth_url,
+            username: raw.username,
+            user_domain: raw.user_domain,
+            project: raw.project,
+            project_domain: raw.project_domain,
+            region: raw.region,
+            interface: raw.interface,
+            password,
+            ca_file: raw.ca_file,
+            compute_control: raw.compute_control,
+        })
+    }
+}
+
 impl super::CloudConfig {
     /// What the cloud's one HTTP client trusts: a cloud presents no client certificate.
     pub fn tls(&self) -> Tls {
         Tls {
             ca_file: self.ca_file.clone(),
             identity: None,
-        }
-    }
-
-    /// Where the password is; validation makes sure there is exactly one place.
-    pub fn password(&self) -> Option<SecretSource> {
-        match (&self.password_env, &self.password_file) {
-            (Some(variable), None) => Some(SecretSource::Env(variable.clone())),
-            (None, Some(file)) => Some(SecretSource::File(file.clone())),
-            _ => None,
         }
     }
 }
