@@ -11,9 +11,9 @@ use opsbot_commands::name::HostName;
 use opsbot_commands::openstack::ids::ImageRef;
 
 use crate::backend::BackendError;
-use crate::backend::search::SearchClient;
 use crate::chat::discord::Discord;
 use crate::clouds::Cloud;
+use crate::clusters::Cluster;
 use crate::config::{CloudConfig, ClusterConfig, Config, DiscordConfig};
 
 /// What one target answered.
@@ -67,14 +67,9 @@ fn failed(error: &BackendError) -> String {
 /// `GET /` and `GET /_cluster/health`, the two reads every procedure starts with.
 async fn check_cluster(config: &Config, cluster: &ClusterConfig) -> Outcome {
     let result = async {
-        let client = SearchClient::new(
-            &cluster.name,
-            &cluster.url,
-            &cluster.tls,
-            cluster.auth.as_ref(),
-            config.engine.request_timeout,
-        )
-        .map_err(|e| format!("{e:#}"))?;
+        let client = Cluster::new(cluster, config.engine.request_timeout)
+            .map_err(|e| format!("{e:#}"))?
+            .search;
         let version = client.version().await.map_err(|e| failed(&e))?;
         let health = client.health().await.map_err(|e| failed(&e))?;
         Ok(format!("{version}, health {}", health.status))

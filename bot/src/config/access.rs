@@ -249,10 +249,10 @@ pub(super) enum UrlOf<'a> {
     Cloud(&'a CloudName),
 }
 
-/// Refuses what a URL must not carry or cannot use: credentials (`user:password@`), which
-/// would be shown wherever the URL is, and TLS settings on plain HTTP, which would silently do
-/// nothing.
-pub(super) fn check_url(url: &reqwest::Url, tls: &Tls, of: UrlOf<'_>) -> anyhow::Result<()> {
+/// Refuses what is not an http(s) URL, and what a URL must not carry or cannot use:
+/// credentials (`user:password@`), which would be shown wherever the URL is, and TLS settings
+/// on plain HTTP, which would silently do nothing.
+pub(super) fn check_url(url: &str, tls: &Tls, of: UrlOf<'_>) -> anyhow::Result<()> {
     let (owner, key, instead) = match of {
         UrlOf::Cluster(name) => (
             format!("cluster `{name}`"),
@@ -265,6 +265,10 @@ pub(super) fn check_url(url: &reqwest::Url, tls: &Tls, of: UrlOf<'_>) -> anyhow:
             "username with password_file or password_env",
         ),
     };
+    let url = reqwest::Url::parse(url).with_context(|| format!("{owner}: {key} is not a URL"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        bail!("{owner}: {key} must be http or https");
+    }
     if !url.username().is_empty() || url.password().is_some() {
         bail!(
             "{owner}: {key} holds credentials (user:password@); remove them from the URL and \

@@ -170,3 +170,18 @@ fn a_secret_variable_that_is_not_utf8_is_refused_without_its_value() {
     let unset = super::env_value("PW", Err(std::env::VarError::NotPresent));
     assert_eq!(format!("{:#}", unset.unwrap_err()), "PW is not set");
 }
+
+#[test]
+fn a_cluster_url_must_be_an_http_url() {
+    for (url, expected) in [
+        ("10.0.0.10:9200", "cluster `logs`: url is not a URL"),
+        (
+            "ftp://10.0.0.10:9200",
+            "cluster `logs`: url must be http or https",
+        ),
+    ] {
+        let text = EXAMPLE.replace("http://10.0.0.10:9200", url);
+        let error = refusal(&text);
+        assert!(error.starts_with(expected), "{error}");
+    }
+}
