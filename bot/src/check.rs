@@ -1,7 +1,7 @@
 //! `opsbot check --config FILE`: reaches every configured cluster, cloud and Discord as the bot
 //! would, and says per target, one line each, what works and what does not (the address and
 //! cause of an unreachable server, the certificate TLS refused, 401, 403 with the missing
-//! privilege, timeouts). Nothing is changed anywhere: every request is a read.
+//! privilege, timeouts, a Discord channel the bot may not post in). Nothing is changed anywhere: every request is a read.
 
 use std::fmt;
 use std::future::Future;
@@ -11,8 +11,9 @@ use opsbot_commands::name::HostName;
 use opsbot_commands::openstack::ids::ImageRef;
 
 use crate::backend::BackendError;
-use crate::backend::search::SearchClient;
+use crate::chat::discord::Discord;
 use crate::clouds::Cloud;
+use crate::clusters::Cluster;
 use crate::config::{CloudConfig, ClusterConfig, Config, DiscordConfig};
 
 /// What one target answered.
@@ -66,14 +67,9 @@ fn failed(error: &BackendError) -> String {
 /// `GET /` and `GET /_cluster/health`, the two reads every procedure starts with.
 async fn check_cluster(config: &Config, cluster: &ClusterConfig) -> Outcome {
     let result = async {
-        let client = SearchClient::new(
-            &cluster.name,
-            &cluster.url,
-            &cluster.tls,
-            cluster.auth.as_ref(),
-            config.engine.request_timeout,
-        )
-        .map_err(|e| format!("{e:#}"))?;
+        let client = Cluster::new(cluster, config.engine.request_timeout)
+            .map_err(|e| format!("{e:#}"))?
+            .search;
         let version = client.version().await.map_err(|e| failed(&e))?;
         let health = client.health().await.map_err(|e| failed(&e))?;
         Ok(format!("{version}, health {}", health.status))
@@ -142,15 +138,23 @@ async fn read<T>(call: impl Future<Output = Result<T, BackendError>>) -> Result<
 /// The bot's own start-up check (token, guild, channels), bounded in time.
 async fn check_discord(discord: &DiscordConfig, timeout: Duration) -> Outcome {
     let target = "discord".to_owned();
-    let result = match tokio::time::timeout(
-        timeout,
-        crate::chat::discord::Discord::connect(discord),
-    )
-    .await
-    {
-        Ok(Ok(_)) => Ok("token, guild and channels answer".to_owned()),
+    let result = match tokio::time::timeout(timeout, Discord::connect(discord)).await {
+        Ok(Ok(discord)) => usable(&discord),
         Ok(Err(error)) => Err(format!("{error:#}")),
         Err(_) => Err(format!("no answer within {} s", timeout.as_secs())),
     };
     Outcome { target, result }
+}
+
+/// Ok only when the bot may also post everywhere it must: a channel lacking a permission
+/// connects fine, yet its progress or announcements would never appear.
+fn usable(discord: &Discord) -> Result<String, String> {
+    let mut forbidden: Vec<_> = discord.forbidden_channels().collect();
+    if forbidden.is_empty() {
+        return Ok("token, guild and channels answer".to_owned());
+    }
+    // By channel, whatever order the check found them in: the same config, the same line.
+    forbidden.sort_by(|a, b| a.channel.cmp(&b.channel));
+    let lines: Vec<String> = forbidden.iter().map(ToString::to_string).collect();
+    Err(lines.join("; "))
 }

@@ -232,6 +232,7 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
             (Some(cert), Some(key)) => Some(SimTls {
                 cert_pem: read_pem(cert)?,
                 key_pem: read_pem(key)?,
+                client_ca_pem: None,
             }),
             _ => None,
         },

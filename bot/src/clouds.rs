@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use futures::{StreamExt, TryStreamExt, stream};
 use opsbot_commands::name::{CloudName, HostName};
 use opsbot_commands::openstack::compute::{ComputeService, Instance};
@@ -15,7 +15,6 @@ use opsbot_commands::planner::{
     self, Facts, FactsKind, ImageFacts, PlanError, RpcCapFacts, StaleFacts,
 };
 use opsbot_commands::request::ProcedureRequest;
-use secrecy::SecretString;
 
 use crate::backend::openstack::{CloudClient, Credentials};
 use crate::backend::{BackendError, RetryPolicy};
@@ -41,19 +40,6 @@ pub struct Clouds {
     retry: RetryPolicy,
 }
 
-/// The password of a cloud, from its environment variable or the first line of its file.
-fn password(cloud: &CloudConfig) -> anyhow::Result<SecretString> {
-    let Some(source) = cloud.password() else {
-        bail!(
-            "cloud `{}`: give exactly one of password_env and password_file",
-            cloud.name
-        );
-    };
-    source
-        .read()
-        .with_context(|| format!("cloud `{}`: the password", cloud.name))
-}
-
 impl Cloud {
     /// The cloud's client (its password read now) and the means to restart its hosts.
     pub fn new(c: &CloudConfig, request_timeout: Duration) -> anyhow::Result<Self> {
@@ -63,7 +49,10 @@ impl Cloud {
             user_domain: c.user_domain.clone(),
             project: c.project.clone(),
             project_domain: c.project_domain.clone(),
-            password: password(c)?,
+            password: c
+                .password
+                .read()
+                .with_context(|| format!("cloud `{}`: the password", c.name))?,
             region: c.region.clone(),
             interface: c.interface,
         };
@@ -71,7 +60,8 @@ impl Cloud {
             name: c.name.clone(),
             client: CloudClient::new(&c.name, credentials, &c.tls(), request_timeout)
                 .with_context(|| format!("cloud `{}`", c.name))?,
-            hosts: HostControl::new(c.compute_control.clone(), &c.auth_url),
+            hosts: HostControl::new(c.compute_control.clone(), &c.auth_url, &c.tls())
+                .with_context(|| format!("cloud `{}`", c.name))?,
         })
     }
 }

@@ -2,6 +2,7 @@
 //! needs no store, so `opsbot plan` works while the bot runs.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use anyhow::Context;
 use opsbot_commands::cluster::{AllocationSettings, CatIndexRow, Membership};
@@ -15,7 +16,7 @@ use time::OffsetDateTime;
 
 use crate::backend::search::SearchClient;
 use crate::backend::{BackendError, Fault, RetryPolicy};
-use crate::config::Config;
+use crate::config::{ClusterConfig, Config};
 use crate::engine::{EngineError, Refusal};
 use crate::node_control::NodeControl;
 
@@ -26,6 +27,24 @@ pub struct Cluster {
     pub search: SearchClient,
     pub nodes: NodeControl,
     pub inventory: Vec<NodeAddr>,
+}
+
+impl Cluster {
+    /// The cluster's clients, its secrets read now; `request_timeout` bounds each request.
+    pub fn new(config: &ClusterConfig, request_timeout: Duration) -> anyhow::Result<Self> {
+        Ok(Self {
+            name: config.name.clone(),
+            search: SearchClient::new(
+                &config.name,
+                &config.url,
+                &config.tls,
+                config.auth.as_ref(),
+                request_timeout,
+            )?,
+            nodes: NodeControl::new(config.node_control.clone(), &config.url, &config.tls)?,
+            inventory: config.nodes.clone(),
+        })
+    }
 }
 
 /// Every configured cluster, by name.
@@ -39,19 +58,8 @@ impl Clusters {
     pub fn new(config: &Config) -> anyhow::Result<Self> {
         let mut map = BTreeMap::new();
         for c in &config.clusters {
-            let cluster = Cluster {
-                name: c.name.clone(),
-                search: SearchClient::new(
-                    &c.name,
-                    &c.url,
-                    &c.tls,
-                    c.auth.as_ref(),
-                    config.engine.request_timeout,
-                )
-                .with_context(|| format!("cluster `{}`", c.name))?,
-                nodes: NodeControl::new(c.node_control.clone(), &c.url),
-                inventory: c.nodes.clone(),
-            };
+            let cluster = Cluster::new(c, config.engine.request_timeout)
+                .with_context(|| format!("cluster `{}`", c.name))?;
             map.insert(c.name.clone(), cluster);
         }
         Ok(Self {

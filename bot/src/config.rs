@@ -186,41 +186,25 @@ fn default_redeploy_timeout() -> Duration {
 /// authentication. The password is never in this file: it comes from `password_env` or
 /// `password_file` (e.g. a systemd credential), and is never logged or stored.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "access::RawCloud")]
 pub struct CloudConfig {
     pub name: CloudName,
     /// Keystone's v3 address, e.g. `https://10.0.0.10:5000/v3`.
     pub auth_url: String,
     pub username: String,
-    #[serde(default = "default_domain")]
     pub user_domain: String,
     pub project: String,
-    #[serde(default = "default_domain")]
     pub project_domain: String,
-    #[serde(default = "default_region")]
     pub region: String,
     /// Which catalog endpoints to use (spec 4.2: `internal`).
-    #[serde(default)]
     pub interface: Interface,
-    /// The environment variable that holds the password.
-    pub password_env: Option<String>,
-    /// A file that holds the password (its first line).
-    pub password_file: Option<PathBuf>,
+    /// Where the password is: `password_env` or `password_file` (its first line).
+    pub password: SecretSource,
     /// PEM CA certificates trusted for Keystone and every catalog endpoint, instead of the
     /// built-in web roots (Kolla's `kolla_enable_tls_internal` CA).
-    #[serde(default)]
     pub ca_file: Option<PathBuf>,
     /// How the compute containers on the hypervisors are restarted.
-    #[serde(default)]
     pub compute_control: HostControlConfig,
-}
-
-fn default_domain() -> String {
-    "Default".to_owned()
-}
-
-fn default_region() -> String {
-    "RegionOne".to_owned()
 }
 
 /// A catalog interface.
@@ -341,12 +325,7 @@ impl Config {
             if !names.insert(&cluster.name) {
                 bail!("cluster `{}` is configured twice", cluster.name);
             }
-            let url = reqwest::Url::parse(&cluster.url)
-                .with_context(|| format!("cluster `{}`: url is not a URL", cluster.name))?;
-            if !matches!(url.scheme(), "http" | "https") {
-                bail!("cluster `{}`: url must be http or https", cluster.name);
-            }
-            access::check_url(&url, &cluster.tls, UrlOf::Cluster(&cluster.name))?;
+            access::check_url(&cluster.url, &cluster.tls, UrlOf::Cluster(&cluster.name))?;
             if cluster.nodes.is_empty() {
                 bail!("cluster `{}` lists no nodes", cluster.name);
             }
@@ -371,18 +350,7 @@ impl Config {
             if !clouds.insert(&cloud.name) {
                 bail!("cloud `{}` is configured twice", cloud.name);
             }
-            let url = reqwest::Url::parse(&cloud.auth_url)
-                .with_context(|| format!("cloud `{}`: auth_url is not a URL", cloud.name))?;
-            if !matches!(url.scheme(), "http" | "https") {
-                bail!("cloud `{}`: auth_url must be http or https", cloud.name);
-            }
-            access::check_url(&url, &cloud.tls(), UrlOf::Cloud(&cloud.name))?;
-            if cloud.password().is_none() {
-                bail!(
-                    "cloud `{}`: give exactly one of password_env and password_file",
-                    cloud.name
-                );
-            }
+            access::check_url(&cloud.auth_url, &cloud.tls(), UrlOf::Cloud(&cloud.name))?;
             if let HostControlConfig::Command { container, .. }
             | HostControlConfig::Manual { container } = &cloud.compute_control
             {

@@ -13,7 +13,7 @@ use opsbot_sim::{Flavor, SimConfig};
 use crate::config::{
     CloudConfig, ClusterConfig, Config, ConsoleConfig, EngineConfig, HostAccessConfig,
     HostControlConfig, Interface, NodeControlConfig, PersonConfig, ProgressConfig, Role,
-    RunbooksConfig, StoreConfig, Tls,
+    RunbooksConfig, SecretSource, StoreConfig, Tls,
 };
 use crate::node_control::CommandTemplate;
 use crate::process::OutputBounds;
@@ -106,8 +106,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
             project_domain: "Default".to_owned(),
             region: "RegionOne".to_owned(),
             interface: Interface::Internal,
-            password_env: None,
-            password_file: Some(password_file),
+            password: SecretSource::File(password_file),
             ca_file: None,
             compute_control: HostControlConfig::Sim { url: None },
         }],

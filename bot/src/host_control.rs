@@ -3,7 +3,7 @@
 
 use opsbot_commands::name::HostName;
 
-use crate::config::HostControlConfig;
+use crate::config::{HostControlConfig, Tls};
 use crate::node_control::{NodeControlError, Outcome, SimAdmin, run_command};
 
 /// Host control for one cloud.
@@ -17,17 +17,20 @@ pub struct HostControl {
 impl HostControl {
     /// `auth_url` is the cloud's Keystone address; the simulator serves it at
     /// `{base}/identity/v3`, so the simulator's own address is derived from it by default.
-    pub fn new(config: HostControlConfig, auth_url: &str) -> Self {
+    /// `tls` is the cloud's: the simulator is reached as the cloud is.
+    pub fn new(config: HostControlConfig, auth_url: &str, tls: &Tls) -> anyhow::Result<Self> {
         let sim = match &config {
-            HostControlConfig::Sim { url: Some(url) } => Some(SimAdmin::new(url)),
-            HostControlConfig::Sim { url: None } => Some(SimAdmin::new(
-                auth_url
-                    .trim_end_matches('/')
-                    .trim_end_matches("/identity/v3"),
-            )),
+            HostControlConfig::Sim { url } => Some(SimAdmin::new(
+                url.as_deref().unwrap_or_else(|| {
+                    auth_url
+                        .trim_end_matches('/')
+                        .trim_end_matches("/identity/v3")
+                }),
+                tls,
+            )?),
             HostControlConfig::Command { .. } | HostControlConfig::Manual { .. } => None,
         };
-        Self { config, sim }
+        Ok(Self { config, sim })
     }
 
     /// Restarts the compute container on `host`, or says what an operator must do. Whether
@@ -84,7 +87,12 @@ mod tests {
                 held.push(stream);
             }
         });
-        let control = HostControl::new(HostControlConfig::Sim { url: Some(url) }, "");
+        let control = HostControl::new(
+            HostControlConfig::Sim { url: Some(url) },
+            "",
+            &Tls::default(),
+        )
+        .unwrap();
         let host = HostName::parse("compute-01").unwrap();
         let error = control.restart(&host).await.unwrap_err();
         assert_eq!(

@@ -7,7 +7,9 @@ use std::time::Duration;
 use opsbot_commands::name::NodeAddr;
 use serde::Deserialize;
 
-use crate::config::NodeControlConfig;
+use crate::backend::transport;
+use crate::backend::{Fault, http};
+use crate::config::{NodeControlConfig, Tls};
 use crate::process::OutputBounds;
 
 /// What node control does: a node's container, or the deployment around it.
@@ -107,7 +109,8 @@ pub enum NodeControlError {
 const SIM_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The admin API of a simulator (search cluster or cloud), for the `sim` kinds of node and host
-/// control.
+/// control. It is reached as the cluster or cloud it simulates is: the same CA, the same
+/// client certificate, the same size cap on answers.
 #[derive(Debug, Clone)]
 pub(crate) struct SimAdmin {
     url: String,
@@ -115,44 +118,37 @@ pub(crate) struct SimAdmin {
 }
 
 impl SimAdmin {
-    pub(crate) fn new(url: &str) -> Self {
-        Self {
+    pub(crate) fn new(url: &str, tls: &Tls) -> anyhow::Result<Self> {
+        Ok(Self {
             url: url.trim_end_matches('/').to_owned(),
-            http: reqwest::Client::new(),
-        }
+            http: http::client(tls, SIM_TIMEOUT)?,
+        })
     }
 
-    /// `POST {url}{path}` for `doing` (`restarting compute-01`); an answer other than 2xx is an
-    /// error with what the simulator said.
-    pub(crate) async fn post(
-        &self,
-        path: &str,
-        doing: &str,
-    ) -> Result<reqwest::Response, NodeControlError> {
-        let sent = self
-            .http
-            .post(format!("{}{path}", self.url))
-            .timeout(SIM_TIMEOUT)
-            .send()
-            .await;
-        let response = sent.map_err(|e| {
-            NodeControlError::Sim(if e.is_timeout() {
-                format!("did not answer within {}s {doing}", SIM_TIMEOUT.as_secs())
-            } else {
-                format!("could not be reached ({})", e.without_url())
+    /// `POST {url}{path}` for `doing` (`restarting compute-01`), and the answer's body; an
+    /// answer other than 2xx is an error with what the simulator said.
+    pub(crate) async fn post(&self, path: &str, doing: &str) -> Result<String, NodeControlError> {
+        let failed = |fault: Fault| {
+            NodeControlError::Sim(match fault {
+                Fault::Timeout => {
+                    format!("did not answer within {}s {doing}", SIM_TIMEOUT.as_secs())
+                }
+                other => format!("{other} ({doing})"),
             })
-        })?;
+        };
+        let sent = self.http.post(format!("{}{path}", self.url)).send().await;
+        let response = sent.map_err(|e| failed(transport::fault(&e)))?;
         let status = response.status();
+        let body = http::body(response).await.map_err(failed)?;
         if !status.is_success() {
-            let said = response.text().await.unwrap_or_default();
-            let said = opsbot_commands::echo::visible(said.trim(), 200);
+            let said = opsbot_commands::echo::visible(body.trim(), 200);
             return Err(NodeControlError::Sim(if said.is_empty() {
                 format!("answered {status} {doing}")
             } else {
                 format!("answered {status} {doing}: {said}")
             }));
         }
-        Ok(response)
+        Ok(body)
     }
 }
 
@@ -247,14 +243,16 @@ pub struct NodeControl {
 }
 
 impl NodeControl {
-    pub fn new(config: NodeControlConfig, cluster_url: &str) -> Self {
+    /// `cluster_url` and `tls` are the cluster's: a simulator's admin API is reached there by
+    /// default, and always as the cluster is.
+    pub fn new(config: NodeControlConfig, cluster_url: &str, tls: &Tls) -> anyhow::Result<Self> {
         let sim = match &config {
             NodeControlConfig::Sim { url } => {
-                Some(SimAdmin::new(url.as_deref().unwrap_or(cluster_url)))
+                Some(SimAdmin::new(url.as_deref().unwrap_or(cluster_url), tls)?)
             }
             NodeControlConfig::Command { .. } | NodeControlConfig::Manual { .. } => None,
         };
-        Self { config, sim }
+        Ok(Self { config, sim })
     }
 
     /// Does `op` for `node`, or says what an operator must do.
@@ -321,10 +319,8 @@ impl NodeControl {
     async fn sim(sim: &SimAdmin, op: NodeOp, node: NodeAddr) -> Result<Outcome, NodeControlError> {
         let path = format!("/_sim/nodes/{node}/{}", op.verb());
         let doing = format!("{} {node}", op.doing());
-        let response = sim.post(&path, &doing).await?;
-        let changed: SimAnswer = response
-            .json()
-            .await
+        let answer = sim.post(&path, &doing).await?;
+        let changed: SimAnswer = serde_json::from_str(&answer)
             .map_err(|e| NodeControlError::Sim(format!("sent an unreadable answer ({e})")))?;
         let note = if changed.changed {
             format!("{} {node}", op.past())

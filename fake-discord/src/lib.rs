@@ -39,7 +39,7 @@ mod rest;
 mod rules;
 mod staff;
 mod state;
-mod tls;
+pub mod tls;
 mod webhook;
 
 use std::net::SocketAddr;
@@ -253,7 +253,7 @@ impl FakeDiscord {
         let shared = Arc::new(Shared::new(config, gateway_url));
         let (stop, stopped) = watch::channel(false);
 
-        let listener = tls::TlsListener::new(rest, identity.server)?;
+        let listener = opsbot_sim::TlsListener::new(rest, identity.server)?;
         let app = rest::router(Arc::clone(&shared));
         let mut rest_stop = stopped.clone();
         let rest_task = tokio::spawn(async move {

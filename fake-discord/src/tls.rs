@@ -1,25 +1,112 @@
-//! A fresh certificate authority and a `discord.com` leaf signed by it, served with rustls (ring).
+//! Private certificate authorities for tests, as an operator's own CA (Kolla's internal TLS,
+//! Elasticsearch 8's generated one) or the one the fake `discord.com` is signed by. Serving is
+//! the simulator's ([`opsbot_sim::TlsListener`]): rcgen stays out of the opsbot binary.
 
-use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
+use opsbot_sim::SimTls;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
 };
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
-use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::ServerConfig;
-use tokio_rustls::rustls::crypto::ring;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-use tokio_rustls::server::TlsStream;
 
 use crate::FakeError;
 
-/// The names the leaf certificate is valid for.
-const LEAF_NAMES: [&str; 2] = ["discord.com", "gateway.discord.gg"];
+/// A CA with its own name, signing server and client certificates.
+pub struct Authority {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+}
+
+impl std::fmt::Debug for Authority {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key signs anything: not even a test prints it.
+        f.debug_struct("Authority").finish_non_exhaustive()
+    }
+}
+
+/// A server's or client's certificate and key, PEM.
+#[derive(Clone)]
+pub struct Leaf {
+    pub cert_pem: String,
+    pub key_pem: String,
+}
+
+impl std::fmt::Debug for Leaf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Leaf")
+            .field("cert_pem", &self.cert_pem)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Leaf {
+    /// Serving with this certificate, asking clients for none.
+    pub fn serving(&self) -> SimTls {
+        SimTls {
+            cert_pem: self.cert_pem.clone(),
+            key_pem: self.key_pem.clone(),
+            client_ca_pem: None,
+        }
+    }
+}
+
+impl Authority {
+    /// A self-signed CA whose subject is `CN=<common_name>`.
+    pub fn new(common_name: &str) -> Result<Self, FakeError> {
+        let mut params = CertificateParams::new(Vec::<String>::new())?;
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(DnType::CommonName, common_name);
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate()?)?;
+        Ok(Self { issuer })
+    }
+
+    /// The CA certificate, for a `ca_file`.
+    pub fn pem(&self) -> String {
+        self.issuer.pem()
+    }
+
+    /// A server certificate `CN=<common_name>` valid for `names` (IP addresses or DNS names).
+    pub fn leaf(&self, common_name: &str, names: &[&str]) -> Result<Leaf, FakeError> {
+        self.sign(common_name, names, ExtendedKeyUsagePurpose::ServerAuth)
+    }
+
+    /// A client certificate `CN=<common_name>`, for a `client_cert`.
+    pub fn client(&self, common_name: &str) -> Result<Leaf, FakeError> {
+        self.sign(common_name, &[], ExtendedKeyUsagePurpose::ClientAuth)
+    }
+
+    fn sign(
+        &self,
+        common_name: &str,
+        names: &[&str],
+        usage: ExtendedKeyUsagePurpose,
+    ) -> Result<Leaf, FakeError> {
+        let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+        let mut params = CertificateParams::new(names)?;
+        params
+            .distinguished_name
+            .push(DnType::CommonName, common_name);
+        params.extended_key_usages = vec![usage];
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        let key = KeyPair::generate()?;
+        let cert = params.signed_by(&key, &self.issuer)?;
+        Ok(Leaf {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        })
+    }
+}
 
 /// What the REST server serves and what a client must trust.
 pub(crate) struct Identity {
@@ -27,111 +114,17 @@ pub(crate) struct Identity {
     pub(crate) server: Arc<ServerConfig>,
 }
 
-/// Generates a CA and a leaf for `discord.com` signed by it.
+/// A fresh CA and a `discord.com` certificate signed by it.
 pub(crate) fn identity() -> Result<Identity, FakeError> {
-    let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "opsbot fake Discord test CA");
-    ca_params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate()?)?;
-
-    let mut leaf_params = CertificateParams::new(
-        LEAF_NAMES
-            .iter()
-            .map(|n| (*n).to_owned())
-            .collect::<Vec<_>>(),
-    )?;
-    leaf_params
-        .distinguished_name
-        .push(DnType::CommonName, "discord.com");
-    leaf_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    leaf_params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::KeyEncipherment,
-    ];
-    let leaf_key = KeyPair::generate()?;
-    let leaf = leaf_params.signed_by(&leaf_key, &ca)?;
-
-    let chain: Vec<CertificateDer<'static>> = vec![leaf.der().clone(), ca.der().clone()];
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der()));
-    let mut server = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| FakeError::Tls(e.to_string()))?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
+    let ca = Authority::new("opsbot fake Discord test CA")?;
+    let leaf = ca.leaf("discord.com", &["discord.com", "gateway.discord.gg"])?;
+    // HTTP/1.1 only, as serenity's reqwest speaks it.
+    let server = leaf
+        .serving()
+        .server_config()
         .map_err(|e| FakeError::Tls(e.to_string()))?;
-    // serenity's reqwest speaks HTTP/1.1 only; so does this server.
-    server.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Identity {
         ca_pem: ca.pem(),
-        server: Arc::new(server),
+        server,
     })
-}
-
-/// A listener for `axum::serve` that yields connections whose TLS handshake is done.
-///
-/// Handshakes run in their own tasks, so a slow or broken client never blocks the others.
-pub(crate) struct TlsListener {
-    rx: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
-    addr: SocketAddr,
-}
-
-impl TlsListener {
-    pub(crate) fn new(tcp: TcpListener, config: Arc<ServerConfig>) -> io::Result<Self> {
-        let addr = tcp.local_addr()?;
-        let (tx, rx) = mpsc::channel(64);
-        let acceptor = TlsAcceptor::from(config);
-        tokio::spawn(async move {
-            loop {
-                let (stream, peer) = tokio::select! {
-                    accepted = tcp.accept() => match accepted {
-                        Ok(accepted) => accepted,
-                        Err(e) => {
-                            tracing::debug!("fake discord: accept failed: {e}");
-                            continue;
-                        }
-                    },
-                    // The server is gone: stop listening.
-                    () = tx.closed() => break,
-                };
-                // As Discord's edge does: no Nagle delay on small answers (otherwise every
-                // response waits for the client's delayed ACK, about 40 ms).
-                let _ = stream.set_nodelay(true);
-                let acceptor = acceptor.clone();
-                let ready = tx.clone();
-                tokio::spawn(async move {
-                    match acceptor.accept(stream).await {
-                        Ok(tls) => {
-                            let _closed = ready.send((tls, peer)).await;
-                        }
-                        Err(e) => tracing::debug!("fake discord: TLS handshake with {peer}: {e}"),
-                    }
-                });
-            }
-        });
-        Ok(Self { rx, addr })
-    }
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        match self.rx.recv().await {
-            Some(conn) => conn,
-            // The accept loop only ends once this listener is gone.
-            None => std::future::pending().await,
-        }
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        Ok(self.addr)
-    }
 }

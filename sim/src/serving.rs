@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -31,6 +32,10 @@ impl Server {
     /// Serves `router` on `listener`; `what` names the simulator in logs.
     pub fn serve(listener: TcpListener, router: Router, what: &'static str) -> io::Result<Self> {
         let addr = listener.local_addr()?;
+        // No Nagle delay, as over TLS (see `TlsListener`).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         Ok(Self::spawn(addr, what, move |stop| async move {
             axum::serve(listener, router)
                 .with_graceful_shutdown(stop)

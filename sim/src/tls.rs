@@ -9,10 +9,11 @@ use std::sync::Arc;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
-use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::rustls::crypto::ring;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::server::WebPkiClientVerifier;
+use tokio_rustls::rustls::{RootCertStore, ServerConfig};
 use tokio_rustls::server::TlsStream;
 
 use crate::config::ConfigError;
@@ -22,6 +23,10 @@ use crate::config::ConfigError;
 pub struct SimTls {
     pub cert_pem: String,
     pub key_pem: String,
+    /// When set, a client must present a certificate these CAs (PEM) issued, as with
+    /// `xpack.security.http.ssl.client_authentication: required`; the handshake of any other
+    /// client fails.
+    pub client_ca_pem: Option<String>,
 }
 
 impl std::fmt::Debug for SimTls {
@@ -41,10 +46,25 @@ impl SimTls {
             .map_err(|e| bad("certificate", &e))?;
         let key = PrivateKeyDer::from_pem_slice(self.key_pem.as_bytes())
             .map_err(|e| bad("private key", &e))?;
-        let mut config = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
+        let provider = Arc::new(ring::default_provider());
+        let builder = ServerConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
-            .map_err(|e| bad("protocol versions", &e))?
-            .with_no_client_auth()
+            .map_err(|e| bad("protocol versions", &e))?;
+        let builder = match &self.client_ca_pem {
+            None => builder.with_no_client_auth(),
+            Some(pem) => {
+                let mut roots = RootCertStore::empty();
+                for cert in CertificateDer::pem_slice_iter(pem.as_bytes()) {
+                    let cert = cert.map_err(|e| bad("client CA", &e))?;
+                    roots.add(cert).map_err(|e| bad("client CA", &e))?;
+                }
+                let verifier = WebPkiClientVerifier::builder_with_provider(roots.into(), provider)
+                    .build()
+                    .map_err(|e| bad("client CA", &e))?;
+                builder.with_client_cert_verifier(verifier)
+            }
+        };
+        let mut config = builder
             .with_single_cert(chain, key)
             .map_err(|e| bad("certificate and key", &e))?;
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
@@ -77,6 +97,9 @@ impl TlsListener {
                     // The server is gone: stop listening.
                     () = tx.closed() => break,
                 };
+                // As Elasticsearch (`http.tcp.no_delay`) and Discord's edge do: no Nagle delay on
+                // small answers, which would otherwise wait for the client's delayed ACK (~40 ms).
+                let _ = stream.set_nodelay(true);
                 let acceptor = acceptor.clone();
                 let ready = tx.clone();
                 tokio::spawn(async move {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use opsbot::config::{CloudConfig, HostControlConfig, Interface};
+use opsbot::config::{CloudConfig, HostControlConfig, Interface, SecretSource};
 use opsbot_cloud_sim::{CloudSimConfig, CloudSimHandle};
 use opsbot_commands::name::CloudName;
 
@@ -32,8 +32,7 @@ pub fn cloud_config(name: &str, account: &Account<'_>, dir: &Path) -> CloudConfi
         project_domain: "Default".to_owned(),
         region: account.region.to_owned(),
         interface: Interface::Internal,
-        password_env: None,
-        password_file: Some(password_file),
+        password: SecretSource::File(password_file),
         ca_file: None,
         compute_control: HostControlConfig::Sim { url: None },
     }

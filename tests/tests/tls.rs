@@ -53,16 +53,17 @@ async fn line_of(config: &Config) -> String {
     seen[0].to_string()
 }
 
-/// An ES 8 simulator serving HTTPS with `leaf` and requiring basic auth of [`USER`].
-async fn secured_sim(leaf: &Leaf) -> SimHandle {
+/// An ES 8 simulator serving HTTPS with `leaf` and requiring basic auth of [`USER`], and a
+/// client certificate `client_ca` issued when given.
+async fn secured_sim(leaf: &Leaf, client_ca: Option<&Authority>) -> SimHandle {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let config = SimConfig {
         flavor: Flavor::Es8,
         node_count: 3,
         days_of_indices: 3,
         tls: Some(SimTls {
-            cert_pem: leaf.cert_pem.clone(),
-            key_pem: leaf.key_pem.clone(),
+            client_ca_pem: client_ca.map(Authority::pem),
+            ..leaf.serving()
         }),
         security: Some(Security {
             users: vec![(USER.to_owned(), PASSWORD.to_owned())],
@@ -80,8 +81,13 @@ struct Secured {
 }
 
 async fn secured() -> Secured {
-    let ca = Authority::new("Elasticsearch security auto-configuration HTTP CA");
-    let sim = secured_sim(&ca.leaf("logs-vip", &["127.0.0.1"])).await;
+    secured_requiring(None).await
+}
+
+/// [`secured`], requiring a client certificate `client_ca` issued when given.
+async fn secured_requiring(client_ca: Option<&Authority>) -> Secured {
+    let ca = Authority::new("Elasticsearch security auto-configuration HTTP CA").unwrap();
+    let sim = secured_sim(&ca.leaf("logs-vip", &["127.0.0.1"]).unwrap(), client_ca).await;
     Secured {
         sim,
         ca,
@@ -144,7 +150,7 @@ async fn an_https_cluster_with_a_private_ca_and_basic_auth_is_reached() {
 #[tokio::test]
 async fn the_wrong_ca_names_the_refused_certificate() {
     let scene = secured().await;
-    let other = Authority::new("Some other CA");
+    let other = Authority::new("Some other CA").unwrap();
     let line = line_of(&scene.config(&other.pem(), &scene.password(PASSWORD))).await;
     assert!(
         line.starts_with("FAIL  cluster `logs` at https://"),
@@ -166,6 +172,72 @@ async fn the_wrong_ca_names_the_refused_certificate() {
     assert!(
         scene.sim.calls().is_empty(),
         "nothing reached the cluster API"
+    );
+}
+
+#[tokio::test]
+async fn a_server_refusing_the_client_certificate_says_to_set_one() {
+    let clients = Authority::new("Operators' client CA").unwrap();
+    let scene = secured_requiring(Some(&clients)).await;
+    let password = scene.password(PASSWORD);
+    // TLS 1.3: the refusal comes after the client's side of the handshake, on the first read.
+    let line = line_of(&scene.config(&scene.ca.pem(), &password)).await;
+    assert_eq!(
+        line,
+        format!(
+            "FAIL  cluster `logs` at {url}: GET / could not be reached at {url}: TLS: the server \
+             ended the handshake (CertificateRequired): it wants a client certificate it trusts \
+             (client_cert, client_key)",
+            url = scene.sim.base_url()
+        )
+    );
+    let identity = |leaf: &Leaf| {
+        let cert = write(scene.dir.path(), "client.pem", &leaf.cert_pem);
+        let key = write(scene.dir.path(), "client.key", &leaf.key_pem);
+        format!(
+            "client_cert = \"{}\"\nclient_key = \"{}\"\n{password}",
+            cert.display(),
+            key.display()
+        )
+    };
+    let stranger = Authority::new("Some other CA")
+        .unwrap()
+        .client("opsbot")
+        .unwrap();
+    let line = line_of(&scene.config(&scene.ca.pem(), &identity(&stranger))).await;
+    assert!(
+        line.ends_with(
+            "TLS: the server ended the handshake (UnknownCA): it wants a client certificate it \
+             trusts (client_cert, client_key)"
+        ),
+        "{line}"
+    );
+    assert!(scene.sim.calls().is_empty(), "no request got through");
+    let trusted = clients.client("opsbot").unwrap();
+    let line = line_of(&scene.config(&scene.ca.pem(), &identity(&trusted))).await;
+    assert!(line.starts_with("ok    cluster `logs`"), "{line}");
+}
+
+#[tokio::test]
+async fn the_simulators_admin_api_is_reached_as_its_cluster_is() {
+    use opsbot::config::{NodeControlConfig, Tls};
+    use opsbot::node_control::{NodeControl, NodeOp, Outcome};
+
+    let scene = secured().await;
+    let tls = Tls {
+        ca_file: Some(write(scene.dir.path(), "ca.pem", &scene.ca.pem())),
+        identity: None,
+    };
+    let sim = NodeControlConfig::Sim { url: None };
+    let control = NodeControl::new(sim, &scene.sim.base_url(), &tls).unwrap();
+    let node = opsbot_commands::name::NodeAddr::parse("10.0.0.13").unwrap();
+    let stopped = control.apply(NodeOp::Stop, node).await.unwrap();
+    assert_eq!(
+        stopped,
+        Outcome::Done {
+            note: "stopped 10.0.0.13".into(),
+            output: Vec::new()
+        }
     );
 }
 
@@ -236,7 +308,12 @@ async fn the_simulator_answers_like_elasticsearch_security() {
             "ApiKey"
         ]
     );
-    let body: serde_json::Value = refused.json().await.unwrap();
+    let text = refused.text().await.unwrap();
+    assert!(
+        text.starts_with("{\n  \"error\" : {\n"),
+        "pretty, as asked: {text}"
+    );
+    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
     let reason = "missing authentication credentials for REST request [/_cluster/health?pretty]";
     assert_eq!(body["status"], 401);
     assert_eq!(body["error"]["type"], "security_exception");
@@ -253,6 +330,21 @@ async fn the_simulator_answers_like_elasticsearch_security() {
         .await
         .unwrap();
     assert_eq!(answered.status(), 200);
+
+    // base64 of an API key without its id: ApiKeyService's refusal, wrapped.
+    let invalid = client
+        .get(&url)
+        .header("authorization", "ApiKey czNjcjN0LWFwaS1rZXk=")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(invalid.status(), 401);
+    let body: serde_json::Value = invalid.json().await.unwrap();
+    let error = &body["error"];
+    assert_eq!(error["reason"], "error attempting to authenticate request");
+    assert_eq!(error["caused_by"]["type"], "illegal_argument_exception");
+    assert_eq!(error["caused_by"]["reason"], "invalid ApiKey value");
+    assert!(error["root_cause"][0].get("caused_by").is_none(), "{body}");
 }
 
 #[tokio::test]
@@ -352,7 +444,11 @@ async fn keystone_behind_tls(ca: &Authority) -> String {
     let upstream = format!("127.0.0.1:{}", keystone.port().unwrap())
         .parse()
         .unwrap();
-    let proxy = tls_proxy(&ca.leaf("keystone.internal", &["127.0.0.1"]), upstream).await;
+    let proxy = tls_proxy(
+        &ca.leaf("keystone.internal", &["127.0.0.1"]).unwrap(),
+        upstream,
+    )
+    .await;
     format!("https://{proxy}/v3")
 }
 
@@ -372,7 +468,7 @@ fn cloud(dir: &Path, auth_url: &str, ca_pem: &str) -> Config {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keystone_behind_tls_issues_tokens_to_a_cloud_trusting_its_ca() {
-    let ca = Authority::new("Kolla internal CA");
+    let ca = Authority::new("Kolla internal CA").unwrap();
     let auth_url = keystone_behind_tls(&ca).await;
     let dir = tempfile::tempdir().unwrap();
     let seen = outcomes(&cloud(dir.path(), &auth_url, &ca.pem())).await;
@@ -399,10 +495,10 @@ async fn keystone_behind_tls_issues_tokens_to_a_cloud_trusting_its_ca() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keystone_with_the_wrong_ca_names_its_certificate() {
-    let ca = Authority::new("Kolla internal CA");
+    let ca = Authority::new("Kolla internal CA").unwrap();
     let auth_url = keystone_behind_tls(&ca).await;
     let dir = tempfile::tempdir().unwrap();
-    let other = Authority::new("Not the Kolla CA");
+    let other = Authority::new("Not the Kolla CA").unwrap();
     let seen = outcomes(&cloud(dir.path(), &auth_url, &other.pem())).await;
     assert_eq!(
         seen.len(),
@@ -424,6 +520,7 @@ async fn keystone_with_the_wrong_ca_names_its_certificate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discord_is_checked_with_the_bots_own_start_up_check() {
+    use opsbot_fake_discord::permissions::{EMBED_LINKS, MEMBER, SEND_MESSAGES};
     use opsbot_fake_discord::{FakeConfig, FakeDiscord};
     use opsbot_tests::discord::{ANNOUNCE_CHANNEL, CHANNEL, discord_config};
 
@@ -439,6 +536,16 @@ async fn discord_is_checked_with_the_bots_own_start_up_check() {
     assert_eq!(
         line_of(&config).await,
         "ok    discord: token, guild and channels answer"
+    );
+    // Connecting is not enough: a channel where the bot may not post fails, naming what to grant.
+    fake.set_bot_permissions(ANNOUNCE_CHANNEL, MEMBER & !SEND_MESSAGES);
+    fake.set_bot_permissions(CHANNEL, MEMBER & !EMBED_LINKS);
+    assert_eq!(
+        line_of(&config).await,
+        format!(
+            "FAIL  discord: the bot lacks Embed Links in channel {CHANNEL}; the bot lacks Send \
+             Messages in channel {ANNOUNCE_CHANNEL}"
+        )
     );
     std::fs::write(dir.path().join("discord-token"), "not-the-token").unwrap();
     let line = line_of(&config).await;

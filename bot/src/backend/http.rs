@@ -19,7 +19,7 @@ use secrecy::ExposeSecret;
 
 use super::error::Fault;
 use super::transport;
-use crate::config::{ClusterAuth, Tls};
+use crate::config::{ClusterAuth, SecretSource, Tls};
 
 /// The largest answer opsbot reads: `_cat/indices` of 30,000 indices is a few MiB, so an answer
 /// past this is a misdirected URL or a broken proxy, and reading it whole could exhaust memory.
@@ -99,13 +99,42 @@ pub fn authorization(auth: &ClusterAuth) -> anyhow::Result<HeaderValue> {
         }
         ClusterAuth::ApiKey(key) => {
             let secret = key.read().context("the cluster's API key")?;
-            (format!("ApiKey {}", secret.expose_secret()), "API key")
+            (
+                format!("{API_KEY_SCHEME}{}", secret.expose_secret()),
+                "API key",
+            )
         }
     };
     let mut value = HeaderValue::from_str(&text)
         .map_err(|_| anyhow::anyhow!("the {source} holds characters an HTTP header cannot"))?;
     value.set_sensitive(true);
+    if let ClusterAuth::ApiKey(key) = auth {
+        let encoded = text.strip_prefix(API_KEY_SCHEME).unwrap_or_default();
+        if !is_encoded_api_key(encoded) {
+            let setting = match key {
+                SecretSource::File(_) => "api_key_file",
+                SecretSource::Env(_) => "api_key_env",
+            };
+            anyhow::bail!(
+                "{setting} must hold the `encoded` value of the create-API-key answer (base64 of \
+                 id:api_key)"
+            );
+        }
+    }
     Ok(value)
+}
+
+const API_KEY_SCHEME: &str = "ApiKey ";
+
+/// What Elasticsearch's ApiKeyService accepts: base64 of `id:api_key` with an id. The
+/// create-API-key answer also gives `id` and `api_key` apart; either alone would be refused by
+/// every request, so it is refused once, at start-up, naming the setting.
+fn is_encoded_api_key(encoded: &str) -> bool {
+    STANDARD.decode(encoded).is_ok_and(|pair| {
+        pair.iter()
+            .position(|&b| b == b':')
+            .is_some_and(|at| at > 0)
+    })
 }
 
 /// Every certificate of a PEM file; a file with none is an error.

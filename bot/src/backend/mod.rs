@@ -6,7 +6,7 @@ pub mod http;
 pub mod openstack;
 mod retry;
 pub mod search;
-mod transport;
+pub(crate) mod transport;
 
 pub use error::{BackendError, Fault};
 pub use retry::RetryPolicy;

@@ -62,45 +62,57 @@ pub(crate) fn fault(error: &reqwest::Error) -> Fault {
     let origin = error
         .url()
         .map_or_else(|| "?".to_owned(), |url| url.origin().ascii_serialization());
-    let cause = if error.is_connect() {
-        connect_cause(error)
-    } else {
-        Cause::Closed
-    };
+    // A TLS failure is one wherever it surfaces: with TLS 1.3 the server refuses a client
+    // certificate only after the client's side of the handshake is done, so its alert arrives
+    // on the first read and reqwest reports a failed request, not a failed connection.
+    let cause = tls_cause(error).unwrap_or_else(|| {
+        if error.is_connect() {
+            connect_cause(error)
+        } else {
+            Cause::Closed
+        }
+    });
     Fault::Connect(Unreachable { origin, cause })
 }
 
-/// The cause of a failed connection, from the first source that tells.
-fn connect_cause(error: &reqwest::Error) -> Cause {
-    let mut next: Option<&(dyn StdError + 'static)> = Some(error);
-    while let Some(current) = next {
-        if current.to_string() == "dns error" {
-            return Cause::Dns;
-        }
-        if let Some(tls) = current.downcast_ref::<rustls::Error>() {
-            return Cause::Tls(tls_text(tls));
-        }
-        let wrapped = current.downcast_ref::<io::Error>().and_then(|io| {
-            match io.kind() {
-                io::ErrorKind::ConnectionRefused => Some(Err(Cause::Refused)),
-                io::ErrorKind::TimedOut => Some(Err(Cause::ConnectTimeout)),
-                // An io::Error hides what it wraps from `source()` (hyper-rustls wraps rustls's
-                // error in two): look inside.
-                _ => io
-                    .get_ref()
-                    .map(|inner| Ok(inner as &(dyn StdError + 'static))),
-            }
-        });
-        next = match wrapped {
-            Some(Err(cause)) => return cause,
-            Some(Ok(inner)) => Some(inner),
+/// The error and everything under it. An io::Error hides what it wraps from `source()`
+/// (hyper-rustls wraps rustls's error in two), so the walk looks inside.
+fn chain(error: &reqwest::Error) -> impl Iterator<Item = &(dyn StdError + 'static)> {
+    let top: &(dyn StdError + 'static) = error;
+    std::iter::successors(Some(top), |&current| {
+        match current
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::get_ref)
+        {
+            Some(inner) => Some(inner as &(dyn StdError + 'static)),
             None => current.source(),
-        };
-    }
-    if error.is_timeout() {
-        Cause::ConnectTimeout
-    } else {
-        Cause::Closed
+        }
+    })
+}
+
+/// The TLS failure under `error`, if that is what it is.
+fn tls_cause(error: &reqwest::Error) -> Option<Cause> {
+    chain(error)
+        .find_map(|current| current.downcast_ref::<rustls::Error>())
+        .map(|tls| Cause::Tls(tls_text(tls)))
+}
+
+/// The cause of a failed connection (TLS aside), from the first source that tells.
+fn connect_cause(error: &reqwest::Error) -> Cause {
+    let told = chain(error).find_map(|current| {
+        if current.to_string() == "dns error" {
+            return Some(Cause::Dns);
+        }
+        match current.downcast_ref::<io::Error>()?.kind() {
+            io::ErrorKind::ConnectionRefused => Some(Cause::Refused),
+            io::ErrorKind::TimedOut => Some(Cause::ConnectTimeout),
+            _ => None,
+        }
+    });
+    match told {
+        Some(cause) => cause,
+        None if error.is_timeout() => Cause::ConnectTimeout,
+        None => Cause::Closed,
     }
 }
 
@@ -124,11 +136,12 @@ fn tls_text(error: &rustls::Error) -> String {
         rustls::Error::AlertReceived(
             alert @ (AlertDescription::CertificateRequired
             | AlertDescription::BadCertificate
-            | AlertDescription::UnknownCA
-            | AlertDescription::HandshakeFailure),
-        ) => format!(
-            "the server ended the handshake ({alert:?}): it wants a client certificate it \
-             trusts (client_cert, client_key)"
+            | AlertDescription::UnknownCA),
+        ) => format!("the server ended the handshake ({alert:?}): {WANTS_CLIENT_CERT}"),
+        // In TLS 1.2 a server also says this when it shares no cipher suite with opsbot.
+        rustls::Error::AlertReceived(alert @ AlertDescription::HandshakeFailure) => format!(
+            "the server ended the handshake ({alert:?}): possibly {WANTS_CLIENT_CERT}, or it \
+             accepts none of opsbot's TLS versions and ciphers"
         ),
         rustls::Error::InvalidMessage(_) => format!(
             "the handshake failed ({error}): is the server speaking TLS on that port? \
@@ -137,6 +150,9 @@ fn tls_text(error: &rustls::Error) -> String {
         other => format!("the handshake failed: {other}"),
     }
 }
+
+/// What a server refusing the handshake over the client's certificate wants.
+const WANTS_CLIENT_CERT: &str = "it wants a client certificate it trusts (client_cert, client_key)";
 
 fn certificate_text(cause: &CertificateError) -> String {
     match cause {
@@ -197,6 +213,16 @@ mod tests {
         let wrong_name = rustls::Error::InvalidCertificate(CertificateError::NotValidForName);
         assert!(tls_text(&wrong_name).ends_with("use a name the certificate lists"));
         let asked = rustls::Error::AlertReceived(AlertDescription::CertificateRequired);
-        assert!(tls_text(&asked).contains("(client_cert, client_key)"));
+        assert!(
+            tls_text(&asked)
+                .ends_with(": it wants a client certificate it trusts (client_cert, client_key)")
+        );
+        // TLS 1.2 servers also end with this when no cipher suite is shared.
+        let ended = rustls::Error::AlertReceived(AlertDescription::HandshakeFailure);
+        assert!(
+            tls_text(&ended).contains("possibly it wants a client certificate"),
+            "{}",
+            tls_text(&ended)
+        );
     }
 }

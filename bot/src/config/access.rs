@@ -3,15 +3,16 @@
 //! variable) and never holds one: secrets are read when the client is built, into
 //! [`SecretString`]s that are never logged, stored or shown.
 
+use std::env::VarError;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 use secrecy::SecretString;
 use serde::Deserialize;
 
 use opsbot_commands::name::{CloudName, ClusterName, NodeAddr};
 
-use super::NodeControlConfig;
+use super::{HostControlConfig, Interface, NodeControlConfig};
 
 /// The TLS side of reaching a server.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -60,9 +61,7 @@ impl SecretSource {
     /// Reads the secret; an unset variable, an unreadable file and an empty value are errors.
     pub fn read(&self) -> anyhow::Result<SecretString> {
         let text = match self {
-            Self::Env(variable) => {
-                std::env::var(variable).with_context(|| format!("{variable} is not set"))?
-            }
+            Self::Env(variable) => env_value(variable, std::env::var(variable))?,
             Self::File(file) => first_line(file)?,
         };
         let text = text.trim();
@@ -74,6 +73,15 @@ impl SecretSource {
         }
         Ok(SecretString::from(text.to_owned()))
     }
+}
+
+/// The value `std::env::var` gave for `variable`. The error never carries the value:
+/// `VarError::NotUnicode` holds it and would print it.
+fn env_value(variable: &str, value: Result<String, VarError>) -> anyhow::Result<String> {
+    value.map_err(|error| match error {
+        VarError::NotPresent => anyhow!("{variable} is not set"),
+        VarError::NotUnicode(_) => anyhow!("{variable} is not valid UTF-8"),
+    })
 }
 
 fn first_line(file: &Path) -> anyhow::Result<String> {
@@ -164,21 +172,72 @@ impl TryFrom<RawCluster> for super::ClusterConfig {
     }
 }
 
+/// A `[[clouds]]` entry as written; [`super::CloudConfig`] is what it must mean.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCloud {
+    name: CloudName,
+    auth_url: String,
+    username: String,
+    #[serde(default = "default_domain")]
+    user_domain: String,
+    project: String,
+    #[serde(default = "default_domain")]
+    project_domain: String,
+    #[serde(default = "default_region")]
+    region: String,
+    #[serde(default)]
+    interface: Interface,
+    password_env: Option<String>,
+    password_file: Option<PathBuf>,
+    ca_file: Option<PathBuf>,
+    #[serde(default)]
+    compute_control: HostControlConfig,
+}
+
+fn default_domain() -> String {
+    "Default".to_owned()
+}
+
+fn default_region() -> String {
+    "RegionOne".to_owned()
+}
+
+impl TryFrom<RawCloud> for super::CloudConfig {
+    type Error = String;
+
+    fn try_from(raw: RawCloud) -> Result<Self, String> {
+        // Keystone password authentication needs a password: none is as wrong as two.
+        let Ok(Some(password)) =
+            SecretSource::one_of(raw.password_env, raw.password_file, "password")
+        else {
+            return Err(format!(
+                "cloud `{}`: give exactly one of password_env and password_file",
+                raw.name
+            ));
+        };
+        Ok(Self {
+            name: raw.name,
+            auth_url: raw.auth_url,
+            username: raw.username,
+            user_domain: raw.user_domain,
+            project: raw.project,
+            project_domain: raw.project_domain,
+            region: raw.region,
+            interface: raw.interface,
+            password,
+            ca_file: raw.ca_file,
+            compute_control: raw.compute_control,
+        })
+    }
+}
+
 impl super::CloudConfig {
     /// What the cloud's one HTTP client trusts: a cloud presents no client certificate.
     pub fn tls(&self) -> Tls {
         Tls {
             ca_file: self.ca_file.clone(),
             identity: None,
-        }
-    }
-
-    /// Where the password is; validation makes sure there is exactly one place.
-    pub fn password(&self) -> Option<SecretSource> {
-        match (&self.password_env, &self.password_file) {
-            (Some(variable), None) => Some(SecretSource::Env(variable.clone())),
-            (None, Some(file)) => Some(SecretSource::File(file.clone())),
-            _ => None,
         }
     }
 }
@@ -190,10 +249,10 @@ pub(super) enum UrlOf<'a> {
     Cloud(&'a CloudName),
 }
 
-/// Refuses what a URL must not carry or cannot use: credentials (`user:password@`), which
-/// would be shown wherever the URL is, and TLS settings on plain HTTP, which would silently do
-/// nothing.
-pub(super) fn check_url(url: &reqwest::Url, tls: &Tls, of: UrlOf<'_>) -> anyhow::Result<()> {
+/// Refuses what is not an http(s) URL, and what a URL must not carry or cannot use:
+/// credentials (`user:password@`), which would be shown wherever the URL is, and TLS settings
+/// on plain HTTP, which would silently do nothing.
+pub(super) fn check_url(url: &str, tls: &Tls, of: UrlOf<'_>) -> anyhow::Result<()> {
     let (owner, key, instead) = match of {
         UrlOf::Cluster(name) => (
             format!("cluster `{name}`"),
@@ -206,6 +265,10 @@ pub(super) fn check_url(url: &reqwest::Url, tls: &Tls, of: UrlOf<'_>) -> anyhow:
             "username with password_file or password_env",
         ),
     };
+    let url = reqwest::Url::parse(url).with_context(|| format!("{owner}: {key} is not a URL"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        bail!("{owner}: {key} must be http or https");
+    }
     if !url.username().is_empty() || url.password().is_some() {
         bail!(
             "{owner}: {key} holds credentials (user:password@); remove them from the URL and \

@@ -68,6 +68,10 @@ fn a_cloud_needs_exactly_one_password_source_and_a_url() {
     let config = parse(EXAMPLE).unwrap();
     assert_eq!(config.clouds.len(), 1);
     assert_eq!(config.clouds[0].interface, Interface::Internal);
+    assert_eq!(
+        config.clouds[0].password,
+        crate::config::SecretSource::File("/run/credentials/opsbot.service/prod-password".into())
+    );
     let both = EXAMPLE.replace(
         "# password_env = \"OPSBOT_PROD_PASSWORD\"",
         "password_env = \"OPSBOT_PROD_PASSWORD\"",

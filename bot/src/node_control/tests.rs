@@ -23,7 +23,9 @@ fn command(stop: &[&str], timeout: Duration) -> NodeControl {
             redeploy_timeout: Duration::from_secs(5),
         },
         "http://127.0.0.1:9",
+        &Tls::default(),
     )
+    .unwrap()
 }
 
 #[test]
@@ -108,7 +110,9 @@ async fn manual_control_asks_an_operator() {
             container: "elasticsearch".into(),
         },
         "http://127.0.0.1:9",
-    );
+        &Tls::default(),
+    )
+    .unwrap();
     assert_eq!(
         control.apply(NodeOp::Start, node()).await.unwrap(),
         Outcome::AskOperator {
@@ -142,7 +146,9 @@ async fn the_deployment_is_changed_by_its_command_or_by_an_operator() {
             container: "opensearch".into(),
         },
         "http://127.0.0.1:9",
-    );
+        &Tls::default(),
+    )
+    .unwrap();
     let Outcome::AskOperator { prompt } = manual.apply(NodeOp::Redeploy, node()).await.unwrap()
     else {
         panic!("manual control did not ask")

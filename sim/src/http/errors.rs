@@ -3,6 +3,7 @@
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use serde_json::Value;
 
 use super::json::{Ordered, reply};
 use crate::config::Flavor;
@@ -36,6 +37,16 @@ pub(crate) struct Exception {
     pub reason: Option<String>,
     #[serde(flatten)]
     pub metadata: Ordered<String>,
+    /// The exception this one wraps, as ES renders a cause (never in `root_cause`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<Box<Exception>>,
+    /// `ElasticsearchException` headers (security's `WWW-Authenticate`), under `header`.
+    #[serde(skip_serializing_if = "no_headers")]
+    pub header: Ordered<Value>,
+}
+
+fn no_headers(header: &Ordered<Value>) -> bool {
+    header.0.is_empty()
 }
 
 #[derive(Serialize)]
@@ -46,7 +57,7 @@ struct ExceptionBody<'a> {
 
 #[derive(Serialize)]
 struct ErrorObject<'a> {
-    root_cause: [&'a Exception; 1],
+    root_cause: [Exception; 1],
     #[serde(flatten)]
     cause: &'a Exception,
 }
@@ -65,11 +76,32 @@ impl Exception {
             kind,
             reason: Some(reason.into()),
             metadata: Ordered::default(),
+            caused_by: None,
+            header: Ordered::default(),
         }
     }
 
     fn with(mut self, key: &str, value: impl Into<String>) -> Self {
         self.metadata.0.push((key.to_owned(), value.into()));
+        self
+    }
+}
+
+impl Exception {
+    /// Adds a header as `ElasticsearchException.addHeader` does; it renders a string for one
+    /// value, a list for several.
+    /// Wraps `cause`, as `ElasticsearchException(msg, cause)` does.
+    pub(crate) fn caused_by(mut self, cause: Exception) -> Self {
+        self.caused_by = Some(Box::new(cause));
+        self
+    }
+
+    pub(crate) fn with_header(mut self, name: &str, values: &[&str]) -> Self {
+        let value = match values {
+            [one] => Value::from(*one),
+            many => Value::from(many.to_vec()),
+        };
+        self.header.0.push((name.to_owned(), value));
         self
     }
 }
@@ -201,6 +233,8 @@ impl ApiError {
             kind,
             reason: None,
             metadata: Ordered::default(),
+            caused_by: None,
+            header: Ordered::default(),
         })
     }
 
@@ -255,7 +289,12 @@ impl ApiError {
                 status,
                 &ExceptionBody {
                     error: ErrorObject {
-                        root_cause: [exception],
+                        // The root cause is this exception itself (its causes here are never
+                        // ES exceptions), rendered without its cause.
+                        root_cause: [Exception {
+                            caused_by: None,
+                            ..exception.clone()
+                        }],
                         cause: exception,
                     },
                     status: status.as_u16(),

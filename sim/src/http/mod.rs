@@ -148,12 +148,12 @@ async fn respond(app: &App, parts: &Parts, body: &Bytes, context: &RequestContex
     if app.with_world(|world| world.joined_nodes().next().is_none()) {
         return ApiError::Haproxy(StatusCode::SERVICE_UNAVAILABLE).into_response(false);
     }
+    let params = Params::parse(parts.uri.query().unwrap_or(""));
     if let Some(security) = &app.security {
-        if let Some(refusal) = security::refusal(security, app.flavor, parts) {
+        if let Some(refusal) = security::refusal(security, app.flavor, parts, params.pretty()) {
             return refusal;
         }
     }
-    let params = Params::parse(parts.uri.query().unwrap_or(""));
     let mut response = match dispatch(app, parts, &params, body, context).await {
         Ok(response) => response,
         Err(error) => error.into_response(params.pretty()),

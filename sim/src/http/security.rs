@@ -9,21 +9,32 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use serde::Serialize;
-use serde_json::{Value, json};
 
-use super::json::reply;
+use super::errors::{ApiError, Exception};
 use crate::config::Flavor;
 
 /// Who may use the cluster API: users and their passwords (the file or native realm), and API
 /// keys.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Security {
     /// `(username, password)` pairs.
     pub users: Vec<(String, String)>,
     /// `(id, api_key)` pairs, as the create-API-key answer gives them; a client sends
     /// `ApiKey base64(id:api_key)` (the answer's `encoded`).
     pub api_keys: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for Security {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Who, never their secrets.
+        let names = |list: &[(String, String)]| -> Vec<String> {
+            list.iter().map(|(name, _)| name.clone()).collect()
+        };
+        f.debug_struct("Security")
+            .field("users", &names(&self.users))
+            .field("api_keys", &names(&self.api_keys))
+            .finish()
+    }
 }
 
 /// The realms ES announces: ES 8 has the token service and API keys on by default.
@@ -36,7 +47,12 @@ fn challenges(flavor: Flavor) -> &'static [&'static str] {
 }
 
 /// ES's 401, unless the request carries the credentials of a known user.
-pub(crate) fn refusal(security: &Security, flavor: Flavor, parts: &Parts) -> Option<Response> {
+pub(crate) fn refusal(
+    security: &Security,
+    flavor: Flavor,
+    parts: &Parts,
+    pretty: bool,
+) -> Option<Response> {
     let uri = parts.uri.path_and_query().map_or_else(
         || parts.uri.path().to_owned(),
         |uri| uri.as_str().to_owned(),
@@ -54,14 +70,33 @@ pub(crate) fn refusal(security: &Security, flavor: Flavor, parts: &Parts) -> Opt
         Some(Presented::ApiKey(_)) => "unable to authenticate with provided credentials and \
                                        anonymous access is not allowed for this request"
             .to_owned(),
+        // ApiKeyService's IllegalArgumentException, wrapped by the failure handler.
+        Some(Presented::InvalidApiKey) => {
+            let invalid = Exception::new(
+                StatusCode::BAD_REQUEST,
+                "illegal_argument_exception",
+                "invalid ApiKey value",
+            );
+            return Some(unauthenticated(
+                flavor,
+                refused("error attempting to authenticate request").caused_by(invalid),
+                pretty,
+            ));
+        }
     };
-    Some(unauthenticated(flavor, &reason))
+    Some(unauthenticated(flavor, refused(&reason), pretty))
+}
+
+fn refused(reason: &str) -> Exception {
+    Exception::new(StatusCode::UNAUTHORIZED, "security_exception", reason)
 }
 
 /// Credentials of a request, each `base64(name:secret)` on the wire.
 enum Presented {
     Basic((String, String)),
     ApiKey((String, String)),
+    /// An API key that decodes to no `id:api_key` with an id.
+    InvalidApiKey,
 }
 
 /// The credentials of `Authorization`; `None` for no header, another scheme or a value that
@@ -70,38 +105,22 @@ fn presented(parts: &Parts) -> Option<Presented> {
     let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, encoded) = value.split_once(' ')?;
     let decoded = String::from_utf8(STANDARD.decode(encoded.trim()).ok()?).ok()?;
-    let (name, secret) = decoded.split_once(':')?;
-    let pair = (name.to_owned(), secret.to_owned());
-    match scheme {
-        "Basic" => Some(Presented::Basic(pair)),
-        "ApiKey" => Some(Presented::ApiKey(pair)),
+    let pair = decoded
+        .split_once(':')
+        .map(|(name, secret)| (name.to_owned(), secret.to_owned()));
+    match (scheme, pair) {
+        ("Basic", Some(pair)) => Some(Presented::Basic(pair)),
+        ("ApiKey", Some(pair)) if !pair.0.is_empty() => Some(Presented::ApiKey(pair)),
+        ("ApiKey", _) => Some(Presented::InvalidApiKey),
         _ => None,
     }
 }
 
-/// ES's 401: the challenges as headers and, in the body, under `header` (a string for one, a
-/// list for several, as `ElasticsearchException` renders its headers).
-fn unauthenticated(flavor: Flavor, reason: &str) -> Response {
+/// ES's 401: the challenges as headers and, in the body, under `header`.
+fn unauthenticated(flavor: Flavor, refused: Exception, pretty: bool) -> Response {
     let challenges = challenges(flavor);
-    let listed = match challenges {
-        [one] => json!(one),
-        many => json!(many),
-    };
-    let cause = Cause {
-        kind: "security_exception",
-        reason,
-        header: Header {
-            www_authenticate: listed,
-        },
-    };
-    let body = Body {
-        error: Error {
-            root_cause: [&cause],
-            cause: &cause,
-        },
-        status: 401,
-    };
-    let mut response = reply(StatusCode::UNAUTHORIZED, &body, false);
+    let refused = refused.with_header("WWW-Authenticate", challenges);
+    let mut response = ApiError::from(refused).into_response(pretty);
     for challenge in challenges {
         response.headers_mut().append(
             header::WWW_AUTHENTICATE,
@@ -111,29 +130,24 @@ fn unauthenticated(flavor: Flavor, reason: &str) -> Response {
     response
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
-    error: Error<'a>,
-    status: u16,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-#[derive(Serialize)]
-struct Error<'a> {
-    root_cause: [&'a Cause<'a>; 1],
-    #[serde(flatten)]
-    cause: &'a Cause<'a>,
-}
-
-#[derive(Serialize)]
-struct Cause<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    reason: &'a str,
-    header: Header,
-}
-
-#[derive(Serialize)]
-struct Header {
-    #[serde(rename = "WWW-Authenticate")]
-    www_authenticate: Value,
+    #[test]
+    fn debug_names_users_and_key_ids_but_no_secret() {
+        let security = Security {
+            users: vec![("elastic".into(), "changeme".into())],
+            api_keys: vec![("opsbot-key".into(), "s3cr3t-api-key".into())],
+        };
+        let shown = format!("{security:?}");
+        assert!(
+            shown.contains("elastic") && shown.contains("opsbot-key"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("changeme") && !shown.contains("s3cr3t"),
+            "{shown}"
+        );
+    }
 }

@@ -92,3 +92,24 @@ fn credentials_become_a_sensitive_authorization_header() {
     let error = authorization(&broken).unwrap_err().to_string();
     assert_eq!(error, "the API key holds characters an HTTP header cannot");
 }
+
+#[test]
+fn an_api_key_that_is_not_the_encoded_pair_is_refused_naming_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    // The answer's `api_key` alone, and base64 of it without the id.
+    for (name, text) in [
+        ("raw", "ui2lp2axTNmsyakw9tvNnw"),
+        ("no-id", "dWkybHAyYXhUTm1zeWFrdzl0dk5udw=="),
+    ] {
+        let key = ClusterAuth::ApiKey(SecretSource::File(file(&dir, name, text)));
+        let error = format!("{:#}", authorization(&key).unwrap_err());
+        assert_eq!(
+            error,
+            "api_key_file must hold the `encoded` value of the create-API-key answer (base64 of \
+             id:api_key)"
+        );
+    }
+    // base64(":secret"): a colon, but no id.
+    let key = ClusterAuth::ApiKey(SecretSource::File(file(&dir, "empty-id", "OnNlY3JldA==")));
+    assert!(authorization(&key).is_err());
+}

@@ -129,3 +129,16 @@ fn security_refusals_keep_the_reason_naming_the_privilege() {
          cluster's username and password, or its API key)"
     );
 }
+
+#[test]
+fn an_opensearch_401_in_plain_text_still_says_what_to_check() {
+    // The security plugin's answer, with `WWW-Authenticate: Basic realm="OpenSearch Security"`.
+    assert_eq!(
+        status_fault(401, "Unauthorized\n").to_string(),
+        "answered 401 (Unauthorized; check the cluster's username and password, or its API key)"
+    );
+    assert_eq!(
+        status_fault(401, "").to_string(),
+        "answered 401 (check the cluster's username and password, or its API key)"
+    );
+}

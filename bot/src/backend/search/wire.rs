@@ -86,23 +86,8 @@ pub(super) struct Shards {
 }
 
 /// Classifies an error answer. ES errors are `{"error":{"type":...},"status":N}`, or a bare
-/// string for unknown routes; a load balancer with no server up sends HTML.
-/// A 401 or 403 of Elasticsearch/OpenSearch security, with what to do about a 401.
-fn security_reason(status: u16, error: &Value) -> String {
-    let reason: String = error["reason"]
-        .as_str()
-        .or_else(|| error["type"].as_str())
-        .unwrap_or_default()
-        .chars()
-        .take(400)
-        .collect();
-    if status == 401 {
-        format!("{reason}; check the cluster's username and password, or its API key")
-    } else {
-        reason
-    }
-}
-
+/// string for unknown routes; a load balancer with no server up sends HTML; the OpenSearch
+/// security plugin refuses credentials in plain text (`Unauthorized`).
 pub(crate) fn status_fault(status: u16, body: &str) -> Fault {
     let reason = match serde_json::from_str::<Value>(body) {
         Ok(json) => match &json["error"] {
@@ -110,13 +95,37 @@ pub(crate) fn status_fault(status: u16, body: &str) -> Fault {
             // Security's own words: who could not authenticate, or which privilege grants the
             // refused action (`... this action is granted by the cluster privileges [monitor,
             // manage,all]`).
-            error if matches!(status, 401 | 403) => security_reason(status, error),
+            error if matches!(status, 401 | 403) => security_reason(error),
             error => error["type"].as_str().unwrap_or_default().to_owned(),
         },
+        Err(_) if status == 401 => body.trim().chars().take(REASON_CHARS).collect(),
         Err(_) => String::new(),
     };
     if status == 503 && reason.ends_with("_not_discovered_exception") {
         return Fault::NoMaster;
     }
+    // Whoever answered 401, and however: it is the credentials opsbot sent.
+    let reason = match (status, reason.is_empty()) {
+        (401, true) => CREDENTIALS_HINT.to_owned(),
+        (401, false) => format!("{reason}; {CREDENTIALS_HINT}"),
+        _ => reason,
+    };
     Fault::Status { status, reason }
+}
+
+/// What to do about a 401.
+const CREDENTIALS_HINT: &str = "check the cluster's username and password, or its API key";
+
+/// The longest reason kept from an error answer: security's reasons name a user and privileges.
+const REASON_CHARS: usize = 400;
+
+/// The reason of a 401 or 403 of Elasticsearch/OpenSearch security.
+fn security_reason(error: &Value) -> String {
+    error["reason"]
+        .as_str()
+        .or_else(|| error["type"].as_str())
+        .unwrap_or_default()
+        .chars()
+        .take(REASON_CHARS)
+        .collect()
 }

@@ -154,3 +154,34 @@ fn secrets_are_read_trimmed_and_never_empty() {
         .to_string();
     assert_eq!(error, "OPSBOT_TEST_SURELY_UNSET is not set");
 }
+
+#[test]
+fn a_secret_variable_that_is_not_utf8_is_refused_without_its_value() {
+    use std::os::unix::ffi::OsStringExt;
+
+    let value = std::ffi::OsString::from_vec(b"hunter2\xff".to_vec());
+    let refused = super::env_value("PW", Err(std::env::VarError::NotUnicode(value)));
+    let text = format!("{:#} {:?}", refused.as_ref().unwrap_err(), refused);
+    assert!(text.starts_with("PW is not valid UTF-8 "), "{text}");
+    assert!(
+        !text.contains("hunter2"),
+        "the value is never shown: {text}"
+    );
+    let unset = super::env_value("PW", Err(std::env::VarError::NotPresent));
+    assert_eq!(format!("{:#}", unset.unwrap_err()), "PW is not set");
+}
+
+#[test]
+fn a_cluster_url_must_be_an_http_url() {
+    for (url, expected) in [
+        ("10.0.0.10:9200", "cluster `logs`: url is not a URL"),
+        (
+            "ftp://10.0.0.10:9200",
+            "cluster `logs`: url must be http or https",
+        ),
+    ] {
+        let text = EXAMPLE.replace("http://10.0.0.10:9200", url);
+        let error = refusal(&text);
+        assert!(error.starts_with(expected), "{error}");
+    }
+}
