@@ -44,12 +44,10 @@ pub fn audit(
                 .actor
                 .as_ref()
                 .map_or_else(|| "opsbot".to_owned(), ToString::to_string);
-            on_page(
-                &format!("{}{run} {who} · {}", utc(e.at), e.event.describe()),
-                &pointer,
-            )
+            format!("{}{run} {who} · {}", utc(e.at), e.event.describe())
         })
         .collect();
+    let lines = on_page(lines, &pointer);
     // More events than a page: the newest stay, the oldest are counted.
     let newest = |hidden: usize| {
         let mut text = String::new();

@@ -106,19 +106,43 @@ fn first_that_fits(candidates: impl IntoIterator<Item = String>) -> String {
     fit(&last)
 }
 
-/// A listing's line (`/audit`, `/run list`) cut to its share of one message: a full page of
-/// [`PER_PAGE`] lines and the `pointer` to the next page always fit, so that no entry is cut
-/// away between one page and the next.
-fn on_page(line: &str, pointer: &str) -> String {
+/// A listing's page (`/audit`, `/run list`) fitted into one message with the `pointer` to the
+/// next page, so that no entry is cut away between one page and the next: when the lines do not
+/// fit whole, the longest are cut to one common length, as long as the rest leave room for, and
+/// no more. A page of [`PER_PAGE`] lines always fits; more lines than a page are left whole
+/// (the caller shows the newest that fit).
+fn on_page(lines: Vec<String>, pointer: &str) -> Vec<String> {
+    // Each line takes its newline with it, the pointer too.
     let room = MESSAGE_LIMIT.saturating_sub(pointer.chars().count() + 1);
-    // Each line takes its newline with it.
-    let share = (room / PER_PAGE).saturating_sub(1);
-    if line.chars().count() <= share {
-        return line.to_owned();
+    let lengths: Vec<usize> = lines.iter().map(|line| line.chars().count() + 1).collect();
+    if lines.len() > PER_PAGE || lengths.iter().sum::<usize>() <= room {
+        return lines;
     }
-    let mut cut: String = line.chars().take(share.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
+    // The longest common length the lines fit at: the shortest lines first keep their whole
+    // length, and what they leave is shared by the others.
+    let mut sorted = lengths.clone();
+    sorted.sort_unstable();
+    let (mut left, mut cap) = (room, room / lines.len().max(1));
+    for (shorter, length) in sorted.iter().enumerate() {
+        let longer = sorted.len() - shorter;
+        if length * longer > left {
+            cap = left / longer;
+            break;
+        }
+        left -= length;
+    }
+    lines
+        .into_iter()
+        .map(|line| {
+            let share = cap.saturating_sub(1);
+            if line.chars().count() <= share {
+                return line;
+            }
+            let mut cut: String = line.chars().take(share.saturating_sub(1)).collect();
+            cut.push('…');
+            cut
+        })
+        .collect()
 }
 
 /// Cuts a text to the chat limit, saying so, on a character boundary.

@@ -246,7 +246,7 @@ pub fn run_status(run: &Run, observed: Option<&Observation>, now: OffsetDateTime
     )
 }
 
-/// `/run list`: one line per run, newest first, each cut to its share of the message; one page
+/// `/run list`: one line per run, newest first, cut only as the message needs; one page
 /// of them, and how to see the next one when there are more.
 pub fn run_list(runs: &[Run], page: Page, more: bool, now: OffsetDateTime) -> String {
     if runs.is_empty() {
@@ -260,10 +260,10 @@ pub fn run_list(runs: &[Run], page: Page, more: bool, now: OffsetDateTime) -> St
     } else {
         String::new()
     };
-    let mut lines: Vec<String> = runs
-        .iter()
-        .map(|run| on_page(&headline(run, now), &pointer))
-        .collect();
+    let mut lines = on_page(
+        runs.iter().map(|run| headline(run, now)).collect(),
+        &pointer,
+    );
     if more {
         lines.push(pointer);
     }

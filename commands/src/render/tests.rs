@@ -305,6 +305,42 @@ fn a_full_audit_page_of_long_events_shows_every_one_and_points_at_the_next_with_
     }
 }
 
+/// A page whose lines do not all fit whole: only the longest are cut, to one common length, and
+/// the short ones, which leave room for them, are kept whole.
+#[test]
+fn a_page_cuts_only_its_longest_lines_and_only_as_much_as_the_message_needs() {
+    use crate::audit::{AuditEvent, AuditKind};
+    use crate::page::Page;
+    let event = |i: usize, note: String| AuditEvent {
+        at: T0 + time::Duration::minutes(i as i64),
+        run: Some(RunId::new(7)),
+        actor: None,
+        event: AuditKind::StepDone { step: i, note },
+    };
+    // Two long events and ten short ones: the long ones get what the short ones leave, which
+    // is far more than an even share (MESSAGE_LIMIT / PER_PAGE).
+    let mut events: Vec<AuditEvent> = (0..10).map(|i| event(i, "short".to_owned())).collect();
+    events.push(event(10, format!("long {}", "x".repeat(1500))));
+    events.push(event(11, format!("long {}", "y".repeat(1500))));
+    events.reverse();
+    let text = audit(&events, None, None, Page::FIRST, true);
+    assert!(text.chars().count() <= MESSAGE_LIMIT, "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 13, "{text}");
+    for line in &lines[1..11] {
+        assert!(line.ends_with("done: short"), "{line}");
+    }
+    let (x, y) = (lines[11], lines[12]);
+    assert!(x.ends_with('…') && y.ends_with('…'), "{x}\n{y}");
+    assert_eq!(x.chars().count(), y.chars().count());
+    assert!(x.chars().count() > 500, "{x}");
+    // A page that fits whole is shown whole.
+    let mut fitting: Vec<AuditEvent> = events[2..].to_vec();
+    fitting.insert(0, event(10, "z".repeat(1000)));
+    let whole = audit(&fitting, None, None, Page::FIRST, false);
+    assert!(whole.contains(&"z".repeat(1000)), "{whole}");
+}
+
 /// A full page of runs whose lines are long: every one is on it, and the pointer to the older
 /// ones is not cut away.
 #[test]
