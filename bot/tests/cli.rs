@@ -282,12 +282,15 @@ async fn a_line_that_is_not_utf8_is_refused_mid_run_and_the_console_goes_on() {
             "`{later}` after `{earlier}`:\n{stdout}"
         );
     };
+    // The run's progress message may be posted between any two lines, so the test checks
+    // order, not adjacency.
     after(
-        "alice> \u{FFFD}\u{FFFD}\nopsbot (only you): that line is not UTF-8 text, so it was not \
-         read; type it again",
-        // The run was executing when the line came, and the console read on.
-        "alice> /run list\nopsbot: ⏳ r-1",
+        "alice> \u{FFFD}\u{FFFD}\n",
+        "opsbot (only you): that line is not UTF-8 text, so it was not read; type it again",
     );
+    // The run was executing when the line came, and the console read on.
+    after("that line is not UTF-8 text", "alice> /run list\n");
+    after("alice> /run list\n", "opsbot: ⏳ r-1 · /cluster restart");
     // At the end of the input the console says it waits, and waits: the restart ends (and
     // with it, allocation is enabled again).
     after(
