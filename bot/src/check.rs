@@ -15,6 +15,7 @@ use crate::chat::discord::Discord;
 use crate::clouds::Cloud;
 use crate::clusters::Cluster;
 use crate::config::{CloudConfig, ClusterConfig, Config, DiscordConfig};
+use crate::metrics::BackendErrors;
 
 /// What one target answered.
 #[derive(Debug)]
@@ -67,12 +68,37 @@ fn failed(error: &BackendError) -> String {
 /// `GET /` and `GET /_cluster/health`, the two reads every procedure starts with.
 async fn check_cluster(config: &Config, cluster: &ClusterConfig) -> Outcome {
     let result = async {
-        let client = Cluster::new(cluster, config.engine.request_timeout)
-            .map_err(|e| format!("{e:#}"))?
-            .search;
+        let client = Cluster::new(
+            cluster,
+            config.engine.request_timeout,
+            &BackendErrors::default(),
+        )
+        .map_err(|e| format!("{e:#}"))?
+        .search;
         let version = client.version().await.map_err(|e| failed(&e))?;
         let health = client.health().await.map_err(|e| failed(&e))?;
-        Ok(format!("{version}, health {}", health.status))
+        let reached = format!("{version}, health {}", health.status);
+        // Without credentials there is no security to ask (or anonymous access, which
+        // opsbot cannot see the role of).
+        if cluster.auth.is_none() {
+            return Ok(reached);
+        }
+        match client.missing_privileges().await {
+            Ok(missing) if missing.is_empty() => {
+                Ok(format!("{reached}, every privilege opsbot uses"))
+            }
+            Ok(missing) => {
+                let missing: Vec<String> = missing.iter().map(ToString::to_string).collect();
+                Err(format!(
+                    "{reached}, but the credentials lack {}; grant them to their role",
+                    missing.join(", ")
+                ))
+            }
+            Err(error) => Ok(format!(
+                "{reached}; privileges not checked: {}",
+                failed(&error)
+            )),
+        }
     }
     .await;
     Outcome {
@@ -85,7 +111,11 @@ async fn check_cluster(config: &Config, cluster: &ClusterConfig) -> Outcome {
 /// only once there is a token.
 async fn check_cloud(config: &Config, cloud: &CloudConfig, report: &mut impl FnMut(Outcome)) {
     let target = |part: &str| format!("cloud `{}` {part}", cloud.name);
-    let found = match Cloud::new(cloud, config.engine.request_timeout) {
+    let found = match Cloud::new(
+        cloud,
+        config.engine.request_timeout,
+        &BackendErrors::default(),
+    ) {
         Ok(found) => found,
         Err(error) => {
             return report(Outcome {

@@ -18,7 +18,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::config::Config;
-use crate::logging::LogFormat;
+use crate::logging::{Destination, LogFormat};
 use crate::targets::{Part, Targets};
 
 #[derive(Debug, Parser)]
@@ -174,7 +174,14 @@ pub fn main() -> ExitCode {
         Command::Sim(_) | Command::Run { .. } => "info",
         _ => "warn",
     };
-    crate::logging::init(cli.log_format, default_level);
+    let destination = match cli.command {
+        Command::Demo(_) | Command::Console { .. } => Destination::for_console(),
+        _ => Destination::Stderr,
+    };
+    if let Some(file) = destination.file() {
+        eprintln!("opsbot: log lines go to {}", file.display());
+    }
+    crate::logging::init(cli.log_format, default_level, destination);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -21,6 +21,7 @@ use crate::backend::{BackendError, RetryPolicy};
 use crate::config::{CloudConfig, Config};
 use crate::engine::{EngineError, Refusal};
 use crate::host_control::HostControl;
+use crate::metrics::BackendErrors;
 
 /// Instance lookups in flight at once while planning a stale-allocation cleanup.
 const INSTANCE_LOOKUPS: usize = 8;
@@ -42,7 +43,11 @@ pub struct Clouds {
 
 impl Cloud {
     /// The cloud's client (its password read now) and the means to restart its hosts.
-    pub fn new(c: &CloudConfig, request_timeout: Duration) -> anyhow::Result<Self> {
+    pub fn new(
+        c: &CloudConfig,
+        request_timeout: Duration,
+        errors: &BackendErrors,
+    ) -> anyhow::Result<Self> {
         let credentials = Credentials {
             auth_url: c.auth_url.clone(),
             username: c.username.clone(),
@@ -58,7 +63,7 @@ impl Cloud {
         };
         Ok(Self {
             name: c.name.clone(),
-            client: CloudClient::new(&c.name, credentials, &c.tls(), request_timeout)
+            client: CloudClient::new(&c.name, credentials, &c.tls(), request_timeout, errors)
                 .with_context(|| format!("cloud `{}`", c.name))?,
             hosts: HostControl::new(c.compute_control.clone(), &c.auth_url, &c.tls())
                 .with_context(|| format!("cloud `{}`", c.name))?,
@@ -67,12 +72,12 @@ impl Cloud {
 }
 
 impl Clouds {
-    pub fn new(config: &Config) -> anyhow::Result<Self> {
+    pub fn new(config: &Config, errors: &BackendErrors) -> anyhow::Result<Self> {
         let mut map = BTreeMap::new();
         for c in &config.clouds {
             map.insert(
                 c.name.clone(),
-                Cloud::new(c, config.engine.request_timeout)?,
+                Cloud::new(c, config.engine.request_timeout, errors)?,
             );
         }
         Ok(Self {

@@ -18,6 +18,7 @@ use crate::backend::search::SearchClient;
 use crate::backend::{BackendError, Fault, RetryPolicy};
 use crate::config::{ClusterConfig, Config};
 use crate::engine::{EngineError, Refusal};
+use crate::metrics::BackendErrors;
 use crate::node_control::NodeControl;
 
 /// One configured cluster.
@@ -30,8 +31,13 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// The cluster's clients, its secrets read now; `request_timeout` bounds each request.
-    pub fn new(config: &ClusterConfig, request_timeout: Duration) -> anyhow::Result<Self> {
+    /// The cluster's clients, its secrets read now; `request_timeout` bounds each request,
+    /// and faults are counted into `errors`.
+    pub fn new(
+        config: &ClusterConfig,
+        request_timeout: Duration,
+        errors: &BackendErrors,
+    ) -> anyhow::Result<Self> {
         Ok(Self {
             name: config.name.clone(),
             search: SearchClient::new(
@@ -40,6 +46,7 @@ impl Cluster {
                 &config.tls,
                 config.auth.as_ref(),
                 request_timeout,
+                errors.clone(),
             )?,
             nodes: NodeControl::new(config.node_control.clone(), &config.url, &config.tls)?,
             inventory: config.nodes.clone(),
@@ -55,10 +62,10 @@ pub struct Clusters {
 }
 
 impl Clusters {
-    pub fn new(config: &Config) -> anyhow::Result<Self> {
+    pub fn new(config: &Config, errors: &BackendErrors) -> anyhow::Result<Self> {
         let mut map = BTreeMap::new();
         for c in &config.clusters {
-            let cluster = Cluster::new(c, config.engine.request_timeout)
+            let cluster = Cluster::new(c, config.engine.request_timeout, errors)
                 .with_context(|| format!("cluster `{}`", c.name))?;
             map.insert(c.name.clone(), cluster);
         }

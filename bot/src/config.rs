@@ -11,6 +11,7 @@ use opsbot_commands::people::People;
 use serde::Deserialize;
 
 use crate::backend::RetryPolicy;
+use crate::metrics::MetricsConfig;
 use crate::node_control::CommandTemplate;
 use crate::process::OutputBounds;
 
@@ -44,6 +45,8 @@ pub struct Config {
     pub console: ConsoleConfig,
     /// The Discord front end (`opsbot run`); absent when only the console is used.
     pub discord: Option<DiscordConfig>,
+    #[serde(default)]
+    pub metrics: MetricsConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]

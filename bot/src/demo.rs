@@ -15,6 +15,7 @@ use crate::config::{
     HostControlConfig, Interface, NodeControlConfig, PersonConfig, ProgressConfig, Role,
     RunbooksConfig, SecretSource, StoreConfig, Tls,
 };
+use crate::metrics::MetricsConfig;
 use crate::node_control::CommandTemplate;
 use crate::process::OutputBounds;
 
@@ -116,6 +117,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
         ],
         console: ConsoleConfig::default(),
         discord: None,
+        metrics: MetricsConfig::default(),
     };
     let banner = format!(
         "opsbot demo · simulated {flavor} log cluster `{CLUSTER}` (5 nodes, 90 daily flog-* indices) at {}\n\

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod host_access;
 pub mod host_control;
 pub mod logging;
+pub mod metrics;
 pub mod node_control;
 pub mod process;
 pub mod progress;

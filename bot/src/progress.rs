@@ -74,6 +74,11 @@ pub trait ProgressSink: Send + Sync {
     /// remembers, by an earlier one) is not sent again. `origin` is the channel it came from
     /// (the run's, or the one the command was typed in), told if announcements cannot be sent.
     fn announce(&self, announcement: Announcement, origin: ChannelId);
+    /// What waits to reach the chat: runs to publish by channel, and announcements to send
+    /// (as `announcements`). For the metrics; a sink that never waits has nothing.
+    fn backlog(&self) -> Vec<(String, usize)> {
+        Vec::new()
+    }
 }
 
 /// Counts for the benchmark and the tests: progress events in, chat calls out.
@@ -232,6 +237,19 @@ impl<T: ChatTransport> ProgressSink for Publisher<T> {
 
     fn observed(&self, id: RunId) -> Option<Observation> {
         lock(&self.shared.observed).get(&id).cloned()
+    }
+
+    fn backlog(&self) -> Vec<(String, usize)> {
+        let mut backlog: Vec<(String, usize)> = lock(&self.shared.lanes)
+            .iter()
+            .map(|(channel, lane)| (channel.0.clone(), lock(&lane.queue).len()))
+            .collect();
+        backlog.sort();
+        backlog.push((
+            "announcements".to_owned(),
+            lock(&self.shared.announcements).len(),
+        ));
+        backlog
     }
 }
 

@@ -16,6 +16,7 @@ use crate::chat::console::{self, Hub};
 use crate::chat::discord::{Discord, DiscordTransport};
 use crate::config::Config;
 use crate::engine::Engine;
+use crate::metrics;
 use crate::progress::{ChatError, ChatTransport, Publisher};
 use crate::service::Service;
 use crate::store_upkeep;
@@ -46,6 +47,20 @@ pub async fn run_until(config: Config, stopped: impl Future<Output = ()>) -> any
     let publisher = Arc::new(Publisher::new(transport, store.clone(), config.progress));
     let engine = Engine::new(&config, store, publisher.clone())?;
     let service = Service::new(engine.clone(), publisher);
+    // Listening before the console socket opens: once that exists, so do the metrics.
+    let metrics = match config.metrics.listen {
+        Some(address) => {
+            let listener = tokio::net::TcpListener::bind(address)
+                .await
+                .with_context(|| format!("cannot listen on {address} ([metrics] listen)"))?;
+            tracing::info!(%address, "serving /metrics and /healthz");
+            Some(tokio::spawn(metrics::serve(
+                listener,
+                engine.metrics().clone(),
+            )))
+        }
+        None => None,
+    };
     let console = match &config.console.socket {
         Some(path) => {
             let listener = console::bind(path)?;
@@ -66,6 +81,9 @@ pub async fn run_until(config: Config, stopped: impl Future<Output = ()>) -> any
         }
     };
     upkeep.abort();
+    if let Some(task) = metrics {
+        task.abort();
+    }
     if let Some((task, path)) = console {
         task.abort();
         let _ = std::fs::remove_file(path);

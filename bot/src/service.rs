@@ -126,6 +126,7 @@ impl Service {
     pub async fn refused(&self, speaker: &Speaker, asked: &Asked, error: EngineError) -> Reply {
         match error {
             EngineError::Refused(refusal) => {
+                self.engine.metrics().refused(&refusal);
                 if refusal.is_audited() {
                     self.audit_refusal(speaker, asked, &refusal.to_string())
                         .await;

@@ -22,6 +22,8 @@
     reason = "the one module that may call the store's synchronous writes"
 )]
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::maintenance::MaintenanceNotice;
 use opsbot_commands::name::RunId;
@@ -30,17 +32,32 @@ use opsbot_commands::run::Run;
 use opsbot_state::{Compacted, Store, StoreError, UpdateError};
 use time::OffsetDateTime;
 
+use crate::metrics::RunMetrics;
+
 /// The store's writes, as async functions that run off the async worker threads. Each has the
 /// meaning of the `Store` method of the same name; what it is given is owned, because it is
 /// moved to the thread that writes. Cheap to clone (it holds a `Store`, itself a handle).
 #[derive(Clone, Debug)]
 pub struct StoreWrites {
     store: Store,
+    /// Counts what the runs' records say happened, once it is on disk.
+    counted: Option<RunMetrics>,
 }
 
 impl StoreWrites {
     pub fn new(store: Store) -> Self {
-        Self { store }
+        Self {
+            store,
+            counted: None,
+        }
+    }
+
+    /// The writes of the engine, which count every run created, decided and finished.
+    pub fn counting(store: Store, metrics: RunMetrics) -> Self {
+        Self {
+            store,
+            counted: Some(metrics),
+        }
     }
 
     /// See [`Store::create_run`].
@@ -49,8 +66,13 @@ impl StoreWrites {
         build: impl FnOnce(RunId) -> Run + Send + 'static,
         actor: Option<Speaker>,
     ) -> Result<Run, StoreError> {
-        self.off_thread(move |store| store.create_run(build, actor.as_ref()))
-            .await
+        let run = self
+            .off_thread(move |store| store.create_run(build, actor.as_ref()))
+            .await?;
+        if let Some(metrics) = &self.counted {
+            metrics.created(&run);
+        }
+        Ok(run)
     }
 
     /// See [`Store::update_run`]; `change` may be called more than once.
@@ -58,10 +80,25 @@ impl StoreWrites {
         &self,
         id: RunId,
         actor: Option<Speaker>,
-        change: impl FnMut(&mut Run) -> Result<Vec<AuditKind>, E> + Send + 'static,
+        mut change: impl FnMut(&mut Run) -> Result<Vec<AuditKind>, E> + Send + 'static,
     ) -> Result<Run, UpdateError<E>> {
-        self.off_thread(move |store| store.update_run(id, actor.as_ref(), change))
-            .await
+        // What the call that committed recorded: a retried transaction calls `change` again,
+        // and only its last answer is in the store.
+        let recorded = Arc::new(Mutex::new(Vec::new()));
+        let keep = Arc::clone(&recorded);
+        let run = self
+            .off_thread(move |store| {
+                store.update_run(id, actor.as_ref(), move |run| {
+                    let events = change(run)?;
+                    *lock(&keep) = events.clone();
+                    Ok(events)
+                })
+            })
+            .await?;
+        if let Some(metrics) = &self.counted {
+            metrics.recorded(&run, &lock(&recorded));
+        }
+        Ok(run)
     }
 
     /// See [`Store::append_audit`].
@@ -121,6 +158,10 @@ impl StoreWrites {
             },
         }
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

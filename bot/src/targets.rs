@@ -11,6 +11,7 @@ use crate::clouds::Clouds;
 use crate::clusters::Clusters;
 use crate::config::{Config, RunbooksConfig};
 use crate::engine::{EngineError, Refusal};
+use crate::metrics::BackendErrors;
 use crate::runbooks::Library;
 
 #[derive(Debug)]
@@ -39,10 +40,11 @@ impl Part {
 }
 
 impl Targets {
-    pub fn new(config: &Config) -> anyhow::Result<Self> {
+    /// Every target of `config`, their clients counting faults into `errors`.
+    pub fn new(config: &Config, errors: &BackendErrors) -> anyhow::Result<Self> {
         Ok(Self {
-            clusters: Clusters::new(config)?,
-            clouds: Clouds::new(config)?,
+            clusters: Clusters::new(config, errors)?,
+            clouds: Clouds::new(config, errors)?,
             library: Library::load(&config.runbooks)?,
         })
     }
@@ -56,9 +58,11 @@ impl Targets {
             ..config.clone()
         };
         let pick = |wanted: Part| if part == wanted { config } else { &none };
+        // Planning serves no metrics.
+        let errors = BackendErrors::default();
         Ok(Self {
-            clusters: Clusters::new(pick(Part::Clusters))?,
-            clouds: Clouds::new(pick(Part::Clouds))?,
+            clusters: Clusters::new(pick(Part::Clusters), &errors)?,
+            clouds: Clouds::new(pick(Part::Clouds), &errors)?,
             library: match part {
                 Part::Runbooks => Library::load(&config.runbooks)?,
                 Part::Clusters | Part::Clouds => Library::load(&RunbooksConfig::default())?,

@@ -518,3 +518,43 @@ async fn planning_on_a_cluster_needs_no_cloud_credentials() {
         "{stderr}"
     );
 }
+
+/// A console on a terminal keeps its log lines off the screen it shares with the operator: they
+/// go to a file under the XDG state directory, which it names once at start.
+#[test]
+fn an_interactive_console_logs_to_a_file_and_not_to_its_screen() {
+    use std::io::Read;
+
+    let home = tempfile::tempdir().unwrap();
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let terminal = std::fs::File::from(pty.slave);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .args(["demo", "--speed", "200"])
+        .env("HOME", home.path())
+        .env_remove("XDG_STATE_HOME")
+        // "store opened" is logged at info.
+        .env("RUST_LOG", "info")
+        .stdin(terminal.try_clone().unwrap())
+        .stdout(terminal.try_clone().unwrap())
+        .stderr(terminal)
+        .spawn()
+        .unwrap();
+    let mut screen = std::fs::File::from(pty.master);
+    // A line, then Ctrl-D: the end of the input on a terminal.
+    screen.write_all(b"/help topic:zzz\n\x04").unwrap();
+    let mut shown = Vec::new();
+    // Reading the terminal ends with an error (EIO) once the console has exited and closed it.
+    let _ = screen.read_to_end(&mut shown);
+    assert!(child.wait().unwrap().success());
+    let shown = String::from_utf8_lossy(&shown);
+    let log = home.path().join(".local/state/opsbot/console.log");
+    assert!(
+        shown.contains(&format!("opsbot: log lines go to {}", log.display())),
+        "{shown}"
+    );
+    assert!(shown.contains("no commands about `zzz`"), "{shown}");
+    assert!(!shown.contains("store opened"), "{shown}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("store opened"), "{logged}");
+    assert!(!logged.contains('\u{1b}'), "no colour in a file: {logged}");
+}

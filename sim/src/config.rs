@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::fault::FaultRule;
 pub(crate) use crate::flavor::{Distribution, Flavor};
-pub use crate::http::Security;
+pub use crate::http::{Role, Security};
 use crate::scenario::{DataStreamSpec, IndexSpec};
 pub use crate::tls::SimTls;
 

@@ -100,7 +100,7 @@ mod world;
 
 pub use admin::{NodeChange, UnknownNode};
 pub use calls::Call;
-pub use config::{ConfigError, DEFAULT_DELETE_APPLY, Security, SimConfig, SimTls};
+pub use config::{ConfigError, DEFAULT_DELETE_APPLY, Role, Security, SimConfig, SimTls};
 pub use fault::{Dropped, FaultEffect, FaultKind, FaultParseError, FaultRule, take_matching};
 pub use flavor::{Distribution, Flavor, ParseFlavorError};
 pub use scenario::{DataStreamSpec, IndexSpec};

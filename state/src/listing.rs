@@ -47,6 +47,12 @@ pub struct RunLogTail {
 }
 
 impl Store {
+    /// The bytes sled's files take on disk (what grows with the history until compaction),
+    /// for the bot's metrics.
+    pub fn size_on_disk(&self) -> Result<u64, StoreError> {
+        Ok(self.db.size_on_disk()?)
+    }
+
     /// The unfinished runs (to resume, or to show), oldest first: read from their index, so
     /// the finished runs that are the bulk of the store are not read at all.
     pub fn unfinished_runs(&self) -> Result<Vec<Run>, StoreError> {

@@ -214,6 +214,7 @@ pub fn config(setup: &Setup, clusters: Vec<ClusterConfig>, dir: &Path) -> Config
         people: people(),
         console: ConsoleConfig::default(),
         discord: None,
+        metrics: Default::default(),
     }
 }
 

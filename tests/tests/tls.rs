@@ -11,7 +11,7 @@ use opsbot::check::{Outcome, check};
 use opsbot::config::Config;
 use opsbot_commands::parse::{Origin, parse_line};
 use opsbot_commands::request::Request;
-use opsbot_sim::{Flavor, Security, SimConfig, SimHandle, SimTls};
+use opsbot_sim::{Flavor, Role, Security, SimConfig, SimHandle, SimTls};
 use opsbot_tests::openstack::real_cloud;
 use opsbot_tests::tls::{Authority, Leaf, tls_proxy, write};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -55,7 +55,11 @@ async fn line_of(config: &Config) -> String {
 
 /// An ES 8 simulator serving HTTPS with `leaf` and requiring basic auth of [`USER`], and a
 /// client certificate `client_ca` issued when given.
-async fn secured_sim(leaf: &Leaf, client_ca: Option<&Authority>) -> SimHandle {
+async fn secured_sim(
+    leaf: &Leaf,
+    client_ca: Option<&Authority>,
+    roles: Vec<(String, Role)>,
+) -> SimHandle {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let config = SimConfig {
         flavor: Flavor::Es8,
@@ -68,6 +72,7 @@ async fn secured_sim(leaf: &Leaf, client_ca: Option<&Authority>) -> SimHandle {
         security: Some(Security {
             users: vec![(USER.to_owned(), PASSWORD.to_owned())],
             api_keys: vec![("opsbot-key".to_owned(), "s3cr3t-api-key".to_owned())],
+            roles,
         }),
         ..SimConfig::default()
     };
@@ -86,8 +91,14 @@ async fn secured() -> Secured {
 
 /// [`secured`], requiring a client certificate `client_ca` issued when given.
 async fn secured_requiring(client_ca: Option<&Authority>) -> Secured {
+    secured_with(client_ca, Vec::new()).await
+}
+
+/// [`secured_requiring`], with `roles` for principals (the others are superusers).
+async fn secured_with(client_ca: Option<&Authority>, roles: Vec<(String, Role)>) -> Secured {
     let ca = Authority::new("Elasticsearch security auto-configuration HTTP CA").unwrap();
-    let sim = secured_sim(&ca.leaf("logs-vip", &["127.0.0.1"]).unwrap(), client_ca).await;
+    let leaf = ca.leaf("logs-vip", &["127.0.0.1"]).unwrap();
+    let sim = secured_sim(&leaf, client_ca, roles).await;
     Secured {
         sim,
         ca,
@@ -133,7 +144,7 @@ async fn an_https_cluster_with_a_private_ca_and_basic_auth_is_reached() {
     else {
         panic!("a procedure");
     };
-    let clusters = opsbot::clusters::Clusters::new(&config).unwrap();
+    let clusters = opsbot::clusters::Clusters::new(&config, &Default::default()).unwrap();
     let name = opsbot_commands::name::ClusterName::parse("logs").unwrap();
     let plan = clusters
         .plan(&name, &request, time::OffsetDateTime::now_utc())
@@ -260,6 +271,53 @@ async fn missing_or_wrong_credentials_are_a_401_saying_what_to_check() {
     assert!(
         !line.contains("wrong"),
         "the password is never shown: {line}"
+    );
+}
+
+#[tokio::test]
+async fn missing_privileges_are_named_by_check_and_by_the_403_of_a_run() {
+    let monitoring = Role {
+        name: "logs_monitor".to_owned(),
+        cluster: vec!["monitor".to_owned()],
+        index: vec!["monitor".to_owned(), "view_index_metadata".to_owned()],
+    };
+    let scene = secured_with(None, vec![(USER.to_owned(), monitoring)]).await;
+    let config = scene.config(&scene.ca.pem(), &scene.password(PASSWORD));
+    let line = line_of(&config).await;
+    assert!(line.starts_with("FAIL  cluster `logs`"), "{line}");
+    assert!(
+        line.contains(
+            "health green, but the credentials lack cluster `manage` (the allocation and \
+             exclusion settings of restart, stop and remove-node), index `maintenance` (the \
+             flush before nodes stop), index `delete_index` (prune and delete); grant them to \
+             their role"
+        ),
+        "{line}"
+    );
+    // What a run meets without the check: the step's error is ES's own 403, naming the action
+    // and the privileges that grant it.
+    let clusters = opsbot::clusters::Clusters::new(&config, &Default::default()).unwrap();
+    let name = opsbot_commands::name::ClusterName::parse("logs").unwrap();
+    let search = &clusters.get(&name).unwrap().search;
+    let error = search
+        .set_allocation_enable(Some("none"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.fault.kind(), "http_403");
+    assert!(
+        error.to_string().contains(
+            "answered 403 (action [cluster:admin/settings/update] is unauthorized for user \
+             [opsbot] with effective roles [logs_monitor], this action is granted by the cluster \
+             privileges [manage,all])"
+        ),
+        "{error}"
+    );
+    // A superuser holds every privilege.
+    let scene = secured().await;
+    let line = line_of(&scene.config(&scene.ca.pem(), &scene.password(PASSWORD))).await;
+    assert!(
+        line.starts_with("ok    ") && line.ends_with("every privilege opsbot uses"),
+        "{line}"
     );
 }
 

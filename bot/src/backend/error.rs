@@ -38,6 +38,34 @@ impl Fault {
     }
 }
 
+impl Fault {
+    /// A short name of the fault, from a closed set: the `fault` label of the backend-error
+    /// metric.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::Connect(unreachable) => match unreachable.cause {
+                Cause::Refused => "connection_refused",
+                Cause::Dns => "dns",
+                Cause::ConnectTimeout => "connect_timeout",
+                Cause::Tls(_) => "tls",
+                Cause::Closed => "connection_closed",
+            },
+            Self::TooLarge { .. } => "too_large",
+            Self::Status { status: 401, .. } => "http_401",
+            Self::Status { status: 403, .. } => "http_403",
+            Self::Status { status: 429, .. } => "http_429",
+            Self::Status {
+                status: 500..=599, ..
+            } => "http_5xx",
+            Self::Status { .. } => "http_4xx",
+            Self::NoMaster => "no_master",
+            Self::Decode(_) => "malformed_answer",
+            Self::Catalog(_) => "catalog",
+        }
+    }
+}
+
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

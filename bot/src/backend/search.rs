@@ -2,6 +2,7 @@
 //! decide whether to retry (actions) or to treat a fault as an observation (polls).
 
 mod indices;
+pub mod privileges;
 mod wire;
 
 pub use indices::{Deleted, InFlight};
@@ -22,6 +23,7 @@ use super::error::{BackendError, Fault};
 use super::transport::Cause;
 use super::{http, transport};
 use crate::config::{ClusterAuth, Tls};
+use crate::metrics::BackendErrors;
 
 /// What a flush reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +39,8 @@ pub struct SearchClient {
     http: reqwest::Client,
     base: String,
     service: String,
+    cluster: ClusterName,
+    errors: BackendErrors,
     /// Sent with every request; marked sensitive, so that Debug shows no secret.
     authorization: Option<HeaderValue>,
 }
@@ -52,11 +56,14 @@ impl SearchClient {
         tls: &Tls,
         auth: Option<&ClusterAuth>,
         timeout: Duration,
+        errors: BackendErrors,
     ) -> anyhow::Result<Self> {
         Ok(Self {
             http: http::client(tls, timeout)?,
             base: base_url.trim_end_matches('/').to_owned(),
             service: format!("search cluster `{cluster}`"),
+            cluster: cluster.clone(),
+            errors,
             authorization: auth.map(http::authorization).transpose()?,
         })
     }
@@ -225,6 +232,7 @@ impl SearchClient {
     }
 
     fn error(&self, request: &str, fault: Fault) -> BackendError {
+        self.errors.count(self.cluster.as_str(), "search", &fault);
         BackendError::once(self.service.clone(), request, fault)
     }
 

@@ -31,6 +31,7 @@ use tokio::sync::{Notify, watch};
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
 use crate::config::{Config, EngineConfig};
+use crate::metrics::Metrics;
 use crate::progress::ProgressSink;
 use crate::runbooks::Library;
 use crate::store_writes::StoreWrites;
@@ -72,6 +73,7 @@ struct Inner {
     /// Reads; writes go through `writes`, off the async threads.
     store: Store,
     writes: StoreWrites,
+    metrics: Metrics,
     targets: Targets,
     config: EngineConfig,
     progress: Arc<dyn ProgressSink>,
@@ -104,9 +106,11 @@ impl Engine {
         store: Store,
         progress: Arc<dyn ProgressSink>,
     ) -> anyhow::Result<Self> {
-        let targets = Targets::new(config)?;
+        let metrics = Metrics::new(store.clone(), Arc::clone(&progress));
+        let targets = Targets::new(config, metrics.backend_errors())?;
         Ok(Self(Arc::new(Inner {
-            writes: StoreWrites::new(store.clone()),
+            writes: StoreWrites::counting(store.clone(), metrics.runs().clone()),
+            metrics,
             store,
             targets,
             config: config.engine,
@@ -124,6 +128,11 @@ impl Engine {
     /// The store's writes, run off the async threads.
     pub fn writes(&self) -> &StoreWrites {
         &self.0.writes
+    }
+
+    /// What the bot counts, for `/metrics`.
+    pub fn metrics(&self) -> &Metrics {
+        &self.0.metrics
     }
 
     /// The configured clusters, for planning, help and autocomplete.

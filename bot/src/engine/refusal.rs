@@ -67,6 +67,36 @@ impl Refusal {
             | Self::NotARunbook => false,
         }
     }
+
+    /// A short name of the refusal, from a closed set: the `reason` label of the refusal
+    /// metric.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::UnknownCluster { .. } => "unknown_cluster",
+            Self::UnknownCloud { .. } => "unknown_cloud",
+            Self::NoSuchRun { .. } => "no_such_run",
+            Self::Busy { .. } => "busy",
+            Self::Plan(_) => "plan",
+            Self::AlreadyFinished { .. } => "already_finished",
+            Self::NotAwaitingOperator { .. } => "not_awaiting_operator",
+            Self::Approval(refusal) => match refusal {
+                ApprovalRefusal::OwnRun { .. } => "self_approval",
+                ApprovalRefusal::NotApprover => "not_approver",
+                ApprovalRefusal::StaleDigest { .. } => "stale_digest",
+                ApprovalRefusal::Expired { .. } => "approval_expired",
+                ApprovalRefusal::NoApprovalNeeded { .. } => "no_approval_needed",
+                ApprovalRefusal::Decided { .. } => "already_decided",
+                ApprovalRefusal::NotYet { .. } => "approval_not_yet",
+                ApprovalRefusal::Legacy { .. } => "legacy_run",
+            },
+            Self::NotOperator => "not_operator",
+            Self::UnknownPerson(_) => "unknown_person",
+            Self::WrongChannel { .. } => "wrong_channel",
+            Self::Backend(_) => "backend",
+            Self::Runbook(_) => "runbook",
+            Self::NotARunbook => "not_a_runbook",
+        }
+    }
 }
 
 /// Either a refusal for the operator or an internal failure for the log.

@@ -50,6 +50,7 @@ async fn awaiting() -> (tempfile::TempDir, Engine, Run) {
         people: Vec::new(),
         console: ConsoleConfig::default(),
         discord: None,
+        metrics: Default::default(),
     };
     let store = Store::open(&config.store.path).unwrap();
     let engine = Engine::new(&config, store, Arc::new(Silent)).unwrap();

@@ -1,6 +1,7 @@
 //! The cluster API over HTTP: logging, faults, the proxy and quorum checks, then routing to the
 //! endpoint handlers, in the order a real request meets them.
 
+mod authorization;
 mod cat;
 mod cluster;
 mod create;
@@ -30,7 +31,7 @@ use axum::Router;
 use axum::body::{Bytes, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 
 use crate::app::App;
@@ -41,7 +42,11 @@ use params::Params;
 use routes::Endpoint;
 
 pub(crate) use json::reply;
-pub use security::Security;
+use security::Principal;
+pub use security::{Role, Security};
+
+/// The has-privileges API of ES security (7.0 on; 6.x had it under `_xpack`).
+const HAS_PRIVILEGES: &str = "/_security/user/_has_privileges";
 
 /// Largest request body read; ES's default `http.max_content_length` is 100mb, far above need.
 const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -149,12 +154,30 @@ async fn respond(app: &App, parts: &Parts, body: &Bytes, context: &RequestContex
         return ApiError::Haproxy(StatusCode::SERVICE_UNAVAILABLE).into_response(false);
     }
     let params = Params::parse(parts.uri.query().unwrap_or(""));
-    if let Some(security) = &app.security {
-        if let Some(refusal) = security::refusal(security, app.flavor, parts, params.pretty()) {
-            return refusal;
+    let principal = match &app.security {
+        Some(security) => {
+            match security::authenticate(security, app.flavor, parts, params.pretty()) {
+                Ok(principal) => {
+                    let role = security.role_of(&principal);
+                    if parts.uri.path() == HAS_PRIVILEGES
+                        && app.flavor != Flavor::Es6
+                        && matches!(parts.method, Method::GET | Method::POST)
+                    {
+                        return authorization::has_privileges(
+                            role,
+                            &principal,
+                            body,
+                            params.pretty(),
+                        );
+                    }
+                    Some((principal, role))
+                }
+                Err(refusal) => return *refusal,
+            }
         }
-    }
-    let mut response = match dispatch(app, parts, &params, body, context).await {
+        None => None,
+    };
+    let mut response = match dispatch(app, parts, &params, body, context, principal).await {
         Ok(response) => response,
         Err(error) => error.into_response(params.pretty()),
     };
@@ -200,6 +223,7 @@ async fn dispatch(
     params: &Params,
     body: &Bytes,
     context: &RequestContext,
+    principal: Option<(Principal, Option<&Role>)>,
 ) -> Result<Response, ApiError> {
     let path = parts.uri.path();
     let uri = parts
@@ -222,6 +246,17 @@ async fn dispatch(
         check_content_type(parts)?;
     }
     params.check_known(path, route.accepted_params(&method, app.product))?;
+    // The REST layer's checks come first; the transport action is then authorized.
+    if let Some((principal, role)) = &principal {
+        // An index action names the indices of the path, or all of them.
+        let target = path
+            .trim_start_matches('/')
+            .split('/')
+            .next()
+            .filter(|first| !first.is_empty() && !first.starts_with('_'))
+            .unwrap_or("*");
+        authorization::authorize(*role, principal, &route.endpoint, &method, target)?;
+    }
     if route.endpoint != Endpoint::Root {
         // `GET /` is answered by any node, master or not.
         wait::require_master(app, params).await?;

@@ -1,8 +1,8 @@
 //! Elasticsearch security's authentication, as a cluster with `xpack.security.enabled` (ES 8's
 //! default) answers: every cluster API request needs `Authorization: Basic` of a known user and
 //! its password, or `Authorization: ApiKey` of a known API key, else 401 `security_exception`
-//! with the realms in `WWW-Authenticate`. Authorization is not modelled: whoever authenticates
-//! may do everything (a superuser); nor is the metadata ES adds about failed API keys.
+//! with the realms in `WWW-Authenticate`. What an authenticated principal may do is
+//! `authorization`'s; the metadata ES adds about failed API keys is not modelled.
 
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -10,6 +10,7 @@ use axum::response::Response;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
+pub use super::authorization::Role;
 use super::errors::{ApiError, Exception};
 use crate::config::Flavor;
 
@@ -22,6 +23,51 @@ pub struct Security {
     /// `(id, api_key)` pairs, as the create-API-key answer gives them; a client sends
     /// `ApiKey base64(id:api_key)` (the answer's `encoded`).
     pub api_keys: Vec<(String, String)>,
+    /// `(username or API key id, role)`: what that principal may do. A principal without one
+    /// may do everything.
+    pub roles: Vec<(String, Role)>,
+}
+
+impl Security {
+    /// The role of `principal`; `None` for a superuser.
+    pub(crate) fn role_of(&self, principal: &Principal) -> Option<&Role> {
+        self.roles
+            .iter()
+            .find(|(name, _)| name == principal.name())
+            .map(|(_, role)| role)
+    }
+}
+
+/// Who a request authenticated as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Principal {
+    User(String),
+    ApiKey(String),
+}
+
+impl Principal {
+    /// The user name or API key id.
+    fn name(&self) -> &str {
+        match self {
+            Self::User(name) | Self::ApiKey(name) => name,
+        }
+    }
+
+    /// The user the has-privileges API reports (an API key's owner; the simulator keeps none,
+    /// so the key's id stands for it).
+    pub(crate) fn user(&self) -> &str {
+        self.name()
+    }
+}
+
+/// As ES's refusals name a principal.
+impl std::fmt::Display for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::User(name) => write!(f, "user [{name}]"),
+            Self::ApiKey(id) => write!(f, "API key id [{id}] of user [{id}]"),
+        }
+    }
 }
 
 impl std::fmt::Debug for Security {
@@ -46,13 +92,13 @@ fn challenges(flavor: Flavor) -> &'static [&'static str] {
     }
 }
 
-/// ES's 401, unless the request carries the credentials of a known user.
-pub(crate) fn refusal(
+/// Who the request's credentials name, or ES's 401 when they name nobody known.
+pub(crate) fn authenticate(
     security: &Security,
     flavor: Flavor,
     parts: &Parts,
     pretty: bool,
-) -> Option<Response> {
+) -> Result<Principal, Box<Response>> {
     let uri = parts.uri.path_and_query().map_or_else(
         || parts.uri.path().to_owned(),
         |uri| uri.as_str().to_owned(),
@@ -62,8 +108,12 @@ pub(crate) fn refusal(
     };
     let reason = match presented(parts) {
         None => format!("missing authentication credentials for REST request [{uri}]"),
-        Some(Presented::Basic(pair)) if known(&security.users, &pair) => return None,
-        Some(Presented::ApiKey(pair)) if known(&security.api_keys, &pair) => return None,
+        Some(Presented::Basic(pair)) if known(&security.users, &pair) => {
+            return Ok(Principal::User(pair.0));
+        }
+        Some(Presented::ApiKey(pair)) if known(&security.api_keys, &pair) => {
+            return Ok(Principal::ApiKey(pair.0));
+        }
         Some(Presented::Basic((user, _))) => {
             format!("unable to authenticate user [{user}] for REST request [{uri}]")
         }
@@ -77,14 +127,14 @@ pub(crate) fn refusal(
                 "illegal_argument_exception",
                 "invalid ApiKey value",
             );
-            return Some(unauthenticated(
+            return Err(Box::new(unauthenticated(
                 flavor,
                 refused("error attempting to authenticate request").caused_by(invalid),
                 pretty,
-            ));
+            )));
         }
     };
-    Some(unauthenticated(flavor, refused(&reason), pretty))
+    Err(Box::new(unauthenticated(flavor, refused(&reason), pretty)))
 }
 
 fn refused(reason: &str) -> Exception {
@@ -139,6 +189,7 @@ mod tests {
         let security = Security {
             users: vec![("elastic".into(), "changeme".into())],
             api_keys: vec![("opsbot-key".into(), "s3cr3t-api-key".into())],
+            roles: Vec::new(),
         };
         let shown = format!("{security:?}");
         assert!(

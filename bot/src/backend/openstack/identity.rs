@@ -13,6 +13,7 @@ use super::wire::error_reason;
 use crate::backend::error::{BackendError, Fault};
 use crate::backend::{http, transport};
 use crate::config::Interface;
+use crate::metrics::BackendErrors;
 
 /// Who opsbot is in a cloud. The password is a secret: it is never logged, shown or stored.
 #[derive(Debug)]
@@ -79,15 +80,24 @@ pub struct Session {
     http: reqwest::Client,
     credentials: Credentials,
     service: String,
+    cloud: String,
+    errors: BackendErrors,
     token: Mutex<Option<Token>>,
 }
 
 impl Session {
-    pub fn new(http: reqwest::Client, credentials: Credentials, cloud: &str) -> Self {
+    pub fn new(
+        http: reqwest::Client,
+        credentials: Credentials,
+        cloud: &str,
+        errors: BackendErrors,
+    ) -> Self {
         Self {
             http,
             credentials,
             service: format!("identity of cloud `{cloud}`"),
+            cloud: cloud.to_owned(),
+            errors,
             token: Mutex::new(None),
         }
     }
@@ -233,6 +243,7 @@ impl Session {
     }
 
     fn error(&self, request: &str, fault: Fault) -> BackendError {
+        self.errors.count(&self.cloud, "identity", &fault);
         BackendError::once(self.service.clone(), request, fault)
     }
 }
@@ -252,7 +263,12 @@ mod tests {
             region: region.into(),
             interface: Interface::Internal,
         };
-        Session::new(reqwest::Client::new(), credentials, "prod")
+        Session::new(
+            reqwest::Client::new(),
+            credentials,
+            "prod",
+            BackendErrors::default(),
+        )
     }
 
     /// Two `compute` services, as Keystone allows: each region's endpoints on one of them.

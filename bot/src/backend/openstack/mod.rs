@@ -22,6 +22,7 @@ pub use placement::PLACEMENT_MICROVERSION;
 use crate::backend::error::{BackendError, Fault};
 use crate::backend::{http, transport};
 use crate::config::Tls;
+use crate::metrics::BackendErrors;
 use identity::Session;
 
 /// What a deletion found: the thing was there and is gone now, or it was already gone (after
@@ -77,6 +78,7 @@ pub struct CloudClient {
     http: reqwest::Client,
     session: Session,
     cloud: CloudName,
+    errors: BackendErrors,
 }
 
 impl CloudClient {
@@ -86,12 +88,14 @@ impl CloudClient {
         credentials: Credentials,
         tls: &Tls,
         timeout: Duration,
+        errors: &BackendErrors,
     ) -> anyhow::Result<Self> {
         let http = http::client(tls, timeout)?;
         Ok(Self {
-            session: Session::new(http.clone(), credentials, cloud.as_str()),
+            session: Session::new(http.clone(), credentials, cloud.as_str(), errors.clone()),
             http,
             cloud: cloud.clone(),
+            errors: errors.clone(),
         })
     }
 
@@ -101,6 +105,8 @@ impl CloudClient {
     }
 
     fn error(&self, api: Api, request: &str, fault: Fault) -> BackendError {
+        self.errors
+            .count(self.cloud.as_str(), api.service_type(), &fault);
         BackendError::once(
             format!("{} of cloud `{}`", api.service_type(), self.cloud),
             request,
@@ -233,8 +239,14 @@ mod tests {
             interface: Interface::Internal,
         };
         let cloud = CloudName::parse("prod").expect("name");
-        let client = CloudClient::new(&cloud, credentials, &Tls::default(), Duration::from_secs(1))
-            .expect("client");
+        let client = CloudClient::new(
+            &cloud,
+            credentials,
+            &Tls::default(),
+            Duration::from_secs(1),
+            &BackendErrors::default(),
+        )
+        .expect("client");
         let nova = r#"{"forbidden": {"code": 403, "message": "Policy doesn't allow os_compute_api:os-services:list to be performed."}}"#;
         assert_eq!(
             client

@@ -1,0 +1,262 @@
+//! What a running bot tells Prometheus, on `[metrics] listen`: runs by procedure and state,
+//! approvals, refusals, backend errors by target, the progress backlog and the store's size;
+//! and `/healthz` (see [`endpoint`]).
+//!
+//! Counters are counted where the fact is decided (a run's transition as the store records
+//! it, a refusal as it is answered, a backend fault as it is classified); what is true right
+//! now (unfinished runs, backlog, store size) is read at each scrape, so it can never drift
+//! from the store.
+
+mod endpoint;
+mod labels;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use opsbot_commands::audit::AuditKind;
+use opsbot_commands::run::{Run, RunState};
+use opsbot_state::Store;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+use serde::Deserialize;
+
+use crate::backend::Fault;
+use crate::engine::Refusal;
+use crate::progress::ProgressSink;
+pub use endpoint::serve;
+use labels::{
+    BackendLabels, DecisionLabels, LaneLabels, ProcedureLabels, RefusalLabels, RunLabels,
+};
+
+/// `[metrics]` of the config.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Where `opsbot run` serves `/metrics` and `/healthz` (e.g. `127.0.0.1:9464`); nowhere
+    /// when absent. Neither is authenticated: keep it on a local or management address.
+    pub listen: Option<SocketAddr>,
+}
+
+/// The bot's metrics: cheap to clone, every clone counting into the same registry.
+#[derive(Clone)]
+pub struct Metrics {
+    registry: Arc<Registry>,
+    store: Store,
+    runs: RunMetrics,
+    refusals: Family<RefusalLabels, Counter>,
+    backend_errors: BackendErrors,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Metrics {
+    /// The metrics of a bot on `store`, whose progress goes through `progress`.
+    pub fn new(store: Store, progress: Arc<dyn ProgressSink>) -> Self {
+        let mut registry = Registry::default();
+        let runs = RunMetrics::default();
+        let refusals = Family::default();
+        let backend_errors = BackendErrors::default();
+        registry.register(
+            "opsbot_runs_requested",
+            "Runs created, by procedure",
+            runs.requested.clone(),
+        );
+        registry.register(
+            "opsbot_runs_finished",
+            "Runs that ended, by procedure and final state",
+            runs.finished.clone(),
+        );
+        registry.register(
+            "opsbot_approval_decisions",
+            "Plans decided: approved, rejected, withdrawn by their requester, or expired",
+            runs.decisions.clone(),
+        );
+        registry.register(
+            "opsbot_refusals",
+            "Requests refused, by reason (who may do what and where, the two-person rule, \
+             unknown targets, busy targets)",
+            refusals.clone(),
+        );
+        registry.register(
+            "opsbot_backend_errors",
+            "Failed requests to clusters and clouds (retried ones included), by target, \
+             service and fault",
+            backend_errors.0.clone(),
+        );
+        registry.register_collector(Box::new(Live {
+            store: store.clone(),
+            progress,
+        }));
+        Self {
+            registry: Arc::new(registry),
+            store,
+            runs,
+            refusals,
+            backend_errors,
+        }
+    }
+
+    /// The counters of run transitions, for the store's writes.
+    pub fn runs(&self) -> &RunMetrics {
+        &self.runs
+    }
+
+    /// The counter of backend faults, for the clients.
+    pub fn backend_errors(&self) -> &BackendErrors {
+        &self.backend_errors
+    }
+
+    /// Counts a refusal as it is answered.
+    pub fn refused(&self, refusal: &Refusal) {
+        self.refusals
+            .get_or_create(&RefusalLabels {
+                reason: refusal.kind(),
+            })
+            .inc();
+    }
+
+    /// The metrics in the OpenMetrics text format. Reads the store (the unfinished runs and
+    /// its size): call it off the async threads.
+    pub fn encode(&self) -> Result<String, std::fmt::Error> {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
+        Ok(text)
+    }
+
+    /// Whether the store can be read, for `/healthz`; the error says why not.
+    pub fn health(&self) -> Result<(), opsbot_state::StoreError> {
+        self.store.maintenance_notice().map(drop)
+    }
+}
+
+/// Counters of run transitions, counted from what the store recorded.
+#[derive(Debug, Clone, Default)]
+pub struct RunMetrics {
+    requested: Family<ProcedureLabels, Counter>,
+    finished: Family<RunLabels, Counter>,
+    decisions: Family<DecisionLabels, Counter>,
+}
+
+impl RunMetrics {
+    /// `run` was created.
+    pub fn created(&self, run: &Run) {
+        self.requested
+            .get_or_create(&ProcedureLabels::of(run))
+            .inc();
+    }
+
+    /// The store recorded `events` for `run`, which is now as given.
+    pub fn recorded(&self, run: &Run, events: &[AuditKind]) {
+        for event in events {
+            let decision = match event {
+                AuditKind::ApprovalGranted { .. } => Some("approved"),
+                AuditKind::Rejected { .. } => Some("rejected"),
+                AuditKind::Withdrawn { .. } => Some("withdrawn"),
+                AuditKind::RunFinished { .. } if run.state == RunState::Expired => Some("expired"),
+                _ => None,
+            };
+            if let Some(decision) = decision {
+                self.decisions
+                    .get_or_create(&DecisionLabels { decision })
+                    .inc();
+            }
+            if let AuditKind::RunFinished { .. } = event {
+                self.finished.get_or_create(&RunLabels::of(run)).inc();
+            }
+        }
+    }
+}
+
+/// Failed requests to clusters and clouds, counted by the clients as each fault is classified.
+#[derive(Debug, Clone, Default)]
+pub struct BackendErrors(Family<BackendLabels, Counter>);
+
+impl BackendErrors {
+    /// Counts a fault of `service` (search, identity, placement, compute, image) of `target`
+    /// (the cluster's or the cloud's name).
+    pub fn count(&self, target: &str, service: &'static str, fault: &Fault) {
+        let labels = BackendLabels {
+            target: target.to_owned(),
+            service,
+            fault: fault.kind(),
+        };
+        self.0.get_or_create(&labels).inc();
+    }
+}
+
+/// What is read at each scrape.
+struct Live {
+    store: Store,
+    progress: Arc<dyn ProgressSink>,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live").finish_non_exhaustive()
+    }
+}
+
+impl Live {
+    fn gauges<L: prometheus_client::encoding::EncodeLabelSet>(
+        encoder: &mut DescriptorEncoder,
+        name: &str,
+        help: &str,
+        values: impl IntoIterator<Item = (L, i64)>,
+    ) -> Result<(), std::fmt::Error> {
+        let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+        for (labels, value) in values {
+            ConstGauge::new(value).encode(family.encode_family(&labels)?)?;
+        }
+        Ok(())
+    }
+}
+
+impl Collector for Live {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        // A store that cannot be read leaves its gauges out (the scrape still succeeds, and
+        // `/healthz` says what is wrong) rather than showing a false zero.
+        match self.store.unfinished_runs() {
+            Ok(runs) => Self::gauges(
+                &mut encoder,
+                "opsbot_runs",
+                "Unfinished runs, by procedure and state.",
+                labels::count(runs.iter().map(RunLabels::of)),
+            )?,
+            Err(error) => tracing::warn!(%error, "metrics: cannot read the unfinished runs"),
+        }
+        match self.store.size_on_disk() {
+            Ok(bytes) => ConstGauge::new(i64::try_from(bytes).unwrap_or(i64::MAX)).encode(
+                encoder.encode_descriptor(
+                    "opsbot_store_size_bytes",
+                    "Bytes the store's files take on disk.",
+                    None,
+                    MetricType::Gauge,
+                )?,
+            )?,
+            Err(error) => tracing::warn!(%error, "metrics: cannot read the store's size"),
+        }
+        Self::gauges(
+            &mut encoder,
+            "opsbot_progress_backlog",
+            "Runs waiting to be published, by channel, and announcements waiting to be sent.",
+            self.progress.backlog().into_iter().map(|(lane, waiting)| {
+                (
+                    LaneLabels { lane },
+                    i64::try_from(waiting).unwrap_or(i64::MAX),
+                )
+            }),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

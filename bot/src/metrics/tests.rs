@@ -1,0 +1,113 @@
+#![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
+
+use std::sync::Arc;
+
+use opsbot_commands::audit::AuditKind;
+use opsbot_commands::cluster::Observation;
+use opsbot_commands::maintenance::Announcement;
+use opsbot_commands::name::{ClusterName, PersonName, RunId};
+use opsbot_commands::people::{PersonRef, Surface};
+use opsbot_commands::plan::{Action, Plan, SafeAction};
+use opsbot_commands::request::ProcedureRequest;
+use opsbot_commands::run::{ChannelId, Run, RunState};
+use opsbot_state::Store;
+use time::OffsetDateTime;
+
+use super::Metrics;
+use crate::backend::Fault;
+use crate::engine::Refusal;
+use crate::progress::ProgressSink;
+
+/// A sink with runs waiting in one channel.
+struct Waiting;
+
+impl ProgressSink for Waiting {
+    fn changed(&self, _: &Run) {}
+    fn observe(&self, _: &Run, _: Observation) {}
+    fn observed(&self, _: RunId) -> Option<Observation> {
+        None
+    }
+    fn announce(&self, _: Announcement, _: ChannelId) {}
+    fn backlog(&self) -> Vec<(String, usize)> {
+        vec![("900".to_owned(), 3), ("announcements".to_owned(), 1)]
+    }
+}
+
+fn metrics() -> (tempfile::TempDir, Metrics) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    (dir, Metrics::new(store, Arc::new(Waiting)))
+}
+
+/// The scrape, with the store's size (which sled decides) left out and each family's samples
+/// sorted (a family keeps them in a hash map).
+fn scrape(metrics: &Metrics) -> String {
+    let text = metrics.encode().unwrap();
+    let mut lines: Vec<String> = Vec::new();
+    let mut samples: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Some(size) = line.strip_prefix("opsbot_store_size_bytes ") {
+            assert!(size.parse::<u64>().unwrap() > 0, "{text}");
+            samples.push("opsbot_store_size_bytes <size>".to_owned());
+        } else if line.starts_with('#') {
+            samples.sort();
+            lines.append(&mut samples);
+            lines.push(line.to_owned());
+        } else {
+            samples.push(line.to_owned());
+        }
+    }
+    lines.join("\n")
+}
+
+fn restart(state: RunState) -> Run {
+    let plan = Plan {
+        request: ProcedureRequest::ClusterRestart {
+            cluster: ClusterName::parse("logs").unwrap(),
+        },
+        steps: vec![Action::Safe(SafeAction::DisableAllocation)],
+        notes: vec![],
+    };
+    let requester = PersonRef {
+        name: PersonName::parse("alice").unwrap(),
+        via: Surface::Demo,
+    };
+    let now = OffsetDateTime::now_utc();
+    let mut run = Run::new(
+        RunId::new(1),
+        plan,
+        requester,
+        ChannelId("900".into()),
+        now,
+        time::Duration::minutes(30),
+    );
+    run.state = state;
+    run
+}
+
+#[test]
+fn a_scrape_shows_what_was_counted_and_what_waits_now() {
+    let (_dir, metrics) = metrics();
+    let errors = metrics.backend_errors();
+    errors.count("logs", "search", &Fault::Timeout);
+    errors.count("logs", "search", &Fault::Timeout);
+    let unavailable = Fault::Status {
+        status: 503,
+        reason: String::new(),
+    };
+    errors.count("prod", "placement", &unavailable);
+    metrics.refused(&Refusal::NotOperator);
+    let runs = metrics.runs();
+    let succeeded = restart(RunState::Succeeded);
+    runs.created(&succeeded);
+    let finished = AuditKind::RunFinished {
+        state: "succeeded".into(),
+    };
+    runs.recorded(&succeeded, std::slice::from_ref(&finished));
+    // An expired plan is a decision too (nobody made one in time).
+    let expired = restart(RunState::Expired);
+    runs.recorded(&expired, &[finished]);
+    // Events that decide nothing and end nothing count nothing.
+    runs.recorded(&succeeded, &[AuditKind::CancelRequested]);
+    insta::assert_snapshot!(scrape(&metrics));
+}

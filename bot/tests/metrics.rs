@@ -1,0 +1,169 @@
+//! `/metrics` and `/healthz` of the real binary: what an operator's Prometheus sees after a
+//! plan waits for approval, a self-approval and an unknown cluster are refused, the cluster
+//! answers 503 twice, and the requester withdraws the plan.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+mod support;
+
+use std::path::Path;
+
+use opsbot_sim::{FaultKind, FaultRule, SimConfig};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+use support::{PATIENCE, scene, serve, stop};
+
+/// The last line of a session: its answer says every line before it was answered.
+const END: &str = "/help topic:zzz\n";
+
+/// Types `input` on the console socket, then [`END`]; what the console said until then.
+async fn session(socket: &Path, input: &str) -> String {
+    let stream = UnixStream::connect(socket).await.unwrap();
+    let (read, mut write) = stream.into_split();
+    write
+        .write_all(format!("{input}{END}").as_bytes())
+        .await
+        .unwrap();
+    let mut read = BufReader::new(read).lines();
+    let mut said = String::new();
+    loop {
+        let line = tokio::time::timeout(PATIENCE, read.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("the console went quiet after:\n{said}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("the console closed after:\n{said}"));
+        said.push_str(&line);
+        said.push('\n');
+        if line.contains("no commands about `zzz`") {
+            return said;
+        }
+    }
+}
+
+/// A free loopback port for the metrics (the test binds it, learns it, and lets it go).
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// The value of the one sample `series` (name and labels, as exposed) in `text`.
+fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no `{series}` in:\n{text}"))
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_runs_decisions_refusals_and_backend_errors() {
+    let mut sim = SimConfig {
+        speed: 200.0,
+        days_of_indices: 40,
+        ..SimConfig::default()
+    };
+    sim.faults = vec![FaultRule {
+        count: Some(2),
+        path_prefix: Some("/_cat/indices".into()),
+        ..FaultRule::new(FaultKind::Status { status: 503 })
+    }];
+    let scene = scene(sim, r#"kind = "sim""#).await;
+    let socket = scene.dir.path().join("console.sock");
+    let port = free_port();
+    let mut text = std::fs::read_to_string(&scene.config).unwrap();
+    text.push_str(&format!(
+        "\n[console]\nsocket = \"{}\"\n\n[metrics]\nlisten = \"127.0.0.1:{port}\"\n",
+        socket.display()
+    ));
+    std::fs::write(&scene.config, text).unwrap();
+    let bot = serve(&scene.config, &socket).await;
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+
+    let health = http.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+    assert_eq!(health.text().await.unwrap(), "ok\n");
+
+    let said = session(
+        &socket,
+        "/indices prune cluster:logs older_than_days:30\n/approve id:r-1\n/cluster status cluster:nope\n",
+    )
+    .await;
+    assert!(said.contains("r-1 waits for approval"), "{said}");
+    assert!(said.contains("another approver must approve it"), "{said}");
+    let metrics = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let prune = r#"procedure="indices prune""#;
+    assert_eq!(
+        sample(
+            &metrics,
+            &format!(r#"opsbot_runs{{{prune},state="awaiting approval"}}"#)
+        ),
+        1.0
+    );
+    assert_eq!(
+        sample(&metrics, &format!("opsbot_runs_requested_total{{{prune}}}")),
+        1.0
+    );
+    assert_eq!(
+        sample(&metrics, r#"opsbot_refusals_total{reason="self_approval"}"#),
+        1.0
+    );
+    assert_eq!(
+        sample(
+            &metrics,
+            r#"opsbot_refusals_total{reason="unknown_cluster"}"#
+        ),
+        1.0
+    );
+    // Both 503s (the simulator answers as a cluster without a master does) were counted,
+    // though the plan succeeded on the third try.
+    assert_eq!(
+        sample(
+            &metrics,
+            r#"opsbot_backend_errors_total{target="logs",service="search",fault="no_master"}"#
+        ),
+        2.0
+    );
+    assert!(sample(&metrics, "opsbot_store_size_bytes") > 0.0);
+    assert_eq!(
+        sample(&metrics, r#"opsbot_progress_backlog{lane="announcements"}"#),
+        0.0
+    );
+    assert!(metrics.ends_with("# EOF\n"), "{metrics}");
+
+    // The requester takes the plan back: a decision, a finished run, no unfinished one.
+    let said = session(&socket, "/reject id:r-1 reason:\"wrong retention\"\n").await;
+    assert!(said.contains("r-1 withdrawn by alice"), "{said}");
+    let metrics = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        sample(
+            &metrics,
+            r#"opsbot_approval_decisions_total{decision="withdrawn"}"#
+        ),
+        1.0
+    );
+    assert_eq!(
+        sample(
+            &metrics,
+            &format!(r#"opsbot_runs_finished_total{{{prune},state="withdrawn"}}"#)
+        ),
+        1.0
+    );
+    assert!(!metrics.contains("opsbot_runs{"), "{metrics}");
+    stop(bot);
+}
