@@ -56,6 +56,18 @@ fn sample(text: &str, series: &str) -> f64 {
         .unwrap()
 }
 
+/// What Prometheus would read from the bot at `base`.
+async fn scrape(base: &str) -> String {
+    let response = reqwest::get(format!("{base}/metrics")).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let kind = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(kind.starts_with("application/openmetrics-text"), "{kind}");
+    response.text().await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_count_runs_decisions_refusals_and_backend_errors() {
     let mut sim = SimConfig {
@@ -79,9 +91,8 @@ async fn metrics_count_runs_decisions_refusals_and_backend_errors() {
     std::fs::write(&scene.config, text).unwrap();
     let bot = serve(&scene.config, &socket).await;
     let base = format!("http://127.0.0.1:{port}");
-    let http = reqwest::Client::new();
 
-    let health = http.get(format!("{base}/healthz")).send().await.unwrap();
+    let health = reqwest::get(format!("{base}/healthz")).await.unwrap();
     assert_eq!(health.status(), 200);
     assert_eq!(health.text().await.unwrap(), "ok\n");
 
@@ -92,14 +103,7 @@ async fn metrics_count_runs_decisions_refusals_and_backend_errors() {
     .await;
     assert!(said.contains("r-1 waits for approval"), "{said}");
     assert!(said.contains("another approver must approve it"), "{said}");
-    let metrics = http
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = scrape(&base).await;
     let prune = r#"procedure="indices prune""#;
     assert_eq!(
         sample(
@@ -142,14 +146,7 @@ async fn metrics_count_runs_decisions_refusals_and_backend_errors() {
     // The requester takes the plan back: a decision, a finished run, no unfinished one.
     let said = session(&socket, "/reject id:r-1 reason:\"wrong retention\"\n").await;
     assert!(said.contains("r-1 withdrawn by alice"), "{said}");
-    let metrics = http
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = scrape(&base).await;
     assert_eq!(
         sample(
             &metrics,
