@@ -22,54 +22,11 @@ use time::OffsetDateTime;
 use crate::engine::{Engine, EngineError, Refusal, Start};
 use crate::progress::ProgressSink;
 
-/// What to answer the person who typed the command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
-    pub text: String,
-    /// Only for the person who typed it (Discord: ephemeral). Refusals and errors are private.
-    pub private: bool,
-}
-
-impl Reply {
-    fn public(text: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            private: false,
-        }
-    }
-
-    fn private(text: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            private: true,
-        }
-    }
-}
+mod answer;
+pub use answer::{Asked, Reply};
 
 /// The reason recorded for a rejection by button; `/reject` takes a reason of one's own.
 const REJECTED_BY_BUTTON: &str = "rejected with the button under the plan";
-
-/// What a request that failed is about, for the audit record of a refusal.
-#[derive(Debug, Clone)]
-pub struct Asked {
-    pub summary: String,
-    pub run: Option<RunId>,
-}
-
-impl Asked {
-    pub fn new(summary: impl Into<String>, run: Option<RunId>) -> Self {
-        Self {
-            summary: summary.into(),
-            run,
-        }
-    }
-}
-
-impl From<&Request> for Asked {
-    fn from(request: &Request) -> Self {
-        Self::new(request.summary(), request.run())
-    }
-}
 
 /// The request handler.
 #[derive(Clone)]

@@ -1,0 +1,50 @@
+//! What the service answers with, and what it records a refusal as being about.
+
+use opsbot_commands::name::RunId;
+use opsbot_commands::request::Request;
+
+/// What to answer the person who typed the command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub text: String,
+    /// Only for the person who typed it (Discord: ephemeral). Refusals and errors are private.
+    pub private: bool,
+}
+
+impl Reply {
+    pub(super) fn public(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            private: false,
+        }
+    }
+
+    pub(super) fn private(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            private: true,
+        }
+    }
+}
+
+/// What a request that failed is about, for the audit record of a refusal.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    pub summary: String,
+    pub run: Option<RunId>,
+}
+
+impl Asked {
+    pub fn new(summary: impl Into<String>, run: Option<RunId>) -> Self {
+        Self {
+            summary: summary.into(),
+            run,
+        }
+    }
+}
+
+impl From<&Request> for Asked {
+    fn from(request: &Request) -> Self {
+        Self::new(request.summary(), request.run())
+    }
+}
