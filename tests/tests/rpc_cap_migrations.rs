@@ -232,3 +232,27 @@ async fn a_restart_found_started_after_a_crash_is_not_put_to_an_operator_while_a
     assert_eq!(status(&scene, &migration), "running");
     assert_eq!(created.id, RunId::new(1));
 }
+
+#[tokio::test]
+async fn migrations_that_cannot_be_read_before_a_restart_stop_the_run_before_it() {
+    let scene = three_hypervisors(Duration::from_secs(1)).await;
+    let h = &scene.harness;
+    let id = h.start_run("alice", RPC_CAP).await;
+    // The bot's role lost `os-migrations:index` after the plan was made.
+    scene.cloud.set_faults(vec![
+        "status=403,method=GET,path=/compute/v2.1/os-migrations"
+            .parse::<opsbot_cloud_sim::FaultRule>()
+            .unwrap(),
+    ]);
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    let RunState::Failed { error } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    assert!(
+        error.contains("403")
+            && error.contains("while looking for migrations in progress at compute-01"),
+        "{error}"
+    );
+    assert!(restarts(&scene).is_empty());
+}

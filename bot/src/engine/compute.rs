@@ -154,9 +154,10 @@ pub(super) async fn held_back(
         format!("nova_compute on {host} was not restarted")
     };
     Some(StepOutcome::Failed(format!(
-        "{what}: {in_flight}, and a restart would break it (Nova sets a live migration caught \
-         by its compute service's start to `error`). The run stops here and restarts no other \
-         host; run /compute rpc-cap cloud:{} again once {} finished",
+        "{what}: {in_flight}, and a restart would break it (a starting nova-compute sets a \
+         live migration in progress to `error` and rolls back a resize caught copying). The \
+         run stops here and restarts no other host; run /compute rpc-cap cloud:{} again once \
+         {} finished",
         cloud.name,
         in_flight.have()
     )))
