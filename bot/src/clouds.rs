@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use futures::{StreamExt, TryStreamExt, stream};
 use opsbot_commands::name::{CloudName, HostName};
-use opsbot_commands::openstack::compute::{ComputeService, Instance};
+use opsbot_commands::openstack::compute::{ComputeService, Instance, Migration};
 use opsbot_commands::openstack::ids::ConsumerId;
 use opsbot_commands::openstack::placement::provider_of;
 use opsbot_commands::plan::Plan;
@@ -23,8 +23,9 @@ use crate::engine::{EngineError, Refusal};
 use crate::host_control::HostControl;
 use crate::metrics::BackendErrors;
 
-/// Instance lookups in flight at once while planning a stale-allocation cleanup.
-const INSTANCE_LOOKUPS: usize = 8;
+/// Compute API lookups in flight at once while planning (instances of a stale-allocation
+/// cleanup, migrations at the hypervisors of an RPC-cap fix): each costs a token validation.
+const LOOKUPS_IN_FLIGHT: usize = 8;
 
 /// One configured cloud.
 #[derive(Debug)]
@@ -102,9 +103,7 @@ impl Clouds {
         let quiet = |_: &_, _| {};
         match planner::facts_needed(request) {
             FactsKind::Stale { host } => Ok(Facts::Stale(self.stale_facts(cloud, &host).await?)),
-            FactsKind::RpcCap => Ok(Facts::RpcCap(RpcCapFacts {
-                services: self.services(cloud).await?,
-            })),
+            FactsKind::RpcCap => Ok(Facts::RpcCap(self.rpc_cap_facts(cloud).await?)),
             FactsKind::Image { image } => Ok(Facts::Image(ImageFacts {
                 matches: self
                     .retry
@@ -149,7 +148,7 @@ impl Clouds {
                     .await?;
                 Ok::<_, BackendError>((consumer, instance))
             })
-            .buffer_unordered(INSTANCE_LOOKUPS)
+            .buffer_unordered(LOOKUPS_IN_FLIGHT)
             .try_collect()
             .await?;
         // Placement's word on the consumers no instance stands for (Nova does not type its
@@ -174,7 +173,7 @@ impl Clouds {
                     .await?;
                 Ok::<_, BackendError>(state.kind.map(|t| (consumer, t)))
             })
-            .buffer_unordered(INSTANCE_LOOKUPS)
+            .buffer_unordered(LOOKUPS_IN_FLIGHT)
             .try_filter_map(|typed| async move { Ok(typed) })
             .try_collect()
             .await?;
@@ -184,6 +183,37 @@ impl Clouds {
             migrations,
             consumer_types,
         })
+    }
+
+    /// The compute services, and the migrations at each hypervisor the fix would restart: a
+    /// restart breaks a migration in progress there.
+    async fn rpc_cap_facts(&self, cloud: &Cloud) -> Result<RpcCapFacts, BackendError> {
+        let services = self.services(cloud).await?;
+        let hosts: Vec<HostName> = planner::restart_candidates(&services)
+            .map(|service| service.host.clone())
+            .collect();
+        let migrations = stream::iter(hosts)
+            .map(|host| self.migrations(cloud, host))
+            .buffer_unordered(LOOKUPS_IN_FLIGHT)
+            .try_collect()
+            .await?;
+        Ok(RpcCapFacts {
+            services,
+            migrations,
+        })
+    }
+
+    /// Nova's migrations with `host` at either end, read with the retry policy.
+    async fn migrations(
+        &self,
+        cloud: &Cloud,
+        host: HostName,
+    ) -> Result<(HostName, Vec<Migration>), BackendError> {
+        let migrations = self
+            .retry
+            .run(|| cloud.client.migrations(&host), |_, _| {})
+            .await?;
+        Ok((host, migrations))
     }
 
     /// The compute services, read with the retry policy.

@@ -36,6 +36,11 @@ pub(super) async fn execute(
     if let Action::Wait(Wait::ComputeUp { host }) = action {
         return compute::up(inner, cloud, run, host, waker).await;
     }
+    if let Action::Safe(SafeAction::RestartCompute { host }) = action {
+        if let Some(refused) = compute::held_back(inner, cloud, run, host, resumed).await {
+            return Ok(refused);
+        }
+    }
     if resumed {
         if let Some(outcome) = compute::settled(run, index) {
             return Ok(outcome);

@@ -2,12 +2,14 @@
 //! until the host's compute service reports up again with a fresh report (one from before the
 //! restart does not count), and stops at a host that does not come back. A restart found
 //! started after a crash is never done again blindly: an operator says whether it happened.
+//! Right before each restart (and before asking about one a crash cut off) the run looks at the
+//! host's migrations again: one started since the plan stops the run there.
 
 use std::time::Instant;
 
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::name::HostName;
-use opsbot_commands::openstack::compute::{ComputeService, ServiceState};
+use opsbot_commands::openstack::compute::{ComputeService, InFlight, ServiceState};
 use opsbot_commands::plan::{Action, SafeAction};
 use opsbot_commands::render;
 use opsbot_commands::run::{Run, StepState};
@@ -16,7 +18,7 @@ use time::OffsetDateTime;
 use tokio::sync::Notify;
 
 use super::Inner;
-use super::step::StepOutcome;
+use super::step::{StepOutcome, retried};
 use super::wait;
 use crate::clouds::Cloud;
 
@@ -115,4 +117,48 @@ pub(super) fn settled(run: &Run, index: usize) -> Option<StepOutcome> {
              restart it by hand if it was not"
         ))
     })
+}
+
+/// The step's failure if `host` has a migration in progress that restarting its `nova-compute`
+/// would break, or if its migrations cannot be read; `None` when the restart may go ahead.
+///
+/// The step fails rather than being skipped: the run has waited up to the approval TTL since
+/// the plan, and skipping would end it "succeeded" with the cap still pinned on that host (and
+/// its wait for a restart that never happened passing on the next routine report). Failing
+/// stops the rolling restart where it stands, every host before it restarted and up, and says
+/// what to wait for; a later `/compute rpc-cap` plans around whatever is still moving.
+/// `resumed`: the restart was found started after a crash, so it may have happened already.
+pub(super) async fn held_back(
+    inner: &Inner,
+    cloud: &Cloud,
+    run: &Run,
+    host: &HostName,
+    resumed: bool,
+) -> Option<StepOutcome> {
+    let migrations = match retried(inner, run, || cloud.client.migrations(host)).await {
+        Ok(migrations) => migrations,
+        Err(error) => {
+            return Some(StepOutcome::Failed(format!(
+                "{error}; while looking for migrations in progress at {host}, so nova_compute \
+                 there was not restarted (a restart breaks a live migration)"
+            )));
+        }
+    };
+    let in_flight = InFlight::among(&migrations)?;
+    let what = if resumed {
+        format!(
+            "opsbot stopped while restarting nova_compute on {host} and cannot tell whether the \
+             restart happened; do not restart it by hand now"
+        )
+    } else {
+        format!("nova_compute on {host} was not restarted")
+    };
+    Some(StepOutcome::Failed(format!(
+        "{what}: {in_flight}, and a restart would break it (a starting nova-compute sets a \
+         live migration in progress to `error` and rolls back a resize caught copying). The \
+         run stops here and restarts no other host; run /compute rpc-cap cloud:{} again once \
+         {} finished",
+        cloud.name,
+        in_flight.have()
+    )))
 }

@@ -87,6 +87,8 @@ pub enum Instance {
 /// named by this UUID, which `GET /servers/{uuid}` does not know.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Migration {
+    /// Nova's integer id, which `openstack server migration show` and `abort` take.
+    pub id: u64,
     pub uuid: ConsumerId,
     pub instance: ConsumerId,
     /// `migration`, `resize`, `live-migration` or `evacuation`.
@@ -112,6 +114,74 @@ impl Migration {
 
     pub fn in_progress(&self) -> bool {
         !Self::ENDED.contains(&self.status.as_str())
+    }
+
+    /// Whether restarting `nova-compute` at either end would break it. The source's service
+    /// sets a live migration it finds in progress to `error` when it starts
+    /// (`ComputeManager._reset_live_migration`) and rolls back a cold migration or resize
+    /// caught copying (`_init_instance`, `RESIZE_MIGRATING`); a destination that goes away
+    /// fails the move. Every migration in progress counts but a resize or cold migration in
+    /// `finished`: it only awaits a confirm or a revert, and nothing runs for it meanwhile.
+    pub fn broken_by_restart(&self) -> bool {
+        self.in_progress() && self.status != "finished"
+    }
+
+    /// Its kind as an operator says it: `live migration`, `cold migration`, `resize`, ...
+    fn kind_in_words(&self) -> &str {
+        match self.kind.as_str() {
+            "live-migration" => "live migration",
+            "migration" => "cold migration",
+            other => other,
+        }
+    }
+}
+
+/// The migrations at a host that a restart of its `nova-compute` would break (see
+/// [`Migration::broken_by_restart`]), for the plan and for the look right before each restart,
+/// which both decide with it. Shown as `live migration 17 of instance <uuid> is running
+/// (compute-02 → compute-03)`, several joined by `; `.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InFlight<'a>(Vec<&'a Migration>);
+
+impl<'a> InFlight<'a> {
+    /// Those of `migrations` a restart would break; `None` when there are none.
+    pub fn among(migrations: &'a [Migration]) -> Option<Self> {
+        let breakable: Vec<&Migration> = migrations
+            .iter()
+            .filter(|m| m.broken_by_restart())
+            .collect();
+        (!breakable.is_empty()).then_some(Self(breakable))
+    }
+
+    /// `it has` or `they have`, for "once … finished".
+    pub fn have(&self) -> &'static str {
+        if self.0.len() == 1 {
+            "it has"
+        } else {
+            "they have"
+        }
+    }
+}
+
+impl fmt::Display for InFlight<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (n, m) in self.0.iter().enumerate() {
+            if n > 0 {
+                f.write_str("; ")?;
+            }
+            write!(
+                f,
+                "{} {} of instance {} is {}",
+                m.kind_in_words(),
+                m.id,
+                m.instance,
+                m.status
+            )?;
+            if let (Some(source), Some(dest)) = (&m.source, &m.dest) {
+                write!(f, " ({source} → {dest})")?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -131,6 +131,7 @@ fn a_migrations_allocations_are_never_planned_for_deletion() {
     // allocations there to it); `GET /servers/<it>` is 404, as for a gone instance.
     let mut facts = stale_facts();
     facts.migrations.push(Migration {
+        id: 17,
         uuid: consumer(1),
         instance: consumer(7),
         kind: "resize".into(),
@@ -158,6 +159,7 @@ fn a_migrations_allocations_are_never_planned_for_deletion() {
     // A migration that ended holds nothing: its leftover allocations are stale.
     let mut ended = stale_facts();
     ended.migrations.push(Migration {
+        id: 17,
         uuid: consumer(1),
         instance: consumer(7),
         kind: "migration".into(),
@@ -200,6 +202,17 @@ fn service(n: u8, host_name: &str, status: ServiceStatus, state: ServiceState) -
     }
 }
 
+/// The services, with no migration at any hypervisor a restart is planned for.
+fn rpc_facts(services: Vec<ComputeService>) -> RpcCapFacts {
+    let migrations = restart_candidates(&services)
+        .map(|s| (s.host.clone(), Vec::new()))
+        .collect();
+    RpcCapFacts {
+        services,
+        migrations,
+    }
+}
+
 fn rpc_request() -> ProcedureRequest {
     ProcedureRequest::ComputeRpcCap {
         cloud: cloud(),
@@ -213,15 +226,13 @@ fn rpc_request() -> ProcedureRequest {
 fn old_disabled_services_go_under_approval_then_the_computes_restart() {
     use ServiceState::{Down, Up};
     use ServiceStatus::{Disabled, Enabled};
-    let facts = RpcCapFacts {
-        services: vec![
-            service(1, "compute-01", Enabled, Up),
-            service(2, "compute-old", Disabled, Down),
-            service(3, "compute-02", Enabled, Up),
-            service(4, "compute-07", Disabled, Up),
-            service(5, "compute-09", Enabled, Down),
-        ],
-    };
+    let facts = rpc_facts(vec![
+        service(1, "compute-01", Enabled, Up),
+        service(2, "compute-old", Disabled, Down),
+        service(3, "compute-02", Enabled, Up),
+        service(4, "compute-07", Disabled, Up),
+        service(5, "compute-09", Enabled, Down),
+    ]);
     let plan = plan(&rpc_request(), &Facts::RpcCap(facts)).unwrap();
     let kinds: Vec<String> = plan
         .steps
@@ -258,14 +269,12 @@ fn old_disabled_services_go_under_approval_then_the_computes_restart() {
 
 #[test]
 fn with_no_old_service_the_fix_is_a_rolling_restart_still_under_approval() {
-    let facts = RpcCapFacts {
-        services: vec![service(
-            1,
-            "compute-01",
-            ServiceStatus::Enabled,
-            ServiceState::Up,
-        )],
-    };
+    let facts = rpc_facts(vec![service(
+        1,
+        "compute-01",
+        ServiceStatus::Enabled,
+        ServiceState::Up,
+    )]);
     let plan = plan(&rpc_request(), &Facts::RpcCap(facts)).unwrap();
     // A restart interrupts the hypervisor's compute service: a second person says when.
     assert_eq!(plan.approval_at(), Some(0));
@@ -278,17 +287,182 @@ fn with_no_old_service_the_fix_is_a_rolling_restart_still_under_approval() {
 
 #[test]
 fn no_compute_up_is_refused() {
-    let facts = RpcCapFacts {
-        services: vec![service(
-            2,
-            "compute-old",
-            ServiceStatus::Disabled,
-            ServiceState::Down,
-        )],
-    };
+    let facts = rpc_facts(vec![service(
+        2,
+        "compute-old",
+        ServiceStatus::Disabled,
+        ServiceState::Down,
+    )]);
     let refused = plan(&rpc_request(), &Facts::RpcCap(facts));
     assert!(
         matches!(refused, Err(PlanError::NoComputeUp { .. })),
+        "{refused:?}"
+    );
+}
+
+/// A migration of instance `n` between two hosts.
+fn moving(n: u8, kind: &str, status: &str, source: &str, dest: &str) -> Migration {
+    Migration {
+        id: u64::from(n) + 16,
+        uuid: consumer(n + 0x10),
+        instance: consumer(n),
+        kind: kind.into(),
+        status: status.into(),
+        source: Some(source.into()),
+        dest: Some(dest.into()),
+    }
+}
+
+/// What the plan restarts, in order.
+fn restarted(plan: &Plan) -> Vec<String> {
+    plan.steps
+        .iter()
+        .filter_map(|step| match step {
+            Action::Safe(SafeAction::RestartCompute { host }) => Some(host.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_hypervisor_with_a_migration_in_progress_at_either_end_is_not_restarted() {
+    use ServiceState::Up;
+    use ServiceStatus::Enabled;
+    let mut facts = rpc_facts(
+        ["compute-01", "compute-02", "compute-03", "compute-04"]
+            .iter()
+            .enumerate()
+            .map(|(n, host)| service(n as u8 + 1, host, Enabled, Up))
+            .collect(),
+    );
+    let live = moving(1, "live-migration", "running", "compute-02", "compute-03");
+    // Both ends are named by `GET /os-migrations?host=`.
+    for host in ["compute-02", "compute-03"] {
+        facts
+            .migrations
+            .insert(self::host(host), vec![live.clone()]);
+    }
+    // A resize awaiting its confirmation runs nothing: a restart does not disturb it; one
+    // that ended holds nothing either.
+    facts.migrations.insert(
+        host("compute-04"),
+        vec![
+            moving(2, "resize", "finished", "compute-04", "compute-01"),
+            moving(3, "live-migration", "completed", "compute-04", "compute-01"),
+        ],
+    );
+    let plan = plan(&rpc_request(), &Facts::RpcCap(facts)).unwrap();
+    assert_eq!(restarted(&plan), ["compute-01", "compute-04"]);
+    assert_eq!(plan.approval_at(), Some(0));
+    let held: Vec<&String> = plan
+        .notes
+        .iter()
+        .filter(|n| n.contains("is not restarted"))
+        .collect();
+    assert_eq!(
+        held,
+        [
+            &format!(
+                "compute-02 is not restarted: live migration 17 of instance {} is running \
+                 (compute-02 → compute-03); run /compute rpc-cap cloud:prod again once it has \
+                 finished",
+                consumer(1)
+            ),
+            &format!(
+                "compute-03 is not restarted: live migration 17 of instance {} is running \
+                 (compute-02 → compute-03); run /compute rpc-cap cloud:prod again once it has \
+                 finished",
+                consumer(1)
+            ),
+        ]
+    );
+}
+
+#[test]
+fn cold_migrations_and_resizes_under_way_hold_their_hosts_back_too() {
+    let mut facts = rpc_facts(vec![service(
+        1,
+        "compute-01",
+        ServiceStatus::Enabled,
+        ServiceState::Up,
+    )]);
+    facts.migrations.insert(
+        host("compute-01"),
+        vec![
+            moving(1, "migration", "migrating", "compute-01", "compute-02"),
+            moving(2, "resize", "post-migrating", "compute-03", "compute-01"),
+        ],
+    );
+    let plan = plan(&rpc_request(), &Facts::RpcCap(facts)).unwrap();
+    let note = plan
+        .notes
+        .iter()
+        .find(|n| n.starts_with("compute-01 is not restarted"))
+        .unwrap();
+    assert!(
+        note.contains("cold migration 17 of instance")
+            && note.contains("; resize 18 of instance")
+            && note.ends_with("once they have finished"),
+        "{note}"
+    );
+}
+
+#[test]
+fn with_every_hypervisor_held_back_there_is_nothing_to_do_and_the_notes_say_why() {
+    let mut facts = rpc_facts(vec![service(
+        1,
+        "compute-01",
+        ServiceStatus::Enabled,
+        ServiceState::Up,
+    )]);
+    facts.migrations.insert(
+        host("compute-01"),
+        vec![moving(
+            1,
+            "live-migration",
+            "queued",
+            "compute-01",
+            "compute-02",
+        )],
+    );
+    let plan = plan(&rpc_request(), &Facts::RpcCap(facts.clone())).unwrap();
+    assert!(plan.steps.is_empty(), "{:?}", plan.steps);
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.starts_with("compute-01 is not restarted: live migration 17"))
+            && plan.notes.last().unwrap().starts_with("nothing to do"),
+        "{:?}",
+        plan.notes
+    );
+    // An old record to delete is still deleted, under approval, with no restart.
+    facts.services.push(service(
+        2,
+        "compute-old",
+        ServiceStatus::Disabled,
+        ServiceState::Down,
+    ));
+    let plan = super::plan(&rpc_request(), &Facts::RpcCap(facts)).unwrap();
+    assert!(restarted(&plan).is_empty());
+    assert_eq!(plan.approval_at(), Some(0));
+    assert!(matches!(
+        plan.steps[1],
+        Action::Destructive(DestructiveAction::DeleteComputeService { .. })
+    ));
+}
+
+#[test]
+fn a_hypervisor_whose_migrations_were_not_read_is_a_facts_mismatch() {
+    let mut facts = rpc_facts(vec![service(
+        1,
+        "compute-01",
+        ServiceStatus::Enabled,
+        ServiceState::Up,
+    )]);
+    facts.migrations.clear();
+    let refused = plan(&rpc_request(), &Facts::RpcCap(facts));
+    assert!(
+        matches!(refused, Err(PlanError::FactsMismatch { .. })),
         "{refused:?}"
     );
 }

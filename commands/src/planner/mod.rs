@@ -12,7 +12,7 @@ pub use cluster::ClusterFacts;
 pub use image::ImageFacts;
 pub use indices::IndexFacts;
 pub use removal::RemovalFacts;
-pub use rpc_cap::RpcCapFacts;
+pub use rpc_cap::{RpcCapFacts, restart_candidates};
 pub use stale::{Holder, StaleFacts, holder};
 
 use crate::cluster::Exclusion;
@@ -150,7 +150,7 @@ pub enum FactsKind {
     Removal { node: NodeAddr },
     /// The provider named after the host, its allocations, and each consumer's instance.
     Stale { host: HostName },
-    /// The compute services.
+    /// The compute services, and the migrations at each hypervisor a restart is planned for.
     RpcCap,
     /// The images the reference names.
     Image { image: ImageRef },

@@ -1,19 +1,35 @@
 //! The RPC version cap (spec 7): delete the old disabled compute services that keep the cap
 //! down, then restart the compute containers so that each chooses its cap again: under
 //! approval (a restart interrupts the hypervisor's compute service), one hypervisor at a time,
-//! the next only once the previous one's `nova-compute` reports up again.
+//! the next only once the previous one's `nova-compute` reports up again. A hypervisor with a
+//! migration in progress at either end is left for a later run: restarting its `nova-compute`
+//! would break the migration (see [`Migration::broken_by_restart`]).
 
-use crate::name::CloudName;
-use crate::openstack::compute::{ComputeService, ServiceState, ServiceStatus};
+use std::collections::BTreeMap;
+
+use crate::name::{CloudName, HostName};
+use crate::openstack::compute::{ComputeService, InFlight, Migration, ServiceState, ServiceStatus};
 use crate::openstack::rpc::VersionCapError;
 use crate::plan::{Action, DestructiveAction, Plan, SafeAction, Wait};
 use crate::planner::PlanError;
 use crate::request::ProcedureRequest;
 
-/// Every compute service record, as `GET /os-services` lists them.
+/// Every compute service record, as `GET /os-services` lists them, and the migrations at each
+/// hypervisor a restart is planned for.
 #[derive(Debug, Clone)]
 pub struct RpcCapFacts {
     pub services: Vec<ComputeService>,
+    /// Nova's migrations with the host at either end (`GET /os-migrations?host=`), for every
+    /// host of [`restart_candidates`]; a candidate missing here was not asked about.
+    pub migrations: BTreeMap<HostName, Vec<Migration>>,
+}
+
+/// The compute services whose hypervisors the fix restarts: enabled and up (a disabled one may
+/// be under maintenance; a down one could not report back).
+pub fn restart_candidates(services: &[ComputeService]) -> impl Iterator<Item = &ComputeService> {
+    services.iter().filter(|s| {
+        s.is_compute() && s.status == ServiceStatus::Enabled && s.state == ServiceState::Up
+    })
 }
 
 pub(super) fn rpc_cap(
@@ -27,10 +43,7 @@ pub(super) fn rpc_cap(
         .iter()
         .filter(|s| s.is_stale_registration())
         .collect();
-    let running: Vec<&&ComputeService> = computes
-        .iter()
-        .filter(|s| s.status == ServiceStatus::Enabled && s.state == ServiceState::Up)
-        .collect();
+    let running: Vec<&ComputeService> = restart_candidates(&facts.services).collect();
     if running.is_empty() {
         return Err(PlanError::NoComputeUp {
             cloud: cloud.clone(),
@@ -66,6 +79,36 @@ pub(super) fn rpc_cap(
             service.binary, service.host
         ));
     }
+    let mut restarted = Vec::new();
+    for service in running {
+        let migrations = facts
+            .migrations
+            .get(&service.host)
+            .ok_or(PlanError::FactsMismatch {
+                needed: super::FactsKind::RpcCap,
+            })?;
+        match InFlight::among(migrations) {
+            None => restarted.push(&service.host),
+            Some(in_flight) => notes.push(format!(
+                "{} is not restarted: {in_flight}; run /compute rpc-cap cloud:{cloud} again \
+                 once {} finished",
+                service.host,
+                in_flight.have()
+            )),
+        }
+    }
+    if restarted.is_empty() && stale.is_empty() {
+        notes.push(
+            "nothing to do: every hypervisor that would be restarted has a migration in \
+             progress"
+                .to_owned(),
+        );
+        return Ok(Plan {
+            request: request.clone(),
+            steps: Vec::new(),
+            notes,
+        });
+    }
     notes.push(
         "upgrade order (spec 7): hypervisors first, then controllers; restarted computes keep \
          the old version until the controllers are upgraded"
@@ -77,23 +120,28 @@ pub(super) fn rpc_cap(
             host: s.host.clone(),
         })
     });
-    let restarts = running.iter().flat_map(|s| {
+    let restarts = restarted.iter().flat_map(|host| {
         [
             Action::Safe(SafeAction::RestartCompute {
-                host: s.host.clone(),
+                host: (*host).clone(),
             }),
             Action::Wait(Wait::ComputeUp {
-                host: s.host.clone(),
+                host: (*host).clone(),
             }),
         ]
     });
-    let gate = Action::Gate {
-        reason: format!(
+    let reason = if restarted.is_empty() {
+        "deleting compute service records cannot be undone; no hypervisor is restarted this \
+         time: each has a migration in progress"
+            .to_owned()
+    } else {
+        format!(
             "restarting nova_compute interrupts each hypervisor's compute service: {} \
              hypervisor(s), one at a time, each after the one before reports up again",
-            running.len()
-        ),
+            restarted.len()
+        )
     };
+    let gate = Action::Gate { reason };
     Ok(Plan {
         request: request.clone(),
         steps: std::iter::once(gate)

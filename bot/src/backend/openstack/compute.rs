@@ -77,6 +77,7 @@ impl CloudClient {
             for m in page.migrations {
                 let id = |text: &str| ConsumerId::parse(text).map_err(|e| decode(e.to_string()));
                 found.push(Migration {
+                    id: m.id,
                     uuid: id(&m.uuid)?,
                     instance: id(&m.instance_uuid)?,
                     kind: m.migration_type,

@@ -47,6 +47,7 @@ pub(super) struct Migrations {
 
 #[derive(Debug, Deserialize)]
 pub(super) struct Migration {
+    pub id: u64,
     pub uuid: String,
     pub instance_uuid: String,
     pub migration_type: String,
