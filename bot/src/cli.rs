@@ -12,7 +12,7 @@ use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::render;
 use opsbot_commands::request::{ProcedureRequest, Request};
-use opsbot_sim::{FaultRule, Flavor, Security, SimConfig, SimTls};
+use opsbot_sim::{Distribution, FaultRule, Flavor, Security, SimConfig, SimTls};
 use serde::Serialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -148,7 +148,8 @@ struct SimArgs {
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<PathBuf>,
     /// Require basic authentication as this user, as Elasticsearch security does (401
-    /// security_exception otherwise); the password comes from OPSBOT_SIM_PASSWORD.
+    /// security_exception otherwise); the password comes from OPSBOT_SIM_PASSWORD. Security is
+    /// X-Pack's, so the cluster runs the default distribution (with ILM) rather than OSS.
     #[arg(long, requires = "password")]
     user: Option<String>,
     /// The password of --user.
@@ -242,6 +243,12 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
                 client_ca_pem: None,
             }),
             _ => None,
+        },
+        // Security is X-Pack's, so a secured cluster runs the default distribution.
+        distribution: if args.user.is_some() {
+            Distribution::Default
+        } else {
+            Distribution::default()
         },
         security: args.user.zip(args.password).map(|user| Security {
             users: vec![user],

@@ -4,7 +4,7 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use crate::fault::FaultRule;
-pub(crate) use crate::flavor::{Distribution, Flavor};
+pub(crate) use crate::flavor::{Distribution, Flavor, Product};
 pub use crate::http::{Role, Security};
 use crate::scenario::{DataStreamSpec, IndexSpec};
 pub use crate::tls::SimTls;
@@ -114,6 +114,9 @@ pub enum ConfigError {
     /// OpenSearch's security plugin answers in shapes of its own, which are not modelled.
     #[error("security is modelled for Elasticsearch only, not {0}")]
     SecurityUnmodelled(Flavor),
+    /// Elasticsearch's OSS build has no security: only the default distribution does.
+    #[error("security needs the default distribution of {0}; its OSS build has none")]
+    SecurityNeedsDefaultDistribution(Flavor),
     /// A [`DataStreamSpec`] the imitated server would refuse.
     #[error("data stream [{name}]: {reason}")]
     InvalidDataStream {
@@ -147,6 +150,10 @@ impl SimConfig {
         }
         if self.security.is_some() && self.flavor.is_opensearch() {
             return Err(ConfigError::SecurityUnmodelled(self.flavor));
+        }
+        // Security is X-Pack's: the OSS build Kolla installed has none.
+        if self.security.is_some() && !Product::new(self.flavor, self.distribution).has_security() {
+            return Err(ConfigError::SecurityNeedsDefaultDistribution(self.flavor));
         }
         if !(self.speed.is_finite() && self.speed > 0.0) {
             return Err(ConfigError::BadSpeed(self.speed));
@@ -215,6 +222,16 @@ mod tests {
             secured(Flavor::Os2).node_ips(),
             Err(ConfigError::SecurityUnmodelled(Flavor::Os2))
         );
+        // ES 6 and 7 have security in their default distribution only, not in the OSS build.
+        assert_eq!(
+            secured(Flavor::Es7).node_ips(),
+            Err(ConfigError::SecurityNeedsDefaultDistribution(Flavor::Es7))
+        );
+        let default_es6 = SimConfig {
+            distribution: Distribution::Default,
+            ..secured(Flavor::Es6)
+        };
+        assert!(default_es6.node_ips().is_ok());
     }
 
     #[test]

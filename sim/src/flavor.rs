@@ -114,6 +114,12 @@ impl Product {
         self.flavor != Flavor::Es6
     }
 
+    /// Security (authentication, roles, `_security/user/_has_privileges` since 6.7) is X-Pack:
+    /// the default distribution only.
+    pub(crate) fn has_security(self) -> bool {
+        self.distribution == Distribution::Default
+    }
+
     /// ILM (`index.lifecycle.*`) is X-Pack: the default distribution of ES 6.6+ only.
     pub(crate) fn has_ilm(self) -> bool {
         self.distribution == Distribution::Default

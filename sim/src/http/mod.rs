@@ -45,7 +45,7 @@ pub(crate) use json::reply;
 use security::Principal;
 pub use security::{Role, Security};
 
-/// The has-privileges API of ES security (7.0 on; 6.x had it under `_xpack`).
+/// The has-privileges API of ES security (under `_security` since 6.7).
 const HAS_PRIVILEGES: &str = "/_security/user/_has_privileges";
 
 /// Largest request body read; ES's default `http.max_content_length` is 100mb, far above need.
@@ -160,7 +160,6 @@ async fn respond(app: &App, parts: &Parts, body: &Bytes, context: &RequestContex
                 Ok(principal) => {
                     let role = security.role_of(&principal);
                     if parts.uri.path() == HAS_PRIVILEGES
-                        && app.flavor != Flavor::Es6
                         && matches!(parts.method, Method::GET | Method::POST)
                     {
                         return authorization::has_privileges(
