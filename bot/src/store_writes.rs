@@ -22,8 +22,6 @@
     reason = "the one module that may call the store's synchronous writes"
 )]
 
-use std::sync::{Arc, Mutex, PoisonError};
-
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::maintenance::MaintenanceNotice;
 use opsbot_commands::name::RunId;
@@ -84,19 +82,19 @@ impl StoreWrites {
     ) -> Result<Run, UpdateError<E>> {
         // What the call that committed recorded: a retried transaction calls `change` again,
         // and only its last answer is in the store.
-        let recorded = Arc::new(Mutex::new(Vec::new()));
-        let keep = Arc::clone(&recorded);
-        let run = self
+        let (run, recorded) = self
             .off_thread(move |store| {
-                store.update_run(id, actor.as_ref(), move |run| {
+                let mut recorded = Vec::new();
+                let run = store.update_run(id, actor.as_ref(), |run| {
                     let events = change(run)?;
-                    *lock(&keep) = events.clone();
+                    recorded.clone_from(&events);
                     Ok(events)
-                })
+                })?;
+                Ok::<_, UpdateError<E>>((run, recorded))
             })
             .await?;
         if let Some(metrics) = &self.counted {
-            metrics.recorded(&run, &lock(&recorded));
+            metrics.recorded(&run, &recorded);
         }
         Ok(run)
     }
@@ -158,10 +156,6 @@ impl StoreWrites {
             },
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]
