@@ -141,6 +141,19 @@ async fn observe_many(publisher: &Publisher<Arc<Script>>, run: &Run, n: u64) {
     }
 }
 
+/// Publishes a new run through `script`: its first message, `observations` distinct
+/// observations (each a send), then its end; the run, once everything reached the chat.
+async fn to_the_end(script: &Arc<Script>, store: &Store, observations: u64) -> Run {
+    let publisher = Publisher::new(Arc::clone(script), store.clone(), QUICK);
+    let run = new_run(store, "logs");
+    publisher.changed(&run);
+    publisher.flushed().await;
+    observe_many(&publisher, &run, observations).await;
+    publisher.changed(&finish(store, run.id));
+    publisher.flushed().await;
+    run
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_deleted_message_is_posted_again_once_and_edited_there_to_the_final_state() {
     let (_dir, store) = store();
@@ -148,14 +161,7 @@ async fn a_deleted_message_is_posted_again_once_and_edited_there_to_the_final_st
         ("edit", "m1") => Err(ChatError::Gone("404 Unknown Message".into())),
         _ => Ok(()),
     });
-    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
-    let run = new_run(&store, "logs");
-    publisher.changed(&run);
-    publisher.flushed().await;
-    observe_many(&publisher, &run, 5).await;
-    let done = finish(&store, run.id);
-    publisher.changed(&done);
-    publisher.flushed().await;
+    let run = to_the_end(&script, &store, 5).await;
 
     let calls = script.messages();
     let on_m1: Vec<_> = calls.iter().filter(|c| c.target == "m1").collect();
@@ -192,13 +198,7 @@ async fn a_repost_that_fails_for_a_while_is_tried_again_and_the_run_ends_on_it()
         }
         _ => Ok(()),
     });
-    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
-    let run = new_run(&store, "logs");
-    publisher.changed(&run);
-    publisher.flushed().await;
-    observe_many(&publisher, &run, 1).await;
-    publisher.changed(&finish(&store, run.id));
-    publisher.flushed().await;
+    let run = to_the_end(&script, &store, 1).await;
 
     let calls = script.messages();
     let reposts: Vec<_> = calls.iter().filter(|c| c.nonce.ends_with("-2")).collect();
@@ -224,13 +224,7 @@ async fn a_message_gone_again_after_its_repost_is_given_up() {
         "edit" => Err(ChatError::Gone("404 Unknown Message".into())),
         _ => Ok(()),
     });
-    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
-    let run = new_run(&store, "logs");
-    publisher.changed(&run);
-    publisher.flushed().await;
-    observe_many(&publisher, &run, 30).await;
-    publisher.changed(&finish(&store, run.id));
-    publisher.flushed().await;
+    to_the_end(&script, &store, 30).await;
     let kinds: Vec<_> = script
         .messages()
         .iter()
@@ -269,12 +263,7 @@ async fn a_channel_the_bot_may_not_post_in_stops_its_lane_after_one_call() {
 async fn a_refused_token_stops_the_lane_after_one_call() {
     let (_dir, store) = store();
     let script = Script::new(|_| Err(ChatError::TokenRefused("401 Unauthorized".into())));
-    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
-    let run = new_run(&store, "logs");
-    publisher.changed(&run);
-    observe_many(&publisher, &run, 20).await;
-    publisher.changed(&finish(&store, run.id));
-    publisher.flushed().await;
+    to_the_end(&script, &store, 20).await;
     assert_eq!(script.messages().len(), 1, "{:#?}", script.calls());
 }
 
@@ -285,13 +274,7 @@ async fn a_refused_edit_is_not_sent_again_and_the_next_change_is() {
         ("edit", false) => Err(ChatError::Refused("400 Invalid Form Body".into())),
         _ => Ok(()),
     });
-    let publisher = Publisher::new(Arc::clone(&script), store.clone(), QUICK);
-    let run = new_run(&store, "logs");
-    publisher.changed(&run);
-    publisher.flushed().await;
-    observe_many(&publisher, &run, 1).await;
-    publisher.changed(&finish(&store, run.id));
-    publisher.flushed().await;
+    to_the_end(&script, &store, 1).await;
     let calls = script.messages();
     assert_eq!(
         calls.len(),
