@@ -144,8 +144,7 @@ impl Clusters {
                     .as_deref()
                     .and_then(|uuid| IndexUuid::parse(uuid).ok())
                     .ok_or_else(|| {
-                        BackendError::once(
-                            format!("search cluster `{}`", cluster.name),
+                        cluster.search.error(
                             "GET /_cat/indices",
                             Fault::Decode(format!("index `{}` has no UUID", row.index)),
                         )

@@ -67,6 +67,7 @@ fn done_notes(run: &opsbot_commands::run::Run) -> Vec<String> {
 }
 
 const PRUNE_ALL: &str = "/indices prune cluster:logs older_than_days:30";
+const PRUNE_FLOG: &str = "/indices prune cluster:logs older_than_days:30 prefix:flog-";
 
 #[tokio::test]
 async fn prune_without_a_prefix_keeps_what_curator_keeps_and_says_why() {
@@ -143,12 +144,7 @@ async fn opensearch_indices_an_ism_policy_manages_are_kept() {
         ..Setup::default()
     })
     .await;
-    let id = h
-        .start_run(
-            "alice",
-            "/indices prune cluster:logs older_than_days:30 prefix:flog-",
-        )
-        .await;
+    let id = h.start_run("alice", PRUNE_FLOG).await;
     let notes = h.run(id).plan.notes.join("\n");
     assert!(
         notes.contains("1 managed by an ISM policy (flog-2020.01.01)"),
@@ -188,12 +184,7 @@ async fn more_than_ten_thousand_ism_managed_indices_are_all_kept() {
         ..Setup::default()
     })
     .await;
-    let id = h
-        .start_run(
-            "alice",
-            "/indices prune cluster:logs older_than_days:30 prefix:flog-",
-        )
-        .await;
+    let id = h.start_run("alice", PRUNE_FLOG).await;
     let notes = h.run(id).plan.notes.join("\n");
     assert!(notes.contains("10001 managed by an ISM policy"), "{notes}");
     h.approve("bob", id).await;
@@ -211,12 +202,7 @@ async fn a_chunk_with_an_index_being_snapshotted_fails_its_step_and_deletes_noth
         ..Setup::default()
     })
     .await;
-    let id = h
-        .start_run(
-            "alice",
-            "/indices prune cluster:logs older_than_days:30 prefix:flog-",
-        )
-        .await;
+    let id = h.start_run("alice", PRUNE_FLOG).await;
     let planned: Vec<String> = h
         .run(id)
         .plan
