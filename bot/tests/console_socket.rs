@@ -59,8 +59,24 @@ async fn an_account_that_maps_to_nobody_is_refused_at_connect_and_audited() {
     let socket = dir.path().join("console.sock");
     let bot = serve(&config, &socket).await;
     let me = opsbot::chat::console::running_account().unwrap();
-    // The console closes the connection after the refusal: at most one line comes.
-    let said = session(&socket, "/runbook list\n", 10).await;
+    // The console refuses before reading anything: one line, then the end of the connection,
+    // and nothing typed afterwards reaches it. (Typing first would race the close: EPIPE.)
+    let stream = UnixStream::connect(&socket).await.unwrap();
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read).lines();
+    let mut said = Vec::new();
+    while let Some(line) = tokio::time::timeout(PATIENCE, read.next_line())
+        .await
+        .expect("the console neither answered nor closed the connection")
+        .unwrap()
+    {
+        said.push(line);
+    }
+    let typed = write.write_all(b"/runbook list\n").await;
+    assert_eq!(
+        typed.map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::BrokenPipe)
+    );
     assert_eq!(
         said,
         [format!(

@@ -88,21 +88,31 @@ impl ChatTransport for Hub {
 }
 
 /// Binds the socket at `path`, owner and group only, replacing a socket a killed bot left
-/// behind but nothing else.
+/// behind but nothing else. The socket is bound and restricted under a temporary name and then
+/// renamed into place, so that it appears at `path` already listening and already restricted:
+/// a client that finds the path never gets "connection refused" or a moment of wider access.
 pub fn bind(path: &Path) -> anyhow::Result<UnixListener> {
     match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_socket() => std::fs::remove_file(path)
-            .with_context(|| format!("cannot remove the old console socket {}", path.display()))?,
-        Ok(_) => bail!(
+        Ok(meta) if !meta.file_type().is_socket() => bail!(
             "{} exists and is not a socket; [console] socket must name a path opsbot may own",
             path.display()
         ),
-        Err(_) => {}
+        _ => {}
     }
-    let listener = UnixListener::bind(path)
-        .with_context(|| format!("cannot listen on the console socket {}", path.display()))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(SOCKET_MODE))
-        .with_context(|| format!("cannot restrict the console socket {}", path.display()))?;
+    let mut staging = path.as_os_str().to_owned();
+    staging.push(".new");
+    let staging = PathBuf::from(staging);
+    if std::fs::symlink_metadata(&staging).is_ok_and(|meta| meta.file_type().is_socket()) {
+        std::fs::remove_file(&staging).with_context(|| {
+            format!("cannot remove the old console socket {}", staging.display())
+        })?;
+    }
+    let listener = UnixListener::bind(&staging)
+        .with_context(|| format!("cannot listen on the console socket {}", staging.display()))?;
+    std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(SOCKET_MODE))
+        .with_context(|| format!("cannot restrict the console socket {}", staging.display()))?;
+    std::fs::rename(&staging, path)
+        .with_context(|| format!("cannot put the console socket at {}", path.display()))?;
     Ok(listener)
 }
 
@@ -140,7 +150,7 @@ struct Connection {
 }
 
 impl Connection {
-    async fn serve(self, stream: UnixStream) {
+    async fn serve(self, mut stream: UnixStream) {
         // The user database may be a directory service (sssd, LDAP): looked up off the
         // runtime's threads.
         let account = match stream.peer_cred() {
@@ -150,12 +160,13 @@ impl Connection {
                 .and_then(|found| found.map_err(|e| e.to_string())),
             Err(e) => Err(e.to_string()),
         };
-        let (read, mut write) = stream.into_split();
+        // Refused connections are closed whole (one close, no half-shutdown first), so that
+        // the peer sees the end of the answer and the end of the connection at once.
         let actor = match account {
             Ok(account) => self.people.on_console(&account),
             Err(error) => {
                 tracing::warn!(%error, "a console connection without an account");
-                let _ = write
+                let _ = stream
                     .write_all(format!("{PRIVATE}{error}\n").as_bytes())
                     .await;
                 return;
@@ -165,11 +176,11 @@ impl Connection {
             Ok(actor) => actor,
             Err(unknown) => {
                 let refusal = self.refuse(unknown).await;
-                let _ = write.write_all(refusal.as_bytes()).await;
-                let _ = write.shutdown().await;
+                let _ = stream.write_all(refusal.as_bytes()).await;
                 return;
             }
         };
+        let (read, mut write) = stream.into_split();
         tracing::info!(person = %actor.name(), "console connected");
         // One writer for the socket: replies and the channel's lines, in the order they come.
         // Bounded: a console that stops reading makes its forwarder wait, so that it falls
