@@ -1,65 +1,15 @@
 //! Progress against a recording transport: coalescing, fairness, retries and re-attachment.
 
-use std::sync::Mutex as StdMutex;
-
 use opsbot_commands::name::ClusterName;
 use opsbot_commands::people::{PersonRef, Surface};
 use opsbot_commands::plan::Plan;
-use opsbot_commands::render::ProgressView;
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::RunState;
 
 use time::OffsetDateTime;
 
+use super::script::Script;
 use super::*;
-
-/// Records every call; fails the first `failures` calls.
-#[derive(Default)]
-struct Recorder {
-    calls: StdMutex<Vec<(String, String, String)>>,
-    failures: StdMutex<u32>,
-}
-
-impl Recorder {
-    fn calls(&self) -> Vec<(String, String, String)> {
-        self.calls.lock().unwrap().clone()
-    }
-
-    fn fail(&self) -> Result<(), ChatError> {
-        let mut failures = self.failures.lock().unwrap();
-        if *failures > 0 {
-            *failures -= 1;
-            return Err(ChatError::Transient("503 from chat".into()));
-        }
-        Ok(())
-    }
-}
-
-impl ChatTransport for Arc<Recorder> {
-    async fn post(
-        &self,
-        _channel: &ChannelId,
-        view: &ProgressView,
-    ) -> Result<MessageId, ChatError> {
-        self.fail()?;
-        let mut calls = self.calls.lock().unwrap();
-        let id = format!("m{}", calls.len() + 1);
-        calls.push(("post".into(), id.clone(), view.text.clone()));
-        Ok(MessageId(id))
-    }
-
-    async fn edit(
-        &self,
-        _channel: &ChannelId,
-        message: &MessageId,
-        view: &ProgressView,
-    ) -> Result<(), ChatError> {
-        self.fail()?;
-        let mut calls = self.calls.lock().unwrap();
-        calls.push(("edit".into(), message.0.clone(), view.text.clone()));
-        Ok(())
-    }
-}
 
 pub(super) fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -123,7 +73,7 @@ pub(super) const QUICK: ProgressConfig = ProgressConfig {
 #[tokio::test]
 async fn a_burst_of_changes_coalesces_into_few_edits_and_ends_on_the_final_state() {
     let (_dir, store) = store();
-    let recorder = Arc::new(Recorder::default());
+    let recorder = Script::recording();
     let publisher = Publisher::new(Arc::clone(&recorder), store.clone(), QUICK);
     let run = new_run(&store, "logs");
     for i in 0..200u64 {
@@ -138,27 +88,27 @@ async fn a_burst_of_changes_coalesces_into_few_edits_and_ends_on_the_final_state
     let done = finish(&store, run.id);
     publisher.changed(&done);
     publisher.flushed().await;
-    let calls = recorder.calls();
+    let calls = recorder.messages();
     assert!(
         calls.len() <= 4,
         "{} chat calls for 201 events",
         calls.len()
     );
-    assert_eq!(calls[0].0, "post");
+    assert_eq!(calls[0].kind, "post");
     assert!(
         calls
             .iter()
             .skip(1)
-            .all(|(kind, id, _)| kind == "edit" && id == "m1")
+            .all(|c| c.kind == "edit" && c.target == "m1")
     );
-    assert!(calls.last().unwrap().2.starts_with("✅"), "{calls:?}");
+    assert!(calls.last().unwrap().text.starts_with("✅"), "{calls:?}");
     assert_eq!(publisher.counters().events.load(Ordering::Relaxed), 201);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_busy_run_does_not_starve_another_in_the_same_channel() {
     let (_dir, store) = store();
-    let recorder = Arc::new(Recorder::default());
+    let recorder = Script::recording();
     let publisher = Publisher::new(Arc::clone(&recorder), store.clone(), QUICK);
     let busy = new_run(&store, "logs");
     let quiet = new_run(&store, "other");
@@ -177,7 +127,7 @@ async fn a_busy_run_does_not_starve_another_in_the_same_channel() {
     let posts: Vec<_> = recorder
         .calls()
         .into_iter()
-        .filter(|c| c.0 == "post")
+        .filter(|c| c.kind == "post")
         .collect();
     assert_eq!(posts.len(), 2, "both runs got their message");
 }
@@ -185,19 +135,18 @@ async fn a_busy_run_does_not_starve_another_in_the_same_channel() {
 #[tokio::test(start_paused = true)]
 async fn a_failed_chat_call_is_retried_until_delivered() {
     let (_dir, store) = store();
-    let recorder = Arc::new(Recorder::default());
-    *recorder.failures.lock().unwrap() = 2;
+    let recorder = Script::failing_first(2);
     let publisher = Publisher::new(Arc::clone(&recorder), store.clone(), QUICK);
     let run = new_run(&store, "logs");
     publisher.changed(&run);
     publisher.flushed().await;
-    assert_eq!(recorder.calls().len(), 1);
+    assert_eq!(recorder.delivered().len(), 1);
 }
 
 #[tokio::test]
 async fn after_a_restart_the_same_message_is_edited() {
     let (_dir, store) = store();
-    let recorder = Arc::new(Recorder::default());
+    let recorder = Script::recording();
     let run = new_run(&store, "logs");
     {
         let publisher = Publisher::new(Arc::clone(&recorder), store.clone(), QUICK);
@@ -212,43 +161,15 @@ async fn after_a_restart_the_same_message_is_edited() {
     let done = finish(&store, run.id);
     restarted.changed(&done);
     restarted.flushed().await;
-    let calls = recorder.calls();
+    let calls = recorder.messages();
     assert_eq!(calls.len(), 2, "{calls:?}");
-    assert_eq!((calls[1].0.as_str(), calls[1].1.as_str()), ("edit", "m1"));
-}
-
-/// Records when each chat call was made.
-#[derive(Default)]
-struct Clock {
-    at: std::sync::Mutex<Vec<tokio::time::Instant>>,
-}
-
-impl ChatTransport for Arc<Clock> {
-    async fn post(
-        &self,
-        _channel: &ChannelId,
-        _view: &ProgressView,
-    ) -> Result<MessageId, ChatError> {
-        let mut at = self.at.lock().unwrap();
-        at.push(tokio::time::Instant::now());
-        Ok(MessageId(format!("m{}", at.len())))
-    }
-
-    async fn edit(
-        &self,
-        _channel: &ChannelId,
-        _message: &MessageId,
-        _view: &ProgressView,
-    ) -> Result<(), ChatError> {
-        self.at.lock().unwrap().push(tokio::time::Instant::now());
-        Ok(())
-    }
+    assert_eq!((calls[1].kind, calls[1].target.as_str()), ("edit", "m1"));
 }
 
 #[tokio::test(start_paused = true)]
 async fn no_window_ever_holds_more_calls_than_the_quota() {
     let (_dir, store) = store();
-    let clock = Arc::new(Clock::default());
+    let clock = Script::recording();
     let publisher = Publisher::new(Arc::clone(&clock), store.clone(), QUICK);
     let runs: Vec<_> = ["a", "b", "c", "d"]
         .iter()
@@ -267,7 +188,7 @@ async fn no_window_ever_holds_more_calls_than_the_quota() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     publisher.flushed().await;
-    let at = clock.at.lock().unwrap().clone();
+    let at: Vec<_> = clock.messages().into_iter().map(|c| c.at).collect();
     assert!(at.len() > 6, "{} calls", at.len());
     for (i, start) in at.iter().enumerate() {
         let within = at[i..]
