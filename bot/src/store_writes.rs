@@ -159,4 +159,4 @@ impl StoreWrites {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

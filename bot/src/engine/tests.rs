@@ -4,12 +4,9 @@
 use std::sync::Arc;
 
 use opsbot_commands::cluster::Observation;
-use opsbot_commands::index::IndexName;
 use opsbot_commands::maintenance::Announcement;
-use opsbot_commands::name::{ClusterName, PersonName, RunId};
+use opsbot_commands::name::{PersonName, RunId};
 use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
-use opsbot_commands::plan::{Action, DestructiveAction, Plan};
-use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::{ChannelId, Run, RunState};
 use time::OffsetDateTime;
 
@@ -54,36 +51,9 @@ async fn awaiting() -> (tempfile::TempDir, Engine, Run) {
     };
     let store = Store::open(&config.store.path).unwrap();
     let engine = Engine::new(&config, store, Arc::new(Silent)).unwrap();
-    let index = IndexName::parse("flog-2026.01.01").unwrap();
-    let plan = Plan {
-        request: ProcedureRequest::IndicesDelete {
-            cluster: ClusterName::parse("logs").unwrap(),
-            index: index.clone(),
-        },
-        steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
-            indices: vec![opsbot_commands::index::PlannedIndex {
-                name: index,
-                uuid: None,
-            }],
-        })],
-        notes: vec![],
-    };
-    let now = OffsetDateTime::now_utc();
     let run = engine
         .writes()
-        .create_run(
-            move |id| {
-                Run::new(
-                    id,
-                    plan,
-                    person("alice"),
-                    ChannelId("c".into()),
-                    now,
-                    time::Duration::minutes(30),
-                )
-            },
-            None,
-        )
+        .create_run(crate::store_writes::tests::deletion, None)
         .await
         .unwrap();
     (dir, engine, run)

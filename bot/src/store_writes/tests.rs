@@ -19,8 +19,8 @@ fn opened() -> (tempfile::TempDir, Store, StoreWrites) {
     (dir, store, writes)
 }
 
-/// A builder for alice's run of one index deletion on `logs`.
-fn deletion(id: RunId) -> Run {
+/// A builder for alice's run of one index deletion on `logs` (the engine's tests use it too).
+pub(crate) fn deletion(id: RunId) -> Run {
     let index = IndexName::parse("flog-2026.01.01").unwrap();
     let plan = Plan {
         request: ProcedureRequest::IndicesDelete {

@@ -359,23 +359,15 @@ fn a_hypervisor_with_a_migration_in_progress_at_either_end_is_not_restarted() {
         .iter()
         .filter(|n| n.contains("is not restarted"))
         .collect();
-    assert_eq!(
-        held,
-        [
-            &format!(
-                "compute-02 is not restarted: live migration 17 of instance {} is running \
-                 (compute-02 → compute-03); run /compute rpc-cap cloud:prod again once it has \
-                 finished",
-                consumer(1)
-            ),
-            &format!(
-                "compute-03 is not restarted: live migration 17 of instance {} is running \
-                 (compute-02 → compute-03); run /compute rpc-cap cloud:prod again once it has \
-                 finished",
-                consumer(1)
-            ),
-        ]
-    );
+    let held_back = |host: &str| {
+        format!(
+            "{host} is not restarted: live migration 17 of instance {} is running \
+             (compute-02 → compute-03); run /compute rpc-cap cloud:prod again once it has \
+             finished",
+            consumer(1)
+        )
+    };
+    assert_eq!(held, [&held_back("compute-02"), &held_back("compute-03")]);
 }
 
 #[test]
