@@ -390,18 +390,11 @@ async fn audit_export_writes_json_lines_and_refuses_a_store_in_use() {
     )
     .await;
     assert!(console_run.status.success());
-    let export = run(
-        vec![
-            "audit".into(),
-            "export".into(),
-            "--config".into(),
-            config.clone(),
-            "--run".into(),
-            "r-1".into(),
-        ],
-        "",
-    )
-    .await;
+    let export_of = |id: &str| {
+        let args = ["audit", "export", "--config", &config, "--run", id];
+        run(args.iter().map(|a| (*a).to_owned()).collect(), "")
+    };
+    let export = export_of("r-1").await;
     assert!(
         export.status.success(),
         "{}",
@@ -428,18 +421,7 @@ async fn audit_export_writes_json_lines_and_refuses_a_store_in_use() {
     );
 
     // A run that does not exist is an error, not an empty export.
-    let missing = run(
-        vec![
-            "audit".into(),
-            "export".into(),
-            "--config".into(),
-            config.clone(),
-            "--run".into(),
-            "r-99".into(),
-        ],
-        "",
-    )
-    .await;
+    let missing = export_of("r-99").await;
     assert!(!missing.status.success());
     assert!(missing.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&missing.stderr);
