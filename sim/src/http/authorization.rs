@@ -66,8 +66,22 @@ const CREATE: &[&str] = &["create_index", "manage", "all"];
 const INDEX_MANAGE: &[&str] = &["manage", "all"];
 const TEMPLATES: &[&str] = &["manage_index_templates", "manage", "all"];
 
-/// The action a request performs; `None` for the OpenSearch ISM endpoints, which ES security
-/// never sees (the simulator models no OpenSearch security).
+/// The actions a request performs, in the order ES authorizes them: `_cat/indices` reads the
+/// cluster state before the indices' stats, so it needs the cluster `monitor` privilege as well
+/// as the index one (ES's "cat indices API" prerequisites); every other endpoint is one action.
+/// None for the OpenSearch ISM endpoints, which ES security never sees.
+fn actions(endpoint: &Endpoint, method: &Method) -> Vec<Action> {
+    match endpoint {
+        Endpoint::CatIndices(_) => vec![
+            cluster("cluster:monitor/state", MONITOR),
+            index("indices:monitor/stats", INDEX_MONITOR),
+        ],
+        other => action(other, method).into_iter().collect(),
+    }
+}
+
+/// The one action of a request other than `_cat/indices`; `None` for the OpenSearch ISM
+/// endpoints.
 fn action(endpoint: &Endpoint, method: &Method) -> Option<Action> {
     let write = *method == Method::PUT || *method == Method::POST;
     Some(match endpoint {
@@ -80,7 +94,7 @@ fn action(endpoint: &Endpoint, method: &Method) -> Option<Action> {
         Endpoint::ClusterSettings => cluster("cluster:monitor/state", MONITOR),
         Endpoint::ClusterPendingTasks => cluster("cluster:monitor/task", MONITOR),
         Endpoint::Tasks => cluster("cluster:monitor/tasks/lists", MONITOR),
-        Endpoint::CatIndices(_) => index("indices:monitor/stats", INDEX_MONITOR),
+        Endpoint::CatIndices(_) => return None,
         Endpoint::CatRecovery(_) => index("indices:monitor/recovery", INDEX_MONITOR),
         Endpoint::Flush | Endpoint::FlushSynced => index("indices:admin/flush", MAINTENANCE),
         Endpoint::Index(_) if *method == Method::DELETE => index("indices:admin/delete", DELETE),
@@ -128,16 +142,18 @@ pub(crate) fn authorize(
     method: &Method,
     target: &str,
 ) -> Result<(), ApiError> {
-    let (Some(role), Some(action)) = (role, action(endpoint, method)) else {
+    let Some(role) = role else {
         return Ok(());
     };
-    if action
-        .granted_by
-        .iter()
-        .any(|privilege| grants(role, action.scope, privilege))
-    {
+    let refused = actions(endpoint, method).into_iter().find(|action| {
+        !action
+            .granted_by
+            .iter()
+            .any(|privilege| grants(role, action.scope, privilege))
+    });
+    let Some(action) = refused else {
         return Ok(());
-    }
+    };
     let (on, kind) = match action.scope {
         Scope::Cluster => (String::new(), "cluster"),
         Scope::Index => (format!(" on indices [{target}]"), "index"),

@@ -79,3 +79,31 @@ fn manage_and_all_imply_the_privileges_es_says_they_do() {
     // A superuser (no role) may do anything.
     assert!(authorize(None, &user(), &Endpoint::Flush, &Method::POST, "*").is_ok());
 }
+
+#[test]
+fn cat_indices_needs_the_cluster_monitor_privilege_too() {
+    // ES's prerequisites: `monitor` (or `manage`) on the cluster and on the indices listed.
+    let indices_only = role(&[], &["monitor"]);
+    assert_eq!(
+        refusal(authorize(
+            Some(&indices_only),
+            &user(),
+            &Endpoint::CatIndices(None),
+            &Method::GET,
+            "*"
+        )),
+        "action [cluster:monitor/state] is unauthorized for user [opsbot] with effective roles \
+         [opsbot], this action is granted by the cluster privileges [monitor,manage,all]"
+    );
+    let cluster_only = role(&["monitor"], &[]);
+    assert!(
+        refusal(authorize(
+            Some(&cluster_only),
+            &user(),
+            &Endpoint::CatIndices(None),
+            &Method::GET,
+            "*"
+        ))
+        .starts_with("action [indices:monitor/stats]")
+    );
+}
