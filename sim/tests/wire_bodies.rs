@@ -110,7 +110,7 @@ async fn errors_match_the_fixtures_exactly() {
 
     let response = sim.send(Method::POST, "/_cluster/settings", None).await;
     assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
-    assert_eq!(response.headers()["allow"], "GET, PUT");
+    assert_eq!(response.headers()["allow"], "GET,PUT");
     assert_eq!(
         response.json::<Value>().await.unwrap(),
         parse(fixture!("error.es7-os2.wrong-method.405.json"))

@@ -403,6 +403,26 @@ async fn the_simulator_answers_like_elasticsearch_security() {
     assert_eq!(error["caused_by"]["type"], "illegal_argument_exception");
     assert_eq!(error["caused_by"]["reason"], "invalid ApiKey value");
     assert!(error["root_cause"][0].get("caused_by").is_none(), "{body}");
+
+    // The has-privileges API exists for GET and POST only: another method is ES's 405.
+    let wrong = client
+        .put(format!(
+            "{}/_security/user/_has_privileges",
+            scene.sim.base_url()
+        ))
+        .basic_auth(USER, Some(PASSWORD))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 405);
+    let allow = wrong.headers()["allow"].to_str().unwrap().to_owned();
+    assert_eq!(allow, "GET,POST");
+    let body: serde_json::Value = wrong.json().await.unwrap();
+    assert_eq!(
+        body["error"],
+        "Incorrect HTTP method for uri [/_security/user/_has_privileges] and method [PUT], \
+         allowed: [GET, POST]"
+    );
 }
 
 #[tokio::test]

@@ -263,15 +263,17 @@ impl ApiError {
                 uri,
                 allowed,
             } => {
+                // ES's RestController: the message shows the set (`[GET, PUT]`), the header
+                // joins it with bare commas (`collectionToDelimitedString(set, ",")`).
                 let allowed: Vec<&str> = allowed.iter().map(Method::as_str).collect();
-                let allowed = allowed.join(", ");
                 let mut response = simple(
                     &format!(
-                        "Incorrect HTTP method for uri [{uri}] and method [{method}], allowed: [{allowed}]"
+                        "Incorrect HTTP method for uri [{uri}] and method [{method}], allowed: [{}]",
+                        allowed.join(", ")
                     ),
                     Some(status.as_u16()),
                 );
-                if let Ok(value) = HeaderValue::from_str(&allowed) {
+                if let Ok(value) = HeaderValue::from_str(&allowed.join(",")) {
                     response.headers_mut().insert(header::ALLOW, value);
                 }
                 response
@@ -391,7 +393,7 @@ mod tests {
         };
         assert_eq!(
             wrong.clone().into_response(false).headers()[header::ALLOW],
-            "GET, PUT"
+            "GET,PUT"
         );
         assert_eq!(
             body_of(wrong).await,

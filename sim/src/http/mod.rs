@@ -159,15 +159,22 @@ async fn respond(app: &App, parts: &Parts, body: &Bytes, context: &RequestContex
             match security::authenticate(security, app.flavor, parts, params.pretty()) {
                 Ok(principal) => {
                     let role = security.role_of(&principal);
-                    if parts.uri.path() == HAS_PRIVILEGES
-                        && matches!(parts.method, Method::GET | Method::POST)
-                    {
-                        return authorization::has_privileges(
-                            role,
-                            &principal,
-                            body,
-                            params.pretty(),
-                        );
+                    if parts.uri.path() == HAS_PRIVILEGES {
+                        return match parts.method {
+                            Method::GET | Method::POST => authorization::has_privileges(
+                                role,
+                                &principal,
+                                body,
+                                params.pretty(),
+                            ),
+                            // ES's REST controller: the path exists with other methods.
+                            _ => ApiError::WrongMethod {
+                                method: parts.method.clone(),
+                                uri: parts.uri.to_string(),
+                                allowed: vec![Method::GET, Method::POST],
+                            }
+                            .into_response(params.pretty()),
+                        };
                     }
                     Some((principal, role))
                 }
