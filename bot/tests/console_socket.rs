@@ -11,7 +11,7 @@ use std::path::Path;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use support::{PATIENCE, config_file, output, serve, stop};
+use support::{PATIENCE, config_file, console_session, output, serve, stop};
 
 /// A config with the console socket and runbooks on one host, where the account running the
 /// tests is alice's when `mapped`, and nobody's otherwise.
@@ -32,24 +32,6 @@ fn config(dir: &Path, mapped: bool) -> std::path::PathBuf {
         std::fs::write(&path, text).unwrap();
     }
     path
-}
-
-/// Everything the console writes to a connection that types `input`, until it closes it or
-/// goes quiet after answering.
-async fn session(socket: &Path, input: &str, lines: usize) -> Vec<String> {
-    let stream = UnixStream::connect(socket).await.unwrap();
-    let (read, mut write) = stream.into_split();
-    write.write_all(input.as_bytes()).await.unwrap();
-    let mut read = BufReader::new(read).lines();
-    let mut said = Vec::new();
-    while said.len() < lines {
-        match tokio::time::timeout(PATIENCE, read.next_line()).await {
-            Ok(Ok(Some(line))) => said.push(line),
-            Ok(_) => break,
-            Err(_) => panic!("the console went quiet after {said:?}"),
-        }
-    }
-    said
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,7 +97,7 @@ async fn a_mapped_account_speaks_as_its_person_and_cannot_switch() {
     let config = config(dir.path(), true);
     let socket = dir.path().join("console.sock");
     let bot = serve(&config, &socket).await;
-    let said = session(&socket, "/as user:bob\n/runbook list\n", 3).await;
+    let said = console_session(&socket, "/as user:bob\n/runbook list\n").await;
     assert_eq!(
         said[0],
         "opsbot: you are alice; commands as in chat, /help lists them"

@@ -9,36 +9,12 @@ mod support;
 use std::path::Path;
 
 use opsbot_sim::{FaultKind, FaultRule, SimConfig};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
 
-use support::{PATIENCE, scene, serve, stop};
+use support::{console_session, scene, serve, stop};
 
-/// The last line of a session: its answer says every line before it was answered.
-const END: &str = "/help topic:zzz\n";
-
-/// Types `input` on the console socket, then [`END`]; what the console said until then.
+/// [`console_session`], as one text.
 async fn session(socket: &Path, input: &str) -> String {
-    let stream = UnixStream::connect(socket).await.unwrap();
-    let (read, mut write) = stream.into_split();
-    write
-        .write_all(format!("{input}{END}").as_bytes())
-        .await
-        .unwrap();
-    let mut read = BufReader::new(read).lines();
-    let mut said = String::new();
-    loop {
-        let line = tokio::time::timeout(PATIENCE, read.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("the console went quiet after:\n{said}"))
-            .unwrap()
-            .unwrap_or_else(|| panic!("the console closed after:\n{said}"));
-        said.push_str(&line);
-        said.push('\n');
-        if line.contains("no commands about `zzz`") {
-            return said;
-        }
-    }
+    console_session(socket, input).await.join("\n")
 }
 
 /// A free loopback port for the metrics (the test binds it, learns it, and lets it go).

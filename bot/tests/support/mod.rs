@@ -216,6 +216,35 @@ pub async fn serve(config: &Path, socket: &Path) -> Child {
     child
 }
 
+/// The last line a [`console_session`] types: its answer says every line before it was
+/// answered.
+const SESSION_END: &str = "/help topic:zzz";
+
+/// Types `input` on the console socket of `opsbot run`, then [`SESSION_END`]; every line the
+/// console said until it answered that one (the greeting first).
+pub async fn console_session(socket: &Path, input: &str) -> Vec<String> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let stream = tokio::net::UnixStream::connect(socket).await.unwrap();
+    let (read, mut write) = stream.into_split();
+    write
+        .write_all(format!("{input}{SESSION_END}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut read = BufReader::new(read).lines();
+    let mut said = Vec::new();
+    loop {
+        let line = tokio::time::timeout(PATIENCE, read.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("the console went quiet after:\n{said:#?}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("the console closed after:\n{said:#?}"));
+        if line.contains("no commands about `zzz`") {
+            return said;
+        }
+        said.push(line);
+    }
+}
+
 /// SIGTERM, as systemd stops the bot, and its end.
 pub fn stop(mut child: Child) {
     terminate(&child);
