@@ -47,7 +47,14 @@ pub fn index_list(
         None => format!("indices of {cluster}"),
     };
     if rows.is_empty() {
-        return format!("{scope}: none");
+        return match pattern {
+            // `pattern:.kibana` is the whole name `.kibana`; operators often mean its prefix.
+            Some(p) if !p.as_str().contains('*') => format!(
+                "{scope}: none (a pattern without * is a whole name; pattern:{p}* matches the \
+                 names that start with it)"
+            ),
+            _ => format!("{scope}: none"),
+        };
     }
     let head = format!(
         "{scope} · {} indices · {} · {} docs",

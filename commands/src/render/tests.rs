@@ -241,6 +241,24 @@ fn a_long_index_list_keeps_the_oldest_and_newest_within_the_chat_limit() {
 }
 
 #[test]
+fn an_empty_listing_of_a_whole_name_says_how_to_ask_for_a_prefix() {
+    // What the service renders once the pattern left no row.
+    let rows = Vec::new();
+    let cluster = crate::name::ClusterName::parse("logs").unwrap();
+    let whole = crate::index::IndexPattern::parse(".kibana").unwrap();
+    assert_eq!(
+        index_list(&rows, &cluster, Some(&whole)),
+        "indices of logs matching .kibana: none (a pattern without * is a whole name; \
+         pattern:.kibana* matches the names that start with it)"
+    );
+    let globbed = crate::index::IndexPattern::parse("audit-*").unwrap();
+    assert_eq!(
+        index_list(&rows, &cluster, Some(&globbed)),
+        "indices of logs matching audit-*: none"
+    );
+}
+
+#[test]
 fn sizes_read_like_the_servers_write_them() {
     assert_eq!(bytes(0), "0b");
     assert_eq!(bytes(46489), "45.4kb");
