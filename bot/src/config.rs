@@ -17,10 +17,12 @@ use crate::process::OutputBounds;
 
 mod access;
 mod front;
+mod schedules;
 
 use access::UrlOf;
 pub use access::{ClientIdentity, ClusterAuth, SecretSource, Tls};
 pub use front::{ConsoleConfig, DiscordConfig, PersonConfig, Role};
+pub use schedules::{ScheduleConfig, SchedulingConfig};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,6 +49,11 @@ pub struct Config {
     pub discord: Option<DiscordConfig>,
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// Procedures that run at cron times (see `config::schedules`).
+    #[serde(default)]
+    pub schedules: Vec<ScheduleConfig>,
+    #[serde(default)]
+    pub scheduling: SchedulingConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -387,6 +394,7 @@ impl Config {
                  have nothing to act on"
             );
         }
+        schedules::validate(self)?;
         front::validate(self)
     }
 

@@ -7,7 +7,13 @@ use std::time::Duration;
 
 use anyhow::Context;
 use opsbot_cloud_sim::CloudSimConfig;
+use opsbot_commands::index::IndexName;
 use opsbot_commands::name::{CloudName, ClusterName, GroupName, HostName, NodeAddr, PersonName};
+use opsbot_commands::people::People;
+use opsbot_commands::request::ProcedureRequest;
+use opsbot_commands::retention::RetentionDays;
+use opsbot_commands::run::ChannelId;
+use opsbot_commands::schedule::{Bounds, CronSchedule, Schedule, ScheduleName};
 use opsbot_sim::{Flavor, SimConfig};
 
 use crate::config::{
@@ -15,6 +21,8 @@ use crate::config::{
     HostControlConfig, Interface, NodeControlConfig, PersonConfig, ProgressConfig, Role,
     RunbooksConfig, SecretSource, StoreConfig, Tls,
 };
+use crate::config::{ScheduleConfig, SchedulingConfig};
+use crate::engine::Engine;
 use crate::metrics::MetricsConfig;
 use crate::node_control::CommandTemplate;
 use crate::process::OutputBounds;
@@ -22,6 +30,8 @@ use crate::process::OutputBounds;
 /// The demo's cluster and cloud names, as operators type them.
 const CLUSTER: &str = "logs";
 const CLOUD: &str = "prod";
+/// The demo's schedule: a prune every minute, under a standing approval the demo gives it.
+const SCHEDULE: &str = "demo-prune";
 
 /// The runbooks the project ships, as the demo runs them.
 const RUNBOOKS: [(&str, &str); 4] = [
@@ -118,6 +128,26 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
         console: ConsoleConfig::default(),
         discord: None,
         metrics: MetricsConfig::default(),
+        schedules: vec![ScheduleConfig(Schedule {
+            name: ScheduleName::parse(SCHEDULE)?,
+            cron: CronSchedule::parse("* * * * *", "UTC")?,
+            request: ProcedureRequest::IndicesPrune {
+                cluster: ClusterName::parse(CLUSTER)?,
+                older_than: RetentionDays::parse("80")?,
+                prefix: Some(IndexName::parse_prefix("flog-")?),
+            },
+            channel: ChannelId(crate::chat::console::CHANNEL.to_owned()),
+            bounds: Some(Bounds {
+                max_indices: 20,
+                min_age_days: RetentionDays::parse("80")?,
+                prefix: Some(IndexName::parse_prefix("flog-")?),
+                max_total_bytes: None,
+            }),
+        })],
+        scheduling: SchedulingConfig {
+            min_interval: Duration::from_secs(60),
+            ..SchedulingConfig::default()
+        },
     };
     let banner = format!(
         "opsbot demo · simulated {flavor} log cluster `{CLUSTER}` (5 nodes, 90 daily flog-* indices) at {}\n\
@@ -199,4 +229,34 @@ pub fn simulated_hosts(
         output: OutputBounds::default(),
     };
     Ok((config, hosts))
+}
+
+/// Gives the demo's schedule a standing approval (alice asks, bob approves, for a week) unless
+/// one is in force, so that a newcomer sees a prune run by itself; says what it did.
+pub async fn standing_approval(engine: &Engine, people: &People) -> anyhow::Result<Option<String>> {
+    let name = ScheduleName::parse(SCHEDULE)?;
+    if engine.schedule(&name).is_err() {
+        return Ok(None);
+    }
+    let (alice, bob) = (PersonName::parse("alice")?, PersonName::parse("bob")?);
+    let (Some(alice), Some(bob)) = (people.in_demo(&alice), people.in_demo(&bob)) else {
+        return Ok(None);
+    };
+    let (asked, _) = engine.ask_standing(&alice, &name).await?;
+    if !matches!(
+        asked.state,
+        opsbot_commands::schedule::StandingState::Asked { .. }
+    ) {
+        return Ok(None);
+    }
+    let until = engine.clock().now() + time::Duration::days(7);
+    let approved = engine
+        .approve_standing(&bob, &name, asked.digest.as_str(), Some(until))
+        .await?;
+    Ok(Some(format!(
+        "demo: schedule {name} prunes flog-* indices older than 80 days every minute; alice \
+         asked for standing approval {} and bob approved it: {}; /schedule show name:{name}",
+        approved.id,
+        approved.what()
+    )))
 }

@@ -73,6 +73,7 @@ pub async fn run_until(config: Config, stopped: impl Future<Output = ()>) -> any
     let resumed = engine.resume_all().await?;
     tracing::info!(resumed, "unfinished runs resumed");
     let upkeep = store_upkeep::spawn(engine.writes().clone(), config.store.retention);
+    let schedules = crate::scheduler::spawn(&engine).await?;
     let result = match discord {
         Some(discord) => discord.serve(service, people, stopped).await,
         None => {
@@ -81,6 +82,7 @@ pub async fn run_until(config: Config, stopped: impl Future<Output = ()>) -> any
         }
     };
     upkeep.abort();
+    schedules.iter().for_each(tokio::task::JoinHandle::abort);
     if let Some(task) = metrics {
         task.abort();
     }

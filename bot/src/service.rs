@@ -23,6 +23,7 @@ use crate::engine::{Engine, EngineError, Refusal, Start};
 use crate::progress::ProgressSink;
 
 mod answer;
+mod schedule;
 pub use answer::{Asked, Reply};
 
 /// The reason recorded for a rejection by button; `/reject` takes a reason of one's own.
@@ -365,6 +366,7 @@ impl Service {
                 Reply::private(render::help(topic.as_deref(), origin == Origin::Demo))
             }
             Request::ActAs { .. } => Reply::private("`/as` works in the demo only"),
+            Request::Schedule(request) => self.schedule(actor, request).await?,
         })
     }
 }

@@ -27,6 +27,7 @@ use opsbot_commands::maintenance::MaintenanceNotice;
 use opsbot_commands::name::RunId;
 use opsbot_commands::people::Speaker;
 use opsbot_commands::run::Run;
+use opsbot_commands::schedule::{FireRecord, Pause, ScheduleName, StandingApproval, StandingId};
 use opsbot_state::{Compacted, Store, StoreError, UpdateError};
 use time::OffsetDateTime;
 
@@ -123,6 +124,64 @@ impl StoreWrites {
         notice: Option<MaintenanceNotice>,
     ) -> Result<Option<MaintenanceNotice>, StoreError> {
         self.off_thread(move |store| store.set_maintenance_notice(notice.as_ref()))
+            .await
+    }
+
+    /// See [`Store::create_fired_run`].
+    pub async fn create_fired_run(
+        &self,
+        build: impl FnOnce(RunId) -> Run + Send + 'static,
+        schedule: ScheduleName,
+        fire_at: OffsetDateTime,
+    ) -> Result<Run, StoreError> {
+        let run = self
+            .off_thread(move |store| store.create_fired_run(build, &schedule, fire_at))
+            .await?;
+        if let Some(metrics) = &self.counted {
+            metrics.created(&run);
+        }
+        Ok(run)
+    }
+
+    /// See [`Store::record_fire`].
+    pub async fn record_fire(
+        &self,
+        schedule: ScheduleName,
+        record: FireRecord,
+    ) -> Result<(), StoreError> {
+        self.off_thread(move |store| store.record_fire(&schedule, &record))
+            .await
+    }
+
+    /// See [`Store::set_pause`].
+    pub async fn set_pause(
+        &self,
+        schedule: ScheduleName,
+        pause: Option<Pause>,
+        actor: Speaker,
+    ) -> Result<Option<Pause>, StoreError> {
+        self.off_thread(move |store| store.set_pause(&schedule, pause.as_ref(), &actor))
+            .await
+    }
+
+    /// See [`Store::create_standing`].
+    pub async fn create_standing<E: Send + 'static>(
+        &self,
+        actor: Speaker,
+        build: impl FnOnce(StandingId) -> Result<StandingApproval, E> + Send + 'static,
+    ) -> Result<StandingApproval, UpdateError<E>> {
+        self.off_thread(move |store| store.create_standing(&actor, build))
+            .await
+    }
+
+    /// See [`Store::update_standing`]; `change` may be called more than once.
+    pub async fn update_standing<E: Send + 'static>(
+        &self,
+        id: StandingId,
+        actor: Speaker,
+        change: impl FnMut(&mut StandingApproval) -> Result<Option<String>, E> + Send + 'static,
+    ) -> Result<StandingApproval, UpdateError<E>> {
+        self.off_thread(move |store| store.update_standing(id, &actor, change))
             .await
     }
 

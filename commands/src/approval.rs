@@ -55,6 +55,12 @@ pub enum ApprovalRefusal {
         "run {run} has not reached its approval gate yet; /run status id:{run} shows where it is"
     )]
     NotYet { run: RunId },
+    #[error("run {run} is not covered by standing approval {standing}: {why}")]
+    NotCovered {
+        run: RunId,
+        standing: crate::schedule::StandingId,
+        why: String,
+    },
     #[error("run {run} was requested before opsbot knew people by name; request it again")]
     Legacy { run: RunId },
 }
@@ -80,7 +86,7 @@ impl Approved {
     /// by someone other than the requester.
     pub fn verify(run: &Run) -> Result<Self, ApprovalRefusal> {
         let Some(grant) = &run.approval else {
-            return Err(ApprovalRefusal::NotYet { run: run.id });
+            return Self::standing(run);
         };
         if grant.by.same_person(&run.requester) {
             return Err(ApprovalRefusal::OwnRun { run: run.id });
@@ -92,6 +98,25 @@ impl Approved {
                 current: run.digest.short().to_owned(),
             });
         }
+        Ok(Self {
+            run: run.id,
+            digest: run.digest.clone(),
+        })
+    }
+
+    /// A scheduled run without a per-run approval goes ahead only under a standing approval
+    /// that covers its plan as it was created.
+    fn standing(run: &Run) -> Result<Self, ApprovalRefusal> {
+        let Some(grant) = run.scheduled.as_ref().and_then(|s| s.standing.as_ref()) else {
+            return Err(ApprovalRefusal::NotYet { run: run.id });
+        };
+        grant
+            .covers(&run.plan, run.created_at)
+            .map_err(|why| ApprovalRefusal::NotCovered {
+                run: run.id,
+                standing: grant.id,
+                why: why.to_string(),
+            })?;
         Ok(Self {
             run: run.id,
             digest: run.digest.clone(),

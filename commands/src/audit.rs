@@ -75,6 +75,18 @@ pub enum AuditKind {
     RunFinished {
         state: String,
     },
+    /// A schedule fired (or its fire was missed, skipped or failed); recorded once per fire.
+    ScheduleFired {
+        schedule: String,
+        fire_at: String,
+        outcome: String,
+    },
+    /// Something happened to a schedule or its standing approval: paused, resumed, a standing
+    /// approval asked for, approved, rejected, withdrawn, expired or voided.
+    ScheduleChanged {
+        schedule: String,
+        what: String,
+    },
 }
 
 /// Where an audit listing starts: `2h` ago, or at an RFC 3339 instant.
@@ -175,6 +187,12 @@ impl AuditKind {
             Self::Resumed { step: Some(step) } => format!("resumed at step {}", step + 1),
             Self::Resumed { step: None } => "resumed".to_owned(),
             Self::RunFinished { state } => format!("finished: {state}"),
+            Self::ScheduleFired {
+                schedule,
+                fire_at,
+                outcome,
+            } => format!("schedule {schedule} fire of {fire_at}: {outcome}"),
+            Self::ScheduleChanged { schedule, what } => format!("schedule {schedule}: {what}"),
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::parse::{Args, ParseError};
 use crate::plan::DigestPrefix;
 use crate::request::{ProcedureRequest, Request};
 use crate::retention::RetentionDays;
+use crate::schedule::{ScheduleName, ScheduleRequest};
 
 const CLUSTER: OptionSpec = OptionSpec {
     name: "cluster",
@@ -83,6 +84,17 @@ const PROPERTIES: [OptionSpec; 4] = [
         summary: "an OS id such as ubuntu, rhel, windows, or an osinfo short id like ubuntu22.04",
     },
 ];
+
+const SCHEDULE: OptionSpec = OptionSpec {
+    name: "name",
+    kind: OptionKind::Schedule,
+    required: true,
+    summary: "the schedule, e.g. nightly-prune (/schedule list)",
+};
+
+fn schedule(args: &Args<'_>) -> Result<ScheduleName, ParseError> {
+    args.required("name", ScheduleName::parse)
+}
 
 const RUNBOOK: OptionSpec = OptionSpec {
     name: "name",
@@ -532,6 +544,88 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 id: run_id(a)?,
                 reason: a.required("reason", Reason::parse)?,
             })
+        },
+    },
+    CommandSpec {
+        group: "schedule",
+        sub: Some("list"),
+        summary: "the schedules, whether each may run unattended, and their next fires",
+        options: &[],
+        reach: Reach::Everywhere,
+        who: Who::Operators,
+        open: false,
+        build: |_| Ok(Request::Schedule(ScheduleRequest::List)),
+    },
+    CommandSpec {
+        group: "schedule",
+        sub: Some("show"),
+        summary: "one schedule: command, bounds, digest, standing approval, last and next fires",
+        options: &[SCHEDULE],
+        reach: Reach::Everywhere,
+        who: Who::Operators,
+        open: false,
+        build: |a| {
+            Ok(Request::Schedule(ScheduleRequest::Show {
+                name: schedule(a)?,
+            }))
+        },
+    },
+    CommandSpec {
+        group: "schedule",
+        sub: Some("pause"),
+        summary: "stop a schedule from firing until it is resumed",
+        options: &[SCHEDULE],
+        reach: Reach::Everywhere,
+        who: Who::Operators,
+        open: false,
+        build: |a| {
+            Ok(Request::Schedule(ScheduleRequest::Pause {
+                name: schedule(a)?,
+            }))
+        },
+    },
+    CommandSpec {
+        group: "schedule",
+        sub: Some("resume"),
+        summary: "let a paused schedule fire again from its next time",
+        options: &[SCHEDULE],
+        reach: Reach::Everywhere,
+        who: Who::Operators,
+        open: false,
+        build: |a| {
+            Ok(Request::Schedule(ScheduleRequest::Resume {
+                name: schedule(a)?,
+            }))
+        },
+    },
+    CommandSpec {
+        group: "schedule",
+        sub: Some("approve"),
+        summary: "ask for a standing approval; a second person approves it with digest and until",
+        options: &[
+            SCHEDULE,
+            OptionSpec {
+                name: "digest",
+                kind: OptionKind::Digest,
+                required: false,
+                summary: "the schedule's digest you approve (from /schedule show); omit to ask",
+            },
+            OptionSpec {
+                name: "until",
+                kind: OptionKind::Date,
+                required: false,
+                summary: "when your approval ends, e.g. 2027-02-01 (at most a year ahead)",
+            },
+        ],
+        reach: Reach::Everywhere,
+        who: Who::Operators,
+        open: false,
+        build: |a| {
+            Ok(Request::Schedule(ScheduleRequest::Approve {
+                name: schedule(a)?,
+                digest: a.optional("digest", DigestPrefix::parse)?,
+                until: a.optional("until", crate::schedule::parse_date)?,
+            }))
         },
     },
     CommandSpec {

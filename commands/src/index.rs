@@ -171,6 +171,10 @@ pub struct PlannedIndex {
     /// checked by name alone, as they were planned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uuid: Option<IndexUuid>,
+    /// Its store size in bytes when it was planned, if the cluster said: what a standing
+    /// approval's size bound is checked against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
 }
 
 /// A planned index as stored: `{name, uuid}` now, a bare name before UUIDs were bound.
@@ -180,6 +184,8 @@ enum PlannedRecord {
     Bound {
         name: IndexName,
         uuid: Option<IndexUuid>,
+        #[serde(default)]
+        bytes: Option<u64>,
     },
     Name(IndexName),
 }
@@ -187,8 +193,12 @@ enum PlannedRecord {
 impl From<PlannedRecord> for PlannedIndex {
     fn from(record: PlannedRecord) -> Self {
         match record {
-            PlannedRecord::Bound { name, uuid } => Self { name, uuid },
-            PlannedRecord::Name(name) => Self { name, uuid: None },
+            PlannedRecord::Bound { name, uuid, bytes } => Self { name, uuid, bytes },
+            PlannedRecord::Name(name) => Self {
+                name,
+                uuid: None,
+                bytes: None,
+            },
         }
     }
 }

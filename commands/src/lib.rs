@@ -25,5 +25,6 @@ pub mod request;
 pub mod retention;
 pub mod run;
 pub mod runbook;
+pub mod schedule;
 pub mod shell;
 pub mod target;

@@ -41,6 +41,10 @@ pub enum NameError {
     NotUuid { value: String },
     #[error("`{value}` is not a run id such as r-42")]
     NotRunId { value: String },
+    #[error("`{value}` is not a standing approval id such as sa-3")]
+    NotStandingId { value: String },
+    #[error("`{value}` is not a date such as 2027-02-01 or a time such as 2027-02-01T00:00:00Z")]
+    NotDate { value: String },
     #[error(
         "`{value}` is not a plan digest such as 3f9a0c1b2d4e (the 12 characters shown with the \
          plan)"
@@ -201,7 +205,7 @@ validated_string!(ParamName, NameError);
 
 /// The alphabet of names operators give things in opsbot's config: a word that is safe in a
 /// store key, a chat line and a command line alike.
-fn config_name(what: &'static str, value: &str) -> Result<String, NameError> {
+pub(crate) fn config_name(what: &'static str, value: &str) -> Result<String, NameError> {
     let lower = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
     check(
         what,
@@ -262,6 +266,12 @@ impl PersonName {
             |c| lower(c) || matches!(c, '.' | '-' | '_'),
         )?;
         Ok(Self(value.to_owned()))
+    }
+
+    /// A schedule's name as the name of its runs' requester: valid as it is, since a schedule
+    /// name's alphabet is part of a person name's and it is at most as long.
+    pub(crate) fn of_schedule(schedule: &crate::schedule::ScheduleName) -> Self {
+        Self(schedule.as_str().to_owned())
     }
 }
 validated_string!(PersonName, NameError);

@@ -21,6 +21,8 @@ pub enum Surface {
     Console { account: String },
     /// `opsbot demo`'s console, where `/as` picks the speaker.
     Demo,
+    /// A schedule's fire: no person asked for the run.
+    Schedule { name: String },
     /// A record written before opsbot knew people: the surface id it stored then.
     Legacy { id: String },
 }
@@ -33,6 +35,7 @@ impl fmt::Display for Surface {
                 write!(f, "console account `{}`", crate::echo::visible(account, 32))
             }
             Self::Demo => f.write_str("the demo console"),
+            Self::Schedule { name } => write!(f, "schedule {name}"),
             Self::Legacy { id } => write!(f, "`{}` (before people)", crate::echo::visible(id, 32)),
         }
     }
@@ -56,6 +59,9 @@ impl PersonRef {
                 a == b || self.name == other.name
             }
             (Surface::Legacy { .. }, _) | (_, Surface::Legacy { .. }) => true,
+            // A schedule is nobody: it is the same only as itself.
+            (Surface::Schedule { name: a }, Surface::Schedule { name: b }) => a == b,
+            (Surface::Schedule { .. }, _) | (_, Surface::Schedule { .. }) => false,
             _ => self.name == other.name,
         }
     }

@@ -27,11 +27,7 @@ impl Plan {
     /// The digest of the canonical encoding: any change to the steps changes it, so an approval
     /// given for one plan can never carry over to another.
     pub fn digest(&self) -> PlanDigest {
-        // Serializing plain data (strings, numbers, enums) into a Vec cannot fail; fall back to
-        // the Debug text rather than panic, which is just as canonical.
-        let canonical = serde_json::to_vec(self).unwrap_or_else(|_| format!("{self:?}").into());
-        let hash = Sha256::digest(&canonical);
-        PlanDigest(hash.iter().map(|b| format!("{b:02x}")).collect())
+        PlanDigest::of(self)
     }
 
     /// True when the run needs a second operator's approval at some point.
@@ -63,6 +59,15 @@ pub struct PlanDigest(String);
 impl PlanDigest {
     /// Length of the prefix shown in chat and carried in button ids.
     pub const SHORT: usize = 12;
+
+    /// The digest of `value`'s canonical (JSON) encoding.
+    pub(crate) fn of(value: &(impl Serialize + fmt::Debug)) -> Self {
+        // Serializing plain data (strings, numbers, enums) into a Vec cannot fail; fall back to
+        // the Debug text rather than panic, which is just as canonical.
+        let canonical = serde_json::to_vec(value).unwrap_or_else(|_| format!("{value:?}").into());
+        let hash = Sha256::digest(&canonical);
+        PlanDigest(hash.iter().map(|b| format!("{b:02x}")).collect())
+    }
 
     /// The whole hex digest, for the audit log.
     pub fn as_str(&self) -> &str {

@@ -14,6 +14,7 @@ use crate::page::Page;
 use crate::plan::DigestPrefix;
 use crate::retention::RetentionDays;
 use crate::runbook::RunbookRequest;
+use crate::schedule::ScheduleRequest;
 use crate::target::Target;
 
 /// A parsed command.
@@ -76,6 +77,8 @@ pub enum Request {
     Help { topic: Option<String> },
     /// `/as`: the demo's console speaks as another of its people.
     ActAs { user: PersonName },
+    /// `/schedule ...`.
+    Schedule(ScheduleRequest),
 }
 
 impl Request {
@@ -103,6 +106,7 @@ impl Request {
             Self::MaintenanceStatus => ("maintenance", Some("status")),
             Self::Help { .. } => ("help", None),
             Self::ActAs { .. } => ("as", None),
+            Self::Schedule(request) => ("schedule", Some(request.sub())),
         }
     }
 
@@ -136,6 +140,10 @@ impl Request {
             | Self::Approve { id, .. }
             | Self::Reject { id, .. } => format!(" id:{id}"),
             Self::ActAs { user } => format!(" user:{user}"),
+            Self::Schedule(request) => request
+                .name()
+                .map(|name| format!(" name:{name}"))
+                .unwrap_or_default(),
             Self::Procedure(_)
             | Self::RunbookList
             | Self::RunList { .. }
@@ -174,7 +182,8 @@ impl Request {
             | Self::MaintenanceEnd
             | Self::MaintenanceStatus
             | Self::Help { .. }
-            | Self::ActAs { .. } => None,
+            | Self::ActAs { .. }
+            | Self::Schedule(_) => None,
         }
     }
 }

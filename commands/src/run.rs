@@ -11,6 +11,7 @@ use crate::approval::ApprovalGrant;
 use crate::name::RunId;
 use crate::people::PersonRef;
 use crate::plan::{Action, Plan, PlanDigest};
+use crate::schedule::standing::Scheduled;
 
 /// Where a run reports: a channel id of the front end that started it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -145,6 +146,9 @@ pub struct Run {
     /// run so that a step resumed after a restart still has them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub captured: BTreeMap<String, String>,
+    /// The schedule's fire that created the run, and the standing approval it runs under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled: Option<Scheduled>,
 }
 
 impl Run {
@@ -179,7 +183,29 @@ impl Run {
             cancel: None,
             progress_message: None,
             captured: BTreeMap::new(),
+            scheduled: None,
         }
+    }
+
+    /// A run of a schedule's fire. Under a standing approval that covers its plan it starts
+    /// right away; otherwise it waits for an ordinary approval like any other run.
+    pub fn scheduled(
+        id: RunId,
+        plan: Plan,
+        requester: PersonRef,
+        channel: ChannelId,
+        now: OffsetDateTime,
+        approval_ttl: time::Duration,
+        scheduled: Scheduled,
+    ) -> Self {
+        let mut run = Self::new(id, plan, requester, channel, now, approval_ttl);
+        run.scheduled = Some(scheduled);
+        if matches!(run.state, RunState::AwaitingApproval { .. })
+            && crate::approval::Approved::verify(&run).is_ok()
+        {
+            run.state = RunState::Running;
+        }
+        run
     }
 
     /// The first step that is not done: where execution continues.

@@ -105,6 +105,11 @@ pub enum StoreError {
     Unplaceable { path: PathBuf },
     #[error("{target} is busy with run {holder}; wait for it or /run cancel id:{holder}")]
     Locked { target: Target, holder: RunId },
+    /// A schedule's fire that the store already recorded: taken once, never twice.
+    #[error("schedule {schedule} already fired at {at}")]
+    AlreadyFired { schedule: String, at: String },
+    #[error("there is no standing approval {id}; /schedule show lists a schedule's")]
+    NoStanding { id: String },
     #[error("there is no run {run}; /run list shows the runs there are")]
     NotFound { run: RunId },
     /// A write that never started because the bot is stopping (its caller ran it off the async

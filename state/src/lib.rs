@@ -25,6 +25,7 @@ mod notice;
 mod record;
 mod runs;
 mod safekeeping;
+mod schedules;
 mod store;
 
 pub use archive::ArchivePaths;

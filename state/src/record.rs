@@ -12,6 +12,7 @@ use opsbot_commands::name::RunId;
 use opsbot_commands::people::PersonRef;
 use opsbot_commands::plan::{Plan, PlanDigest};
 use opsbot_commands::run::{CancelRequest, ChannelId, MessageId, Run, RunState, StepState};
+use opsbot_commands::schedule::standing::Scheduled;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -35,6 +36,8 @@ pub(crate) struct RunRecord {
     progress_message: Option<MessageId>,
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     captured: std::collections::BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scheduled: Option<Scheduled>,
 }
 
 impl RunRecord {
@@ -55,6 +58,7 @@ impl RunRecord {
             cancel,
             progress_message,
             captured,
+            scheduled,
         } = run;
         Self {
             id: *id,
@@ -69,6 +73,7 @@ impl RunRecord {
             cancel: cancel.clone(),
             progress_message: progress_message.clone(),
             captured: captured.clone(),
+            scheduled: scheduled.clone(),
         }
     }
 
@@ -87,6 +92,7 @@ impl RunRecord {
             cancel,
             progress_message,
             captured,
+            scheduled,
         } = self;
         Run {
             id,
@@ -102,6 +108,7 @@ impl RunRecord {
             cancel,
             progress_message,
             captured,
+            scheduled,
         }
     }
 

@@ -7,6 +7,7 @@ use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::RunId;
 use opsbot_commands::people::Speaker;
 use opsbot_commands::run::Run;
+use opsbot_commands::schedule::{FireOutcome, FireRecord, ScheduleName};
 use opsbot_commands::target::Target;
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
@@ -16,10 +17,11 @@ use crate::audit::AuditTrees;
 use crate::error::{StoreError, UpdateError};
 use crate::keys::{self, NEXT_RUN};
 use crate::record;
+use crate::schedules::fired_event;
 use crate::store::{Store, abort, settle};
 
 /// Why an `update_run` transaction gave up.
-enum Abort {
+pub(crate) enum Abort {
     Store(StoreError),
     /// The run changed since it was read: read it again and re-apply the change.
     Stale,
@@ -42,6 +44,29 @@ impl Store {
         build: impl FnOnce(RunId) -> Run,
         actor: Option<&Speaker>,
     ) -> Result<Run, StoreError> {
+        self.create(build, actor, None)
+    }
+
+    /// Creates the run of a schedule's fire at `fire_at`, like [`Store::create_run`], and
+    /// records the fire in the same transaction: a fire at or before the schedule's last
+    /// recorded one is refused with [`StoreError::AlreadyFired`] and nothing is written. So a
+    /// bot killed at any instant either created the run and recorded the fire, or neither.
+    pub fn create_fired_run(
+        &self,
+        build: impl FnOnce(RunId) -> Run,
+        schedule: &ScheduleName,
+        fire_at: OffsetDateTime,
+    ) -> Result<Run, StoreError> {
+        let speaker = Speaker::from(&schedule.as_requester());
+        self.create(build, Some(&speaker), Some((schedule, fire_at)))
+    }
+
+    fn create(
+        &self,
+        build: impl FnOnce(RunId) -> Run,
+        actor: Option<&Speaker>,
+        fire: Option<(&ScheduleName, OffsetDateTime)>,
+    ) -> Result<Run, StoreError> {
         let _one_at_a_time = self.creating.lock().unwrap_or_else(PoisonError::into_inner);
         let _writing = self.writing();
         let id = RunId::new(self.counter(NEXT_RUN)?);
@@ -60,6 +85,21 @@ impl Store {
             },
         };
         let requested = self.encode_audit(&format!("the audit event of {what}"), &requested)?;
+        let fired = fire
+            .map(|(schedule, at)| {
+                let record = FireRecord {
+                    at,
+                    outcome: FireOutcome::Started { run: id },
+                };
+                let event = fired_event(schedule, &record, Some(id));
+                Ok::<_, StoreError>((
+                    schedule,
+                    at,
+                    self.encode("a schedule's fire", &record)?,
+                    self.encode_audit(&format!("the fire of {what}"), &event)?,
+                ))
+            })
+            .transpose()?;
         let key = keys::run_key(id);
         let filed = record::index_key(&run);
         let trees = (
@@ -81,7 +121,12 @@ impl Store {
                 plans.insert(&key, plan.as_slice())?;
                 runs.insert(&key, record.as_slice())?;
                 index.insert(filed.as_slice(), &[])?;
-                self.put_audit(&AuditTrees { meta, audit, index }, &requested)
+                let trees = AuditTrees { meta, audit, index };
+                if let Some((schedule, at, record, event)) = &fired {
+                    self.take_fire(meta, schedule, record, *at)?;
+                    self.put_audit(&trees, event)?;
+                }
+                self.put_audit(&trees, &requested)
             }),
         )?;
         self.flush()?;

@@ -215,6 +215,8 @@ pub fn config(setup: &Setup, clusters: Vec<ClusterConfig>, dir: &Path) -> Config
         console: ConsoleConfig::default(),
         discord: None,
         metrics: Default::default(),
+        schedules: Vec::new(),
+        scheduling: Default::default(),
     }
 }
 

@@ -230,3 +230,58 @@ fn discord_requests_time_out_after_15_s_unless_configured() {
     let quicker = EXAMPLE.replace("[discord]\n", "[discord]\nrequest_timeout = \"3s\"\n");
     assert_eq!(discord(parse(&quicker).unwrap()), Duration::from_secs(3));
 }
+
+#[test]
+fn the_example_schedule_is_read_with_its_bounds() {
+    let config = parse(EXAMPLE).unwrap();
+    let schedule = &config.schedules[0].0;
+    assert_eq!(schedule.name.as_str(), "nightly-prune");
+    assert_eq!(schedule.cron.zone(), "Europe/Berlin");
+    assert_eq!(schedule.bounds.as_ref().unwrap().max_indices, 60);
+}
+
+#[test]
+fn bad_schedules_are_refused_at_start_up_with_what_to_write() {
+    let cases = [
+        (
+            EXAMPLE.replace("\"Europe/Berlin\"", "\"Europe/Atlantis\""),
+            "unknown time zone `Europe/Atlantis`",
+        ),
+        (
+            EXAMPLE.replace("cron = \"0 2 * * *\"", "cron = \"* 2 * * *\""),
+            "more often than the minimum interval of 5m",
+        ),
+        (
+            EXAMPLE.replace("cron = \"0 2 * * *\"", "cron = \"0 0 31 2 *\""),
+            "never fires",
+        ),
+        (
+            EXAMPLE.replace("[schedules.bounds]\nmax_indices = 60\nmin_age_days = 30\nprefix = \"flog-\"\nmax_total_bytes = 2_000_000_000_000\n", ""),
+            "has no [schedules.bounds]",
+        ),
+        (
+            EXAMPLE.replace("min_age_days = 30", "min_age_days = 45"),
+            "every run would exceed them",
+        ),
+        (
+            EXAMPLE.replace("channel = \"console\"", "channel = \"general\""),
+            "channel `general` is neither `console` nor one of [discord] channels",
+        ),
+        (
+            EXAMPLE.replace(
+                "/indices prune cluster:logs older_than_days:30 prefix:flog-",
+                "/cluster status cluster:logs",
+            ),
+            "is not a procedure",
+        ),
+        (
+            EXAMPLE.replace("cluster:logs older_than_days", "cluster:nope older_than_days"),
+            "cluster `nope` is not configured",
+        ),
+    ];
+    for (text, expected) in cases {
+        let error = format!("{:#}", parse(&text).unwrap_err());
+        assert!(error.contains(expected), "{expected}: {error}");
+        assert!(error.contains("nightly-prune"), "{error}");
+    }
+}

@@ -8,7 +8,6 @@ use opsbot_commands::name::{Reason, RunId};
 use opsbot_commands::people::Actor;
 use opsbot_commands::render;
 use opsbot_commands::run::{CancelRequest, Run, RunState, StepState};
-use time::OffsetDateTime;
 
 use super::{Engine, EngineError, Refusal, require_operator};
 
@@ -18,7 +17,7 @@ impl Engine {
     /// this one transition: withdrawn when its requester cancels it, cancelled otherwise.
     pub async fn cancel(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
         require_operator(actor)?;
-        let now = OffsetDateTime::now_utc();
+        let now = self.0.clock.now();
         let by = actor.person.clone();
         let updated = self.0.update(id, actor, move |run| {
             if run.state.is_finished() {
@@ -81,7 +80,7 @@ impl Engine {
     /// An operator confirms the manual step a run waits for.
     pub async fn confirm(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
         require_operator(actor)?;
-        let now = OffsetDateTime::now_utc();
+        let now = self.0.clock.now();
         let note = format!("done by {}", actor.name());
         let updated = self.0.update(id, actor, move |run| {
             let Some(step) = run.awaiting_operator().filter(|_| !run.state.is_finished()) else {
@@ -100,7 +99,7 @@ impl Engine {
 
     /// A second operator approves the plan whose digest (or its shown prefix) is `shown`.
     pub async fn approve(&self, actor: &Actor, id: RunId, shown: &str) -> Result<Run, EngineError> {
-        let now = OffsetDateTime::now_utc();
+        let now = self.0.clock.now();
         let (approver, shown) = (actor.clone(), shown.to_owned());
         let updated = self.0.update(id, actor, move |run| {
             let grant =
@@ -123,7 +122,7 @@ impl Engine {
         id: RunId,
         reason: &Reason,
     ) -> Result<Run, EngineError> {
-        let now = OffsetDateTime::now_utc();
+        let now = self.0.clock.now();
         let (rejecter, reason) = (actor.clone(), reason.to_string());
         let updated = self.0.update(id, actor, move |run| {
             let reason = reason.clone();

@@ -106,7 +106,7 @@ async fn drive_inner(
                 .await?;
             }
             Next::AwaitApproval { expires_at } => {
-                let now = OffsetDateTime::now_utc();
+                let now = inner.clock.now();
                 if now >= expires_at {
                     expire(inner, id, now).await?;
                     continue;
@@ -211,7 +211,7 @@ async fn record(
     outcome: StepOutcome,
     on_failure: OnFailure,
 ) -> Result<(), opsbot_state::StoreError> {
-    let now = OffsetDateTime::now_utc();
+    let now = inner.clock.now();
     let approval_ttl =
         time::Duration::try_from(inner.config.approval_ttl).unwrap_or(time::Duration::minutes(30));
     let failure = match &outcome {
@@ -315,7 +315,7 @@ async fn finish(
     id: RunId,
     state: impl Fn(&Run) -> RunState + Send + 'static,
 ) -> Result<(), opsbot_state::StoreError> {
-    let now = OffsetDateTime::now_utc();
+    let now = inner.clock.now();
     let updated = inner.writes.update_run(id, None, move |run| {
         if run.state.is_finished() {
             return Ok::<_, std::convert::Infallible>(vec![]);

@@ -9,6 +9,7 @@ mod delete;
 mod drive;
 mod refusal;
 mod runbook_step;
+mod schedule;
 mod status;
 mod step;
 mod wait;
@@ -23,14 +24,15 @@ use opsbot_commands::people::Actor;
 use opsbot_commands::plan::Plan;
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::{ChannelId, Run};
+use opsbot_commands::schedule::Schedule;
 use opsbot_commands::target::Target;
 use opsbot_state::{Store, StoreError, UpdateError};
-use time::OffsetDateTime;
 use tokio::sync::{Notify, watch};
 
+use crate::clock::Clock;
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
-use crate::config::{Config, EngineConfig};
+use crate::config::{Config, EngineConfig, SchedulingConfig};
 use crate::metrics::Metrics;
 use crate::progress::ProgressSink;
 use crate::runbooks::Library;
@@ -76,6 +78,9 @@ struct Inner {
     metrics: Metrics,
     targets: Targets,
     config: EngineConfig,
+    clock: Clock,
+    schedules: Vec<Schedule>,
+    scheduling: SchedulingConfig,
     progress: Arc<dyn ProgressSink>,
     /// Wakes a run's task when an operator acts on it (cancel, approve, done).
     wakers: Mutex<HashMap<RunId, Arc<Notify>>>,
@@ -106,6 +111,16 @@ impl Engine {
         store: Store,
         progress: Arc<dyn ProgressSink>,
     ) -> anyhow::Result<Self> {
+        Self::with_clock(config, store, progress, Clock::system())
+    }
+
+    /// The engine going by `clock` (a simulated one in tests and rehearsals).
+    pub fn with_clock(
+        config: &Config,
+        store: Store,
+        progress: Arc<dyn ProgressSink>,
+        clock: Clock,
+    ) -> anyhow::Result<Self> {
         let metrics = Metrics::new(store.clone(), Arc::clone(&progress));
         let targets = Targets::new(config, metrics.backend_errors())?;
         Ok(Self(Arc::new(Inner {
@@ -114,10 +129,33 @@ impl Engine {
             store,
             targets,
             config: config.engine,
+            clock,
+            schedules: config.schedules.iter().map(|s| s.0.clone()).collect(),
+            scheduling: config.scheduling,
             progress,
             wakers: Mutex::new(HashMap::new()),
             busy: watch::channel(0).0,
         })))
+    }
+
+    /// The time the engine goes by.
+    pub fn clock(&self) -> Clock {
+        self.0.clock
+    }
+
+    /// The configured schedules.
+    pub fn schedules(&self) -> &[Schedule] {
+        &self.0.schedules
+    }
+
+    /// The limits of scheduling.
+    pub fn scheduling(&self) -> &SchedulingConfig {
+        &self.0.scheduling
+    }
+
+    /// Where progress and announcements go.
+    pub fn progress(&self) -> &Arc<dyn ProgressSink> {
+        &self.0.progress
     }
 
     /// The store, to read.
@@ -190,7 +228,7 @@ impl Engine {
         if let Some(holder) = self.0.store.lock_holder(&target)? {
             return Err(Refusal::Busy { target, holder }.into());
         }
-        let now = OffsetDateTime::now_utc();
+        let now = self.0.clock.now();
         let plan = self.0.targets.plan(&request, now).await?;
         if plan.steps.is_empty() {
             return Ok(Start::NothingToDo(plan));

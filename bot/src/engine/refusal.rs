@@ -5,6 +5,7 @@ use opsbot_commands::approval::ApprovalRefusal;
 use opsbot_commands::name::{CloudName, ClusterName, RunId};
 use opsbot_commands::planner::PlanError;
 use opsbot_commands::runbook::RunbookError;
+use opsbot_commands::schedule::{ScheduleName, StandingRefusal};
 use opsbot_commands::target::Target;
 use opsbot_state::StoreError;
 
@@ -43,6 +44,10 @@ pub enum Refusal {
     Runbook(#[from] RunbookError),
     #[error("internal error: a request for hosts that names no runbook; nothing was done")]
     NotARunbook,
+    #[error("unknown schedule `{name}`; configured: {known}")]
+    UnknownSchedule { name: ScheduleName, known: String },
+    #[error("{0}")]
+    Standing(StandingRefusal),
 }
 
 impl Refusal {
@@ -54,7 +59,8 @@ impl Refusal {
             Self::NotOperator
             | Self::UnknownPerson(_)
             | Self::WrongChannel { .. }
-            | Self::Approval(_) => true,
+            | Self::Approval(_)
+            | Self::Standing(_) => true,
             Self::UnknownCluster { .. }
             | Self::UnknownCloud { .. }
             | Self::NoSuchRun { .. }
@@ -64,7 +70,8 @@ impl Refusal {
             | Self::NotAwaitingOperator { .. }
             | Self::Backend(_)
             | Self::Runbook(_)
-            | Self::NotARunbook => false,
+            | Self::NotARunbook
+            | Self::UnknownSchedule { .. } => false,
         }
     }
 
@@ -88,6 +95,7 @@ impl Refusal {
                 ApprovalRefusal::Decided { .. } => "already_decided",
                 ApprovalRefusal::NotYet { .. } => "approval_not_yet",
                 ApprovalRefusal::Legacy { .. } => "legacy_run",
+                ApprovalRefusal::NotCovered { .. } => "not_covered",
             },
             Self::NotOperator => "not_operator",
             Self::UnknownPerson(_) => "unknown_person",
@@ -95,6 +103,20 @@ impl Refusal {
             Self::Backend(_) => "backend",
             Self::Runbook(_) => "runbook",
             Self::NotARunbook => "not_a_runbook",
+            Self::UnknownSchedule { .. } => "unknown_schedule",
+            Self::Standing(refusal) => match refusal {
+                StandingRefusal::OwnRequest { .. } => "self_approval",
+                StandingRefusal::NotApprover => "not_approver",
+                StandingRefusal::StaleDigest { .. } => "stale_digest",
+                StandingRefusal::Expired { .. } => "approval_expired",
+                StandingRefusal::NoBounds { .. }
+                | StandingRefusal::Open { .. }
+                | StandingRefusal::NotOpen { .. }
+                | StandingRefusal::UntilPast { .. }
+                | StandingRefusal::UntilTooFar { .. }
+                | StandingRefusal::NoUntil
+                | StandingRefusal::NothingAsked { .. } => "standing_approval",
+            },
         }
     }
 }

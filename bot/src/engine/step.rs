@@ -12,7 +12,6 @@ use opsbot_commands::render;
 use opsbot_commands::run::{Run, StepState};
 use opsbot_commands::target::Target;
 use opsbot_state::StoreError;
-use time::OffsetDateTime;
 use tokio::sync::Notify;
 
 use super::{Inner, delete, store_only, wait};
@@ -160,7 +159,7 @@ async fn left_already(cluster: &Cluster, node: NodeAddr) -> Option<String> {
 
 /// The write-ahead record: flushed before the side effect, so a crash leaves evidence of it.
 pub(super) async fn mark_started(inner: &Inner, run: &Run, index: usize) -> Result<(), StoreError> {
-    let now = OffsetDateTime::now_utc();
+    let now = inner.clock.now();
     let action = render::step_label(&run.plan.steps[index]);
     let updated = inner
         .writes

@@ -31,10 +31,9 @@ fn person(name: &str) -> PersonRef {
     }
 }
 
-/// An engine on a fresh store, and alice's run of one deletion waiting for approval.
-async fn awaiting() -> (tempfile::TempDir, Engine, Run) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
+/// A config with no targets (nothing here plans) and `schedules`, its store in `dir`.
+fn config(dir: &tempfile::TempDir, schedules: Vec<crate::config::ScheduleConfig>) -> Config {
+    Config {
         store: StoreConfig {
             path: dir.path().join("store"),
             retention: Default::default(),
@@ -48,7 +47,15 @@ async fn awaiting() -> (tempfile::TempDir, Engine, Run) {
         console: ConsoleConfig::default(),
         discord: None,
         metrics: Default::default(),
-    };
+        schedules,
+        scheduling: Default::default(),
+    }
+}
+
+/// An engine on a fresh store, and alice's run of one deletion waiting for approval.
+async fn awaiting() -> (tempfile::TempDir, Engine, Run) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(&dir, Vec::new());
     let store = Store::open(&config.store.path).unwrap();
     let engine = Engine::new(&config, store, Arc::new(Silent)).unwrap();
     let run = engine
@@ -127,5 +134,129 @@ async fn an_expiry_after_a_cancel_or_rejection_changes_nothing() {
         .await
         .unwrap();
         assert_eq!(engine.run(run.id).unwrap(), decided);
+    }
+}
+
+mod standing {
+    use opsbot_commands::index::IndexName;
+    use opsbot_commands::name::ClusterName;
+    use opsbot_commands::request::ProcedureRequest;
+    use opsbot_commands::retention::RetentionDays;
+    use opsbot_commands::schedule::{Bounds, CronSchedule, Schedule, ScheduleName, StandingState};
+
+    use super::*;
+    use crate::config::ScheduleConfig;
+
+    fn nightly(max_indices: u32) -> ScheduleConfig {
+        ScheduleConfig(Schedule {
+            name: ScheduleName::parse("nightly-prune").unwrap(),
+            cron: CronSchedule::parse("0 2 * * *", "Europe/Berlin").unwrap(),
+            request: ProcedureRequest::IndicesPrune {
+                cluster: ClusterName::parse("logs").unwrap(),
+                older_than: RetentionDays::parse("30").unwrap(),
+                prefix: Some(IndexName::parse_prefix("flog-").unwrap()),
+            },
+            channel: ChannelId("console".into()),
+            bounds: Some(Bounds {
+                max_indices,
+                min_age_days: RetentionDays::parse("30").unwrap(),
+                prefix: Some(IndexName::parse_prefix("flog-").unwrap()),
+                max_total_bytes: None,
+            }),
+        })
+    }
+
+    fn alice() -> Actor {
+        Actor {
+            person: person("alice"),
+            roles: Roles {
+                operator: true,
+                approver: true,
+            },
+        }
+    }
+
+    fn engine(dir: &tempfile::TempDir, max_indices: u32) -> Engine {
+        let config = config(dir, vec![nightly(max_indices)]);
+        let store = Store::open(&config.store.path).unwrap();
+        Engine::new(&config, store, Arc::new(Silent)).unwrap()
+    }
+
+    fn name() -> ScheduleName {
+        ScheduleName::parse("nightly-prune").unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_asker_cannot_approve_and_a_second_approver_can() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(&dir, 20);
+        let (asked, created) = engine.ask_standing(&alice(), &name()).await.unwrap();
+        assert!(created);
+        let until = Some(engine.clock().now() + time::Duration::days(30));
+        let own = engine
+            .approve_standing(&alice(), &name(), asked.digest.as_str(), until)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            own.to_string(),
+            "you asked for sa-1; another approver must approve it"
+        );
+        let no_until = engine
+            .approve_standing(&bob(), &name(), asked.digest.as_str(), None)
+            .await
+            .unwrap_err();
+        assert!(no_until.to_string().contains("needs until:"), "{no_until}");
+        let approved = engine
+            .approve_standing(&bob(), &name(), asked.digest.as_str(), until)
+            .await
+            .unwrap();
+        assert!(matches!(approved.state, StandingState::Approved { .. }));
+        // Asking again shows the approval in force rather than a second request.
+        let (again, created) = engine.ask_standing(&alice(), &name()).await.unwrap();
+        assert!(!created);
+        assert_eq!(again.id, approved.id);
+        // The refusal was audited.
+        let audit = engine
+            .store()
+            .audit_page(
+                opsbot_state::AuditQuery {
+                    since: None,
+                    run: None,
+                },
+                opsbot_commands::page::Page::FIRST,
+                50,
+            )
+            .unwrap();
+        assert!(
+            audit.items.iter().any(|e| e
+                .event
+                .describe()
+                .contains("approved standing approval sa-1")),
+            "{:?}",
+            audit.items
+        );
+    }
+
+    #[tokio::test]
+    async fn a_change_of_the_bounds_in_the_config_voids_the_standing_approval() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let engine = engine(&dir, 20);
+            let (asked, _) = engine.ask_standing(&alice(), &name()).await.unwrap();
+            let until = Some(engine.clock().now() + time::Duration::days(30));
+            engine
+                .approve_standing(&bob(), &name(), asked.digest.as_str(), until)
+                .await
+                .unwrap();
+            // The same config again voids nothing.
+            assert!(engine.void_changed_standing().await.unwrap().is_empty());
+        }
+        opsbot_state::wait_until_free(&dir.path().join("store")).unwrap();
+        let engine = engine(&dir, 50);
+        let voided = engine.void_changed_standing().await.unwrap();
+        assert_eq!(voided.len(), 1);
+        assert!(matches!(voided[0].state, StandingState::Voided { .. }));
+        let now = engine.clock().now();
+        assert_eq!(engine.live_standing(&name(), now).unwrap(), None);
     }
 }

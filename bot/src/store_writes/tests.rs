@@ -31,6 +31,7 @@ pub(crate) fn deletion(id: RunId) -> Run {
             indices: vec![PlannedIndex {
                 name: index,
                 uuid: None,
+                bytes: None,
             }],
         })],
         notes: vec![],

@@ -19,6 +19,7 @@ fn deletion() -> Plan {
             indices: vec![crate::index::PlannedIndex {
                 name: IndexName::parse("flog-2026.10.01").unwrap(),
                 uuid: None,
+                bytes: None,
             }],
         })],
         notes: vec![],

@@ -74,6 +74,10 @@ pub enum OptionKind {
     Param,
     /// A command group, for `/help` (Discord offers the groups as choices).
     Topic,
+    /// A configured schedule's name (autocomplete from the config).
+    Schedule,
+    /// A date, or a time in RFC 3339 (`2027-02-01`, `2027-02-01T00:00:00Z`).
+    Date,
     /// Free text up to `max_len` characters.
     Text { max_len: usize },
 }
@@ -99,6 +103,8 @@ impl OptionKind {
             Self::Runbook => RunbookName::MAX_LEN,
             Self::Param => crate::runbook::MAX_VALUE_LEN,
             Self::Topic => 32,
+            Self::Schedule => crate::schedule::ScheduleName::MAX_LEN,
+            Self::Date => 40,
             Self::Text { max_len } => max_len,
         }
     }
@@ -125,6 +131,8 @@ impl OptionKind {
             Self::Runbook => "<runbook>",
             Self::Param => "<value>",
             Self::Topic => "<group>",
+            Self::Schedule => "<schedule>",
+            Self::Date => "<date>",
             Self::Text { .. } => "<text>",
         }
     }

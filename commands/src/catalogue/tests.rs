@@ -62,6 +62,8 @@ fn sample(kind: OptionKind) -> &'static str {
         OptionKind::Runbook => "nested-virt",
         OptionKind::Param => "x",
         OptionKind::Topic => "run",
+        OptionKind::Schedule => "nightly-prune",
+        OptionKind::Date => "2027-02-01",
         OptionKind::Text { .. } => "\"some text\"",
     }
 }

@@ -76,7 +76,7 @@ pub(super) fn prune(
         (Some(oldest), Some(newest)) => {
             let bytes: u64 = expired
                 .iter()
-                .filter_map(|(_, _, index)| index.row.store_size.as_deref()?.parse::<u64>().ok())
+                .filter_map(|(_, _, index)| index.bytes())
                 .sum();
             notes.push(format!(
                 "selected {} of {} indices: oldest {}, newest {}, {} in all",
@@ -99,6 +99,7 @@ pub(super) fn prune(
         .map(|(name, _, index)| PlannedIndex {
             name,
             uuid: Some(index.uuid.clone()),
+            bytes: index.bytes(),
         })
         .collect();
     Ok(Plan {
@@ -201,6 +202,7 @@ pub(super) fn delete(
     let planned = PlannedIndex {
         name: index.clone(),
         uuid: Some(info.uuid.clone()),
+        bytes: info.bytes(),
     };
     Ok(Plan {
         request: request.clone(),

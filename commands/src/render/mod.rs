@@ -9,6 +9,7 @@ mod indices;
 mod plan;
 mod run;
 mod runbook;
+mod schedule;
 
 pub use audit::audit;
 pub use cloud::{allocations, services};
@@ -20,6 +21,7 @@ pub use run::{
     run_status, tail,
 };
 pub use runbook::{runbook_list, runbook_show};
+pub use schedule::{ScheduleState, schedule_list, schedule_show, standing_asked};
 
 use time::OffsetDateTime;
 

@@ -444,6 +444,7 @@ fn a_deletion_whose_check_found_indices_left_does_not_claim_them_deleted() {
     let planned = |name: &str| PlannedIndex {
         name: IndexName::parse(name).unwrap(),
         uuid: None,
+        bytes: None,
     };
     let plan = Plan {
         request: ProcedureRequest::IndicesDelete {

@@ -74,4 +74,9 @@ impl IndexInfo {
     pub fn name(&self) -> &str {
         &self.row.index
     }
+
+    /// Its store size in bytes, when the listing gave one (`_cat/indices?bytes=b`).
+    pub fn bytes(&self) -> Option<u64> {
+        self.row.store_size.as_deref()?.parse().ok()
+    }
 }

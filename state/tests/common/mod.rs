@@ -119,6 +119,7 @@ pub fn new_deletion_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<>
             indices: vec![opsbot_commands::index::PlannedIndex {
                 name: index,
                 uuid: None,
+                bytes: None,
             }],
         })],
         notes: vec![],

@@ -120,6 +120,10 @@ async fn terminal(
             bail!("{}", service.refuse_unknown(unknown, &asked).await.text)
         }
     };
+    let demo_people = match &speaking {
+        Speaking::Demo { people, .. } => Some(people.clone()),
+        Speaking::Fixed(_) => None,
+    };
     let mut session = Session::new(service.clone(), speaking);
     let screen = publisher.transport();
     if let Some(banner) = banner {
@@ -130,6 +134,13 @@ async fn terminal(
         let text = format!("resumed {resumed} unfinished run(s)");
         screen.print(transcript::PUBLIC, &text, None);
     }
+    if let Some(people) = &demo_people
+        && let Some(text) = crate::demo::standing_approval(&engine, people).await?
+    {
+        screen.print(transcript::PUBLIC, &text, None);
+    }
+    // While the console holds the store, it is the bot: schedules fire here too.
+    let schedules = crate::scheduler::spawn(&engine).await?;
     screen.set_prompt(session.prompt());
     let mut input = BufReader::new(tokio::io::stdin());
     while let Some(line) = session::read_line(&mut input)
@@ -150,6 +161,7 @@ async fn terminal(
     if let Some(text) = waiting_for(&engine.executing()?) {
         screen.print(PRIVATE, &text, None);
     }
+    schedules.iter().for_each(tokio::task::JoinHandle::abort);
     engine.idle().await;
     publisher.flushed().await;
     if tty {

@@ -148,6 +148,9 @@ pub(super) async fn suggestions(
             None => Vec::new(),
         },
         OptionKind::Runbook => suggest::runbooks(&engine.library().runbooks, typed),
+        OptionKind::Schedule => {
+            suggest::containing(engine.schedules().iter().map(|s| s.name.to_string()), typed)
+        }
         OptionKind::Param => {
             let library = engine.library();
             suggest::param(
@@ -166,6 +169,7 @@ pub(super) async fn suggestions(
         | OptionKind::Image
         | OptionKind::Property(_)
         | OptionKind::Topic
+        | OptionKind::Date
         | OptionKind::Text { .. } => Vec::new(),
     }
 }

@@ -97,7 +97,8 @@ fn needs_a_backend(request: &Request) -> bool {
         | Request::MaintenanceEnd
         | Request::MaintenanceStatus
         | Request::Help { .. }
-        | Request::ActAs { .. } => false,
+        | Request::ActAs { .. }
+        | Request::Schedule(_) => false,
     }
 }
 

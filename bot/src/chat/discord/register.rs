@@ -94,11 +94,13 @@ fn typed_option(
         | OptionKind::Cloud
         | OptionKind::Host
         | OptionKind::Runbook
+        | OptionKind::Schedule
         | OptionKind::Param => text(true),
         // At least the 12 hex digits shown with a plan.
         OptionKind::Digest => text(false).min_length(12),
         OptionKind::User
         | OptionKind::Text { .. }
+        | OptionKind::Date
         | OptionKind::Instance
         | OptionKind::Image
         | OptionKind::Property(PropertyKey::OsDistro) => text(false),
