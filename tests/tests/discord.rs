@@ -62,6 +62,7 @@ async fn registration_is_the_catalogue() {
             "run",
             "approve",
             "reject",
+            "schedule",
             "maintenance",
             "audit",
             "help"

@@ -11,7 +11,7 @@ use opsbot_commands::schedule::{
 use opsbot_state::{StoreError, UpdateError};
 use time::OffsetDateTime;
 
-use super::{Engine, EngineError, Refusal, require_operator};
+use super::{Engine, EngineError, Refusal, require_operator, store_only};
 
 impl Engine {
     /// The configured schedule called `name`.
@@ -269,10 +269,7 @@ impl Engine {
                     )))
                 })
                 .await
-                .map_err(|e| match e {
-                    UpdateError::Store(error) => EngineError::from(error),
-                    UpdateError::Refused(never) => match never {},
-                })?;
+                .map_err(store_only)?;
             voided.push(updated);
         }
         Ok(voided)

@@ -202,7 +202,7 @@ mod tests {
                 ("flog-2026.10.01", Some(800)),
                 ("flog-2026.10.02", Some(800))
             ]),
-            "it deletes 1.5kb, more than the bound of 1000b in all"
+            "it deletes 1.6kb, more than the bound of 1000b in all"
         );
     }
 

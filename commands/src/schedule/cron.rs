@@ -196,7 +196,7 @@ mod tests {
             fires(
                 "0 * * * *",
                 "Europe/Berlin",
-                datetime!(2026-10-24 23:30 UTC),
+                datetime!(2026-10-24 22:30 UTC),
                 4
             ),
             [
