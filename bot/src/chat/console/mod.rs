@@ -134,13 +134,19 @@ async fn terminal(
         let text = format!("resumed {resumed} unfinished run(s)");
         screen.print(transcript::PUBLIC, &text, None);
     }
-    if let Some(people) = &demo_people
-        && let Some(text) = crate::demo::standing_approval(&engine, people).await?
-    {
-        screen.print(transcript::PUBLIC, &text, None);
-    }
-    // While the console holds the store, it is the bot: schedules fire here too.
-    let schedules = crate::scheduler::spawn(&engine).await?;
+    // While an interactive console holds the store, it is the bot: schedules fire here too.
+    // Not under piped input: a script names the runs it makes (`/approve id:r-2`), and a fire
+    // in the middle of it would take one of those ids.
+    let schedules = if tty {
+        if let Some(people) = &demo_people
+            && let Some(text) = crate::demo::standing_approval(&engine, people).await?
+        {
+            screen.print(transcript::PUBLIC, &text, None);
+        }
+        crate::scheduler::spawn(&engine).await?
+    } else {
+        Vec::new()
+    };
     screen.set_prompt(session.prompt());
     let mut input = BufReader::new(tokio::io::stdin());
     while let Some(line) = session::read_line(&mut input)
