@@ -103,10 +103,15 @@ pub(super) fn shown(timeout: std::time::Duration) -> String {
 }
 
 /// Where the cluster's nodes stand now, as it shows them: what a stopped run reports instead of
-/// what its own steps assume. `None` when the cluster does not answer at all.
+/// what its own steps assume. `None` when the cluster does not answer, or answers without an
+/// elected master (then no node knows the membership).
 pub(super) async fn nodes_now(cluster: &Cluster) -> Option<Observation> {
-    let membership = cluster.search.membership().await.ok()?;
-    Some(Observation::of(&membership, &cluster.inventory, None))
+    match cluster.search.membership().await.ok()? {
+        // Without an elected master no node can say which nodes are in the cluster: "0/5
+        // joined" would hide the nodes still up. The caller reports its own bookkeeping.
+        Membership::NoMaster | Membership::Unreachable => None,
+        membership => Some(Observation::of(&membership, &cluster.inventory, None)),
+    }
 }
 
 async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError> {
