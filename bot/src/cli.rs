@@ -300,8 +300,11 @@ async fn plan(
     // The line first (a typo is a typo), then only the part of the config it plans against:
     // planning a cluster restart needs no cloud's password.
     let (part, asked) = match parse::parse_line(line, Origin::Chat)? {
-        Request::Procedure(procedure) => (Part::of(&procedure), Ok(procedure)),
-        Request::RunbookRun { name, params } => (Part::Runbooks, Err((name, params))),
+        // A plan is for now: what a booked run does is planned again at its time.
+        Request::Procedure(procedure) | Request::Book { procedure, .. } => {
+            (Part::of(&procedure), Ok(procedure))
+        }
+        Request::RunbookRun { name, params, .. } => (Part::Runbooks, Err((name, params))),
         _ => bail!(
             "`{line}` runs no steps, so it has no plan; plans are for procedures such as \
              /cluster restart and for /runbook run"

@@ -173,9 +173,14 @@ impl Service {
         actor: &Actor,
         channel: &ChannelId,
         procedure: ProcedureRequest,
+        at: Option<OffsetDateTime>,
     ) -> Result<Reply, EngineError> {
         Ok(
-            match self.engine.start(actor, channel.clone(), procedure).await? {
+            match self
+                .engine
+                .start(actor, channel.clone(), procedure, at)
+                .await?
+            {
                 Start::Started(run) => Reply::public(render::started(&run)),
                 Start::NothingToDo(plan) => Reply::public(plan.notes.join("\n")),
             },
@@ -197,7 +202,10 @@ impl Service {
             return Err(Refusal::NotOperator.into());
         }
         Ok(match request {
-            Request::Procedure(procedure) => self.start(actor, channel, procedure).await?,
+            Request::Procedure(procedure) => self.start(actor, channel, procedure, None).await?,
+            Request::Book { procedure, at } => {
+                self.start(actor, channel, procedure, Some(at)).await?
+            }
             Request::ClusterStatus { cluster } => {
                 let status = self.engine.cluster_status(&cluster).await?;
                 Reply::public(render::cluster_status(&status))
@@ -231,13 +239,13 @@ impl Service {
                     .map_err(Refusal::from)?;
                 Reply::public(render::runbook_show(runbook))
             }
-            Request::RunbookRun { name, params } => {
+            Request::RunbookRun { name, params, at } => {
                 let request = self
                     .engine
                     .library()
                     .request(&name, &params)
                     .map_err(Refusal::from)?;
-                self.start(actor, channel, ProcedureRequest::Runbook(request))
+                self.start(actor, channel, ProcedureRequest::Runbook(request), at)
                     .await?
             }
             Request::RunLog { id } => {

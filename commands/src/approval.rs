@@ -144,13 +144,15 @@ pub fn decided(run: &Run) -> Option<String> {
     }
     let at = run.finished_at.map(utc).unwrap_or_default();
     match &run.state {
-        RunState::AwaitingApproval { .. } | RunState::Running => run.cancel.as_ref().map(|c| {
-            format!(
-                "is being cancelled (asked by {} at {})",
-                c.by.name,
-                utc(c.at)
-            )
-        }),
+        RunState::AwaitingApproval { .. } | RunState::Booked | RunState::Running => {
+            run.cancel.as_ref().map(|c| {
+                format!(
+                    "is being cancelled (asked by {} at {})",
+                    c.by.name,
+                    utc(c.at)
+                )
+            })
+        }
         RunState::Rejected { by, .. } => {
             Some(format!("is already rejected by {} at {at}", by.name))
         }

@@ -75,6 +75,12 @@ pub enum AuditKind {
     RunFinished {
         state: String,
     },
+    /// A booked run reached its time and was planned again: the same plan (it goes on under
+    /// its approval) or a changed one (`digest`, which needs a fresh approval if it deletes).
+    BookedTimeReached {
+        digest: String,
+        changed: bool,
+    },
     /// A schedule fired (or its fire was missed, skipped or failed); recorded once per fire.
     ScheduleFired {
         schedule: String,
@@ -187,6 +193,20 @@ impl AuditKind {
             Self::Resumed { step: Some(step) } => format!("resumed at step {}", step + 1),
             Self::Resumed { step: None } => "resumed".to_owned(),
             Self::RunFinished { state } => format!("finished: {state}"),
+            Self::BookedTimeReached {
+                digest,
+                changed: false,
+            } => format!(
+                "booked time reached; the plan is unchanged (digest {})",
+                short(digest)
+            ),
+            Self::BookedTimeReached {
+                digest,
+                changed: true,
+            } => format!(
+                "booked time reached; the plan changed (digest {})",
+                short(digest)
+            ),
             Self::ScheduleFired {
                 schedule,
                 fire_at,

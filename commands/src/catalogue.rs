@@ -85,6 +85,22 @@ const PROPERTIES: [OptionSpec; 4] = [
     },
 ];
 
+/// Books a procedure for later instead of running it now.
+const AT: OptionSpec = OptionSpec {
+    name: "at",
+    kind: OptionKind::Time,
+    required: false,
+    summary: "book it for this time instead of now, e.g. 2026-11-28T02:00Z",
+};
+
+/// A procedure, run now or booked for the time given as `at:`.
+fn procedure(args: &Args<'_>, procedure: ProcedureRequest) -> Result<Request, ParseError> {
+    Ok(match args.optional("at", crate::booking::parse_at)? {
+        Some(at) => Request::Book { procedure, at },
+        None => Request::Procedure(procedure),
+    })
+}
+
 const SCHEDULE: OptionSpec = OptionSpec {
     name: "name",
     kind: OptionKind::Schedule,
@@ -162,42 +178,51 @@ pub static CATALOGUE: &[CommandSpec] = &[
         group: "cluster",
         sub: Some("stop"),
         summary: "disable allocation, flush, stop the nodes one by one",
-        options: &[CLUSTER],
+        options: &[CLUSTER, AT],
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
         build: |a| {
-            Ok(Request::Procedure(ProcedureRequest::ClusterStop {
-                cluster: cluster(a)?,
-            }))
+            procedure(
+                a,
+                ProcedureRequest::ClusterStop {
+                    cluster: cluster(a)?,
+                },
+            )
         },
     },
     CommandSpec {
         group: "cluster",
         sub: Some("start"),
         summary: "start the nodes one by one, wait for yellow, re-enable allocation",
-        options: &[CLUSTER],
+        options: &[CLUSTER, AT],
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
         build: |a| {
-            Ok(Request::Procedure(ProcedureRequest::ClusterStart {
-                cluster: cluster(a)?,
-            }))
+            procedure(
+                a,
+                ProcedureRequest::ClusterStart {
+                    cluster: cluster(a)?,
+                },
+            )
         },
     },
     CommandSpec {
         group: "cluster",
         sub: Some("restart"),
         summary: "stop and start the cluster as one run",
-        options: &[CLUSTER],
+        options: &[CLUSTER, AT],
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
         build: |a| {
-            Ok(Request::Procedure(ProcedureRequest::ClusterRestart {
-                cluster: cluster(a)?,
-            }))
+            procedure(
+                a,
+                ProcedureRequest::ClusterRestart {
+                    cluster: cluster(a)?,
+                },
+            )
         },
     },
     CommandSpec {
@@ -212,15 +237,19 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 required: true,
                 summary: "the node's IPv4 address, e.g. 10.0.0.14",
             },
+            AT,
         ],
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
         build: |a| {
-            Ok(Request::Procedure(ProcedureRequest::ClusterRemoveNode {
-                cluster: cluster(a)?,
-                node: a.required("node", NodeAddr::parse)?,
-            }))
+            procedure(
+                a,
+                ProcedureRequest::ClusterRemoveNode {
+                    cluster: cluster(a)?,
+                    node: a.required("node", NodeAddr::parse)?,
+                },
+            )
         },
     },
     CommandSpec {
@@ -264,18 +293,22 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 required: false,
                 summary: "only indices starting with this, e.g. flog- (default: every index)",
             },
+            AT,
         ],
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
         build: |a| {
-            Ok(Request::Procedure(ProcedureRequest::IndicesPrune {
-                cluster: cluster(a)?,
-                older_than: a
-                    .optional("older_than_days", RetentionDays::parse)?
-                    .unwrap_or(RetentionDays::DEFAULT),
-                prefix: a.optional("prefix", |p| Ok(IndexName::parse_prefix(p)?))?,
-            }))
+            procedure(
+                a,
+                ProcedureRequest::IndicesPrune {
+                    cluster: cluster(a)?,
+                    older_than: a
+                        .optional("older_than_days", RetentionDays::parse)?
+                        .unwrap_or(RetentionDays::DEFAULT),
+                    prefix: a.optional("prefix", |p| Ok(IndexName::parse_prefix(p)?))?,
+                },
+            )
         },
     },
     CommandSpec {
@@ -290,15 +323,19 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 required: true,
                 summary: "the exact index name, e.g. flog-2026.09.01",
             },
+            AT,
         ],
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
         build: |a| {
-            Ok(Request::Procedure(ProcedureRequest::IndicesDelete {
-                cluster: cluster(a)?,
-                index: a.required("index", |i| Ok(IndexName::parse(i)?))?,
-            }))
+            procedure(
+                a,
+                ProcedureRequest::IndicesDelete {
+                    cluster: cluster(a)?,
+                    index: a.required("index", |i| Ok(IndexName::parse(i)?))?,
+                },
+            )
         },
     },
     CommandSpec {
@@ -329,16 +366,20 @@ pub static CATALOGUE: &[CommandSpec] = &[
                 required: false,
                 summary: "only this instance's allocations (its UUID, from the compute log)",
             },
+            AT,
         ],
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
         build: |a| {
-            Ok(Request::Procedure(ProcedureRequest::PlacementStale {
-                cloud: cloud(a)?,
-                host: host(a)?,
-                instance: a.optional("instance", ConsumerId::parse)?,
-            }))
+            procedure(
+                a,
+                ProcedureRequest::PlacementStale {
+                    cloud: cloud(a)?,
+                    host: host(a)?,
+                    instance: a.optional("instance", ConsumerId::parse)?,
+                },
+            )
         },
     },
     CommandSpec {
@@ -357,6 +398,7 @@ pub static CATALOGUE: &[CommandSpec] = &[
         summary: "explain an RPCVersionCapError; delete old disabled services, restart computes",
         options: &[
             CLOUD,
+            AT,
             OptionSpec {
                 name: "error",
                 kind: OptionKind::Text { max_len: 1000 },
@@ -368,10 +410,13 @@ pub static CATALOGUE: &[CommandSpec] = &[
         who: Who::Operators,
         open: false,
         build: |a| {
-            Ok(Request::Procedure(ProcedureRequest::ComputeRpcCap {
-                cloud: cloud(a)?,
-                error: a.optional("error", |line| Ok(VersionCapError::parse(line)?))?,
-            }))
+            procedure(
+                a,
+                ProcedureRequest::ComputeRpcCap {
+                    cloud: cloud(a)?,
+                    error: a.optional("error", |line| Ok(VersionCapError::parse(line)?))?,
+                },
+            )
         },
     },
     CommandSpec {
@@ -390,16 +435,20 @@ pub static CATALOGUE: &[CommandSpec] = &[
             PROPERTIES[1],
             PROPERTIES[2],
             PROPERTIES[3],
+            AT,
         ],
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
         build: |a| {
-            Ok(Request::Procedure(ProcedureRequest::ImageProperties {
-                cloud: cloud(a)?,
-                image: a.required("image", ImageRef::parse)?,
-                properties: properties(a)?,
-            }))
+            procedure(
+                a,
+                ProcedureRequest::ImageProperties {
+                    cloud: cloud(a)?,
+                    image: a.required("image", ImageRef::parse)?,
+                    properties: properties(a)?,
+                },
+            )
         },
     },
     CommandSpec {
@@ -430,13 +479,14 @@ pub static CATALOGUE: &[CommandSpec] = &[
         group: "runbook",
         sub: Some("run"),
         summary: "run a runbook; give its parameters as name:value (see /runbook show)",
-        options: &[RUNBOOK],
+        options: &[RUNBOOK, AT],
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: true,
         build: |a| {
             Ok(Request::RunbookRun {
                 name: a.required("name", runbook_name)?,
+                at: a.optional("at", crate::booking::parse_at)?,
                 params: a
                     .extra()
                     .map(|(name, value)| (name.to_owned(), value.to_owned()))

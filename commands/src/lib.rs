@@ -7,6 +7,7 @@ mod macros;
 
 pub mod approval;
 pub mod audit;
+pub mod booking;
 pub mod button;
 pub mod catalogue;
 pub mod cluster;

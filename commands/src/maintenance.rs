@@ -55,10 +55,12 @@ pub struct Announcement {
     pub text: String,
 }
 
-/// What a maintenance run announces in its current state: its start once its first step has
-/// begun, its end once it has finished. Runs that are not maintenance announce nothing.
+/// What a maintenance run announces in its current state: its booking once it is booked, its
+/// start once its first step has begun, its end once it has finished. A booked run is
+/// maintenance announced ahead, whatever it does; other runs that are not maintenance announce
+/// nothing.
 pub fn announcement(run: &Run) -> Option<Announcement> {
-    if !run.plan.request.is_maintenance() {
+    if !run.plan.request.is_maintenance() && run.booking.is_none() {
         return None;
     }
     let stamp = run.created_at.unix_timestamp();
@@ -84,6 +86,26 @@ pub fn announcement(run: &Run) -> Option<Announcement> {
             "e",
             format!("⏹ maintenance cancelled by {}: {what}", by.name),
         ),
+        RunState::Booked => (
+            "b",
+            format!(
+                "📅 maintenance booked by {} for {}: {what}",
+                run.requester.name,
+                render::utc(run.booking.map_or(run.created_at, |b| b.at))
+            ),
+        ),
+        // Booked and announced, then planned again at its time: the new plan was not approved.
+        RunState::Rejected { .. } | RunState::Withdrawn { .. } | RunState::Expired
+            if run.booking.is_some_and(|b| !b.is_ahead()) =>
+        {
+            (
+                "e",
+                format!(
+                    "❌ booked maintenance did not start: {what} was {} after its plan changed",
+                    run.state.label()
+                ),
+            )
+        }
         // Never started: nothing was announced, so nothing ends.
         RunState::AwaitingApproval { .. }
         | RunState::Running

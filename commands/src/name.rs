@@ -46,6 +46,11 @@ pub enum NameError {
     #[error("`{value}` is not a date such as 2027-02-01 or a time such as 2027-02-01T00:00:00Z")]
     NotDate { value: String },
     #[error(
+        "`{value}` is not a time with its zone such as 2026-11-28T02:00Z or \
+         2026-11-28T03:00+01:00"
+    )]
+    NotTime { value: String },
+    #[error(
         "`{value}` is not a plan digest such as 3f9a0c1b2d4e (the 12 characters shown with the \
          plan)"
     )]

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
 
 use crate::audit::Since;
 use crate::index::{IndexName, IndexPattern};
@@ -22,6 +23,11 @@ use crate::target::Target;
 pub enum Request {
     /// Starts a procedure run.
     Procedure(ProcedureRequest),
+    /// Books a procedure run for `at`: planned and approved now, started then.
+    Book {
+        procedure: ProcedureRequest,
+        at: OffsetDateTime,
+    },
     /// `/cluster status`: read-only look at a cluster.
     ClusterStatus { cluster: ClusterName },
     /// `/indices list`: the indices of a cluster, optionally those matching a pattern.
@@ -42,6 +48,7 @@ pub enum Request {
     RunbookRun {
         name: String,
         params: Vec<(String, String)>,
+        at: Option<OffsetDateTime>,
     },
     /// `/run status`: one run in detail.
     RunStatus { id: RunId },
@@ -85,7 +92,7 @@ impl Request {
     /// The command's group and subcommand in the catalogue: `("cluster", Some("status"))`.
     pub fn path(&self) -> (&'static str, Option<&'static str>) {
         match self {
-            Self::Procedure(procedure) => procedure.path(),
+            Self::Procedure(procedure) | Self::Book { procedure, .. } => procedure.path(),
             Self::ClusterStatus { .. } => ("cluster", Some("status")),
             Self::IndicesList { .. } => ("indices", Some("list")),
             Self::PlacementAllocations { .. } => ("placement", Some("allocations")),
@@ -120,8 +127,12 @@ impl Request {
     /// What was asked, in a few words, for the audit record of a refusal: the procedure's
     /// command line, or the command and what it names.
     pub fn summary(&self) -> String {
-        if let Self::Procedure(procedure) = self {
-            return procedure.to_string();
+        match self {
+            Self::Procedure(procedure) => return procedure.to_string(),
+            Self::Book { procedure, at } => {
+                return format!("{procedure} at:{}", crate::render::utc(*at));
+            }
+            _ => {}
         }
         let (group, sub) = self.path();
         let named = match self {
@@ -145,6 +156,7 @@ impl Request {
                 .map(|name| format!(" name:{name}"))
                 .unwrap_or_default(),
             Self::Procedure(_)
+            | Self::Book { .. }
             | Self::RunbookList
             | Self::RunList { .. }
             | Self::Audit { .. }
@@ -170,6 +182,7 @@ impl Request {
             | Self::Reject { id, .. } => Some(*id),
             Self::Audit { run, .. } => *run,
             Self::Procedure(_)
+            | Self::Book { .. }
             | Self::ClusterStatus { .. }
             | Self::IndicesList { .. }
             | Self::PlacementAllocations { .. }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::approval::ApprovalGrant;
+use crate::booking::Booking;
 use crate::name::RunId;
 use crate::people::PersonRef;
 use crate::plan::{Action, Plan, PlanDigest};
@@ -32,6 +33,8 @@ pub enum RunState {
         #[serde(with = "time::serde::rfc3339")]
         expires_at: OffsetDateTime,
     },
+    /// Approved (or needing no approval), waiting for its booked time; it holds no lock yet.
+    Booked,
     /// The engine is executing steps (or waiting for an operator's manual step).
     Running,
     Succeeded,
@@ -61,7 +64,7 @@ impl RunState {
     /// Finished runs release their cluster's lock and are never resumed.
     pub fn is_finished(&self) -> bool {
         match self {
-            Self::AwaitingApproval { .. } | Self::Running => false,
+            Self::AwaitingApproval { .. } | Self::Booked | Self::Running => false,
             Self::Succeeded
             | Self::Failed { .. }
             | Self::Cancelled { .. }
@@ -75,6 +78,7 @@ impl RunState {
     pub fn label(&self) -> &'static str {
         match self {
             Self::AwaitingApproval { .. } => "awaiting approval",
+            Self::Booked => "booked",
             Self::Running => "running",
             Self::Succeeded => "succeeded",
             Self::Failed { .. } => "failed",
@@ -149,6 +153,9 @@ pub struct Run {
     /// The schedule's fire that created the run, and the standing approval it runs under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduled: Option<Scheduled>,
+    /// The time the run was booked for, if it was booked ahead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub booking: Option<Booking>,
 }
 
 impl Run {
@@ -184,6 +191,54 @@ impl Run {
             progress_message: None,
             captured: BTreeMap::new(),
             scheduled: None,
+            booking: None,
+        }
+    }
+
+    /// A run booked for `at`: its approval is asked for now (and must come before `at`), and
+    /// then it waits for its time.
+    pub fn booked(
+        id: RunId,
+        plan: Plan,
+        requester: PersonRef,
+        channel: ChannelId,
+        now: OffsetDateTime,
+        approval_ttl: time::Duration,
+        at: OffsetDateTime,
+    ) -> Self {
+        let mut run = Self::new(
+            id,
+            plan,
+            requester,
+            channel,
+            now,
+            approval_ttl.min(at - now),
+        );
+        run.booking = Some(Booking::new(at));
+        if run.state == RunState::Running {
+            run.state = RunState::Booked;
+        }
+        run
+    }
+
+    /// True while a booked run waits for its time: it holds no lock, and an approval lets it
+    /// wait on instead of running.
+    pub fn is_ahead(&self) -> bool {
+        self.booking.is_some_and(|booking| booking.is_ahead())
+    }
+
+    /// Whether the run holds its target's lock: from its creation (or, when booked, from its
+    /// time) until it finishes.
+    pub fn holds_lock(&self) -> bool {
+        !self.state.is_finished() && !self.is_ahead()
+    }
+
+    /// The state an approval moves the run to: running, or booked while its time is ahead.
+    pub fn approved_state(&self) -> RunState {
+        if self.is_ahead() {
+            RunState::Booked
+        } else {
+            RunState::Running
         }
     }
 
@@ -265,6 +320,15 @@ impl Run {
                 "has no finish time"
             };
             return Some(format!("it is {} but {has}", self.state.label()));
+        }
+        match self.state {
+            RunState::Booked if !self.is_ahead() => {
+                return Some("it is booked but has no booked time ahead".to_owned());
+            }
+            RunState::Running if self.is_ahead() => {
+                return Some("it is running before its booked time".to_owned());
+            }
+            _ => {}
         }
         // The engine's own check, so that the store and the engine cannot disagree.
         let approved = crate::approval::Approved::verify(self).is_ok();

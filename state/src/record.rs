@@ -8,6 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use opsbot_commands::approval::ApprovalGrant;
+use opsbot_commands::booking::Booking;
 use opsbot_commands::name::RunId;
 use opsbot_commands::people::PersonRef;
 use opsbot_commands::plan::{Plan, PlanDigest};
@@ -38,6 +39,8 @@ pub(crate) struct RunRecord {
     captured: std::collections::BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     scheduled: Option<Scheduled>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    booking: Option<Booking>,
 }
 
 impl RunRecord {
@@ -59,6 +62,7 @@ impl RunRecord {
             progress_message,
             captured,
             scheduled,
+            booking,
         } = run;
         Self {
             id: *id,
@@ -74,6 +78,7 @@ impl RunRecord {
             progress_message: progress_message.clone(),
             captured: captured.clone(),
             scheduled: scheduled.clone(),
+            booking: *booking,
         }
     }
 
@@ -93,6 +98,7 @@ impl RunRecord {
             progress_message,
             captured,
             scheduled,
+            booking,
         } = self;
         Run {
             id,
@@ -109,6 +115,7 @@ impl RunRecord {
             progress_message,
             captured,
             scheduled,
+            booking,
         }
     }
 
@@ -118,6 +125,20 @@ impl RunRecord {
 
     pub(crate) fn is_finished(&self) -> bool {
         self.state.is_finished()
+    }
+
+    /// [`Run::holds_lock`], read from the record alone.
+    pub(crate) fn holds_lock(&self) -> bool {
+        !self.is_finished() && !self.is_ahead()
+    }
+
+    /// A booked run before its time: the one kind of run whose plan may still be replaced.
+    pub(crate) fn is_ahead(&self) -> bool {
+        self.booking.is_some_and(|booking| booking.is_ahead())
+    }
+
+    pub(crate) fn digest(&self) -> &PlanDigest {
+        &self.digest
     }
 
     /// Where this record is filed in the `index` tree (see [`index_key`]).
@@ -149,8 +170,9 @@ fn filed(
 
 /// The plans of unfinished runs, by run: they are read at every step. Only those are put here
 /// (see `Store::plan`) and a run's plan is forgotten when it finishes, so that reading history,
-/// however long, never pushes a live run's plan out. A plan never changes once its run exists,
-/// so a plan found here is always the stored one.
+/// however long, never pushes a live run's plan out. Each is kept with the digest of the record
+/// it was the plan of: a booked run's plan is replaced once, at its time, and a record with
+/// the new digest never finds the old plan here.
 #[derive(Debug, Default)]
 pub(crate) struct PlanCache {
     inner: Mutex<Cached>,
@@ -158,7 +180,7 @@ pub(crate) struct PlanCache {
 
 #[derive(Debug, Default)]
 struct Cached {
-    plans: HashMap<RunId, Arc<Plan>>,
+    plans: HashMap<RunId, (PlanDigest, Arc<Plan>)>,
     /// Oldest first, for eviction.
     order: VecDeque<RunId>,
 }
@@ -167,14 +189,15 @@ impl PlanCache {
     /// Plans kept at most: far more than runs go on at once (the oldest is dropped past it).
     const CAPACITY: usize = 256;
 
-    pub(crate) fn get(&self, id: RunId) -> Option<Arc<Plan>> {
+    pub(crate) fn get(&self, id: RunId, digest: &PlanDigest) -> Option<Arc<Plan>> {
         let cached = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        cached.plans.get(&id).cloned()
+        let (kept, plan) = cached.plans.get(&id)?;
+        (kept == digest).then(|| Arc::clone(plan))
     }
 
-    pub(crate) fn put(&self, id: RunId, plan: Arc<Plan>) {
+    pub(crate) fn put(&self, id: RunId, digest: &PlanDigest, plan: Arc<Plan>) {
         let mut cached = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        if cached.plans.insert(id, plan).is_none() {
+        if cached.plans.insert(id, (digest.clone(), plan)).is_none() {
             cached.order.push_back(id);
         }
         while cached.order.len() > Self::CAPACITY {
@@ -200,6 +223,8 @@ mod tests {
 
     use super::*;
 
+    static D: std::sync::LazyLock<PlanDigest> = std::sync::LazyLock::new(|| plan().digest());
+
     fn plan() -> Arc<Plan> {
         Arc::new(Plan {
             request: ProcedureRequest::ClusterRestart {
@@ -215,42 +240,45 @@ mod tests {
         let cache = PlanCache::default();
         let (one, two) = (RunId::new(1), RunId::new(2));
         let plan_one = plan();
-        cache.put(one, Arc::clone(&plan_one));
-        cache.put(two, plan());
+        cache.put(one, &D, Arc::clone(&plan_one));
+        cache.put(two, &D, plan());
         assert!(
             cache
-                .get(one)
+                .get(one, &D)
                 .is_some_and(|got| Arc::ptr_eq(&got, &plan_one))
         );
         cache.forget(one);
-        assert!(cache.get(one).is_none());
-        assert!(cache.get(two).is_some());
+        assert!(cache.get(one, &D).is_none());
+        assert!(cache.get(two, &D).is_some());
         // Forgetting what is not there changes nothing.
         cache.forget(one);
-        assert!(cache.get(two).is_some());
+        assert!(cache.get(two, &D).is_some());
     }
 
     #[test]
     fn past_capacity_the_oldest_plan_is_dropped_and_forgotten_ones_take_no_room() {
         let cache = PlanCache::default();
         let oldest = RunId::new(1);
-        cache.put(oldest, plan());
+        cache.put(oldest, &D, plan());
         // Plans put and forgotten (runs that finished) leave the oldest where it was.
         for n in 2..=(2 * PlanCache::CAPACITY as u64) {
-            cache.put(RunId::new(n), plan());
+            cache.put(RunId::new(n), &D, plan());
             cache.forget(RunId::new(n));
         }
-        assert!(cache.get(oldest).is_some());
+        assert!(cache.get(oldest, &D).is_some());
         // Putting the same run again takes no second place.
         for _ in 0..PlanCache::CAPACITY {
-            cache.put(oldest, plan());
+            cache.put(oldest, &D, plan());
         }
         for n in 2..=(PlanCache::CAPACITY as u64) {
-            cache.put(RunId::new(n), plan());
+            cache.put(RunId::new(n), &D, plan());
         }
-        assert!(cache.get(oldest).is_some());
-        cache.put(RunId::new(1000), plan());
-        assert!(cache.get(oldest).is_none(), "the oldest goes past capacity");
-        assert!(cache.get(RunId::new(2)).is_some());
+        assert!(cache.get(oldest, &D).is_some());
+        cache.put(RunId::new(1000), &D, plan());
+        assert!(
+            cache.get(oldest, &D).is_none(),
+            "the oldest goes past capacity"
+        );
+        assert!(cache.get(RunId::new(2), &D).is_some());
     }
 }

@@ -131,7 +131,8 @@ impl Store {
         )?;
         self.flush()?;
         if !run.state.is_finished() {
-            self.plan_cache.put(id, std::sync::Arc::clone(&run.plan));
+            self.plan_cache
+                .put(id, &run.digest, std::sync::Arc::clone(&run.plan));
         }
         Ok(run)
     }
@@ -178,15 +179,23 @@ impl Store {
             let mut after = before.clone();
             let kinds = change(&mut after).map_err(UpdateError::Refused)?;
             after.id = id;
-            if !std::sync::Arc::ptr_eq(&after.plan, &before.plan) && after.plan != before.plan {
+            let replanned =
+                !std::sync::Arc::ptr_eq(&after.plan, &before.plan) && after.plan != before.plan;
+            // A booked run is planned again once, at its time; otherwise a run's plan is what
+            // was approved.
+            let reaches_its_time = before.is_ahead() && !after.is_ahead();
+            if replanned && !reaches_its_time {
                 return Err(StoreError::Unencodable {
                     what: format!("run {id}"),
                     detail: "its plan changed; a run's plan is what was approved and never \
-                             changes"
+                             changes (a booked run's once, at its time)"
                         .to_owned(),
                 }
                 .into());
             }
+            let plan = replanned
+                .then(|| self.encode(&format!("the new plan of run {id}"), &*after.plan))
+                .transpose()?;
             if after == before && kinds.is_empty() {
                 return Ok(after);
             }
@@ -207,7 +216,8 @@ impl Store {
                 .collect::<Result<Vec<_>, _>>()?;
             // A run that finished moves from the unfinished index to the finished one.
             let (was_filed, filed) = (record::index_key(&before), record::index_key(&after));
-            // `plans` is only read, for the plan of a run holding this run's lock.
+            // `plans` is read for the plan of a run holding this run's lock, and written only
+            // when a booked run is planned again.
             let trees = (
                 &self.meta,
                 &self.runs,
@@ -221,6 +231,9 @@ impl Store {
                     return Err(ConflictableTransactionError::Abort(Abort::Stale));
                 }
                 self.sync_lock(runs, plans, locks, &after)?;
+                if let Some(plan) = &plan {
+                    plans.insert(&key, plan.as_slice())?;
+                }
                 runs.insert(&key, record.as_slice())?;
                 if was_filed != filed {
                     index.remove(was_filed.as_slice())?;
@@ -236,6 +249,9 @@ impl Store {
                     self.flush()?;
                     if after.state.is_finished() {
                         self.plan_cache.forget(id);
+                    } else if replanned {
+                        self.plan_cache
+                            .put(id, &after.digest, std::sync::Arc::clone(&after.plan));
                     }
                     return Ok(after);
                 }

@@ -197,11 +197,11 @@ impl Store {
     /// runs' plans out.
     fn plan<E: From<StoreError>>(
         &self,
-        id: RunId,
-        keep: bool,
+        record: &RunRecord,
         read: impl PlanRead<E>,
     ) -> Result<Arc<Plan>, E> {
-        if let Some(plan) = self.plan_cache.get(id) {
+        let (id, keep) = (record.id(), !record.is_finished());
+        if let Some(plan) = self.plan_cache.get(id, record.digest()) {
             return Ok(plan);
         }
         let key = keys::run_key(id);
@@ -210,7 +210,7 @@ impl Store {
         };
         let plan = Arc::new(self.decode(PLANS, &key, &bytes)?);
         if keep {
-            self.plan_cache.put(id, Arc::clone(&plan));
+            self.plan_cache.put(id, record.digest(), Arc::clone(&plan));
         }
         Ok(plan)
     }
@@ -218,8 +218,29 @@ impl Store {
     /// The whole run of a record (as [`Store::decode_record`] returns it, filed under `key`),
     /// checked: consistent in itself (see [`Run::inconsistency`]), so that no run task ever
     /// works from a record that breaks it. The plan is cached only while the run is unfinished.
+    ///
+    /// The record and the plan are two reads. A booked run's plan is replaced at its time, in
+    /// the transaction that rewrites its record, so the plan read after a record of a run still
+    /// ahead of its time may already be the new one: the record is read again until it is the
+    /// one the plan was read with.
     pub(crate) fn with_plan(&self, key: &[u8], record: RunRecord) -> Result<Run, StoreError> {
-        self.with_plan_read_by(key, record, |key: &[u8]| Ok(self.plans.get(key)?))
+        let mut record = record;
+        loop {
+            let plan = self.plan(&record, |key: &[u8]| {
+                Ok::<_, StoreError>(self.plans.get(key)?)
+            })?;
+            if record.is_ahead() && !record.is_finished() {
+                let again = match self.runs.get(key)? {
+                    Some(bytes) => self.decode_record(key, &bytes)?,
+                    None => record.clone(),
+                };
+                if again != record {
+                    record = again;
+                    continue;
+                }
+            }
+            return self.checked(key, record.with(plan));
+        }
     }
 
     /// [`Store::with_plan`], reading the plan (when it is not cached) with `read`.
@@ -229,13 +250,15 @@ impl Store {
         record: RunRecord,
         read: impl PlanRead<E>,
     ) -> Result<Run, E> {
-        let keep = !record.is_finished();
-        let plan = self.plan(record.id(), keep, read)?;
-        let run = record.with(plan);
-        if let Some(wrong) = run.inconsistency() {
-            return Err(self.corrupt(RUNS, key, &wrong).into());
+        let plan = self.plan(&record, read)?;
+        self.checked(key, record.with(plan)).map_err(E::from)
+    }
+
+    fn checked(&self, key: &[u8], run: Run) -> Result<Run, StoreError> {
+        match run.inconsistency() {
+            Some(wrong) => Err(self.corrupt(RUNS, key, &wrong)),
+            None => Ok(run),
         }
-        Ok(run)
     }
 
     /// Decodes a stored run record and joins it with its plan.
@@ -297,7 +320,7 @@ impl Store {
         run: &Run,
     ) -> ConflictableTransactionResult<(), E> {
         let target = run.plan.request.target();
-        if run.state.is_finished() {
+        if !run.holds_lock() {
             return self.release(locks, &target, run.id);
         }
         for key in target.lock_keys() {
@@ -358,7 +381,7 @@ impl Store {
         };
         let run_key = keys::run_key(holder);
         let record = self.decode_record(&run_key, &bytes)?;
-        if record.is_finished() {
+        if !record.holds_lock() {
             return Ok(false);
         }
         let run = self.with_plan_read_by(&run_key, record, read_plan)?;

@@ -15,8 +15,8 @@ use time::OffsetDateTime;
 use super::Config;
 use crate::chat::console;
 
-/// The limits of scheduling.
-#[derive(Debug, Clone, Copy, Deserialize)]
+/// The limits of scheduling and booking.
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SchedulingConfig {
     /// The closest two fires of one schedule may be: a typo such as `* 2 * * *` (every minute
@@ -34,6 +34,13 @@ pub struct SchedulingConfig {
     /// How long a request for a standing approval waits for a second person.
     #[serde(with = "humantime_serde")]
     pub standing_request_ttl: Duration,
+    /// The furthest ahead a run may be booked (`at:`): a typo in the year is refused.
+    #[serde(with = "humantime_serde")]
+    pub booking_horizon: Duration,
+    /// How long before a booked run's time the announcement channel is reminded of it, once
+    /// each.
+    #[serde(deserialize_with = "durations")]
+    pub reminders: Vec<Duration>,
 }
 
 impl Default for SchedulingConfig {
@@ -43,8 +50,22 @@ impl Default for SchedulingConfig {
             lateness: Duration::from_secs(60 * 60),
             lock_wait: Duration::from_secs(30 * 60),
             standing_request_ttl: Duration::from_secs(24 * 60 * 60),
+            booking_horizon: Duration::from_secs(90 * 24 * 60 * 60),
+            reminders: vec![
+                Duration::from_secs(24 * 60 * 60),
+                Duration::from_secs(60 * 60),
+            ],
         }
     }
+}
+
+/// A list of durations as written (`["24h", "1h"]`).
+fn durations<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Duration>, D::Error> {
+    let written: Vec<humantime_serde::Serde<Duration>> = Deserialize::deserialize(d)?;
+    Ok(written
+        .into_iter()
+        .map(humantime_serde::Serde::into_inner)
+        .collect())
 }
 
 /// One `[[schedules]]` table as written.
@@ -87,6 +108,10 @@ fn read(raw: RawSchedule) -> anyhow::Result<ScheduleConfig> {
     let cron = CronSchedule::parse(&raw.cron, &raw.time_zone).with_context(context)?;
     let request = match parse_line(&raw.command, Origin::Console).with_context(context)? {
         Request::Procedure(request) => request,
+        Request::Book { .. } => bail!(
+            "schedule `{name}`: its command has at:, but a schedule runs at its cron times; \
+             leave at: out"
+        ),
         _ => bail!(
             "schedule `{name}`: `{}` is not a procedure; a schedule runs one of the \
              procedures (/indices prune, /cluster restart, ...)",

@@ -13,8 +13,9 @@ use super::{Engine, EngineError, Refusal, require_operator};
 
 impl Engine {
     /// Asks a run to stop at its next safe point. Any operator may cancel any unfinished run.
-    /// A run still waiting for approval has run nothing destructive, so it ends at once, in
-    /// this one transition: withdrawn when its requester cancels it, cancelled otherwise.
+    /// A run still waiting for approval or for its booked time has run nothing, so it ends at
+    /// once, in this one transition: withdrawn when its requester cancels it before approval,
+    /// cancelled otherwise.
     pub async fn cancel(&self, actor: &Actor, id: RunId) -> Result<Run, EngineError> {
         require_operator(actor)?;
         let now = self.0.clock.now();
@@ -28,6 +29,21 @@ impl Engine {
             }
             if run.cancel.is_some() {
                 return Ok(vec![]);
+            }
+            if run.state == RunState::Booked {
+                run.finish(
+                    RunState::Cancelled {
+                        by: by.clone(),
+                        note: "cancelled before its booked time; nothing was done".to_owned(),
+                    },
+                    now,
+                );
+                return Ok(vec![
+                    AuditKind::CancelRequested,
+                    AuditKind::RunFinished {
+                        state: run.state.label().to_owned(),
+                    },
+                ]);
             }
             let awaiting = matches!(run.state, RunState::AwaitingApproval { .. });
             if awaiting && run.cleanup_steps().is_empty() {
@@ -106,7 +122,7 @@ impl Engine {
                 approval::approve(run, &approver, &shown, now).map_err(Refusal::Approval)?;
             let digest = grant.digest.short().to_owned();
             run.approval = Some(grant);
-            run.state = RunState::Running;
+            run.state = run.approved_state();
             Ok(vec![AuditKind::ApprovalGranted { digest }])
         });
         let run = updated.await?;

@@ -12,6 +12,7 @@ use opsbot_commands::run::{Run, RunState, StepState};
 use time::OffsetDateTime;
 use tracing::Instrument;
 
+use super::booked;
 use super::step::{self, StepOutcome};
 use super::{Busy, Inner, store_only};
 
@@ -20,6 +21,7 @@ enum Next {
     Finished,
     Cancel,
     AwaitApproval { expires_at: OffsetDateTime },
+    AwaitTime,
     AwaitOperator,
     Step { index: usize, resumed: bool },
     Succeed,
@@ -32,8 +34,10 @@ fn next(run: &Run) -> Next {
     if run.cancel.is_some() {
         return Next::Cancel;
     }
-    if let RunState::AwaitingApproval { expires_at } = run.state {
-        return Next::AwaitApproval { expires_at };
+    match run.state {
+        RunState::AwaitingApproval { expires_at } => return Next::AwaitApproval { expires_at },
+        RunState::Booked => return Next::AwaitTime,
+        _ => {}
     }
     match run.cursor() {
         None => Next::Succeed,
@@ -56,7 +60,7 @@ fn next(run: &Run) -> Next {
 pub(super) fn can_go_on(run: &Run) -> bool {
     !matches!(
         next(run),
-        Next::Finished | Next::AwaitApproval { .. } | Next::AwaitOperator
+        Next::Finished | Next::AwaitApproval { .. } | Next::AwaitTime | Next::AwaitOperator
     )
 }
 
@@ -112,6 +116,21 @@ async fn drive_inner(
                     continue;
                 }
                 let left = std::time::Duration::try_from(expires_at - now).unwrap_or_default();
+                park(inner, busy, async {
+                    let _ = tokio::time::timeout(left, waker.notified()).await;
+                })
+                .await;
+            }
+            Next::AwaitTime => {
+                let now = inner.clock.now();
+                let until = match booked::wait(inner, &run, now) {
+                    booked::Wait::Until(wake) => wake,
+                    booked::Wait::Due => match booked::arrive(inner, &run).await? {
+                        booked::Arrival::Settled => continue,
+                        booked::Arrival::LookAgain => now + booked::LOOK_AGAIN,
+                    },
+                };
+                let left = std::time::Duration::try_from(until - now).unwrap_or_default();
                 park(inner, busy, async {
                     let _ = tokio::time::timeout(left, waker.notified()).await;
                 })

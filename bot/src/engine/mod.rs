@@ -2,6 +2,7 @@
 //! transition goes through the store (compare-and-swap, flushed) before and after each side
 //! effect, so that a bot killed at any instant resumes where it was.
 
+mod booked;
 mod cloud_step;
 mod compute;
 mod decide;
@@ -19,6 +20,7 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use opsbot_commands::audit::AuditKind;
+use opsbot_commands::booking;
 use opsbot_commands::name::RunId;
 use opsbot_commands::people::Actor;
 use opsbot_commands::plan::Plan;
@@ -27,6 +29,7 @@ use opsbot_commands::run::{ChannelId, Run};
 use opsbot_commands::schedule::Schedule;
 use opsbot_commands::target::Target;
 use opsbot_state::{Store, StoreError, UpdateError};
+use time::OffsetDateTime;
 use tokio::sync::{Notify, watch};
 
 use crate::clock::Clock;
@@ -131,7 +134,7 @@ impl Engine {
             config: config.engine,
             clock,
             schedules: config.schedules.iter().map(|s| s.0.clone()).collect(),
-            scheduling: config.scheduling,
+            scheduling: config.scheduling.clone(),
             progress,
             wakers: Mutex::new(HashMap::new()),
             busy: watch::channel(0).0,
@@ -205,12 +208,14 @@ impl Engine {
         Ok(runs.len())
     }
 
-    /// Plans and starts a run; it reports in `channel`. A plan with nothing to do creates no run.
+    /// Plans and starts a run, or books it for `at`; it reports in `channel`. A plan with
+    /// nothing to do creates no run.
     pub async fn start(
         &self,
         actor: &Actor,
         channel: ChannelId,
         request: ProcedureRequest,
+        at: Option<OffsetDateTime>,
     ) -> Result<Start, EngineError> {
         require_operator(actor)?;
         let target = request.target();
@@ -224,12 +229,23 @@ impl Engine {
             // The plan checks the runbook and its values.
             Target::Hosts(_) => {}
         }
-        // Refuse a busy target before sending it anything; `create_run` checks again atomically.
-        if let Some(holder) = self.0.store.lock_holder(&target)? {
-            return Err(Refusal::Busy { target, holder }.into());
-        }
         let now = self.0.clock.now();
-        let plan = self.0.targets.plan(&request, now).await?;
+        match at {
+            // A booked run takes its target's lock at its time, not now.
+            Some(at) => {
+                booking::check(at, now, self.0.scheduling.booking_horizon).map_err(Refusal::from)?
+            }
+            // Refuse a busy target before sending it anything; `create_run` checks again
+            // atomically.
+            None => {
+                if let Some(holder) = self.0.store.lock_holder(&target)? {
+                    return Err(Refusal::Busy { target, holder }.into());
+                }
+            }
+        }
+        // A booked run is planned for its time (a prune's cut-off is then's), and planned
+        // for it again when it comes: the two plans differ only if the target changed.
+        let plan = self.0.targets.plan(&request, at.unwrap_or(now)).await?;
         if plan.steps.is_empty() {
             return Ok(Start::NothingToDo(plan));
         }
@@ -240,7 +256,10 @@ impl Engine {
             .0
             .writes
             .create_run(
-                move |id| Run::new(id, plan, requester, channel, now, ttl),
+                move |id| match at {
+                    Some(at) => Run::booked(id, plan, requester, channel, now, ttl, at),
+                    None => Run::new(id, plan, requester, channel, now, ttl),
+                },
                 Some(actor.speaker()),
             )
             .await
@@ -249,6 +268,9 @@ impl Engine {
                 other => EngineError::from(other),
             })?;
         tracing::info!(run = %run.id, request = %run.plan.request, requester = %actor.name(), "run created");
+        // Published from the record as created: a booking is announced even if it is
+        // cancelled before its task first looks at it.
+        self.0.progress.changed(&run);
         self.spawn(run.id);
         Ok(Start::Started(Box::new(run)))
     }

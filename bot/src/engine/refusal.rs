@@ -2,6 +2,7 @@
 //! internal error is logged in full and shown only as "internal error".
 
 use opsbot_commands::approval::ApprovalRefusal;
+use opsbot_commands::booking::BookingRefusal;
 use opsbot_commands::name::{CloudName, ClusterName, RunId};
 use opsbot_commands::planner::PlanError;
 use opsbot_commands::runbook::RunbookError;
@@ -48,6 +49,8 @@ pub enum Refusal {
     UnknownSchedule { name: ScheduleName, known: String },
     #[error("{0}")]
     Standing(StandingRefusal),
+    #[error("{0}")]
+    Booking(#[from] BookingRefusal),
 }
 
 impl Refusal {
@@ -71,7 +74,8 @@ impl Refusal {
             | Self::Backend(_)
             | Self::Runbook(_)
             | Self::NotARunbook
-            | Self::UnknownSchedule { .. } => false,
+            | Self::UnknownSchedule { .. }
+            | Self::Booking(_) => false,
         }
     }
 
@@ -104,6 +108,7 @@ impl Refusal {
             Self::Runbook(_) => "runbook",
             Self::NotARunbook => "not_a_runbook",
             Self::UnknownSchedule { .. } => "unknown_schedule",
+            Self::Booking(_) => "booking",
             Self::Standing(refusal) => match refusal {
                 StandingRefusal::OwnRequest { .. } => "self_approval",
                 StandingRefusal::NotApprover => "not_approver",

@@ -78,6 +78,8 @@ pub enum OptionKind {
     Schedule,
     /// A date, or a time in RFC 3339 (`2027-02-01`, `2027-02-01T00:00:00Z`).
     Date,
+    /// A time with its zone, seconds optional (`2026-11-28T02:00Z`): when a booked run starts.
+    Time,
     /// Free text up to `max_len` characters.
     Text { max_len: usize },
 }
@@ -104,7 +106,7 @@ impl OptionKind {
             Self::Param => crate::runbook::MAX_VALUE_LEN,
             Self::Topic => 32,
             Self::Schedule => crate::schedule::ScheduleName::MAX_LEN,
-            Self::Date => 40,
+            Self::Date | Self::Time => 40,
             Self::Text { max_len } => max_len,
         }
     }
@@ -133,6 +135,7 @@ impl OptionKind {
             Self::Topic => "<group>",
             Self::Schedule => "<schedule>",
             Self::Date => "<date>",
+            Self::Time => "<time>",
             Self::Text { .. } => "<text>",
         }
     }

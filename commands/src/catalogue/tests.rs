@@ -64,6 +64,7 @@ fn sample(kind: OptionKind) -> &'static str {
         OptionKind::Topic => "run",
         OptionKind::Schedule => "nightly-prune",
         OptionKind::Date => "2027-02-01",
+        OptionKind::Time => "2027-02-01T02:00Z",
         OptionKind::Text { .. } => "\"some text\"",
     }
 }

@@ -22,6 +22,13 @@ fn well_formed_lines_parse_to_requests() {
             Request::Procedure(ProcedureRequest::ClusterRestart { cluster: logs() }),
         ),
         (
+            "/cluster restart cluster:logs at:2026-11-28T03:00+01:00",
+            Request::Book {
+                procedure: ProcedureRequest::ClusterRestart { cluster: logs() },
+                at: time::macros::datetime!(2026-11-28 02:00 UTC),
+            },
+        ),
+        (
             "/run list",
             Request::RunList {
                 page: crate::page::Page::FIRST,
@@ -111,6 +118,8 @@ fn bad_lines_get_errors_that_say_what_to_type() {
         "/cluster remove-node cluster:logs node:fe80::14",
         "/cluster remove-node cluster:logs node:10.0.0.256",
         "/cluster remove-node cluster:logs node:node-4",
+        "/cluster restart cluster:logs at:2026-11-28",
+        "/cluster restart cluster:logs at:2026-11-28T02:00",
         too_long_line.as_str(),
     ];
     let rendered: Vec<String> = lines

@@ -186,9 +186,21 @@ pub fn started(run: &Run) -> String {
             run.digest,
             id = run.id,
         ),
+        RunState::Booked => format!("{} booked", run.id),
         _ => format!("{} started", run.id),
     };
-    fit(&format!("{first}\n{}", plan(&run.plan, &run.digest)))
+    let booked = run.booking.map_or_else(String::new, |booking| {
+        format!(
+            "\n📅 starts at {}, planned again then (a plan that changed waits for a fresh \
+             approval); /run cancel id:{} cancels it",
+            super::utc(booking.at),
+            run.id
+        )
+    });
+    fit(&format!(
+        "{first}{booked}\n{}",
+        plan(&run.plan, &run.digest)
+    ))
 }
 
 /// `/approve` without a digest: the command that approves exactly this plan, then the plan.

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use time::OffsetDateTime;
 
-use super::{compact, duration, first_that_fits, fit, hhmm, on_page, step_label};
+use super::{compact, duration, first_that_fits, fit, hhmm, on_page, step_label, utc};
 use crate::button::{ApprovalButton, Decision};
 use crate::cluster::{Exclusion, Observation, SettingScope};
 use crate::name::{ClusterName, NodeAddr, RunId};
@@ -54,7 +54,7 @@ pub fn progress_view(
 ) -> ProgressView {
     let awaiting = matches!(run.state, RunState::AwaitingApproval { .. });
     let tone = match &run.state {
-        RunState::AwaitingApproval { .. } => Tone::Waiting,
+        RunState::AwaitingApproval { .. } | RunState::Booked => Tone::Waiting,
         RunState::Running if run.awaiting_operator().is_some() => Tone::Waiting,
         RunState::Running => Tone::Running,
         RunState::Succeeded => Tone::Succeeded,
@@ -81,6 +81,7 @@ pub fn progress_view(
 fn icon(state: &RunState) -> &'static str {
     match state {
         RunState::AwaitingApproval { .. } => "⏸",
+        RunState::Booked => "📅",
         RunState::Running => "⏳",
         RunState::Succeeded => "✅",
         RunState::Failed { .. } => "❌",
@@ -102,6 +103,10 @@ fn headline(run: &Run, now: OffsetDateTime) -> String {
                 hhmm(*expires_at)
             )
         }
+        RunState::Booked => match &run.approval {
+            Some(grant) => format!("approved by {}, waiting for its time", grant.by.name),
+            None => "waiting for its time".to_owned(),
+        },
         RunState::Running if run.awaiting_operator().is_some() => {
             format!("waiting for an operator · {took}")
         }
@@ -144,6 +149,12 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
             }
         }
         RunState::AwaitingApproval { .. } => {
+            if run.booking.is_some_and(|b| !b.is_ahead()) {
+                text.push_str(
+                    "\nplanned again at its booked time, the plan differs from the one approved: \
+                     it needs a fresh approval",
+                );
+            }
             let _ = write!(
                 text,
                 "\napprove with /approve id:{id} digest:{} or reject with /reject id:{id} \
@@ -188,7 +199,19 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
             let _ = write!(text, "\nreason: {reason}");
         }
         RunState::Withdrawn { reason: None, .. } => {}
-        RunState::Expired => {}
+        RunState::Booked | RunState::Expired => {}
+    }
+    if let Some(booking) = run
+        .booking
+        .filter(|b| b.is_ahead() && !run.state.is_finished())
+    {
+        let _ = write!(
+            text,
+            "\n📅 booked for {} (in {}); /run cancel id:{} cancels it",
+            utc(booking.at),
+            duration(booking.at - now),
+            run.id
+        );
     }
     fit(&text)
 }

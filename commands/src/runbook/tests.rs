@@ -1453,7 +1453,7 @@ fn the_canonical_text_parses_back_to_the_same_request() {
         line,
         "/runbook run name:nested-virt grace:5 host:cmp-1 module:kvm_intel ticket:OPS-0"
     );
-    let Ok(Request::RunbookRun { name, params }) = parse_line(&line, Origin::Console) else {
+    let Ok(Request::RunbookRun { name, params, .. }) = parse_line(&line, Origin::Console) else {
         panic!("{line} should parse as /runbook run");
     };
     assert_eq!(name, "nested-virt");

@@ -170,6 +170,7 @@ pub(super) async fn suggestions(
         | OptionKind::Property(_)
         | OptionKind::Topic
         | OptionKind::Date
+        | OptionKind::Time
         | OptionKind::Text { .. } => Vec::new(),
     }
 }

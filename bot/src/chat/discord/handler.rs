@@ -78,6 +78,7 @@ fn respond(reply: &Reply) -> CreateInteractionResponse {
 fn needs_a_backend(request: &Request) -> bool {
     match request {
         Request::Procedure(_)
+        | Request::Book { .. }
         | Request::ClusterStatus { .. }
         | Request::IndicesList { .. }
         | Request::PlacementAllocations { .. }
@@ -399,7 +400,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(from_discord, from_console);
-        let Request::RunbookRun { name, params } = from_discord else {
+        let Request::RunbookRun { name, params, .. } = from_discord else {
             panic!("{from_discord:?}");
         };
         assert_eq!(name, "nested-virt");

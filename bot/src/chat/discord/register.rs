@@ -101,6 +101,7 @@ fn typed_option(
         OptionKind::User
         | OptionKind::Text { .. }
         | OptionKind::Date
+        | OptionKind::Time
         | OptionKind::Instance
         | OptionKind::Image
         | OptionKind::Property(PropertyKey::OsDistro) => text(false),
