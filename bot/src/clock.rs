@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 
 /// Longest single sleep towards a time: the wall clock may be stepped (NTP) while opsbot sleeps,
 /// so a long wait is taken in pieces, each re-reading the clock.
-const LONGEST_NAP: Duration = Duration::from_secs(60);
+pub(crate) const LONGEST_NAP: Duration = Duration::from_secs(60);
 
 /// A clock; cheap to copy.
 #[derive(Debug, Clone, Copy)]

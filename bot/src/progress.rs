@@ -256,6 +256,6 @@ impl<T: ChatTransport> ProgressSink for Publisher<T> {
 #[cfg(test)]
 mod giving_up;
 #[cfg(test)]
-mod script;
+pub(crate) mod script;
 #[cfg(test)]
 mod tests;

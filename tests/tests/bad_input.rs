@@ -24,12 +24,12 @@ async fn bad_commands_never_reach_the_cluster_nor_change_the_store() {
         (
             "alice",
             "/cluster restart",
-            "`/cluster restart` needs `cluster:`; usage: /cluster restart cluster:<cluster>",
+            "`/cluster restart` needs `cluster:`; usage: /cluster restart cluster:<cluster> [at:<time>]",
         ),
         (
             "alice",
             "/cluster restart cluster:logs force:yes",
-            "`/cluster restart` has no option `force`; usage: /cluster restart cluster:<cluster>",
+            "`/cluster restart` has no option `force`; usage: /cluster restart cluster:<cluster> [at:<time>]",
         ),
         (
             "alice",

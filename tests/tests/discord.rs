@@ -556,6 +556,7 @@ async fn a_runbook_takes_its_parameters_as_options_with_suggestions() {
         options,
         [
             ("name", true, true),
+            ("at", false, false),
             ("greeting", false, true),
             ("host", false, true)
         ]

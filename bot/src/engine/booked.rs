@@ -162,3 +162,6 @@ async fn fail(
     inner.progress.changed(&run);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -130,7 +130,10 @@ async fn drive_inner(
                         booked::Arrival::LookAgain => now + booked::LOOK_AGAIN,
                     },
                 };
-                let left = std::time::Duration::try_from(until - now).unwrap_or_default();
+                // In naps: the wall clock may be stepped while a booked run waits for days.
+                let left = std::time::Duration::try_from(until - now)
+                    .unwrap_or_default()
+                    .min(crate::clock::LONGEST_NAP);
                 park(inner, busy, async {
                     let _ = tokio::time::timeout(left, waker.notified()).await;
                 })

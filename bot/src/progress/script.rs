@@ -11,30 +11,30 @@ use super::{ChatError, ChatTransport};
 
 /// One chat call as the transport saw it.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Call {
-    pub(super) kind: &'static str,
+pub(crate) struct Call {
+    pub(crate) kind: &'static str,
     /// The message edited or posted (`m1`, `m2`, ...), the announcement's key, or the channel
     /// of a notice.
-    pub(super) target: String,
+    pub(crate) target: String,
     /// The nonce of a post; empty otherwise.
-    pub(super) nonce: String,
-    pub(super) text: String,
+    pub(crate) nonce: String,
+    pub(crate) text: String,
     /// When it was made, on tokio's clock.
-    pub(super) at: tokio::time::Instant,
+    pub(crate) at: tokio::time::Instant,
     /// Whether the script let it through.
-    pub(super) delivered: bool,
+    pub(crate) delivered: bool,
 }
 
 type Answer = Box<dyn Fn(&Call) -> Result<(), ChatError> + Send + Sync>;
 
 /// Answers every call with its `answer`, and records it.
-pub(super) struct Script {
+pub(crate) struct Script {
     calls: Mutex<Vec<Call>>,
     answer: Answer,
 }
 
 impl Script {
-    pub(super) fn new(
+    pub(crate) fn new(
         answer: impl Fn(&Call) -> Result<(), ChatError> + Send + Sync + 'static,
     ) -> Arc<Self> {
         Arc::new(Self {
@@ -44,12 +44,12 @@ impl Script {
     }
 
     /// A chat that takes every call.
-    pub(super) fn recording() -> Arc<Self> {
+    pub(crate) fn recording() -> Arc<Self> {
         Self::new(|_| Ok(()))
     }
 
     /// A chat that answers the first `n` calls with a 503, then takes every call.
-    pub(super) fn failing_first(n: usize) -> Arc<Self> {
+    pub(crate) fn failing_first(n: usize) -> Arc<Self> {
         let failures = Mutex::new(n);
         Self::new(move |_| {
             let mut left = failures.lock().unwrap();
@@ -69,19 +69,19 @@ impl Script {
     }
 
     /// Every call, in order, failed ones too.
-    pub(super) fn calls(&self) -> Vec<Call> {
+    pub(crate) fn calls(&self) -> Vec<Call> {
         self.calls.lock().unwrap().clone()
     }
 
     /// The calls that got through.
-    pub(super) fn delivered(&self) -> Vec<Call> {
+    pub(crate) fn delivered(&self) -> Vec<Call> {
         let mut calls = self.calls();
         calls.retain(|c| c.delivered);
         calls
     }
 
     /// Posts and edits of runs' messages (a maintenance run announces too).
-    pub(super) fn messages(&self) -> Vec<Call> {
+    pub(crate) fn messages(&self) -> Vec<Call> {
         let mut calls = self.calls();
         calls.retain(|c| matches!(c.kind, "post" | "edit"));
         calls

@@ -203,10 +203,13 @@ fn param(
     let p = raw.get_ref();
     let name = ParamName::parse(p.name.get_ref())
         .map_err(|e| lines.error(p.name.span(), e.to_string()))?;
-    if name.as_str() == "name" {
+    // The command's own options (`name:`, `at:`) come from the catalogue.
+    let own = crate::parse::command_by_path("runbook", Some("run"))
+        .is_some_and(|run| run.option(name.as_str()).is_some());
+    if own {
         return Err(lines.error(
             p.name.span(),
-            "`name` is taken by /runbook run itself; call the parameter something else",
+            format!("`{name}` is taken by /runbook run itself; call the parameter something else"),
         ));
     }
     let unused = |field: &str, present: bool| {

@@ -153,6 +153,18 @@ kind = "confirm"
 prompt = "p"
 "#;
 
+        parameter_called_at: line 5, "`at` is taken by /runbook run", r#"name = "t"
+description = "d"
+
+[[params]]
+name = "at"
+kind = "number"
+
+[[steps]]
+kind = "confirm"
+prompt = "p"
+"#;
+
         unknown_parameter_kind: line 6, "unknown parameter kind `string`", r#"name = "t"
 description = "d"
 
