@@ -65,7 +65,7 @@ pub fn announcement(run: &Run) -> Option<Announcement> {
     }
     let stamp = run.created_at.unix_timestamp();
     let what = format!("{} ({})", run.plan.request, run.id);
-    let took = || render::duration(run.finished_at.unwrap_or(run.created_at) - run.created_at);
+    let took = || render::duration(run.finished_at.unwrap_or(run.created_at) - run.started_at());
     let (phase, text) = match &run.state {
         RunState::Running if !matches!(run.steps.first(), None | Some(StepState::Pending)) => (
             "s",

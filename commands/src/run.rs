@@ -233,6 +233,14 @@ impl Run {
         !self.state.is_finished() && !self.is_ahead()
     }
 
+    /// Since when the run has been under way: its creation, or the moment a booked run's time
+    /// came. What "running 3m" and "succeeded in 3m" count from.
+    pub fn started_at(&self) -> OffsetDateTime {
+        self.booking
+            .and_then(|booking| booking.reached)
+            .unwrap_or(self.created_at)
+    }
+
     /// The state an approval moves the run to: running, or booked while its time is ahead.
     pub fn approved_state(&self) -> RunState {
         if self.is_ahead() {

@@ -95,7 +95,7 @@ fn icon(state: &RunState) -> &'static str {
 /// `⏳ r-3 · /cluster restart cluster:logs · by alice · running 1m12s`.
 fn headline(run: &Run, now: OffsetDateTime) -> String {
     let end = run.finished_at.unwrap_or(now);
-    let took = duration(end - run.created_at);
+    let took = duration(end - run.started_at());
     let when = match &run.state {
         RunState::AwaitingApproval { expires_at } => {
             format!(
