@@ -130,6 +130,15 @@ fn headline(run: &Run, now: OffsetDateTime) -> String {
 /// The one progress message of a run, edited in place while it runs.
 pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) -> String {
     let mut text = headline(run, now);
+    // A scheduled deletion that went ahead without a per-run approval says which one it ran
+    // under, so the channel sees who answers for it.
+    let standing = run.scheduled.as_ref().and_then(|s| s.standing.as_ref());
+    if let Some(standing) = standing.filter(|_| run.approval.is_none() && run.plan.needs_approval())
+    {
+        if !matches!(run.state, RunState::AwaitingApproval { .. }) {
+            let _ = write!(text, "\n{}", standing.describe());
+        }
+    }
     let total = run.plan.steps.len();
     match &run.state {
         RunState::Running => {

@@ -480,3 +480,64 @@ fn a_deletion_whose_check_found_indices_left_does_not_claim_them_deleted() {
     run.steps[1] = StepState::Pending;
     assert_eq!(aftermath(&run, None), "deleted 1 of 1 selected indices");
 }
+
+#[test]
+fn a_scheduled_deletion_under_a_standing_approval_says_which_and_whose() {
+    use crate::index::{IndexName, PlannedIndex};
+    use crate::plan::{Action, DestructiveAction, Plan};
+    use crate::retention::RetentionDays;
+    use crate::schedule::standing::{Scheduled, StandingGrant};
+    use crate::schedule::{Bounds, ScheduleName, StandingId};
+    let request = ProcedureRequest::IndicesPrune {
+        cluster: crate::name::ClusterName::parse("logs").unwrap(),
+        older_than: RetentionDays::parse("30").unwrap(),
+        prefix: Some(IndexName::parse_prefix("flog-").unwrap()),
+    };
+    let plan = Plan {
+        request: request.clone(),
+        steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
+            indices: vec![PlannedIndex {
+                name: IndexName::parse("flog-2026.09.01").unwrap(),
+                uuid: None,
+                bytes: None,
+            }],
+        })],
+        notes: vec![],
+    };
+    let grant = StandingGrant {
+        id: StandingId::new(3),
+        command: request.to_string(),
+        bounds: Bounds {
+            max_indices: 10,
+            min_age_days: RetentionDays::parse("30").unwrap(),
+            prefix: Some(IndexName::parse_prefix("flog-").unwrap()),
+            max_total_bytes: None,
+        },
+        asked_by: person("alice"),
+        approved_by: person("bob"),
+        until: datetime!(2027-02-01 00:00 UTC),
+    };
+    let scheduled = Scheduled {
+        schedule: ScheduleName::parse("nightly-prune").unwrap(),
+        fire_at: T0,
+        standing: Some(grant),
+    };
+    let run = Run::scheduled(
+        RunId::new(7),
+        plan,
+        ScheduleName::parse("nightly-prune").unwrap().as_requester(),
+        ChannelId("c".into()),
+        T0,
+        time::Duration::minutes(30),
+        scheduled,
+    );
+    assert_eq!(run.state, RunState::Running, "covered: no per-run approval");
+    let text = progress(&run, None, T0);
+    assert!(
+        text.contains("\nunder standing approval sa-3 (alice, bob, until 2027-02-01 00:00 UTC)"),
+        "{text}"
+    );
+    // An ordinary run of the same plan says nothing of the kind.
+    let ordinary = progress(&restart_run(), None, T0);
+    assert!(!ordinary.contains("standing approval"), "{ordinary}");
+}
