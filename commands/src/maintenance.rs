@@ -55,6 +55,24 @@ pub struct Announcement {
     pub text: String,
 }
 
+impl Announcement {
+    /// The longest key: Discord refuses a longer nonce.
+    pub const MAX_KEY: usize = 25;
+
+    /// An announcement named for good by `name`, which may be longer than a key: a longer one
+    /// is replaced by a digest of it (`schedule/nightly-prune/fire/2026-11-24T02:00Z` names
+    /// one fire of one schedule, and is too long for a nonce).
+    pub fn named(name: &str, text: String) -> Self {
+        let key = if name.len() <= Self::MAX_KEY {
+            name.to_owned()
+        } else {
+            let digest = crate::plan::PlanDigest::of(&name);
+            format!("h{}", &digest.as_str()[..Self::MAX_KEY - 1])
+        };
+        Self { key, text }
+    }
+}
+
 /// What a maintenance run announces in its current state: its booking once it is booked, its
 /// start once its first step has begun, its end once it has finished. A booked run is
 /// maintenance announced ahead, whatever it does; other runs that are not maintenance announce
@@ -156,6 +174,28 @@ pub fn status(notice: Option<&MaintenanceNotice>, runs: &[Run]) -> String {
 mod tests {
     use super::*;
     use crate::people::Surface;
+
+    #[test]
+    fn a_long_name_becomes_a_key_a_nonce_can_carry_and_stays_itself() {
+        let name = "schedule/nightly-prune/fire/2026-11-24 02:00:00.0 +00:00:00";
+        let one = Announcement::named(name, "a".into());
+        assert_eq!(one.key.len(), Announcement::MAX_KEY);
+        assert_eq!(
+            Announcement::named(name, "b".into()).key,
+            one.key,
+            "the same name, the same key"
+        );
+        let other = Announcement::named(
+            "schedule/nightly-prune/fire/2026-11-25 02:00:00.0 +00:00:00",
+            "a".into(),
+        );
+        assert_ne!(other.key, one.key);
+        assert_eq!(
+            Announcement::named("m3s-1764", "a".into()).key,
+            "m3s-1764",
+            "short names are kept"
+        );
+    }
 
     fn person(name: &str) -> PersonRef {
         PersonRef {
