@@ -93,7 +93,11 @@ fn a_booked_run_holds_no_lock_and_waits_for_its_time() {
     reached.state = RunState::Running;
     assert!(reached.holds_lock());
     assert_eq!(run.started_at(), run.created_at);
-    assert_eq!(reached.started_at(), BOOKED_AT, "a booked run counts from its time");
+    assert_eq!(
+        reached.started_at(),
+        BOOKED_AT,
+        "a booked run counts from its time"
+    );
     assert_eq!(reached.inconsistency(), None);
 }
 
