@@ -6,22 +6,23 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use opsbot_commands::name::{CloudName, ClusterName, GroupName, HostName, NodeAddr};
+use opsbot_commands::name::{CloudName, ClusterName, NodeAddr};
 use opsbot_commands::people::People;
 use serde::Deserialize;
 
 use crate::backend::RetryPolicy;
 use crate::metrics::MetricsConfig;
 use crate::node_control::CommandTemplate;
-use crate::process::OutputBounds;
 
 mod access;
 mod front;
+mod runbooks;
 mod schedules;
 
 use access::UrlOf;
 pub use access::{ClientIdentity, ClusterAuth, SecretSource, Tls};
 pub use front::{ConsoleConfig, DiscordConfig, PersonConfig, Role};
+pub use runbooks::{HostAccessConfig, RunbooksConfig};
 pub use schedules::{ScheduleConfig, SchedulingConfig};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -272,36 +273,6 @@ fn default_compute_container() -> String {
     "nova_compute".to_owned()
 }
 
-/// Runbooks: where their files are, which hosts they may run on, and how commands reach a host.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RunbooksConfig {
-    /// The directory of `*.toml` runbook files, read at start-up; none loaded without it.
-    pub dir: Option<PathBuf>,
-    /// The hosts by group, in the order `each` steps go through them.
-    #[serde(default)]
-    pub inventory: BTreeMap<GroupName, Vec<HostName>>,
-    #[serde(default)]
-    pub access: HostAccessConfig,
-    /// How much of one command's output is kept (a tracer can print gigabytes); the rest is
-    /// only counted.
-    #[serde(default)]
-    pub output: OutputBounds,
-}
-
-/// How a runbook's command reaches its host.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
-pub enum HostAccessConfig {
-    /// Run `prefix` (an argv template with `{host}`, e.g. `["ssh", "-o", "BatchMode=yes",
-    /// "{host}", "--"]` or kolla tooling) followed by the step's argv. Through ssh, every word is
-    /// quoted for the remote shell, so that the host runs exactly the argv.
-    Command { prefix: CommandTemplate },
-    /// Ask an operator to run each command on its host and confirm with `/run done`.
-    #[default]
-    Manual,
-}
-
 impl Config {
     /// Reads and validates a config file; errors name the file and what is wrong.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
@@ -368,26 +339,7 @@ impl Config {
                     .with_context(|| format!("cloud `{}`", cloud.name))?;
             }
         }
-        if let HostAccessConfig::Command { prefix } = &self.runbooks.access {
-            if !prefix.uses("{host}") || prefix.uses("{container}") || prefix.uses("{node}") {
-                bail!(
-                    "[runbooks.access] prefix must name the host as {{host}} and nothing else, \
-                     e.g. [\"ssh\", \"-o\", \"BatchMode=yes\", \"{{host}}\", \"--\"]"
-                );
-            }
-        }
-        for (group, hosts) in &self.runbooks.inventory {
-            let unique: BTreeSet<_> = hosts.iter().collect();
-            if unique.len() != hosts.len() {
-                bail!("[runbooks.inventory] group `{group}` lists a host twice");
-            }
-        }
-        if self.runbooks.dir.is_some() && self.runbooks.inventory.values().all(Vec::is_empty) {
-            bail!(
-                "[runbooks] has a dir but [runbooks.inventory] lists no hosts: runbooks would \
-                 have nowhere to run"
-            );
-        }
+        self.runbooks.validate()?;
         if self.clusters.is_empty() && self.clouds.is_empty() && self.runbooks.dir.is_none() {
             bail!(
                 "the config names no [[clusters]], no [[clouds]] and no [runbooks]: opsbot would \

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::catalogue::{self, CATALOGUE, CommandSpec, OptionKind, Reach};
+use crate::catalogue::{self, CommandSpec, OptionKind, Reach};
 use crate::echo::visible;
 use crate::name::{NameError, ParamName};
 use crate::request::Request;
@@ -322,7 +322,7 @@ fn tokenize(line: &str) -> Result<Vec<String>, ParseError> {
 
 /// Looks a command up by its path words, for front ends that get the path already split.
 pub fn command_by_path(group: &str, sub: Option<&str>) -> Option<&'static CommandSpec> {
-    CATALOGUE.iter().find(|c| c.group == group && c.sub == sub)
+    catalogue::commands().find(|c| c.group == group && c.sub == sub)
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub use schedule::{ScheduleState, schedule_list, schedule_show, standing_asked};
 
 use time::OffsetDateTime;
 
-use crate::catalogue::{self, CATALOGUE, Reach};
+use crate::catalogue::{self, Reach};
 use crate::page::PER_PAGE;
 
 /// Discord's limit for one message; every text here is cut to fit it.
@@ -66,10 +66,13 @@ pub fn help(topic: Option<&str>, demo: bool) -> String {
     let shown = |c: &&catalogue::CommandSpec| demo || c.reach == Reach::Everywhere;
     let commands: Vec<_> = match topic {
         Some(topic) => catalogue::group(topic).filter(shown).collect(),
-        None => CATALOGUE.iter().filter(shown).collect(),
+        None => catalogue::commands().filter(shown).collect(),
     };
     if commands.is_empty() {
-        let mut groups: Vec<&str> = CATALOGUE.iter().filter(shown).map(|c| c.group).collect();
+        let mut groups: Vec<&str> = catalogue::commands()
+            .filter(shown)
+            .map(|c| c.group)
+            .collect();
         groups.dedup();
         return format!(
             "no commands about `{}`; groups: {}",
