@@ -196,8 +196,14 @@ pub fn console_held(config: &Path, input: &str) -> Child {
 /// `opsbot run --config CONFIG`, once its console socket exists (it listens from then on; a
 /// connection made to find out would be a connection of its own, and audited).
 pub async fn serve(config: &Path, socket: &Path) -> Child {
+    serve_with(config, socket, &[]).await
+}
+
+/// [`serve`] with more arguments, e.g. `--now`.
+pub async fn serve_with(config: &Path, socket: &Path, more: &[&str]) -> Child {
     let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
         .args(["run", "--config", &config.display().to_string()])
+        .args(more)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -242,6 +248,23 @@ pub async fn console_session(socket: &Path, input: &str) -> Vec<String> {
             return said;
         }
         said.push(line);
+    }
+}
+
+/// Types `input` on the console socket of `opsbot run` again and again until what the console
+/// said contains `wanted`; all it said then.
+pub async fn console_until(socket: &Path, input: &str, wanted: &str) -> String {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let said = console_session(socket, input).await.join("\n");
+        if said.contains(wanted) {
+            return said;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the console never said `{wanted}`; it last said:\n{said}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
