@@ -189,30 +189,6 @@ async fn the_console_exits_at_end_of_input_leaving_a_parked_run_for_later() {
     );
 }
 
-/// A nightly prune at 03:00 UTC, reporting to the console served on `socket`.
-fn with_nightly_prune(scene: &Scene, socket: &std::path::Path) {
-    let mut config = std::fs::read_to_string(&scene.config).unwrap();
-    config.push_str(&format!(
-        r#"
-[console]
-socket = "{}"
-
-[[schedules]]
-name = "nightly-prune"
-cron = "0 3 * * *"
-command = "/indices prune cluster:logs older_than_days:30 prefix:flog-"
-channel = "console"
-
-[schedules.bounds]
-max_indices = 20
-min_age_days = 30
-prefix = "flog-"
-"#,
-        socket.display()
-    ));
-    std::fs::write(&scene.config, config).unwrap();
-}
-
 /// `--now`: `opsbot console` and `opsbot run` go by a clock that starts then, whatever the
 /// system's says, and `opsbot run` fires a schedule when that clock reaches its time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -227,7 +203,7 @@ async fn run_and_console_go_by_the_clock_of_now_and_run_fires_schedules_on_it() 
     )
     .await;
     let socket = scene.dir.path().join("console.sock");
-    with_nightly_prune(&scene, &socket);
+    support::add_nightly_prune(&scene.config, &socket, 20);
     let config = config_of(&scene);
 
     let console = run(
