@@ -171,3 +171,6 @@ fn announce(
         channel,
     );
 }
+
+#[cfg(test)]
+mod tests;
