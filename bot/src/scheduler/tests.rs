@@ -15,7 +15,7 @@ use opsbot_commands::name::{ClusterName, RunId};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::retention::RetentionDays;
 use opsbot_commands::run::{ChannelId, Run};
-use opsbot_commands::schedule::{Bounds, CronSchedule, Schedule, ScheduleName};
+use opsbot_commands::schedule::{Bounds, CronSchedule, FireOutcome, Schedule, ScheduleName};
 use opsbot_state::Store;
 use time::OffsetDateTime;
 use time::macros::datetime;
@@ -69,9 +69,23 @@ fn nightly() -> ScheduleConfig {
     })
 }
 
+/// The fires the audit log recorded, oldest first: when each was due, and what came of it.
+type Fired = Vec<(String, String)>;
+
 /// What became of the fires while the scheduler ran from `start` for `days`: the fire times
 /// the audit log recorded (oldest first), and the announcements with the time each was made.
 async fn fires(start: OffsetDateTime, days: u64) -> (Vec<String>, Vec<(OffsetDateTime, String)>) {
+    let (fired, said) = fires_after(start, None, Duration::from_secs(days * 24 * 60 * 60)).await;
+    (fired.into_iter().map(|(at, _)| at).collect(), said)
+}
+
+/// [`fires`], the scheduler running from `start` for `run_for`, on a store where a scheduler
+/// last looked at `armed` (as a bot that ran then and was down since).
+async fn fires_after(
+    start: OffsetDateTime,
+    armed: Option<OffsetDateTime>,
+    run_for: Duration,
+) -> (Fired, Vec<(OffsetDateTime, String)>) {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
         store: StoreConfig {
@@ -97,8 +111,15 @@ async fn fires(start: OffsetDateTime, days: u64) -> (Vec<String>, Vec<(OffsetDat
         said: Mutex::default(),
     });
     let engine = Engine::with_clock(&config, store, sink.clone(), clock).unwrap();
+    if let Some(at) = armed {
+        let schedule = nightly().0;
+        engine
+            .record(&schedule, at, FireOutcome::Armed)
+            .await
+            .unwrap();
+    }
     let tasks = super::spawn(&engine).await.unwrap();
-    tokio::time::sleep(Duration::from_secs(days * 24 * 60 * 60)).await;
+    tokio::time::sleep(run_for).await;
     tasks.iter().for_each(tokio::task::JoinHandle::abort);
     let audit = engine
         .store()
@@ -113,7 +134,9 @@ async fn fires(start: OffsetDateTime, days: u64) -> (Vec<String>, Vec<(OffsetDat
         .into_iter()
         .rev()
         .filter_map(|event| match event.event {
-            AuditKind::ScheduleFired { fire_at, .. } => Some(fire_at),
+            AuditKind::ScheduleFired {
+                fire_at, outcome, ..
+            } => Some((fire_at, outcome)),
             _ => None,
         })
         .collect();
@@ -187,6 +210,30 @@ async fn a_nightly_schedule_fires_once_on_the_night_its_time_happens_twice() {
             (datetime!(2027-10-31 00:30 UTC), "2027-10-31 02:30 CEST"),
             (datetime!(2027-11-01 01:30 UTC), "2027-11-01 02:30 CET"),
             (datetime!(2027-11-02 01:30 UTC), "2027-11-02 02:30 CET"),
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_an_outage_the_fire_within_the_lateness_runs_and_only_older_ones_are_missed() {
+    // The bot last looked on 1 February and comes back on the 3rd at 02:00 UTC: the fire of
+    // the 2nd (01:30 UTC) is a day late, the one of the 3rd half an hour late, within the
+    // default lateness of an hour.
+    let (fired, _) = fires_after(
+        datetime!(2027-02-03 02:00 UTC),
+        Some(datetime!(2027-02-01 12:00 UTC)),
+        Duration::from_secs(60 * 60),
+    )
+    .await;
+    let fired: Vec<(&str, &str)> = fired
+        .iter()
+        .map(|(at, outcome)| (at.as_str(), outcome.split(':').next().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        fired,
+        [
+            ("2027-02-02 01:30 UTC", "missed"),
+            ("2027-02-03 01:30 UTC", "failed")
         ]
     );
 }
