@@ -165,3 +165,34 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
     assert_eq!(gone, planned);
     schedules.iter().for_each(tokio::task::JoinHandle::abort);
 }
+
+/// The replies of `/schedule pause` and of an approval with nothing asked for, word for word.
+#[tokio::test]
+async fn pausing_and_approving_nothing_are_answered_in_one_line_of_words() {
+    let h = Harness::start(Setup {
+        schedules: vec![nightly(20)],
+        ..Setup::default()
+    })
+    .await;
+    let paused = h.slash("alice", "/schedule pause name:nightly-prune").await;
+    assert_eq!(
+        paused.text,
+        "schedule nightly-prune paused by alice: it does not fire until /schedule resume \
+         name:nightly-prune"
+    );
+    let digest = h.engine.schedule(&name()).unwrap().digest();
+    let nothing = h
+        .slash(
+            "bob",
+            &format!(
+                "/schedule approve name:nightly-prune digest:{} until:2099-01-01",
+                digest.short()
+            ),
+        )
+        .await;
+    assert_eq!(
+        nothing.text,
+        "schedule nightly-prune has no standing approval waiting for a second person; ask for \
+         one with /schedule approve name:nightly-prune"
+    );
+}
