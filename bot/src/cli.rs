@@ -17,6 +17,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use crate::clock::Clock;
 use crate::config::Config;
 use crate::logging::{Destination, LogFormat};
 use crate::targets::{Part, Targets};
@@ -49,12 +50,16 @@ enum Command {
         /// The TOML config (documented in deploy/opsbot.example.toml).
         #[arg(long)]
         config: PathBuf,
+        #[command(flatten)]
+        clock: ClockArgs,
     },
     /// The local console on this terminal, speaking as your OS account's person.
     Console {
         /// The TOML config (documented in deploy/opsbot.example.toml).
         #[arg(long)]
         config: PathBuf,
+        #[command(flatten)]
+        clock: ClockArgs,
     },
     /// The audit log.
     Audit {
@@ -106,6 +111,24 @@ enum AuditCommand {
         #[arg(long, value_parser = |s: &str| RunId::parse(s).map_err(|e| e.to_string()))]
         run: Option<RunId>,
     },
+}
+
+/// The time the bot goes by.
+#[derive(Debug, Args)]
+struct ClockArgs {
+    /// Go by a clock that starts at this time (RFC 3339) and runs at the normal pace, instead
+    /// of the system's: to rehearse a schedule's fire (start a minute before it) and for tests
+    /// of the real binary. Fires, approvals' expiry and standing approvals all follow it. Use
+    /// a copy of the store: the fires it records count, and a schedule fires only after them.
+    #[arg(long, value_parser = parse_time)]
+    now: Option<OffsetDateTime>,
+}
+
+impl ClockArgs {
+    /// Read inside the runtime: a simulated clock moves with tokio's.
+    fn clock(&self) -> Clock {
+        self.now.map_or_else(Clock::system, Clock::starting_at)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -203,8 +226,12 @@ async fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Demo(args) => crate::demo::run(args.flavor, args.speed, args.store).await,
         Command::Sim(args) => sim(args).await,
-        Command::Run { config } => crate::serve::run(Config::load(&config)?).await,
-        Command::Console { config } => crate::chat::console::run(Config::load(&config)?).await,
+        Command::Run { config, clock } => {
+            crate::serve::run(Config::load(&config)?, clock.clock()).await
+        }
+        Command::Console { config, clock } => {
+            crate::chat::console::run(Config::load(&config)?, clock.clock()).await
+        }
         Command::Audit {
             command: AuditCommand::Export { config, since, run },
         } => {

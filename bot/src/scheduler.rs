@@ -78,10 +78,12 @@ async fn look(engine: &Engine, schedule: &Schedule) -> Result<OffsetDateTime, En
     let lateness =
         time::Duration::try_from(engine.scheduling().lateness).unwrap_or(time::Duration::hours(1));
     if now - due > lateness {
+        // Only the fires older than the lateness are missed: a later one (the bot came back
+        // half an hour after today's fire, down since yesterday's) runs at the next look.
         let missed: Vec<_> = schedule
             .cron
             .fires_after(last.at)
-            .take_while(|at| *at <= now)
+            .take_while(|at| now - *at > lateness)
             .take(MOST_MISSED)
             .collect();
         let latest = missed.last().copied().unwrap_or(due);
@@ -171,3 +173,6 @@ fn announce(
         channel,
     );
 }
+
+#[cfg(test)]
+mod tests;

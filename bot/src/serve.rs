@@ -14,6 +14,7 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use crate::chat::console::{self, Hub};
 use crate::chat::discord::{Discord, DiscordTransport};
+use crate::clock::Clock;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::metrics;
@@ -21,14 +22,18 @@ use crate::progress::{ChatError, ChatTransport, Publisher};
 use crate::service::Service;
 use crate::store_upkeep;
 
-/// Serves until SIGTERM or Ctrl-C (or until the Discord gateway gives up).
-pub async fn run(config: Config) -> anyhow::Result<()> {
-    run_until(config, stop_signals()?).await
+/// Serves until SIGTERM or Ctrl-C (or until the Discord gateway gives up), going by `clock`.
+pub async fn run(config: Config, clock: Clock) -> anyhow::Result<()> {
+    run_until(config, clock, stop_signals()?).await
 }
 
 /// Serves until `stopped` resolves (or the Discord gateway gives up), then closes the gateway
 /// with a Close frame and returns.
-pub async fn run_until(config: Config, stopped: impl Future<Output = ()>) -> anyhow::Result<()> {
+pub async fn run_until(
+    config: Config,
+    clock: Clock,
+    stopped: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
     if config.discord.is_none() && config.console.socket.is_none() {
         bail!(
             "`opsbot run` serves [discord] and/or the [console] socket, and the config has \
@@ -45,7 +50,7 @@ pub async fn run_until(config: Config, stopped: impl Future<Output = ()>) -> any
     let hub = Hub::default();
     let transport = Routed::new(discord.as_ref().map(Discord::transport), hub.clone());
     let publisher = Arc::new(Publisher::new(transport, store.clone(), config.progress));
-    let engine = Engine::new(&config, store, publisher.clone())?;
+    let engine = Engine::with_clock(&config, store, publisher.clone(), clock)?;
     let service = Service::new(engine.clone(), publisher);
     // Listening before the console socket opens: once that exists, so do the metrics.
     let metrics = match config.metrics.listen {

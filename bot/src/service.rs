@@ -154,7 +154,7 @@ impl Service {
     /// would be, so that nobody is shown a plan they could not approve.
     pub async fn preview(&self, actor: &Actor, id: RunId) -> Result<(String, PlanDigest), Reply> {
         let approvable = self.engine.run(id).and_then(|run| {
-            let now = OffsetDateTime::now_utc();
+            let now = self.engine.clock().now();
             approval::approve(&run, actor, run.digest.as_str(), now)
                 .map_err(|refusal| Refusal::Approval(refusal).into())
                 .map(|_| run)
@@ -194,7 +194,7 @@ impl Service {
         origin: Origin,
         request: Request,
     ) -> Result<Reply, EngineError> {
-        let now = OffsetDateTime::now_utc();
+        let now = self.engine.clock().now();
         // Who may ask is the catalogue's word; the approval rules then check the approver role
         // themselves, with a precise refusal.
         let allowed = request.who().admits(actor.roles);

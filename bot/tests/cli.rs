@@ -12,7 +12,7 @@ use opsbot_sim::SimConfig;
 mod support;
 
 use opsbot_host_sim::TestHosts;
-use support::{COMPUTE, Scene, output, runbook_config, scene, spawn};
+use support::{COMPUTE, Scene, console_until, output, runbook_config, scene, serve_with, spawn};
 
 fn small() -> SimConfig {
     SimConfig {
@@ -187,6 +187,60 @@ async fn the_console_exits_at_end_of_input_leaving_a_parked_run_for_later() {
         stdout.contains("👉  3. stop the search container on 10.0.0.12 (waiting for /run done)"),
         "{stdout}"
     );
+}
+
+/// `--now`: `opsbot console` and `opsbot run` go by a clock that starts then, whatever the
+/// system's says, and `opsbot run` fires a schedule when that clock reaches its time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_and_console_go_by_the_clock_of_now_and_run_fires_schedules_on_it() {
+    let scene = scene(
+        SimConfig {
+            days_of_indices: 40,
+            today: time::macros::date!(2027 - 02 - 10),
+            ..small()
+        },
+        r#"kind = "sim""#,
+    )
+    .await;
+    let socket = scene.dir.path().join("console.sock");
+    support::add_nightly_prune(&scene.config, &socket, 20);
+    let config = config_of(&scene);
+
+    let console = run(
+        vec![
+            "console".into(),
+            "--config".into(),
+            config.clone(),
+            "--now".into(),
+            "2027-02-10T01:00:00Z".into(),
+        ],
+        "/schedule show name:nightly-prune\n",
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&console.stdout);
+    assert!(console.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("next: 2027-02-10 03:00 UTC, 2027-02-11 03:00 UTC, 2027-02-12 03:00 UTC"),
+        "{stdout}"
+    );
+
+    // A second before the fire: the scheduler arms, and fires a second later.
+    let bot = serve_with(&scene.config, &socket, &["--now", "2027-02-10T02:59:59Z"]).await;
+    console_until(
+        &socket,
+        "/schedule show name:nightly-prune\n",
+        "last: 2027-02-10 03:00 UTC · started r-1",
+    )
+    .await;
+    // No standing approval: the scheduled run waits for an ordinary one, which expires half an
+    // hour after the fire on the same clock.
+    let status = console_until(&socket, "/run status id:r-1\n", "r-1").await;
+    assert!(
+        status
+            .contains("by nightly-prune · waiting for approval by an approver (expires 03:30 UTC)"),
+        "{status}"
+    );
+    support::stop(bot);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

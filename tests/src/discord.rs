@@ -96,7 +96,11 @@ impl DiscordScene {
         }
         prepare(&fake, &mut config);
         // Served until the scene is dropped; stopping by SIGTERM is the binary's own test.
-        let bot = tokio::spawn(opsbot::serve::run_until(config, std::future::pending()));
+        let bot = tokio::spawn(opsbot::serve::run_until(
+            config,
+            opsbot::clock::Clock::system(),
+            std::future::pending(),
+        ));
         fake.wait_ready(PATIENCE).await.unwrap();
         fake.wait_commands(PATIENCE).await.unwrap();
         Self {

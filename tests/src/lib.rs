@@ -93,6 +93,11 @@ pub struct Setup {
     /// The rest of each simulated cluster's set-up (indices with settings of their own, data
     /// streams, the distribution, a slow deletion), from what the fields above make.
     pub sim: fn(SimConfig) -> SimConfig,
+    /// `[[schedules]]`; the test starts the scheduler itself (`opsbot::scheduler::spawn`).
+    pub schedules: Vec<opsbot::config::ScheduleConfig>,
+    /// The time the engine's clock starts at, as `opsbot run --now` sets it; the system's
+    /// clock when `None`.
+    pub now: Option<time::OffsetDateTime>,
 }
 
 impl Default for Setup {
@@ -119,6 +124,8 @@ impl Default for Setup {
             clouds: Vec::new(),
             runbooks: opsbot::config::RunbooksConfig::default(),
             sim: |config| config,
+            schedules: Vec::new(),
+            now: None,
         }
     }
 }
@@ -215,7 +222,7 @@ pub fn config(setup: &Setup, clusters: Vec<ClusterConfig>, dir: &Path) -> Config
         console: ConsoleConfig::default(),
         discord: None,
         metrics: Default::default(),
-        schedules: Vec::new(),
+        schedules: setup.schedules.clone(),
         scheduling: Default::default(),
     }
 }
@@ -230,7 +237,11 @@ impl Harness {
             store.clone(),
             config.progress,
         ));
-        let engine = Engine::new(&config, store, publisher.clone()).expect("engine");
+        let clock = setup.now.map_or_else(
+            opsbot::clock::Clock::system,
+            opsbot::clock::Clock::starting_at,
+        );
+        let engine = Engine::with_clock(&config, store, publisher.clone(), clock).expect("engine");
         let service = Service::new(engine.clone(), publisher.clone());
         Self {
             sim,

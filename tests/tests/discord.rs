@@ -278,7 +278,9 @@ async fn start_up_problems_are_named_with_what_to_fix() {
         change(&mut discord);
         config.discord = Some(discord);
         async move {
-            let error = opsbot::serve::run(config).await.unwrap_err();
+            let error = opsbot::serve::run(config, opsbot::clock::Clock::system())
+                .await
+                .unwrap_err();
             format!("{error:#}")
         }
     };

@@ -33,7 +33,8 @@ impl Service {
                 let changed = engine.set_paused(actor, &name, true).await?;
                 Reply::public(if changed {
                     format!(
-                        "schedule {name} paused by {}: it does not fire until /schedule resume                          name:{name}",
+                        "schedule {name} paused by {}: it does not fire until /schedule resume \
+                         name:{name}",
                         actor.name()
                     )
                 } else {

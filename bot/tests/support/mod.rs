@@ -107,7 +107,7 @@ pub fn open_store(path: &Path) -> opsbot_state::Store {
 }
 
 /// Progress nobody watches, for an engine used only to record a decision.
-struct Silent;
+pub struct Silent;
 
 impl opsbot::progress::ProgressSink for Silent {
     fn changed(&self, _: &opsbot_commands::run::Run) {}
@@ -196,8 +196,14 @@ pub fn console_held(config: &Path, input: &str) -> Child {
 /// `opsbot run --config CONFIG`, once its console socket exists (it listens from then on; a
 /// connection made to find out would be a connection of its own, and audited).
 pub async fn serve(config: &Path, socket: &Path) -> Child {
+    serve_with(config, socket, &[]).await
+}
+
+/// [`serve`] with more arguments, e.g. `--now`.
+pub async fn serve_with(config: &Path, socket: &Path, more: &[&str]) -> Child {
     let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
         .args(["run", "--config", &config.display().to_string()])
+        .args(more)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -242,6 +248,59 @@ pub async fn console_session(socket: &Path, input: &str) -> Vec<String> {
             return said;
         }
         said.push(line);
+    }
+}
+
+/// Appends to `config` the console socket at `socket` and the schedule `nightly-prune`: at 03:00
+/// UTC, prune the `flog-` indices older than 30 days, reporting to the console, with bounds of
+/// at most `max_indices` indices, none younger than 30 days, only `flog-`.
+pub fn add_nightly_prune(config: &Path, socket: &Path, max_indices: u32) {
+    let mut text = std::fs::read_to_string(config).unwrap();
+    text.push_str(&format!(
+        r#"
+[console]
+socket = "{}"
+
+[[schedules]]
+name = "nightly-prune"
+cron = "0 3 * * *"
+command = "/indices prune cluster:logs older_than_days:30 prefix:flog-"
+channel = "console"
+
+[schedules.bounds]
+max_indices = {max_indices}
+min_age_days = 30
+prefix = "flog-"
+"#,
+        socket.display()
+    ));
+    std::fs::write(config, text).unwrap();
+}
+
+/// Types `input` on the console socket of `opsbot run` again and again until what the console
+/// said contains `wanted`; all it said then.
+pub async fn console_until(socket: &Path, input: &str, wanted: &str) -> String {
+    console_until_with(socket, input, wanted, |said| said.contains(wanted)).await
+}
+
+/// [`console_until`] what the console said meets `done` (`what` names it).
+pub async fn console_until_with(
+    socket: &Path,
+    input: &str,
+    what: &str,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let said = console_session(socket, input).await.join("\n");
+        if done(&said) {
+            return said;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the console never said {what}; it last said:\n{said}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -302,8 +361,14 @@ impl Bot {
     /// `opsbot run --config CONFIG`, its warnings and errors on a pipe that
     /// [`Bot::terminated`] reads.
     pub fn run(config: &Path) -> Self {
+        Self::run_with(config, &[])
+    }
+
+    /// [`Bot::run`] with more arguments, e.g. `--now`.
+    pub fn run_with(config: &Path, more: &[&str]) -> Self {
         let child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
             .args(["run", "--config", &config.display().to_string()])
+            .args(more)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -326,6 +391,25 @@ impl Bot {
             .ok()?
             .unwrap();
         Some((self.0.wait().unwrap(), log))
+    }
+}
+
+impl Bot {
+    /// Whether the bot has exited (by itself: a bot that should run until killed failed).
+    pub fn has_ended(&mut self) -> bool {
+        matches!(self.0.try_wait(), Ok(Some(_)))
+    }
+
+    /// SIGKILLs the bot (it may have ended already) and reaps it.
+    pub fn kill(mut self) {
+        let _ = self.0.kill();
+        self.0.wait().unwrap();
+    }
+}
+
+impl From<Child> for Bot {
+    fn from(child: Child) -> Self {
+        Self(child)
     }
 }
 

@@ -152,7 +152,8 @@ pub enum StandingRefusal {
     #[error("approving a standing approval needs until: the date it ends, e.g. until:2027-02-01")]
     NoUntil,
     #[error(
-        "schedule {schedule} has no standing approval waiting for a second person; ask for one          with /schedule approve name:{schedule}"
+        "schedule {schedule} has no standing approval waiting for a second person; ask for one \
+         with /schedule approve name:{schedule}"
     )]
     NothingAsked { schedule: ScheduleName },
 }

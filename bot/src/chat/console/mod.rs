@@ -24,6 +24,7 @@ pub use account::{AccountError, account_of, running_account};
 pub use screen::Screen;
 pub use socket::{Hub, bind, serve};
 
+use crate::clock::Clock;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::progress::Publisher;
@@ -35,12 +36,12 @@ use transcript::PRIVATE;
 pub const CHANNEL: &str = "console";
 
 /// `opsbot console`: the console on this terminal, speaking as the person of the account that
-/// runs it, until the end of its input.
-pub async fn run(config: Config) -> anyhow::Result<()> {
+/// runs it, until the end of its input, going by `clock`.
+pub async fn run(config: Config, clock: Clock) -> anyhow::Result<()> {
     let people = config.people()?;
     let account = running_account()?;
     let speaking = people.on_console(&account).map(Speaking::Fixed);
-    terminal(&config, None, speaking).await
+    terminal(&config, None, speaking, clock).await
 }
 
 /// `opsbot demo`: the console as `first` of `people`, who can switch with `/as`.
@@ -54,7 +55,7 @@ pub async fn demo(
         people,
         current: first,
     };
-    terminal(&config, Some(banner), Ok(speaking)).await
+    terminal(&config, Some(banner), Ok(speaking), Clock::system()).await
 }
 
 /// Whether a line answers a run that waits for a person (`/approve`, `/reject`, `/run done`).
@@ -95,6 +96,7 @@ async fn terminal(
     config: &Config,
     banner: Option<String>,
     speaking: Result<Speaking, UnknownPerson>,
+    clock: Clock,
 ) -> anyhow::Result<()> {
     let store = Store::open(&config.store.path)
         .map_err(|error| match (&error, &config.console.socket) {
@@ -111,7 +113,7 @@ async fn terminal(
         store.clone(),
         config.progress,
     ));
-    let engine = Engine::new(config, store, publisher.clone())?;
+    let engine = Engine::with_clock(config, store, publisher.clone(), clock)?;
     let service = Service::new(engine.clone(), publisher.clone());
     let speaking = match speaking {
         Ok(speaking) => speaking,
