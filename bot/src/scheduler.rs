@@ -108,7 +108,8 @@ async fn look(engine: &Engine, schedule: &Schedule) -> Result<OffsetDateTime, En
     Ok(clock.now())
 }
 
-/// Fires `due`, waiting (bounded) while the target is busy with another run.
+/// Fires `due`, waiting (bounded) while the target is busy with another run, and trying again
+/// while it does not answer, until the fire is `[scheduling] lateness` old.
 async fn fire(
     engine: &Engine,
     schedule: &Schedule,
@@ -118,6 +119,8 @@ async fn fire(
     let lock_wait = time::Duration::try_from(engine.scheduling().lock_wait)
         .unwrap_or(time::Duration::minutes(30));
     let give_up = clock.now() + lock_wait;
+    let lateness =
+        time::Duration::try_from(engine.scheduling().lateness).unwrap_or(time::Duration::hours(1));
     let target = schedule.request.target();
     loop {
         let holder = engine.store().lock_holder(&target)?;
@@ -133,12 +136,27 @@ async fn fire(
             }
             None => match engine.fire(schedule, due).await {
                 Err(EngineError::Refused(Refusal::Busy { .. })) => continue,
+                // The target did not answer: looked at again while the fire may still run.
+                Err(EngineError::Refused(refusal @ Refusal::Backend(_))) => {
+                    if clock.now() < due + lateness {
+                        tracing::warn!(schedule = %schedule.name, error = %refusal, "the schedule's target did not answer; trying again");
+                        clock.sleep_until(clock.now() + BUSY_LOOK).await;
+                        continue;
+                    }
+                    let error = format!(
+                        "{refusal} (tried until {}, [scheduling] lateness after the fire)",
+                        schedule.cron.local(clock.now())
+                    );
+                    engine
+                        .record(schedule, due, FireOutcome::Failed { error })
+                        .await?
+                }
                 other => other?,
             },
         };
         if let Some(outcome) = outcome {
             tracing::info!(schedule = %schedule.name, outcome = outcome.describe(), "schedule fired");
-            if !matches!(outcome, FireOutcome::Started { .. } | FireOutcome::Armed) {
+            if outcome.is_news() {
                 let text = format!(
                     "⏰ schedule {} ({}): {}",
                     schedule.name,
@@ -166,10 +184,7 @@ fn announce(
             opsbot_commands::run::ChannelId(crate::chat::console::CHANNEL.to_owned())
         });
     engine.progress().announce(
-        Announcement {
-            key: format!("schedule/{schedule}/{key}"),
-            text,
-        },
+        Announcement::named(&format!("schedule/{schedule}/{key}"), text),
         channel,
     );
 }

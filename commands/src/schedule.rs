@@ -169,6 +169,16 @@ pub enum FireOutcome {
 }
 
 impl FireOutcome {
+    /// Whether the operators are told in chat: a fire that should have run and did not. The
+    /// others are in the audit log and `/schedule show` (a nightly "nothing to do" in the
+    /// announcement channel would teach people to stop reading it).
+    pub fn is_news(&self) -> bool {
+        match self {
+            Self::Busy { .. } | Self::Missed | Self::Failed { .. } => true,
+            Self::Armed | Self::Started { .. } | Self::NothingToDo { .. } | Self::Paused => false,
+        }
+    }
+
     /// A short line for `/schedule show` and the audit log.
     pub fn describe(&self) -> String {
         match self {

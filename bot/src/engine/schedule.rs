@@ -51,7 +51,8 @@ impl Engine {
     /// fire's record in one transaction (a plan with nothing to do records only the fire). The
     /// run goes ahead under the schedule's standing approval when that covers its plan, and
     /// waits for an ordinary approval otherwise, saying why. `None`: this fire was already
-    /// recorded (by this bot before a restart). A busy target is [`Refusal::Busy`].
+    /// recorded (by this bot before a restart). A busy target is [`Refusal::Busy`], one that
+    /// did not answer [`Refusal::Backend`]: neither is recorded, the scheduler tries again.
     pub async fn fire(
         &self,
         schedule: &Schedule,
@@ -63,6 +64,8 @@ impl Engine {
         }
         let mut plan = match self.0.targets.plan(&schedule.request, now).await {
             Ok(plan) => plan,
+            // A target that did not answer may answer in a moment: the scheduler tries again.
+            Err(error @ EngineError::Refused(Refusal::Backend(_))) => return Err(error),
             Err(error) => {
                 let error = error.to_string();
                 return self

@@ -41,6 +41,12 @@ impl ProgressSink for Announced {
         None
     }
     fn announce(&self, announcement: Announcement, _: ChannelId) {
+        // Discord refuses a longer nonce, and the key is sent as one.
+        assert!(
+            announcement.key.len() <= Announcement::MAX_KEY,
+            "{}",
+            announcement.key
+        );
         self.said
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -75,7 +81,8 @@ type Fired = Vec<(String, String)>;
 /// What became of the fires while the scheduler ran from `start` for `days`: the fire times
 /// the audit log recorded (oldest first), and the announcements with the time each was made.
 async fn fires(start: OffsetDateTime, days: u64) -> (Vec<String>, Vec<(OffsetDateTime, String)>) {
-    let (fired, said) = fires_after(start, None, Duration::from_secs(days * 24 * 60 * 60)).await;
+    let run_for = Duration::from_secs(days * 24 * 60 * 60);
+    let (fired, said) = fires_after(start, None, run_for, Vec::new()).await;
     (fired.into_iter().map(|(at, _)| at).collect(), said)
 }
 
@@ -85,6 +92,7 @@ async fn fires_after(
     start: OffsetDateTime,
     armed: Option<OffsetDateTime>,
     run_for: Duration,
+    clusters: Vec<crate::config::ClusterConfig>,
 ) -> (Fired, Vec<(OffsetDateTime, String)>) {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
@@ -94,7 +102,7 @@ async fn fires_after(
         },
         engine: EngineConfig::default(),
         progress: ProgressConfig::default(),
-        clusters: Vec::new(),
+        clusters,
         clouds: Vec::new(),
         runbooks: RunbooksConfig::default(),
         people: Vec::new(),
@@ -223,6 +231,7 @@ async fn after_an_outage_the_fire_within_the_lateness_runs_and_only_older_ones_a
         datetime!(2027-02-03 02:00 UTC),
         Some(datetime!(2027-02-01 12:00 UTC)),
         Duration::from_secs(60 * 60),
+        Vec::new(),
     )
     .await;
     let fired: Vec<(&str, &str)> = fired
@@ -235,5 +244,57 @@ async fn after_an_outage_the_fire_within_the_lateness_runs_and_only_older_ones_a
             ("2027-02-02 01:30 UTC", "missed"),
             ("2027-02-03 01:30 UTC", "failed")
         ]
+    );
+}
+
+/// `logs` at a loopback port nobody listens on: every request is refused at once.
+async fn silent_cluster() -> crate::config::ClusterConfig {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    crate::config::ClusterConfig {
+        name: ClusterName::parse("logs").unwrap(),
+        url,
+        nodes: Vec::new(),
+        node_control: crate::config::NodeControlConfig::Sim { url: None },
+        tls: Default::default(),
+        auth: None,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fire_whose_cluster_does_not_answer_is_tried_again_until_the_lateness_then_reported_once()
+{
+    // Armed at 01:00 UTC; due at 01:30 UTC (02:30 in Berlin); the lateness is an hour.
+    let start = datetime!(2027-02-10 01:00 UTC);
+    let (fired, said) = fires_after(
+        start,
+        Some(start),
+        Duration::from_secs(60 * 60),
+        vec![silent_cluster().await],
+    )
+    .await;
+    assert_eq!(fired, Vec::new(), "still trying at 02:00, nothing recorded");
+    assert_eq!(said, Vec::new());
+
+    let (fired, said) = fires_after(
+        start,
+        Some(start),
+        Duration::from_secs(3 * 60 * 60),
+        vec![silent_cluster().await],
+    )
+    .await;
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    let (at, outcome) = &fired[0];
+    assert_eq!(at, "2027-02-10 01:30 UTC");
+    assert!(outcome.starts_with("failed: "), "{outcome}");
+    assert!(
+        outcome.contains("[scheduling] lateness after the fire"),
+        "{outcome}"
+    );
+    assert_eq!(said.len(), 1, "told once: {said:?}");
+    assert!(
+        said[0].0 >= datetime!(2027-02-10 02:30 UTC),
+        "not before the lateness: {said:?}"
     );
 }
