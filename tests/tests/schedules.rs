@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use opsbot::config::ScheduleConfig;
 use opsbot_commands::index::IndexName;
-use opsbot_commands::name::{ClusterName, RunId};
+use opsbot_commands::name::{ClusterName, PersonName, RunId};
+use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::retention::RetentionDays;
 use opsbot_commands::run::{ChannelId, RunState};
@@ -84,9 +85,25 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
         .await;
     assert!(asked.text.starts_with("sa-1 asked"), "{}", asked.text);
     let digest = h.engine.schedule(&name()).unwrap().digest();
+    // dave approves and does not operate: he may approve a standing approval, not ask for one.
+    let dave = Actor {
+        person: PersonRef {
+            name: PersonName::parse("dave").unwrap(),
+            via: Surface::Console {
+                account: "dave".to_owned(),
+            },
+        },
+        roles: Roles {
+            operator: false,
+            approver: true,
+        },
+    };
+    let ask = h.say(&dave, "/schedule approve name:nightly-prune").await;
+    assert_eq!(ask.text, "only operators may do that; ask an operator");
+    assert!(ask.private);
     let approved = h
-        .slash(
-            "bob",
+        .say(
+            &dave,
             &format!(
                 "/schedule approve name:nightly-prune digest:{} until:2027-03-01",
                 digest.short()
@@ -94,7 +111,7 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
         )
         .await;
     assert!(
-        approved.text.starts_with("sa-1 approved by bob"),
+        approved.text.starts_with("sa-1 approved by dave"),
         "{}",
         approved.text
     );

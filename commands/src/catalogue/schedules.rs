@@ -80,7 +80,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
             },
         ],
         reach: Reach::Everywhere,
-        who: Who::Operators,
+        who: Who::Deciders,
         open: false,
         build: |a| {
             Ok(Request::Schedule(ScheduleRequest::Approve {
