@@ -225,13 +225,7 @@ fn deleted_names(scene: &Scene) -> Vec<String> {
         .calls()
         .into_iter()
         .filter(|c| c.method == "DELETE")
-        .flat_map(|c| {
-            c.path
-                .trim_start_matches('/')
-                .split(',')
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|c| c.path_names())
         .collect()
 }
 

@@ -30,6 +30,18 @@ pub struct Call {
     pub hung_up: bool,
 }
 
+impl Call {
+    /// The index names the request's path names: `/a,b` names `a` and `b` (what a DELETE
+    /// deletes).
+    pub fn path_names(&self) -> Vec<String> {
+        self.path
+            .trim_start_matches('/')
+            .split(',')
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
 /// Oldest entries are dropped past this size so a long demo cannot exhaust memory.
 const CAPACITY: usize = 100_000;
 

@@ -346,6 +346,14 @@ impl Harness {
             .collect()
     }
 
+    /// Every index name that reached a DELETE, once per DELETE naming it.
+    pub fn deleted_names(&self) -> Vec<String> {
+        self.calls_by("DELETE")
+            .iter()
+            .flat_map(Call::path_names)
+            .collect()
+    }
+
     /// Requests whose method and path match.
     pub fn calls_to(&self, method: &str, path: &str) -> Vec<Call> {
         self.calls_by(method)

@@ -12,20 +12,6 @@ use opsbot_tests::{Harness, Setup, actor};
 
 const PRUNE: &str = "/indices prune cluster:logs older_than_days:30";
 
-/// Every index name that reached a DELETE.
-fn deleted_names(h: &Harness) -> Vec<String> {
-    h.calls_by("DELETE")
-        .iter()
-        .flat_map(|c| {
-            c.path
-                .trim_start_matches('/')
-                .split(',')
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn a_prune_approved_by_a_second_operator_deletes_exactly_the_selection() {
     let h = Harness::start(Setup::default()).await;
@@ -54,7 +40,7 @@ async fn a_prune_approved_by_a_second_operator_deletes_exactly_the_selection() {
     assert_eq!(run.state, RunState::Succeeded, "{:?}", run.state);
 
     let planned: BTreeSet<String> = run.plan.deleted_indices().map(|i| i.to_string()).collect();
-    let deleted: BTreeSet<String> = deleted_names(&h).into_iter().collect();
+    let deleted: BTreeSet<String> = h.deleted_names().into_iter().collect();
     assert_eq!(deleted, planned, "exactly the plan was deleted");
     assert_eq!(planned.len(), 60);
     let after: BTreeSet<String> = h.index_names().into_iter().collect();
@@ -209,7 +195,7 @@ async fn a_second_approval_is_told_who_approved_and_approval_after_cancel_is_ref
     );
     let run = h.finished(opsbot_commands::name::RunId::new(1)).await;
     assert_eq!(run.state, RunState::Succeeded);
-    assert_eq!(deleted_names(&h).len(), 60, "deleted once");
+    assert_eq!(h.deleted_names().len(), 60, "deleted once");
 
     let newest = h
         .index_names()
@@ -297,7 +283,7 @@ async fn indices_that_vanish_are_reported_and_ones_that_appear_are_never_deleted
     h.approve("bob", "r-1").await;
     let run = h.finished(id).await;
     assert_eq!(run.state, RunState::Succeeded, "{:?}", run.state);
-    let deleted = deleted_names(&h);
+    let deleted = h.deleted_names();
     assert!(!deleted.contains(gone));
     assert!(!deleted.iter().any(|d| d == "flog-2020.01.01"));
     assert!(h.index_names().contains(&"flog-2020.01.01".to_owned()));
@@ -348,7 +334,7 @@ async fn a_cancelled_prune_stops_between_chunks_and_reports_what_was_deleted() {
         "{note}"
     );
     assert_eq!(
-        deleted_names(&h).len(),
+        h.deleted_names().len(),
         first,
         "only the first chunk went out"
     );

@@ -36,16 +36,7 @@ fn sent(h: &Harness) -> Vec<Vec<String>> {
         "DELETEs without opsbot's opaque id: {others:#?}"
     );
     assert!(!opsbot.is_empty(), "opsbot sent no DELETE");
-    opsbot
-        .into_iter()
-        .map(|c| {
-            c.path
-                .trim_start_matches('/')
-                .split(',')
-                .map(str::to_owned)
-                .collect()
-        })
-        .collect()
+    opsbot.into_iter().map(|c| c.path_names()).collect()
 }
 
 /// Every name in at most one DELETE.

@@ -49,20 +49,6 @@ fn nightly(max_indices: u32) -> ScheduleConfig {
     })
 }
 
-/// The names of every DELETE the cluster received, once per DELETE naming them.
-fn deleted(h: &Harness) -> Vec<String> {
-    h.calls_by("DELETE")
-        .iter()
-        .flat_map(|call| {
-            call.path
-                .trim_start_matches('/')
-                .split(',')
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_deletes_its_plan() {
     // 60 daily indices are older than 30 days; the bounds admit 20.
@@ -154,7 +140,7 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
     // It carries the standing approval it is not covered by, for the record.
     let grant = run.scheduled.as_ref().unwrap().standing.as_ref().unwrap();
     assert_eq!(grant.id.to_string(), "sa-1");
-    assert!(deleted(&h).is_empty(), "deleted before any approval");
+    assert!(h.deleted_names().is_empty(), "deleted before any approval");
 
     // The approver sees why in the plan, and approves it; an operator cannot.
     let preview = h.slash("bob", "/approve id:r-1").await;
@@ -168,13 +154,13 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
     let refused = h.approve("alice", "r-1").await;
     assert!(refused.private, "{}", refused.text);
     h.engine.idle().await;
-    assert!(deleted(&h).is_empty(), "deleted on alice's word");
+    assert!(h.deleted_names().is_empty(), "deleted on alice's word");
     let reply = h.approve("bob", "r-1").await;
     assert!(!reply.private, "{}", reply.text);
     let run = h.finished(r1).await;
     assert_eq!(run.state, RunState::Succeeded, "{:#?}", run.steps);
 
-    let sent = deleted(&h);
+    let sent = h.deleted_names();
     let once: BTreeSet<String> = sent.iter().cloned().collect();
     assert_eq!(once.len(), sent.len(), "a name sent twice: {sent:?}");
     assert_eq!(once, planned);

@@ -367,7 +367,7 @@ impl Inner {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 /// The store error of a transition that cannot be refused.
 fn store_only(error: UpdateError<Infallible>) -> StoreError {

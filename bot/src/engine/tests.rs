@@ -31,8 +31,12 @@ fn person(name: &str) -> PersonRef {
     }
 }
 
-/// A config with no targets (nothing here plans) and `schedules`, its store in `dir`.
-fn config(dir: &tempfile::TempDir, schedules: Vec<crate::config::ScheduleConfig>) -> Config {
+/// A config with no targets (nothing here plans) and `schedules`, its store in `dir`: the
+/// engine and scheduler tests' own.
+pub(crate) fn config(
+    dir: &tempfile::TempDir,
+    schedules: Vec<crate::config::ScheduleConfig>,
+) -> Config {
     Config {
         store: StoreConfig {
             path: dir.path().join("store"),

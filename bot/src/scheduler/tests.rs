@@ -21,10 +21,7 @@ use time::OffsetDateTime;
 use time::macros::datetime;
 
 use crate::clock::Clock;
-use crate::config::{
-    Config, ConsoleConfig, EngineConfig, ProgressConfig, RunbooksConfig, ScheduleConfig,
-    StoreConfig,
-};
+use crate::config::{Config, ScheduleConfig};
 use crate::engine::Engine;
 use crate::progress::ProgressSink;
 
@@ -96,21 +93,8 @@ async fn fires_after(
 ) -> (Fired, Vec<(OffsetDateTime, String)>) {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
-        store: StoreConfig {
-            path: dir.path().join("store"),
-            retention: Default::default(),
-        },
-        engine: EngineConfig::default(),
-        progress: ProgressConfig::default(),
         clusters,
-        clouds: Vec::new(),
-        runbooks: RunbooksConfig::default(),
-        people: Vec::new(),
-        console: ConsoleConfig::default(),
-        discord: None,
-        metrics: Default::default(),
-        schedules: vec![nightly()],
-        scheduling: Default::default(),
+        ..crate::engine::tests::config(&dir, vec![nightly()])
     };
     let store = Store::open(&config.store.path).unwrap();
     let clock = Clock::starting_at(start);

@@ -13,35 +13,11 @@ use time::OffsetDateTime;
 use time::macros::datetime;
 
 use crate::clock::Clock;
-use crate::config::{
-    Config, ConsoleConfig, EngineConfig, ProgressConfig, RunbooksConfig, StoreConfig,
-};
 use crate::engine::Engine;
 use crate::progress::Publisher;
 use crate::progress::script::Script;
 
 const BOOKED_AT: OffsetDateTime = datetime!(2026-11-28 02:00 UTC);
-
-fn config(dir: &tempfile::TempDir) -> Config {
-    Config {
-        store: StoreConfig {
-            path: dir.path().join("store"),
-            retention: Default::default(),
-        },
-        engine: EngineConfig::default(),
-        progress: ProgressConfig::default(),
-        clusters: Vec::new(),
-        clouds: Vec::new(),
-        runbooks: RunbooksConfig::default(),
-        people: Vec::new(),
-        console: ConsoleConfig::default(),
-        discord: None,
-        metrics: Default::default(),
-        schedules: Vec::new(),
-        // Reminders 24 h and 1 h ahead, the default.
-        scheduling: Default::default(),
-    }
-}
 
 /// alice's report on `logs`, booked at `now` (nothing destructive: booked at once).
 fn booked(now: OffsetDateTime) -> impl FnOnce(opsbot_commands::name::RunId) -> Run {
@@ -85,7 +61,7 @@ fn life(
         .build()
         .unwrap();
     runtime.block_on(async {
-        let config = config(dir);
+        let config = crate::engine::tests::config(dir, Vec::new());
         let store = Store::open(&config.store.path).unwrap();
         let chat = Script::recording();
         let publisher = Arc::new(Publisher::new(
