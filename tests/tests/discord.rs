@@ -680,3 +680,55 @@ async fn a_runbook_takes_its_parameters_as_options_with_suggestions() {
     scene.progress("r-1", |text| text.starts_with("✅")).await;
     scene.assert_well_behaved();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_booked_from_discord_is_announced_ahead_and_runs_at_its_time() {
+    let scene = DiscordScene::start(Setup {
+        days_of_indices: 10,
+        ..Setup::default()
+    })
+    .await;
+    let at = (time::OffsetDateTime::now_utc() + time::Duration::seconds(3))
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap();
+    let (reply, private) = scene
+        .slash(
+            &user("alice"),
+            &format!("/cluster restart cluster:logs at:{at}"),
+        )
+        .await;
+    assert!(!private, "a booking is public: {reply}");
+    assert!(reply.starts_with("r-1 booked\n📅 starts at"), "{reply}");
+    let done = scene.progress("r-1", |text| text.starts_with("✅")).await;
+    let first = done
+        .history
+        .first()
+        .map(|v| v["embeds"][0]["description"].to_string());
+    assert!(
+        first.as_deref().is_some_and(|t| t.contains("📅 r-1")),
+        "the message showed the booking first: {first:?}"
+    );
+    scene
+        .fake
+        .wait_message(ANNOUNCE_CHANNEL, opsbot_tests::PATIENCE, |m| {
+            m.content.starts_with("✅ maintenance over")
+        })
+        .await
+        .unwrap();
+    let said: Vec<String> = scene
+        .fake
+        .messages(ANNOUNCE_CHANNEL)
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(said.len(), 3, "{said:#?}");
+    assert!(
+        said[0].starts_with("📅 maintenance booked by alice for "),
+        "{said:#?}"
+    );
+    assert_eq!(
+        said[1],
+        "🔧 maintenance started by alice: /cluster restart cluster:logs (r-1)"
+    );
+    scene.assert_well_behaved();
+}
