@@ -10,6 +10,12 @@ use time::OffsetDateTime;
 /// so a long wait is taken in pieces, each re-reading the clock.
 pub(crate) const LONGEST_NAP: Duration = Duration::from_secs(60);
 
+/// A configured length (std's, as the config reads it) on the clock's scale (`time`'s, as its
+/// instants are): saturating, since no length a config can name comes near the limit.
+pub fn span(length: Duration) -> time::Duration {
+    time::Duration::try_from(length).unwrap_or(time::Duration::MAX)
+}
+
 /// A clock; cheap to copy.
 #[derive(Debug, Clone, Copy)]
 pub struct Clock {

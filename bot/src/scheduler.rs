@@ -11,6 +11,7 @@ use opsbot_commands::schedule::{FireOutcome, Schedule};
 use time::OffsetDateTime;
 use tokio::task::JoinHandle;
 
+use crate::clock::span;
 use crate::engine::{Engine, EngineError, Refusal};
 
 /// How often a fire whose target is busy looks again, until `[scheduling] lock_wait`.
@@ -75,8 +76,7 @@ async fn look(engine: &Engine, schedule: &Schedule) -> Result<OffsetDateTime, En
     if due > now {
         return Ok(due);
     }
-    let lateness =
-        time::Duration::try_from(engine.scheduling().lateness).unwrap_or(time::Duration::hours(1));
+    let lateness = span(engine.scheduling().lateness);
     if now - due > lateness {
         // Only the fires older than the lateness are missed: a later one (the bot came back
         // half an hour after today's fire, down since yesterday's) runs at the next look.
@@ -116,11 +116,9 @@ async fn fire(
     due: OffsetDateTime,
 ) -> Result<(), EngineError> {
     let clock = engine.clock();
-    let lock_wait = time::Duration::try_from(engine.scheduling().lock_wait)
-        .unwrap_or(time::Duration::minutes(30));
+    let lock_wait = span(engine.scheduling().lock_wait);
     let give_up = clock.now() + lock_wait;
-    let lateness =
-        time::Duration::try_from(engine.scheduling().lateness).unwrap_or(time::Duration::hours(1));
+    let lateness = span(engine.scheduling().lateness);
     let target = schedule.request.target();
     loop {
         let holder = engine.store().lock_holder(&target)?;

@@ -28,7 +28,7 @@ impl Retention {
 
     /// The moment before which records are archived, at `now`.
     fn cutoff(self, now: OffsetDateTime) -> OffsetDateTime {
-        now.checked_sub(time::Duration::try_from(self.0).unwrap_or(time::Duration::MAX))
+        now.checked_sub(crate::clock::span(self.0))
             .unwrap_or(OffsetDateTime::UNIX_EPOCH)
     }
 }

@@ -27,6 +27,21 @@ pub(crate) enum Abort {
     Stale,
 }
 
+impl Abort {
+    /// What a compare-and-swap transaction came to: `None` when the record changed since it
+    /// was read (read it again and apply the change again).
+    pub(crate) fn swapped<T>(
+        outcome: Result<T, TransactionError<Self>>,
+    ) -> Result<Option<T>, StoreError> {
+        match outcome {
+            Ok(value) => Ok(Some(value)),
+            Err(TransactionError::Abort(Self::Stale)) => Ok(None),
+            Err(TransactionError::Abort(Self::Store(error))) => Err(error),
+            Err(TransactionError::Storage(error)) => Err(StoreError::Sled(error)),
+        }
+    }
+}
+
 impl From<StoreError> for Abort {
     fn from(error: StoreError) -> Self {
         Self::Store(error)
@@ -244,23 +259,17 @@ impl Store {
                     .iter()
                     .try_for_each(|event| self.put_audit(&trees, event))
             });
-            match outcome {
-                Ok(()) => {
-                    self.flush()?;
-                    if after.state.is_finished() {
-                        self.plan_cache.forget(id);
-                    } else if replanned {
-                        self.plan_cache
-                            .put(id, &after.digest, std::sync::Arc::clone(&after.plan));
-                    }
-                    return Ok(after);
-                }
-                Err(TransactionError::Abort(Abort::Stale)) => continue,
-                Err(TransactionError::Abort(Abort::Store(error))) => return Err(error.into()),
-                Err(TransactionError::Storage(error)) => {
-                    return Err(StoreError::Sled(error).into());
-                }
+            if Abort::swapped(outcome)?.is_none() {
+                continue;
             }
+            self.flush()?;
+            if after.state.is_finished() {
+                self.plan_cache.forget(id);
+            } else if replanned {
+                self.plan_cache
+                    .put(id, &after.digest, std::sync::Arc::clone(&after.plan));
+            }
+            return Ok(after);
         }
     }
 

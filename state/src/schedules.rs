@@ -7,7 +7,7 @@ use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::people::Speaker;
 use opsbot_commands::schedule::{FireRecord, Pause, ScheduleName, StandingApproval, StandingId};
 use sled::Transactional;
-use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
+use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 use time::OffsetDateTime;
 
 use crate::audit::AuditTrees;
@@ -264,16 +264,9 @@ impl Store {
                     meta.insert(key.as_slice(), bytes.as_slice())?;
                     self.put_audit(&AuditTrees { meta, audit, index }, &entry)
                 });
-            match outcome {
-                Ok(()) => {
-                    self.flush()?;
-                    return Ok(after);
-                }
-                Err(TransactionError::Abort(Abort::Stale)) => continue,
-                Err(TransactionError::Abort(Abort::Store(error))) => return Err(error.into()),
-                Err(TransactionError::Storage(error)) => {
-                    return Err(StoreError::Sled(error).into());
-                }
+            if Abort::swapped(outcome)?.is_some() {
+                self.flush()?;
+                return Ok(after);
             }
         }
     }

@@ -14,7 +14,8 @@ use opsbot_commands::run::{Run, RunState, StepState};
 use opsbot_state::{StoreError, UpdateError};
 use time::OffsetDateTime;
 
-use super::{EngineError, Inner};
+use super::{EngineError, Inner, drive};
+use crate::clock::span;
 
 /// How often a booked run whose time came looks again at a busy target or a target that did
 /// not answer, until `[scheduling] lock_wait` after its time.
@@ -58,15 +59,17 @@ pub(super) async fn arrive(inner: &Inner, run: &Run) -> Result<Arrival, StoreErr
         return Ok(Arrival::Settled);
     };
     let now = inner.clock.now();
-    let lock_wait =
-        time::Duration::try_from(inner.scheduling.lock_wait).unwrap_or(time::Duration::ZERO);
+    let lock_wait = span(inner.scheduling.lock_wait);
     let why = match inner.targets.plan(&run.plan.request, at).await {
         Ok(plan) if plan.steps.is_empty() => {
             let notes = plan.notes.join("; ");
             let error = format!(
                 "at its booked time there was nothing to do ({notes}); nothing was changed"
             );
-            fail(inner, run.id, error, now).await?;
+            drive::finish(inner, run.id, move |_| RunState::Failed {
+                error: error.clone(),
+            })
+            .await?;
             return Ok(Arrival::Settled);
         }
         Ok(plan) => match replan(inner, run.id, plan, now).await {
@@ -89,7 +92,10 @@ pub(super) async fn arrive(inner: &Inner, run: &Run) -> Result<Arrival, StoreErr
         opsbot_commands::render::utc(at),
         opsbot_commands::render::utc(now)
     );
-    fail(inner, run.id, error, now).await?;
+    drive::finish(inner, run.id, move |_| RunState::Failed {
+        error: error.clone(),
+    })
+    .await?;
     Ok(Arrival::Settled)
 }
 
@@ -101,8 +107,7 @@ async fn replan(
     plan: Plan,
     now: OffsetDateTime,
 ) -> Result<(), UpdateError<std::convert::Infallible>> {
-    let approval_ttl =
-        time::Duration::try_from(inner.config.approval_ttl).unwrap_or(time::Duration::minutes(30));
+    let approval_ttl = span(inner.config.approval_ttl);
     let plan = Arc::new(plan);
     let updated = inner.writes.update_run(id, None, move |run| {
         if run.state != RunState::Booked {
@@ -133,32 +138,6 @@ async fn replan(
     });
     let run = updated.await?;
     tracing::info!(state = run.state.label(), "booked time reached");
-    inner.progress.changed(&run);
-    Ok(())
-}
-
-async fn fail(
-    inner: &Inner,
-    id: RunId,
-    error: String,
-    now: OffsetDateTime,
-) -> Result<(), StoreError> {
-    let updated = inner.writes.update_run(id, None, move |run| {
-        if run.state != RunState::Booked {
-            return Ok::<_, std::convert::Infallible>(vec![]);
-        }
-        run.finish(
-            RunState::Failed {
-                error: error.clone(),
-            },
-            now,
-        );
-        Ok(vec![AuditKind::RunFinished {
-            state: run.state.label().to_owned(),
-        }])
-    });
-    let run = updated.await.map_err(super::store_only)?;
-    tracing::warn!(state = run.state.label(), "booked run did not start");
     inner.progress.changed(&run);
     Ok(())
 }

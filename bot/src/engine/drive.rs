@@ -15,6 +15,7 @@ use tracing::Instrument;
 use super::booked;
 use super::step::{self, StepOutcome};
 use super::{Busy, Inner, store_only};
+use crate::clock::span;
 
 /// What the loop does next with a run, decided from its stored record alone.
 enum Next {
@@ -234,8 +235,7 @@ async fn record(
     on_failure: OnFailure,
 ) -> Result<(), opsbot_state::StoreError> {
     let now = inner.clock.now();
-    let approval_ttl =
-        time::Duration::try_from(inner.config.approval_ttl).unwrap_or(time::Duration::minutes(30));
+    let approval_ttl = span(inner.config.approval_ttl);
     let failure = match &outcome {
         StepOutcome::Failed(error) => Some(error.clone()),
         _ => None,
@@ -332,7 +332,8 @@ pub(super) async fn expire(
     Ok(())
 }
 
-async fn finish(
+/// Ends the run in the state `state` gives, unless it already ended.
+pub(super) async fn finish(
     inner: &Inner,
     id: RunId,
     state: impl Fn(&Run) -> RunState + Send + 'static,

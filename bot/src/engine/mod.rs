@@ -32,7 +32,7 @@ use opsbot_state::{Store, StoreError, UpdateError};
 use time::OffsetDateTime;
 use tokio::sync::{Notify, watch};
 
-use crate::clock::Clock;
+use crate::clock::{Clock, span};
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
 use crate::config::{Config, EngineConfig, SchedulingConfig};
@@ -249,8 +249,7 @@ impl Engine {
         if plan.steps.is_empty() {
             return Ok(Start::NothingToDo(plan));
         }
-        let ttl = time::Duration::try_from(self.0.config.approval_ttl)
-            .unwrap_or(time::Duration::minutes(30));
+        let ttl = span(self.0.config.approval_ttl);
         let requester = actor.person.clone();
         let run = self
             .0

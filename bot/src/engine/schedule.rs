@@ -12,6 +12,7 @@ use opsbot_state::{StoreError, UpdateError};
 use time::OffsetDateTime;
 
 use super::{Engine, EngineError, Refusal, require_operator, store_only};
+use crate::clock::span;
 
 impl Engine {
     /// The configured schedule called `name`.
@@ -102,8 +103,7 @@ impl Engine {
                 },
             );
         }
-        let ttl = time::Duration::try_from(self.0.config.approval_ttl)
-            .unwrap_or(time::Duration::minutes(30));
+        let ttl = span(self.0.config.approval_ttl);
         let scheduled = Scheduled {
             schedule: schedule.name.clone(),
             fire_at,
@@ -193,8 +193,7 @@ impl Engine {
         if let Some(open) = self.live_standing(name, now)? {
             return Ok((open, false));
         }
-        let ttl = time::Duration::try_from(self.0.scheduling.standing_request_ttl)
-            .unwrap_or(time::Duration::days(1));
+        let ttl = span(self.0.scheduling.standing_request_ttl);
         let asker = actor.clone();
         let created = self
             .0

@@ -99,7 +99,7 @@ pub(super) fn cancel_requested(inner: &Inner, run: &Run) -> Result<bool, StoreEr
 
 /// A wait's timeout as the failure names it: `1m00s`.
 pub(super) fn shown(timeout: std::time::Duration) -> String {
-    render::duration(time::Duration::try_from(timeout).unwrap_or_default())
+    render::duration(crate::clock::span(timeout))
 }
 
 /// Where the cluster's nodes stand now, as it shows them: what a stopped run reports instead of
