@@ -110,13 +110,7 @@ async fn one_round(round: u64, phase: Phase, dice: &mut Dice, seed: u64) -> u64 
     ]);
     let socket = scene.dir.path().join("console.sock");
     support::add_nightly_prune(&scene.config, &socket, 300);
-    let before: Vec<String> = scene
-        .sim
-        .state()
-        .indices
-        .into_iter()
-        .map(|i| i.name)
-        .collect();
+    let before: Vec<String> = scene.sim.index_names();
     give_standing_approval(&scene.config).await;
     arm(&scene, &socket).await;
 

@@ -50,13 +50,7 @@ async fn round(kill: u64, point: u64, delay: Duration, seed: u64) {
             .parse()
             .unwrap(),
     ]);
-    let before: Vec<String> = scene
-        .sim
-        .state()
-        .indices
-        .into_iter()
-        .map(|i| i.name)
-        .collect();
+    let before: Vec<String> = scene.sim.index_names();
 
     kill_during(&scene, PRUNE, point, delay, &what).await;
     complete(&scene.config, "", &what).await;

@@ -87,6 +87,11 @@ impl SimHandle {
         self.app.with_world(|world| world.snapshot())
     }
 
+    /// The names of the indices the cluster holds now.
+    pub fn index_names(&self) -> Vec<String> {
+        self.state().indices.into_iter().map(|i| i.name).collect()
+    }
+
     /// The fault rules with their remaining counts.
     pub fn faults(&self) -> Vec<FaultRule> {
         self.app.faults().clone()

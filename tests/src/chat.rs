@@ -27,7 +27,8 @@ impl Message {
 #[derive(Debug)]
 pub struct RecordingChat {
     messages: Mutex<Vec<Message>>,
-    announcements: Mutex<Vec<String>>,
+    /// The announcements, in the order they were sent, for waiting on one.
+    announcements: watch::Sender<Vec<String>>,
     /// The tone each run's message (by its key) shows now, for waiting on a delivery.
     tones: watch::Sender<HashMap<String, Tone>>,
 }
@@ -36,7 +37,7 @@ impl Default for RecordingChat {
     fn default() -> Self {
         Self {
             messages: Mutex::default(),
-            announcements: Mutex::default(),
+            announcements: watch::channel(Vec::new()).0,
             tones: watch::channel(HashMap::new()).0,
         }
     }
@@ -66,19 +67,23 @@ impl RecordingChat {
 
     /// The maintenance announcements, in the order they were sent.
     pub fn announcements(&self) -> Vec<String> {
-        self.announcements
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.announcements.borrow().clone()
+    }
+
+    /// Waits until an announcement contains `what`, then returns them all.
+    pub async fn announced(&self, what: &str) -> Vec<String> {
+        let mut said = self.announcements.subscribe();
+        let _ = said
+            .wait_for(|said| said.iter().any(|text| text.contains(what)))
+            .await;
+        self.announcements()
     }
 }
 
 impl ChatTransport for RecordingChat {
     async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
         self.announcements
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(announcement.text.clone());
+            .send_modify(|said| said.push(announcement.text.clone()));
         Ok(())
     }
 

@@ -122,6 +122,20 @@ impl DiscordScene {
             .unwrap()
     }
 
+    /// What the announcement channel was told, in order, once a message starting with `last`
+    /// is there.
+    pub async fn announced_until(&self, last: &str) -> Vec<String> {
+        self.fake
+            .wait_message(ANNOUNCE_CHANNEL, PATIENCE, |m| m.content.starts_with(last))
+            .await
+            .unwrap();
+        self.fake
+            .messages(ANNOUNCE_CHANNEL)
+            .into_iter()
+            .map(|m| m.content)
+            .collect()
+    }
+
     /// Requests the bot made on the messages of `channel` (posts and edits, refused or not).
     pub fn message_requests(&self, channel: u64) -> usize {
         self.fake

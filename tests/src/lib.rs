@@ -364,12 +364,7 @@ impl Harness {
 
     /// Names of the indices the simulated cluster holds now.
     pub fn index_names(&self) -> Vec<String> {
-        self.sim
-            .state()
-            .indices
-            .into_iter()
-            .map(|i| i.name)
-            .collect()
+        self.sim.index_names()
     }
 
     pub fn chat(&self) -> &RecordingChat {

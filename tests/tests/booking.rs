@@ -49,21 +49,11 @@ async fn book_approved(h: &Harness, line: &str, at: &str) -> Run {
     run
 }
 
-/// The announcements, once one of them says `what` (they are sent apart from the runs'
-/// messages); fails the test after [`opsbot_tests::PATIENCE`].
-async fn announced(h: &Harness, what: &str) -> String {
-    let deadline = tokio::time::Instant::now() + opsbot_tests::PATIENCE;
-    loop {
-        let announced = h.chat().announcements().join("\n");
-        if announced.contains(what) {
-            return announced;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "never announced {what}: {announced}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+/// The announcements, once one says `what`; fails the test after [`opsbot_tests::PATIENCE`].
+async fn announced(h: &Harness, what: &str) -> Vec<String> {
+    tokio::time::timeout(opsbot_tests::PATIENCE, h.chat().announced(what))
+        .await
+        .unwrap_or_else(|_| panic!("never announced {what}: {:?}", h.chat().announcements()))
 }
 
 fn deleted(h: &Harness) -> BTreeSet<String> {
@@ -200,7 +190,9 @@ async fn a_booked_run_cancelled_before_its_time_does_nothing_and_says_so() {
         h.calls_by("POST").is_empty() && h.calls_by("PUT").is_empty(),
         "nothing was sent to change the cluster"
     );
-    let announced = announced(&h, "⏹ maintenance cancelled by alice").await;
+    let announced = announced(&h, "⏹ maintenance cancelled by alice")
+        .await
+        .join("\n");
     assert!(announced.contains("📅 maintenance booked"), "{announced}");
 }
 
