@@ -88,7 +88,7 @@ pub enum AuditKind {
         outcome: String,
     },
     /// Something happened to a schedule or its standing approval: paused, resumed, a standing
-    /// approval asked for, approved, rejected, withdrawn, expired or voided.
+    /// approval asked for, approved or voided.
     ScheduleChanged {
         schedule: String,
         what: String,

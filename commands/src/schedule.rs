@@ -101,10 +101,11 @@ impl ScheduleRequest {
     }
 }
 
-/// An end date as typed: `2027-02-01` (midnight UTC) or an RFC 3339 time.
+/// An end date as typed: `2027-02-01` (midnight UTC) or a time with its zone, as a booked
+/// time is read (`2027-02-01T00:00Z`).
 pub fn parse_date(value: &str) -> Result<OffsetDateTime, NameError> {
     let value = value.trim();
-    if let Ok(at) = OffsetDateTime::parse(value, &time::format_description::well_known::Rfc3339) {
+    if let Ok(at) = crate::booking::parse_at(value) {
         return Ok(at);
     }
     let format = time::macros::format_description!("[year]-[month]-[day]");

@@ -142,3 +142,24 @@ fn a_reminder_whose_moment_passed_before_the_booking_is_never_sent() {
         Some(datetime!(2026-11-28 01:00:00 UTC))
     );
 }
+
+#[test]
+fn an_end_date_is_a_date_at_midnight_or_a_time_read_as_a_booked_time_is() {
+    use crate::schedule::parse_date;
+    assert_eq!(
+        parse_date("2027-02-01").unwrap(),
+        datetime!(2027-02-01 00:00 UTC)
+    );
+    assert_eq!(
+        parse_date("2027-02-01T01:00+01:00").unwrap(),
+        datetime!(2027-02-01 00:00 UTC)
+    );
+    assert_eq!(
+        parse_date("2027-02-01T00:00:00Z").unwrap(),
+        datetime!(2027-02-01 00:00 UTC)
+    );
+    assert!(
+        parse_date("2027-02-01T00:00").is_err(),
+        "a time needs its zone"
+    );
+}

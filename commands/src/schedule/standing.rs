@@ -64,16 +64,6 @@ pub enum StandingState {
         #[serde(with = "time::serde::rfc3339")]
         until: OffsetDateTime,
     },
-    Rejected {
-        by: PersonRef,
-        reason: String,
-    },
-    /// Taken back by the person who asked, before anyone approved.
-    Withdrawn {
-        by: PersonRef,
-    },
-    /// Nobody approved in time.
-    Expired,
     /// The schedule's command or bounds changed in the config: the digest no longer matches.
     Voided {
         #[serde(with = "time::serde::rfc3339")]
@@ -166,9 +156,6 @@ impl StandingState {
         match self {
             Self::Asked { .. } => "waiting for approval",
             Self::Approved { .. } => "approved",
-            Self::Rejected { .. } => "rejected",
-            Self::Withdrawn { .. } => "withdrawn",
-            Self::Expired => "expired",
             Self::Voided { .. } => "void",
         }
     }
