@@ -46,8 +46,8 @@ pub enum NameError {
     #[error("`{value}` is not a date such as 2027-02-01 or a time such as 2027-02-01T00:00:00Z")]
     NotDate { value: String },
     #[error(
-        "`{value}` is not a time with its zone such as 2026-11-28T02:00Z or \
-         2026-11-28T03:00+01:00"
+        "`{value}` is not a time such as 2026-11-28T02:00Z or 2026-11-28T03:00+01:00: a \
+         date, hours 00-23 and minutes, and a zone"
     )]
     NotTime { value: String },
     #[error(

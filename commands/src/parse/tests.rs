@@ -120,6 +120,7 @@ fn bad_lines_get_errors_that_say_what_to_type() {
         "/cluster remove-node cluster:logs node:node-4",
         "/cluster restart cluster:logs at:2026-11-28",
         "/cluster restart cluster:logs at:2026-11-28T02:00",
+        "/cluster restart cluster:logs at:2026-11-24T25:00Z",
         too_long_line.as_str(),
     ];
     let rendered: Vec<String> = lines
