@@ -15,7 +15,6 @@ use opsbot_commands::request::{ProcedureRequest, Request};
 use opsbot_sim::{Distribution, FaultRule, Flavor, Security, SimConfig, SimTls};
 use serde::Serialize;
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use crate::clock::Clock;
 use crate::config::Config;
@@ -185,10 +184,9 @@ struct SimArgs {
     password: Option<String>,
 }
 
+/// `--now`: read as a booked time is, so every time opsbot takes is typed the same way.
 fn parse_time(value: &str) -> Result<OffsetDateTime, String> {
-    OffsetDateTime::parse(value, &Rfc3339).map_err(|e| {
-        format!("`{value}` is not an RFC 3339 time such as 2026-11-21T03:00:00Z ({e})")
-    })
+    opsbot_commands::booking::parse_at(value).map_err(|error| error.to_string())
 }
 
 /// Entry point of the binary.

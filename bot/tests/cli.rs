@@ -117,7 +117,8 @@ async fn plan_refuses_what_is_not_a_procedure_and_bad_flags() {
     .await;
     assert_eq!(bad_now.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&bad_now.stderr).contains("`yesterday` is not an RFC 3339 time")
+        String::from_utf8_lossy(&bad_now.stderr)
+            .contains("`yesterday` is not a time such as 2026-11-28T02:00Z")
     );
 }
 
