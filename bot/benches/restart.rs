@@ -280,7 +280,7 @@ struct RunFigures {
 async fn restart_in_process(speed: f64) -> anyhow::Result<RunFigures> {
     let scene = Scene::start(speed).await?;
     let config = Config::load(&scene.config)?;
-    let store = Store::open(&config.store.path)?;
+    let store = config.store.open()?;
     let publisher = Arc::new(Publisher::new(
         CountingChat::default(),
         store.clone(),

@@ -18,12 +18,14 @@ mod access;
 mod front;
 mod runbooks;
 mod schedules;
+mod store;
 
 use access::UrlOf;
 pub use access::{ClientIdentity, ClusterAuth, SecretSource, Tls};
 pub use front::{ConsoleConfig, DiscordConfig, PersonConfig, Role};
 pub use runbooks::{HostAccessConfig, RunbooksConfig};
 pub use schedules::{ScheduleConfig, SchedulingConfig};
+pub use store::{PostgresStore, StoreBackend, StoreConfig};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,17 +57,6 @@ pub struct Config {
     pub schedules: Vec<ScheduleConfig>,
     #[serde(default)]
     pub scheduling: SchedulingConfig,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StoreConfig {
-    /// The sled directory; it holds every run, approval and audit record.
-    pub path: PathBuf,
-    /// How long finished runs and audit entries stay in the store before they are archived
-    /// beside it (see `store_upkeep`).
-    #[serde(default)]
-    pub retention: crate::store_upkeep::Retention,
 }
 
 /// Timing of runs. The defaults suit a production cluster; tests and the demo shorten them.

@@ -90,10 +90,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
     let store_path = store.unwrap_or_else(|| temp.path().join("store"));
     let runbooks = runbooks(temp.path())?;
     let config = Config {
-        store: StoreConfig {
-            path: store_path.clone(),
-            retention: Default::default(),
-        },
+        store: StoreConfig::sled(store_path.clone()),
         engine: EngineConfig {
             poll_interval: Duration::from_secs(1),
             ..EngineConfig::default()

@@ -14,6 +14,7 @@ pub mod demo;
 pub mod engine;
 pub mod host_access;
 pub mod host_control;
+pub mod lease;
 pub mod logging;
 pub mod metrics;
 pub mod node_control;

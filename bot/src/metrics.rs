@@ -27,10 +27,11 @@ use serde::Deserialize;
 
 use crate::backend::Fault;
 use crate::engine::Refusal;
+use crate::lease::{Role, Tenure};
 use crate::progress::ProgressSink;
 pub use endpoint::serve;
 use labels::{
-    BackendLabels, DecisionLabels, LaneLabels, ProcedureLabels, RefusalLabels, RunLabels,
+    BackendLabels, DecisionLabels, HolderLabels, LaneLabels, ProcedureLabels, RefusalLabels, RunLabels,
 };
 
 /// `[metrics]` of the config.
@@ -47,6 +48,7 @@ pub struct MetricsConfig {
 pub struct Metrics {
     registry: Arc<Registry>,
     store: Store,
+    tenure: Tenure,
     runs: RunMetrics,
     refusals: Family<RefusalLabels, Counter>,
     backend_errors: BackendErrors,
@@ -60,7 +62,7 @@ impl std::fmt::Debug for Metrics {
 
 impl Metrics {
     /// The metrics of a bot on `store`, whose progress goes through `progress`.
-    pub fn new(store: Store, progress: Arc<dyn ProgressSink>) -> Self {
+    pub fn new(store: Store, progress: Arc<dyn ProgressSink>, tenure: Tenure) -> Self {
         let mut registry = Registry::default();
         let runs = RunMetrics::default();
         let refusals = Family::default();
@@ -95,10 +97,12 @@ impl Metrics {
         registry.register_collector(Box::new(Live {
             store: store.clone(),
             progress,
+            tenure: tenure.clone(),
         }));
         Self {
             registry: Arc::new(registry),
             store,
+            tenure,
             runs,
             refusals,
             backend_errors,
@@ -132,9 +136,16 @@ impl Metrics {
         Ok(text)
     }
 
-    /// Whether the store can be read, for `/healthz`; the error says why not.
-    pub fn health(&self) -> Result<(), opsbot_state::StoreError> {
-        self.store.maintenance_notice().map(drop)
+    /// Where this instance stands, for `/healthz`: active or standby while the store can be
+    /// read; the error says what is wrong (a store that cannot be read, a stepped-down bot).
+    pub fn health(&self) -> Result<String, String> {
+        self.store
+            .maintenance_notice()
+            .map_err(|error| format!("the store cannot be read: {error}"))?;
+        match self.tenure.role() {
+            role @ Role::SteppedDown { .. } => Err(role.describe()),
+            role => Ok(role.describe()),
+        }
     }
 }
 
@@ -197,6 +208,7 @@ impl BackendErrors {
 struct Live {
     store: Store,
     progress: Arc<dyn ProgressSink>,
+    tenure: Tenure,
 }
 
 impl std::fmt::Debug for Live {
@@ -244,6 +256,7 @@ impl Collector for Live {
             )?,
             Err(error) => tracing::warn!(%error, "metrics: cannot read the store's size"),
         }
+        lease_gauges(&mut encoder, &self.tenure.role())?;
         Self::gauges(
             &mut encoder,
             "opsbot_progress_backlog",
@@ -256,6 +269,29 @@ impl Collector for Live {
             }),
         )
     }
+}
+
+/// `opsbot_active` (1 on the instance that acts, 0 on a standby) and `opsbot_lease_epoch` of
+/// the lease's holder as this instance knows it (absent when alone on a sled store).
+fn lease_gauges(encoder: &mut DescriptorEncoder, role: &Role) -> Result<(), std::fmt::Error> {
+    let active = i64::from(matches!(role, Role::Alone | Role::Active { .. }));
+    ConstGauge::new(active).encode(encoder.encode_descriptor(
+        "opsbot_active",
+        "1 on the instance that acts (holds the lease, or is alone on a sled store), 0 on a standby.",
+        None,
+        MetricType::Gauge,
+    )?)?;
+    let holder = match role {
+        Role::Active { holder, epoch, .. } => Some((holder.clone(), *epoch)),
+        Role::Standby { active: Some(lease) } => Some((lease.holder.clone(), lease.epoch)),
+        Role::Alone | Role::Standby { active: None } | Role::SteppedDown { .. } => None,
+    };
+    Live::gauges(
+        encoder,
+        "opsbot_lease_epoch",
+        "The epoch of the store's lease, labelled with the instance that holds it.",
+        holder.map(|(holder, epoch)| (HolderLabels { holder }, i64::try_from(epoch).unwrap_or(i64::MAX))),
+    )
 }
 
 #[cfg(test)]

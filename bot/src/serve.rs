@@ -9,14 +9,14 @@ use anyhow::{Context, bail};
 use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId};
-use opsbot_state::Store;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::chat::console::{self, Hub};
 use crate::chat::discord::{Discord, DiscordTransport};
 use crate::clock::Clock;
-use crate::config::Config;
+use crate::config::{Config, StoreBackend};
 use crate::engine::Engine;
+use crate::lease;
 use crate::metrics;
 use crate::progress::{ChatError, ChatTransport, Publisher};
 use crate::service::Service;
@@ -45,14 +45,14 @@ pub async fn run_until(
         Some(discord) => Some(Discord::connect(discord).await?),
         None => None,
     };
-    let store = Store::open(&config.store.path)
-        .with_context(|| format!("cannot open the store at {}", config.store.path.display()))?;
+    let store = config.store.open()?;
     let hub = Hub::default();
     let transport = Routed::new(discord.as_ref().map(Discord::transport), hub.clone());
     let publisher = Arc::new(Publisher::new(transport, store.clone(), config.progress));
-    let engine = Engine::with_clock(&config, store, publisher.clone(), clock)?;
+    let engine = Engine::with_clock(&config, store.clone(), publisher.clone(), clock)?;
     let service = Service::new(engine.clone(), publisher);
-    // Listening before the console socket opens: once that exists, so do the metrics.
+    // Listening before the console socket opens: once that exists, so do the metrics. A
+    // standby serves them too, so that `/healthz` says who is active.
     let metrics = match config.metrics.listen {
         Some(address) => {
             let listener = tokio::net::TcpListener::bind(address)
@@ -65,6 +65,22 @@ pub async fn run_until(
             )))
         }
         None => None,
+    };
+    let mut stopped = std::pin::pin!(stopped);
+    let lease = match &config.store.backend {
+        StoreBackend::Sled { .. } => None,
+        StoreBackend::Postgres(pg) => {
+            let (holder, timing) = (lease::holder(), lease::Timing::within(pg.takeover));
+            tokio::select! {
+                _ = lease::take(&store, &holder, timing, engine.tenure()) => {}
+                () = &mut stopped => {
+                    tracing::info!("stopped while standing by");
+                    abort(metrics.as_ref());
+                    return Ok(());
+                }
+            }
+            Some((holder, timing))
+        }
     };
     let console = match &config.console.socket {
         Some(path) => {
@@ -79,23 +95,50 @@ pub async fn run_until(
     tracing::info!(resumed, "unfinished runs resumed");
     let upkeep = store_upkeep::spawn(engine.writes().clone(), config.store.retention);
     let schedules = crate::scheduler::spawn(&engine).await?;
+    // Serving ends when asked to, or when this instance loses the lease, which it keeps
+    // renewing meanwhile.
+    let mut stepped_down = None;
+    let until = async {
+        match &lease {
+            Some((holder, timing)) => {
+                let tenure = engine.tenure().clone();
+                tokio::select! {
+                    () = &mut stopped => {}
+                    why = lease::keep(store.clone(), holder.clone(), *timing, tenure) => {
+                        stepped_down = Some(why);
+                    }
+                }
+            }
+            None => stopped.await,
+        }
+    };
     let result = match discord {
-        Some(discord) => discord.serve(service, people, stopped).await,
+        Some(discord) => discord.serve(service, people, until).await,
         None => {
-            stopped.await;
+            until.await;
             Ok(())
         }
     };
     upkeep.abort();
     schedules.iter().for_each(tokio::task::JoinHandle::abort);
-    if let Some(task) = metrics {
-        task.abort();
-    }
+    abort(metrics.as_ref());
     if let Some((task, path)) = console {
         task.abort();
         let _ = std::fs::remove_file(path);
     }
+    if let Some(why) = stepped_down {
+        bail!("stepped down, another instance is active: {why}");
+    }
+    if let Some((holder, _)) = &lease {
+        lease::release(&store, holder, engine.tenure()).await;
+    }
     result
+}
+
+fn abort<T>(task: Option<&tokio::task::JoinHandle<T>>) {
+    if let Some(task) = task {
+        task.abort();
+    }
 }
 
 /// Each run's messages go where it was asked for: the console channel, or Discord.

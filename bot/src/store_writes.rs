@@ -31,6 +31,7 @@ use opsbot_commands::schedule::{FireRecord, Pause, ScheduleName, StandingApprova
 use opsbot_state::{Compacted, Store, StoreError, UpdateError};
 use time::OffsetDateTime;
 
+use crate::lease::Tenure;
 use crate::metrics::RunMetrics;
 
 /// The store's writes, as async functions that run off the async worker threads. Each has the
@@ -41,6 +42,9 @@ pub struct StoreWrites {
     store: Store,
     /// Counts what the runs' records say happened, once it is on disk.
     counted: Option<RunMetrics>,
+    /// Checked before and after each write: the engine writes its write-ahead record right
+    /// before a side effect, which must not start once this instance may have lost the lease.
+    tenure: Tenure,
 }
 
 impl StoreWrites {
@@ -48,14 +52,17 @@ impl StoreWrites {
         Self {
             store,
             counted: None,
+            tenure: Tenure::default(),
         }
     }
 
-    /// The writes of the engine, which count every run created, decided and finished.
-    pub fn counting(store: Store, metrics: RunMetrics) -> Self {
+    /// The writes of the engine, which count every run created, decided and finished, and
+    /// which only an instance that may act makes.
+    pub fn counting(store: Store, metrics: RunMetrics, tenure: Tenure) -> Self {
         Self {
             store,
             counted: Some(metrics),
+            tenure,
         }
     }
 
@@ -206,9 +213,14 @@ impl StoreWrites {
         T: Send + 'static,
         E: From<StoreError> + Send + 'static,
     {
+        self.tenure.check()?;
         let store = self.store.clone();
         match tokio::task::spawn_blocking(move || write(&store)).await {
-            Ok(written) => written,
+            Ok(written) => {
+                let written = written?;
+                self.tenure.check()?;
+                Ok(written)
+            }
             Err(error) => match error.try_into_panic() {
                 Ok(panic) => std::panic::resume_unwind(panic),
                 Err(_) => Err(StoreError::ShuttingDown.into()),

@@ -174,7 +174,7 @@ fn started_r1() -> FireRecord {
 /// of these tests speaks as alice only).
 async fn give_standing_approval(config: &Path) {
     let config = opsbot::config::Config::load(config).unwrap();
-    let path = config.store.path.clone();
+    let path = config.store.sled_path().unwrap().to_owned();
     let store = tokio::task::spawn_blocking(move || open_store(&path))
         .await
         .unwrap();
@@ -284,7 +284,7 @@ async fn kill_at(
 
 /// The schedule's last fire and every run, as the store says between bots.
 fn stored(config: &Path) -> (Option<FireRecord>, Vec<Run>) {
-    let path = opsbot::config::Config::load(config).unwrap().store.path;
+    let path = opsbot::config::Config::load(config).unwrap().store.sled_path().unwrap().to_owned();
     let store = open_store(&path);
     let last = store
         .last_fire(&ScheduleName::parse(SCHEDULE).unwrap())

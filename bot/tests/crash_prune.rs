@@ -140,7 +140,7 @@ async fn slow_round(kill: u64, delay: Duration, seed: u64) {
     );
 
     let config = opsbot::config::Config::load(&scene.config).unwrap();
-    let store = support::open_store(&config.store.path);
+    let store = support::open_store(config.store.sled_path().unwrap());
     let run = store
         .run(opsbot_commands::name::RunId::new(1))
         .unwrap()

@@ -70,7 +70,7 @@ async fn metrics_count_runs_decisions_refusals_and_backend_errors() {
 
     let health = reqwest::get(format!("{base}/healthz")).await.unwrap();
     assert_eq!(health.status(), 200);
-    assert_eq!(health.text().await.unwrap(), "ok\n");
+    assert_eq!(health.text().await.unwrap(), "ok: active (sole instance)\n");
 
     let said = session(
         &socket,

@@ -116,7 +116,7 @@ fn drive_bot(url: &str) -> anyhow::Result<()> {
             progress: ProgressConfig::default(),
             ..config(&Setup::default(), vec![cluster], dir.path())
         };
-        let store = Store::open(&config.store.path)?;
+        let store = config.store.open()?;
         let publisher = std::sync::Arc::new(Publisher::new(
             RecordingChat::default(),
             store.clone(),

@@ -206,10 +206,7 @@ pub fn cluster_config(
 /// people, progress edited briskly, and its store under `dir`.
 pub fn config(setup: &Setup, clusters: Vec<ClusterConfig>, dir: &Path) -> Config {
     Config {
-        store: StoreConfig {
-            path: dir.join("store"),
-            retention: Default::default(),
-        },
+        store: StoreConfig::sled(dir.join("store")),
         engine: setup.engine,
         progress: ProgressConfig {
             edits_per_window: 5,
@@ -231,7 +228,7 @@ impl Harness {
     pub async fn start(setup: Setup) -> Self {
         let (mut sims, config, dir) = world(&setup).await;
         let sim = sims.remove(0);
-        let store = Store::open(&config.store.path).expect("store");
+        let store = config.store.open().expect("store");
         let publisher = Arc::new(Publisher::new(
             RecordingChat::default(),
             store.clone(),

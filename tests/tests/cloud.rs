@@ -86,7 +86,7 @@ async fn stale_allocations_are_deleted_after_a_second_operators_approval_and_onl
         "each stale consumer deleted once, nothing else"
     );
     // The password never reaches the store (every file of the sled directory is read).
-    for entry in std::fs::read_dir(&h.config.store.path).unwrap() {
+    for entry in std::fs::read_dir(h.config.store.sled_path().unwrap()).unwrap() {
         let path = entry.unwrap().path();
         if path.is_file() {
             let bytes = std::fs::read(&path).unwrap();

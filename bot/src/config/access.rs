@@ -43,7 +43,7 @@ pub enum SecretSource {
 
 impl SecretSource {
     /// The one source of `env` and `file`, `None` for neither; `what` names the pair in errors.
-    fn one_of(
+    pub(super) fn one_of(
         env: Option<String>,
         file: Option<PathBuf>,
         what: &str,

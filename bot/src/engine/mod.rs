@@ -36,6 +36,7 @@ use crate::clock::{Clock, span};
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
 use crate::config::{Config, EngineConfig, SchedulingConfig};
+use crate::lease::Tenure;
 use crate::metrics::Metrics;
 use crate::progress::ProgressSink;
 use crate::runbooks::Library;
@@ -85,6 +86,8 @@ struct Inner {
     schedules: Vec<Schedule>,
     scheduling: SchedulingConfig,
     progress: Arc<dyn ProgressSink>,
+    /// Whether this instance may act (see `lease`); checked before every side effect.
+    tenure: Tenure,
     /// Wakes a run's task when an operator acts on it (cancel, approve, done).
     wakers: Mutex<HashMap<RunId, Arc<Notify>>>,
     /// How many run tasks are executing (not parked waiting for a person).
@@ -124,10 +127,12 @@ impl Engine {
         progress: Arc<dyn ProgressSink>,
         clock: Clock,
     ) -> anyhow::Result<Self> {
-        let metrics = Metrics::new(store.clone(), Arc::clone(&progress));
+        let tenure = Tenure::default();
+        let metrics = Metrics::new(store.clone(), Arc::clone(&progress), tenure.clone());
         let targets = Targets::new(config, metrics.backend_errors())?;
         Ok(Self(Arc::new(Inner {
-            writes: StoreWrites::counting(store.clone(), metrics.runs().clone()),
+            writes: StoreWrites::counting(store.clone(), metrics.runs().clone(), tenure.clone()),
+            tenure,
             metrics,
             store,
             targets,
@@ -169,6 +174,12 @@ impl Engine {
     /// The store's writes, run off the async threads.
     pub fn writes(&self) -> &StoreWrites {
         &self.0.writes
+    }
+
+    /// Whether this instance may act: alone on its store (sled), or active under the lease of
+    /// a shared one (see `lease`).
+    pub fn tenure(&self) -> &Tenure {
+        &self.0.tenure
     }
 
     /// What the bot counts, for `/metrics`.

@@ -38,10 +38,7 @@ pub(crate) fn config(
     schedules: Vec<crate::config::ScheduleConfig>,
 ) -> Config {
     Config {
-        store: StoreConfig {
-            path: dir.path().join("store"),
-            retention: Default::default(),
-        },
+        store: StoreConfig::sled(dir.path().join("store")),
         engine: EngineConfig::default(),
         progress: ProgressConfig::default(),
         clusters: Vec::new(),
@@ -60,7 +57,7 @@ pub(crate) fn config(
 async fn awaiting() -> (tempfile::TempDir, Engine, Run) {
     let dir = tempfile::tempdir().unwrap();
     let config = config(&dir, Vec::new());
-    let store = Store::open(&config.store.path).unwrap();
+    let store = config.store.open().unwrap();
     let engine = Engine::new(&config, store, Arc::new(Silent)).unwrap();
     let run = engine
         .writes()
@@ -182,7 +179,7 @@ mod standing {
 
     fn engine(dir: &tempfile::TempDir, max_indices: u32) -> Engine {
         let config = config(dir, vec![nightly(max_indices)]);
-        let store = Store::open(&config.store.path).unwrap();
+        let store = config.store.open().unwrap();
         Engine::new(&config, store, Arc::new(Silent)).unwrap()
     }
 

@@ -33,15 +33,12 @@ async fn scrape(axum::extract::State(metrics): axum::extract::State<Metrics>) ->
     }
 }
 
-/// `200 ok` while the store can be read; `503` with the reason otherwise.
+/// `200` with the instance's role (active, or standby and who is active) while the store can
+/// be read; `503` with the reason otherwise, or once the instance stepped down.
 async fn health(axum::extract::State(metrics): axum::extract::State<Metrics>) -> Response {
     match tokio::task::spawn_blocking(move || metrics.health()).await {
-        Ok(Ok(())) => (StatusCode::OK, "ok\n").into_response(),
-        Ok(Err(error)) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("failing: the store cannot be read: {error}\n"),
-        )
-            .into_response(),
+        Ok(Ok(role)) => (StatusCode::OK, format!("ok: {role}\n")).into_response(),
+        Ok(Err(why)) => (StatusCode::SERVICE_UNAVAILABLE, format!("failing: {why}\n")).into_response(),
         Err(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
             "failing: the health check did not finish\n",

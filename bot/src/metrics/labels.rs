@@ -66,6 +66,12 @@ pub(super) struct LaneLabels {
     pub(super) lane: String,
 }
 
+/// The instance holding the store's lease (its host and process).
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(super) struct HolderLabels {
+    pub(super) holder: String,
+}
+
 /// How many times each label set occurs, in a stable order.
 pub(super) fn count<L: Ord>(labels: impl IntoIterator<Item = L>) -> Vec<(L, i64)> {
     let mut counts = BTreeMap::new();

@@ -96,7 +96,7 @@ async fn fires_after(
         clusters,
         ..crate::engine::tests::config(&dir, vec![nightly()])
     };
-    let store = Store::open(&config.store.path).unwrap();
+    let store = config.store.open().unwrap();
     let clock = Clock::starting_at(start);
     let sink = Arc::new(Announced {
         clock,

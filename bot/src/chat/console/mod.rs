@@ -17,7 +17,7 @@ use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::people::{Actor, People, UnknownPerson};
 use opsbot_commands::request::Request;
-use opsbot_state::{Store, StoreError};
+use opsbot_state::StoreError;
 use tokio::io::BufReader;
 
 pub use account::{AccountError, account_of, running_account};
@@ -25,8 +25,9 @@ pub use screen::Screen;
 pub use socket::{Hub, bind, serve};
 
 use crate::clock::Clock;
-use crate::config::Config;
+use crate::config::{Config, StoreBackend};
 use crate::engine::Engine;
+use crate::lease;
 use crate::progress::Publisher;
 use crate::service::{Asked, Service};
 use session::{Line, Session, Speaking};
@@ -98,22 +99,33 @@ async fn terminal(
     speaking: Result<Speaking, UnknownPerson>,
     clock: Clock,
 ) -> anyhow::Result<()> {
-    let store = Store::open(&config.store.path)
-        .map_err(|error| match (&error, &config.console.socket) {
-            (StoreError::InUse { .. }, Some(socket)) => anyhow::anyhow!(
-                "{error}\nthe running bot serves the console: socat READLINE UNIX-CONNECT:{}",
+    let store = config.store.open().map_err(|error| {
+        let in_use = error
+            .downcast_ref::<StoreError>()
+            .is_some_and(|e| matches!(e, StoreError::InUse { .. }));
+        match &config.console.socket {
+            Some(socket) if in_use => error.context(format!(
+                "the running bot serves the console: socat READLINE UNIX-CONNECT:{}",
                 socket.display()
-            ),
-            _ => anyhow::Error::from(error),
-        })
-        .with_context(|| format!("cannot open the store at {}", config.store.path.display()))?;
+            )),
+            _ => error,
+        }
+    })?;
     let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let publisher = Arc::new(Publisher::new(
         Screen::new(tty),
         store.clone(),
         config.progress,
     ));
-    let engine = Engine::with_clock(config, store, publisher.clone(), clock)?;
+    let engine = Engine::with_clock(config, store.clone(), publisher.clone(), clock)?;
+    // On a shared store this console acts, so it must be the active instance.
+    let held = match &config.store.backend {
+        StoreBackend::Sled { .. } => None,
+        StoreBackend::Postgres(pg) => {
+            let timing = lease::Timing::within(pg.takeover);
+            Some(lease::Held::take_now(&store, timing, engine.tenure()).await?)
+        }
+    };
     let service = Service::new(engine.clone(), publisher.clone());
     let speaking = match speaking {
         Ok(speaking) => speaking,
@@ -172,6 +184,9 @@ async fn terminal(
     schedules.iter().for_each(tokio::task::JoinHandle::abort);
     engine.idle().await;
     publisher.flushed().await;
+    if let Some(held) = held {
+        held.release().await;
+    }
     if tty {
         println!();
     }

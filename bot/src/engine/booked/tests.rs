@@ -62,7 +62,7 @@ fn life(
         .unwrap();
     runtime.block_on(async {
         let config = crate::engine::tests::config(dir, Vec::new());
-        let store = Store::open(&config.store.path).unwrap();
+        let store = config.store.open().unwrap();
         let chat = Script::recording();
         let publisher = Arc::new(Publisher::new(
             Arc::clone(&chat),

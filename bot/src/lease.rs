@@ -1,0 +1,274 @@
+//! One active bot among several on a shared PostgreSQL store. The active one holds the store's
+//! lease, renews it, and is the only one that connects to Discord, drives runs and fires
+//! schedules; the others stand by, asking for the lease until it is free.
+//!
+//! Fencing has two halves. The store refuses every write made under an epoch older than the
+//! lease's (see `opsbot_state`), so a former active bot cannot record anything once a
+//! standby took over. And the bot refuses to start a side effect once its own tenure may have
+//! lapsed: [`Tenure::check`] compares the monotonic clock with the moment the last renewal
+//! was *sent* plus the lease's length, less a margin, which is always before the database's
+//! own expiry. A bot that was paused (a stopped VM, `SIGSTOP`) wakes up past that moment and
+//! does nothing until it knows where it stands; then it steps down.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use opsbot_state::{LeaseStatus, Store, StoreError};
+use tokio::time::Instant;
+
+#[cfg(test)]
+mod tests;
+
+/// How the lease is timed, from `[store] takeover`: how soon a standby must have taken over
+/// after the active bot died.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// How long a renewal holds the lease, by the database's clock.
+    pub ttl: Duration,
+    /// How often the active bot renews.
+    pub renew_every: Duration,
+    /// How often a standby asks for the lease.
+    pub ask_every: Duration,
+    /// Taken off the tenure on this side, for clocks that run at different rates.
+    pub margin: Duration,
+}
+
+impl Timing {
+    /// A standby takes over at most `ttl + ask_every` after the last renewal, plus the time it
+    /// takes to resume the runs: `takeover` leaves a sixth of itself for that.
+    pub fn within(takeover: Duration) -> Self {
+        let ttl = takeover * 2 / 3;
+        Self {
+            ttl,
+            renew_every: ttl / 4,
+            ask_every: takeover / 6,
+            margin: ttl / 5,
+        }
+    }
+}
+
+/// Where this bot stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// The only bot on its store (sled admits one process): always active, no lease.
+    Alone,
+    /// Waiting for the lease; `active` is who holds it now, if anyone does.
+    Standby { active: Option<LeaseStatus> },
+    /// Holding the lease at `epoch`; side effects may start until `until`.
+    Active { holder: String, epoch: u64, until: Instant },
+    /// Lost the lease (or could not renew it in time): does nothing more, and exits.
+    SteppedDown { epoch: u64, why: String },
+}
+
+impl Role {
+    /// For `/healthz` and the log.
+    pub fn describe(&self) -> String {
+        match self {
+            Role::Alone => "active (sole instance)".to_owned(),
+            Role::Standby { active: Some(lease) } => format!(
+                "standby (active: {} at epoch {})",
+                lease.holder, lease.epoch
+            ),
+            Role::Standby { active: None } => "standby (no active instance yet)".to_owned(),
+            Role::Active { holder, epoch, .. } => format!("active ({holder} at epoch {epoch})"),
+            Role::SteppedDown { epoch, why } => format!("stepped down from epoch {epoch}: {why}"),
+        }
+    }
+}
+
+/// This bot's standing, shared by the lease keeper (which changes it), the store's writes and
+/// the engine (which check it before each write and side effect), and `/healthz`.
+#[derive(Debug, Clone)]
+pub struct Tenure(Arc<Mutex<Role>>);
+
+impl Default for Tenure {
+    fn default() -> Self {
+        Self(Arc::new(Mutex::new(Role::Alone)))
+    }
+}
+
+impl Tenure {
+    pub fn role(&self) -> Role {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    fn set(&self, role: Role) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = role;
+    }
+
+    /// Whether a write or a side effect may start now: always when alone, only within the
+    /// tenure when active, never otherwise.
+    pub fn check(&self) -> Result<(), StoreError> {
+        let not_active = |detail: String| Err(StoreError::NotActive { detail });
+        match self.role() {
+            Role::Alone => Ok(()),
+            Role::Active { until, .. } if Instant::now() < until => Ok(()),
+            Role::Active { epoch, .. } => {
+                not_active(format!("the lease of epoch {epoch} was not renewed in time"))
+            }
+            other => not_active(other.describe()),
+        }
+    }
+}
+
+/// Waits until this bot holds the lease, as `holder`, standing by meanwhile; the store is
+/// then fenced at the new epoch.
+pub async fn take(store: &Store, holder: &str, timing: Timing, tenure: &Tenure) -> Role {
+    tenure.set(Role::Standby { active: None });
+    let mut told = None;
+    loop {
+        let sent = Instant::now();
+        let (store2, name) = (store.clone(), holder.to_owned());
+        match blocking(move || store2.acquire_lease(&name, timing.ttl)).await {
+            Ok(Some(epoch)) => {
+                store.fence(epoch);
+                let role = Role::Active {
+                    holder: holder.to_owned(),
+                    epoch,
+                    until: sent + timing.ttl - timing.margin,
+                };
+                tracing::info!(holder, epoch, "took the lease: this instance is active");
+                tenure.set(role.clone());
+                return role;
+            }
+            Ok(None) => {
+                let store2 = store.clone();
+                let active = blocking(move || store2.lease()).await.ok().flatten();
+                // Said once per active instance, not at every ask.
+                let epoch = active.as_ref().map(|lease| lease.epoch);
+                if told != Some(epoch) {
+                    let active = active.as_ref().map(|lease| lease.holder.as_str());
+                    tracing::info!(?active, ?epoch, "standing by");
+                    told = Some(epoch);
+                }
+                tenure.set(Role::Standby { active });
+            }
+            Err(error) => {
+                tracing::warn!(%error, "standing by: cannot ask the store for the lease");
+            }
+        }
+        tokio::time::sleep(timing.ask_every).await;
+    }
+}
+
+/// Renews the lease while it can; resolves, having stepped down, when it cannot: another
+/// instance holds a newer epoch, or no renewal got through before the tenure ran out.
+pub async fn keep(store: Store, holder: String, timing: Timing, tenure: Tenure) -> String {
+    let Role::Active { epoch, .. } = tenure.role() else {
+        return "keep() called without the lease".to_owned();
+    };
+    let why = loop {
+        tokio::time::sleep(timing.renew_every).await;
+        let sent = Instant::now();
+        let (store2, name) = (store.clone(), holder.clone());
+        match blocking(move || store2.renew_lease(&name, epoch, timing.ttl)).await {
+            Ok(true) => tenure.set(Role::Active {
+                holder: holder.clone(),
+                epoch,
+                until: sent + timing.ttl - timing.margin,
+            }),
+            Ok(false) => {
+                let store2 = store.clone();
+                let now = blocking(move || store2.lease()).await.ok().flatten();
+                break match now {
+                    Some(lease) => format!(
+                        "{} took over at epoch {}",
+                        lease.holder, lease.epoch
+                    ),
+                    None => "the lease is gone from the store".to_owned(),
+                };
+            }
+            Err(error) => {
+                if tenure.check().is_err() {
+                    break format!("the store could not be reached to renew the lease: {error}");
+                }
+                tracing::warn!(%error, epoch, "cannot renew the lease; trying again");
+            }
+        }
+    };
+    tracing::error!(epoch, %why, "stepping down: this instance is no longer active");
+    tenure.set(Role::SteppedDown {
+        epoch,
+        why: why.clone(),
+    });
+    why
+}
+
+/// The lease, held by a process that acts without standing by (the terminal console): taken
+/// at once or not at all, renewed in the background until [`Held::release`].
+#[derive(Debug)]
+pub struct Held {
+    store: Store,
+    holder: String,
+    tenure: Tenure,
+    renewing: tokio::task::JoinHandle<String>,
+}
+
+impl Held {
+    /// Takes the lease if no one holds it; otherwise says who does.
+    pub async fn take_now(store: &Store, timing: Timing, tenure: &Tenure) -> anyhow::Result<Held> {
+        let holder = holder();
+        let sent = Instant::now();
+        let (store2, name) = (store.clone(), holder.clone());
+        let Some(epoch) = blocking(move || store2.acquire_lease(&name, timing.ttl)).await? else {
+            let store2 = store.clone();
+            let active = blocking(move || store2.lease()).await?;
+            anyhow::bail!(
+                "{} is active on this store; ask it through its [console] socket",
+                active.map_or_else(|| "another instance".to_owned(), |lease| lease.holder)
+            );
+        };
+        store.fence(epoch);
+        tenure.set(Role::Active {
+            holder: holder.clone(),
+            epoch,
+            until: sent + timing.ttl - timing.margin,
+        });
+        let renewing = tokio::spawn(keep(store.clone(), holder.clone(), timing, tenure.clone()));
+        Ok(Held {
+            store: store.clone(),
+            holder,
+            tenure: tenure.clone(),
+            renewing,
+        })
+    }
+
+    pub async fn release(self) {
+        self.renewing.abort();
+        release(&self.store, &self.holder, &self.tenure).await;
+    }
+}
+
+/// Gives the lease up (a clean stop), so that a standby takes over at once.
+pub async fn release(store: &Store, holder: &str, tenure: &Tenure) {
+    let Role::Active { epoch, .. } = tenure.role() else {
+        return;
+    };
+    tenure.set(Role::SteppedDown {
+        epoch,
+        why: "stopped".to_owned(),
+    });
+    let (store, holder) = (store.clone(), holder.to_owned());
+    match blocking(move || store.release_lease(&holder, epoch)).await {
+        Ok(()) => tracing::info!(epoch, "gave the lease up"),
+        Err(error) => tracing::warn!(%error, "could not give the lease up; it expires by itself"),
+    }
+}
+
+/// This instance's name in the lease: the host and the process.
+pub fn holder() -> String {
+    let host = nix::unistd::gethostname()
+        .ok()
+        .and_then(|name| name.into_string().ok())
+        .unwrap_or_else(|| "unknown-host".to_owned());
+    format!("{host}/{}", std::process::id())
+}
+
+/// The store's calls block (on the database); they run on tokio's blocking pool.
+async fn blocking<T: Send + 'static>(
+    call: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    tokio::task::spawn_blocking(call)
+        .await
+        .unwrap_or(Err(StoreError::ShuttingDown))
+}
