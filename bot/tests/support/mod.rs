@@ -4,6 +4,8 @@
 #![allow(dead_code)] // Each test binary (and the restart bench) uses its own part of this module.
 #![allow(clippy::unwrap_used)] // Scaffolding: a set-up that fails must stop the test loudly.
 
+pub mod ha;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};

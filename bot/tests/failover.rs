@@ -1,0 +1,500 @@
+//! High availability with the real binary: two `opsbot run` instances (a and b) on one
+//! throwaway PostgreSQL, a fresh schema per round.
+//!
+//! The torture: a prune, a node removal and a stale-placement deletion are asked for by alice and
+//! approved by bob at the console socket of the active instance; the active instance is then
+//! SIGKILLed at random moments, and restarted as the new standby, until every run has finished.
+//! Checked: no run lost (each succeeded), no side effect repeated (the simulators' request
+//! logs: each index sent in one DELETE and deleted once, the node drained, then stopped once,
+//! each stale allocation deleted once, nothing else deleted), no approval lost (one approval
+//! per run in the audit, none asked for again), each takeover at a newer epoch. The takeover
+//! time (the kill to the other instance's `/healthz` saying active) is printed as p50/p99.
+//! The kill moments come from a printed seed; `OPSBOT_CRASH_SEED` replays a failure.
+//!
+//! Fencing: the active instance is SIGSTOPped in the middle of a prune's deletes, the standby
+//! takes over and resumes the run, and the stopped one is let go on (SIGCONT): it sends no
+//! request that changes anything, commits no write to the store, and exits non-zero saying it
+//! stepped down; the other one finishes the run.
+//!
+//! `cargo test -p opsbot --test failover -- --nocapture` prints the seed and the figures.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use opsbot_cloud_sim::{CloudSimConfig, CloudSimHandle};
+use opsbot_commands::audit::AuditKind;
+use opsbot_commands::index::IndexName;
+use opsbot_commands::name::RunId;
+use opsbot_commands::retention::{Retention, RetentionDays, Verdict};
+use opsbot_commands::run::RunState;
+use opsbot_sim::{FaultRule, NodeStatus, SimConfig, SimHandle};
+use support::Dice;
+use support::ha::{self, Health, Instance, Tap, WriteLog};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// Kills per run of the test suite, at least.
+const KILLS: u64 = 30;
+/// A round kills at most this often before its runs have finished.
+const KILLS_PER_ROUND: u64 = 8;
+
+const PRUNE: &str = "/indices prune cluster:logs older_than_days:30";
+const REMOVE: &str = "/cluster remove-node cluster:nodes node:10.0.1.14";
+const STALE: &str = "/placement stale cloud:prod host:compute-03";
+
+/// The tests of this file one at a time: they measure takeovers on a machine of two cores.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The simulated cluster to prune, the one to remove a node from, and the cloud with stale
+/// allocations on compute-03.
+struct World {
+    prune: SimHandle,
+    removal: SimHandle,
+    cloud: CloudSimHandle,
+    provider: Uuid,
+    stale: [Uuid; 3],
+    running: Uuid,
+    before: Vec<String>,
+}
+
+impl World {
+    async fn start(delete_latency: Duration) -> World {
+        let prune = sim(SimConfig {
+            days_of_indices: 300,
+            ..SimConfig::default()
+        })
+        .await;
+        prune.set_faults(vec![
+            format!("latency={}ms,method=DELETE", delete_latency.as_millis())
+                .parse::<FaultRule>()
+                .unwrap(),
+            "latency=15ms,method=GET,path=/_cat/indices"
+                .parse()
+                .unwrap(),
+        ]);
+        let removal = sim(SimConfig {
+            days_of_indices: 20,
+            speed: 20.0,
+            first_node_ip: Ipv4Addr::new(10, 0, 1, 11),
+            ..SimConfig::default()
+        })
+        .await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let cloud = opsbot_cloud_sim::spawn(CloudSimConfig::default(), listener)
+            .await
+            .unwrap();
+        let provider = cloud.add_provider("compute-03");
+        let stale = [Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4()];
+        let running = Uuid::new_v4();
+        for consumer in stale.iter().chain([&running]) {
+            cloud.add_allocation(provider, *consumer, &[("VCPU", 1), ("MEMORY_MB", 2048)]);
+        }
+        cloud.add_server(running, "db-1", "ACTIVE");
+        cloud.set_faults(vec![
+            "latency=400ms,method=DELETE".parse::<FaultRule>().unwrap(),
+        ]);
+        let before = prune.index_names();
+        World {
+            prune,
+            removal,
+            cloud,
+            provider,
+            stale,
+            running,
+            before,
+        }
+    }
+
+    /// The config's clusters, cloud and engine; the pruned cluster at `prune_url` (the
+    /// simulator's, or a tap in front of it).
+    fn body(&self, dir: &Path, prune_url: &str) -> String {
+        let password = dir.join("prod-password");
+        std::fs::write(&password, "adminpass\n").unwrap();
+        format!(
+            r#"
+[engine]
+poll_interval = "50ms"
+node_timeout = "30s"
+formation_timeout = "60s"
+request_timeout = "5s"
+
+[engine.retry]
+attempts = 5
+base_delay = "50ms"
+max_delay = "500ms"
+
+[[clusters]]
+name = "logs"
+url = "{prune_url}"
+nodes = ["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14", "10.0.0.15"]
+
+[clusters.node_control]
+kind = "sim"
+
+[[clusters]]
+name = "nodes"
+url = "{removal}"
+nodes = ["10.0.1.11", "10.0.1.12", "10.0.1.13", "10.0.1.14", "10.0.1.15"]
+
+[clusters.node_control]
+kind = "sim"
+
+[[clouds]]
+name = "prod"
+auth_url = "{auth}"
+username = "admin"
+project = "admin"
+password_file = "{password}"
+
+[clouds.compute_control]
+kind = "sim"
+"#,
+            removal = self.removal.base_url(),
+            auth = self.cloud.identity_url(),
+            password = password.display(),
+        )
+    }
+
+    /// The indices the prune selects.
+    fn selected(&self) -> BTreeSet<String> {
+        let rule = Retention {
+            prefix: Some(IndexName::parse("flog-").unwrap()),
+            older_than: RetentionDays::DEFAULT,
+        };
+        let now = OffsetDateTime::now_utc();
+        self.before
+            .iter()
+            .filter(|name| matches!(rule.judge(name, now), Verdict::Expired { .. }))
+            .cloned()
+            .collect()
+    }
+
+    /// Each selected index sent in one DELETE (never again, even after a kill cut one off)
+    /// and deleted once; nothing else deleted.
+    fn check_prune(&self, what: &str) {
+        let selected = self.selected();
+        assert!(selected.len() > 250, "{what}: {} selected", selected.len());
+        let mut sent = BTreeSet::new();
+        for call in self.prune.calls().iter().filter(|c| c.method == "DELETE") {
+            for name in call.path.trim_start_matches('/').split(',') {
+                assert!(
+                    sent.insert(name.to_owned()),
+                    "{what}: {name} was sent in a second DELETE ({call:?})"
+                );
+            }
+        }
+        let world = self.prune.state();
+        let mut times: BTreeMap<&String, usize> = BTreeMap::new();
+        for name in &world.deleted {
+            *times.entry(name).or_default() += 1;
+        }
+        assert!(
+            times.values().all(|n| *n == 1),
+            "{what}: deleted more than once: {times:?}"
+        );
+        let deleted: BTreeSet<String> = times.keys().map(|n| (*n).clone()).collect();
+        assert_eq!(deleted, selected, "{what}: the deleted indices");
+    }
+
+    /// The node drained before it stopped, stopped once; no other node stopped; the exclusion
+    /// cleared; no index deleted.
+    fn check_removal(&self, what: &str) {
+        let removed: Ipv4Addr = "10.0.1.14".parse().unwrap();
+        let world = self.removal.state();
+        for node in &world.nodes {
+            if node.ip == removed {
+                assert_eq!(node.state, NodeStatus::Stopped, "{what}");
+                assert_eq!(node.stops, 1, "{what}: the node stopped once");
+                assert_eq!(
+                    node.shards_at_stop, 0,
+                    "{what}: it held shard copies when it stopped"
+                );
+            } else {
+                assert_eq!(node.stops, 0, "{what}: {} was stopped", node.ip);
+            }
+        }
+        let exclusion = world
+            .settings
+            .transient
+            .get("cluster.routing.allocation.exclude._ip")
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(exclusion, "", "{what}: the exclusion outlived the run");
+        assert!(world.deleted.is_empty(), "{what}: {:?}", world.deleted);
+    }
+
+    /// Each stale consumer's allocations deleted once (one answered DELETE each), the running
+    /// instance's kept, no other DELETE.
+    fn check_stale(&self, what: &str) {
+        let left: Vec<Uuid> = self.cloud.allocations(self.provider).into_keys().collect();
+        assert_eq!(left, vec![self.running], "{what}: the allocations left");
+        let deletes: Vec<_> = self
+            .cloud
+            .calls()
+            .into_iter()
+            .filter(|c| c.method == "DELETE")
+            .collect();
+        let expected: BTreeSet<String> = self
+            .stale
+            .iter()
+            .map(|c| format!("/placement/allocations/{c}"))
+            .collect();
+        for call in &deletes {
+            assert!(
+                expected.contains(&call.path),
+                "{what}: an unexpected DELETE: {call:?}"
+            );
+        }
+        let mut answered: Vec<String> = deletes
+            .iter()
+            .filter(|c| c.status != 0)
+            .map(|c| c.path.clone())
+            .collect();
+        answered.sort();
+        assert_eq!(
+            answered,
+            expected.into_iter().collect::<Vec<_>>(),
+            "{what}: each stale consumer deleted once; all the DELETEs: {deletes:?}"
+        );
+    }
+}
+
+async fn sim(config: SimConfig) -> SimHandle {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    opsbot_sim::spawn(config, listener).await.unwrap()
+}
+
+/// The epoch a `/healthz` answer names.
+fn epoch(health: &Health) -> Option<u64> {
+    let Health::Answer(_, body) = health else {
+        return None;
+    };
+    let rest = &body[body.find("at epoch ")? + "at epoch ".len()..];
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Each run approved once, by bob, and never asked for again; nothing refused.
+async fn check_approvals(store: &opsbot_state::Store, ids: &[RunId], what: &str) {
+    let audit = ha::audit(store).await;
+    for id in ids {
+        let of_run: Vec<&AuditKind> = audit
+            .iter()
+            .filter(|e| e.run == Some(*id))
+            .map(|e| &e.event)
+            .collect();
+        let approvals: Vec<_> = audit
+            .iter()
+            .filter(|e| e.run == Some(*id) && matches!(e.event, AuditKind::ApprovalGranted { .. }))
+            .collect();
+        assert_eq!(approvals.len(), 1, "{what}: {id}'s approvals: {of_run:#?}");
+        assert_eq!(
+            approvals[0]
+                .actor
+                .as_ref()
+                .and_then(|a| a.person.as_ref())
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("bob"),
+            "{what}: {id} approved by bob"
+        );
+        let requested = of_run
+            .iter()
+            .filter(|e| matches!(e, AuditKind::RunRequested { .. }))
+            .count();
+        assert_eq!(requested, 1, "{what}: {id} asked for once: {of_run:#?}");
+    }
+    let refused: Vec<_> = audit
+        .iter()
+        .filter(|e| matches!(e.event, AuditKind::Refused { .. }))
+        .collect();
+    assert!(refused.is_empty(), "{what}: refusals: {refused:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_the_active_instance_at_random_moments_loses_no_run_repeats_no_side_effect() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let mut dice = Dice::from_env();
+    let seed = dice.seed();
+    let started = Instant::now();
+    let mut takeovers = Vec::new();
+    let mut rounds = 0;
+    while (takeovers.len() as u64) < KILLS {
+        torture_round(rounds, &mut dice, seed, &mut takeovers).await;
+        rounds += 1;
+    }
+    let (p50, p99) = (ha::percentile(&takeovers, 50.0), ha::percentile(&takeovers, 99.0));
+    let max = takeovers.iter().max().copied().unwrap_or_default();
+    eprintln!(
+        "failover: {} kills in {rounds} rounds, {:.1?}; takeover (kill to the other instance's \
+         /healthz saying active, [store] takeover = \"{}\"): p50 {p50:.2?}, p99 {p99:.2?}, max \
+         {max:.2?} (seed {seed})",
+        takeovers.len(),
+        started.elapsed(),
+        ha::TAKEOVER,
+    );
+    // A standby asks every 1/6 of the takeover and the lease lasts 2/3 of it: within it.
+    assert!(
+        max < Duration::from_secs(3),
+        "a takeover took {max:?}: {takeovers:?}"
+    );
+}
+
+async fn torture_round(round: u64, dice: &mut Dice, seed: u64, takeovers: &mut Vec<Duration>) {
+    let what = format!("round {round} (seed {seed})");
+    let pg = ha::shared_pg();
+    let schema = ha::fresh_schema("failover");
+    let world = World::start(Duration::from_millis(250)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let body = world.body(dir.path(), &world.prune.base_url());
+    let url = pg.url("postgres");
+    let mut active = Instance::new(dir.path(), "a", &url, &schema, &body);
+    let mut standby = Instance::new(dir.path(), "b", &url, &schema, &body);
+    active.start();
+    active.until_active(&what).await;
+    standby.start();
+    standby.until_standby(&what).await;
+    let store = ha::open(&active.config).await;
+    let ids = [RunId::new(1), RunId::new(2), RunId::new(3)];
+    for (request, id) in [PRUNE, REMOVE, STALE].into_iter().zip(ids) {
+        ha::ask_and_approve(&active.socket, &store, request, id, &what).await;
+    }
+
+    let mut last_epoch = epoch(&active.health().await).unwrap();
+    let mut kills = 0;
+    while kills < KILLS_PER_ROUND && !ha::all_finished(&store, &ids).await {
+        // The random moment: right away (the runs just resumed) up to well into a step.
+        tokio::time::sleep(Duration::from_millis(dice.below(1200))).await;
+        let what = format!("{what}, kill {kills} of {}", active.name);
+        let killed_at = Instant::now();
+        active.kill();
+        let took = standby.until_active(&what).await - killed_at;
+        takeovers.push(took);
+        kills += 1;
+        let now = epoch(&standby.health().await).unwrap();
+        assert!(
+            now > last_epoch,
+            "{what}: taken over at epoch {now}, after {last_epoch}"
+        );
+        last_epoch = now;
+        // The killed one comes back as the standby.
+        active.start();
+        active.until_standby(&what).await;
+        std::mem::swap(&mut active, &mut standby);
+    }
+
+    let states = ha::until_finished(&store, &ids, &what).await;
+    let logs = || format!("{}\n{}", active.logs(), standby.logs());
+    assert!(
+        states.iter().all(|s| *s == RunState::Succeeded),
+        "{what}: after {kills} kills the runs ended {states:?}; the logs:\n{}",
+        logs()
+    );
+    world.check_prune(&what);
+    world.check_removal(&what);
+    world.check_stale(&what);
+    check_approvals(&store, &ids, &what).await;
+    assert!(active.health().await.is_active(), "{what}");
+    assert!(standby.health().await.is_standby(), "{what}");
+    println!("{what}: {kills} kills, the runs succeeded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_active_instance_that_wakes_after_a_takeover_does_nothing_and_steps_down() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let what = "fencing";
+    let pg = ha::shared_pg();
+    let schema = ha::fresh_schema("fencing");
+    // Slow deletes: the prune is mid-way for seconds, and a DELETE is in flight when a stops.
+    let world = World::start(Duration::from_millis(300)).await;
+    let tap = Tap::start(world.prune.addr()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg.url("postgres");
+    // a reaches the cluster through the tap and the store as its own role: what it does after
+    // it is let go on can be told apart from what b does.
+    let mut a = Instance::new(
+        dir.path(),
+        "a",
+        &ha::as_user(&url, "opsbot_a"),
+        &schema,
+        &world.body(dir.path(), &tap.url()),
+    );
+    let mut b = Instance::new(
+        dir.path(),
+        "b",
+        &url,
+        &schema,
+        &world.body(dir.path(), &world.prune.base_url()),
+    );
+    let store = ha::open(&b.config).await; // creates the schema's tables
+    let writes = WriteLog::install(&url, &schema, &["opsbot_a"]).await;
+    a.start();
+    a.until_active(what).await;
+    b.start();
+    b.until_standby(what).await;
+    let id = RunId::new(1);
+    ha::ask_and_approve(&a.socket, &store, PRUNE, id, what).await;
+
+    // The second DELETE has arrived: a stops with it in flight.
+    let deletes = |sim: &SimHandle| {
+        sim.calls()
+            .iter()
+            .filter(|c| c.method == "DELETE")
+            .count()
+    };
+    support::until("a's second DELETE", || deletes(&world.prune) >= 2).await;
+    a.signal(Signal::SIGSTOP);
+    let stopped_at = Instant::now();
+    let took = b.until_active(what).await - stopped_at;
+    let sent_by_a = deletes(&world.prune);
+    // b resumes the run: its own DELETEs arrive.
+    support::until("b deletes", || deletes(&world.prune) > sent_by_a).await;
+
+    let mark = writes.mark().await;
+    let woke_at = Instant::now();
+    a.signal(Signal::SIGCONT);
+    let (status, log) = a.exited(what).await;
+    assert!(
+        !status.success() && log.contains("stepped down, another instance is active"),
+        "{what}: a ended {status:?}:\n{log}"
+    );
+
+    let states = ha::until_finished(&store, &[id], what).await;
+    assert_eq!(states, [RunState::Succeeded], "{what}: {}", b.logs());
+    let after: Vec<String> = tap.requests_since(woke_at);
+    let changing: Vec<&String> = after.iter().filter(|r| !r.starts_with("GET ")).collect();
+    assert!(
+        changing.is_empty(),
+        "{what}: a sent after it woke: {after:?}\n{log}"
+    );
+    let written = writes.since(mark, "opsbot_a").await;
+    assert!(
+        written.is_empty(),
+        "{what}: a wrote to the store after it woke: {written:?}\n{log}"
+    );
+    assert!(
+        writes.count("opsbot_a").await > 0,
+        "{what}: a's writes are told apart (it wrote while active)"
+    );
+    assert!(
+        !writes.since(mark, "opsbot").await.is_empty(),
+        "{what}: b wrote meanwhile"
+    );
+    world.check_prune(what);
+    check_approvals(&store, &[id], what).await;
+    assert!(b.health().await.is_active(), "{what}");
+    println!(
+        "{what}: b took over {took:.2?} after a stopped; a, let go on, sent {} reads and no \
+         other request, wrote nothing, and stepped down",
+        after.len()
+    );
+}
