@@ -139,8 +139,13 @@ struct DemoArgs {
     #[arg(long, default_value_t = 20.0)]
     speed: f64,
     /// Keep the store here instead of in a temporary directory (to try a restart).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "postgres")]
     store: Option<PathBuf>,
+    /// Keep the store in a throwaway PostgreSQL instead (the HA variant: the console holds the
+    /// store's lease, as an active `opsbot run` would); it needs the machine's PostgreSQL
+    /// server binaries (`initdb`, `postgres`).
+    #[arg(long)]
+    postgres: bool,
 }
 
 #[derive(Debug, Args)]
@@ -222,7 +227,14 @@ pub fn main() -> ExitCode {
 
 async fn run(command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Demo(args) => crate::demo::run(args.flavor, args.speed, args.store).await,
+        Command::Demo(args) => {
+            let store = match (args.postgres, args.store) {
+                (true, _) => crate::demo::DemoStore::Postgres,
+                (false, Some(path)) => crate::demo::DemoStore::Sled(path),
+                (false, None) => crate::demo::DemoStore::Temporary,
+            };
+            crate::demo::run(args.flavor, args.speed, store).await
+        }
         Command::Sim(args) => sim(args).await,
         Command::Run { config, clock } => {
             crate::serve::run(Config::load(&config)?, clock.clock()).await

@@ -59,8 +59,19 @@ const HOSTS: [(&str, &[&str]); 2] = [
     ("control", &["ctl-01"]),
 ];
 
+/// Where the demo keeps its store.
+#[derive(Debug, Clone)]
+pub enum DemoStore {
+    /// A sled store in a temporary directory, gone with the demo.
+    Temporary,
+    /// A sled store kept at this path (to try a restart).
+    Sled(PathBuf),
+    /// A throwaway PostgreSQL server, started for the demo and stopped with it.
+    Postgres,
+}
+
 /// Runs the demo until the end of the console's input.
-pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::Result<()> {
+pub async fn run(flavor: Flavor, speed: f64, store: DemoStore) -> anyhow::Result<()> {
     let sim_config = SimConfig {
         flavor,
         speed,
@@ -87,10 +98,30 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
     // The simulated cloud's password, in a file as a production config would have it.
     let password_file = temp.path().join("prod-password");
     std::fs::write(&password_file, "adminpass\n").context("cannot write the demo password")?;
-    let store_path = store.unwrap_or_else(|| temp.path().join("store"));
+    // Lives as long as the demo, like the temporary directory.
+    let postgres = match store {
+        DemoStore::Postgres => Some(
+            tokio::task::spawn_blocking(opsbot_tmp_postgres::Server::start)
+                .await?
+                .context("cannot start a throwaway PostgreSQL for the demo")?,
+        ),
+        DemoStore::Temporary | DemoStore::Sled(_) => None,
+    };
+    let (store, shown) = match (&postgres, store) {
+        (Some(server), _) => {
+            let url = server.url("postgres");
+            let shown = format!("PostgreSQL {url} (schema opsbot, thrown away at the end)");
+            (StoreConfig::postgres(url), shown)
+        }
+        (None, DemoStore::Sled(path)) => (StoreConfig::sled(path.clone()), path.display().to_string()),
+        (None, _) => {
+            let path = temp.path().join("store");
+            (StoreConfig::sled(path.clone()), path.display().to_string())
+        }
+    };
     let runbooks = runbooks(temp.path())?;
     let config = Config {
-        store: StoreConfig::sled(store_path.clone()),
+        store,
         engine: EngineConfig {
             poll_interval: Duration::from_secs(1),
             ..EngineConfig::default()
@@ -157,7 +188,7 @@ pub async fn run(flavor: Flavor, speed: f64, store: Option<PathBuf>) -> anyhow::
          /runbook list · /runbook run name:nested-virt host:compute-01 · /help",
         sim.base_url(),
         cloud_sim.base_url(),
-        store_path.display(),
+        shown,
     );
     let people = config.people()?;
     let alice = people

@@ -21,6 +21,9 @@ pub enum Fault {
     Decode(String),
     /// The cloud's catalog lacks the endpoint opsbot needs; repeating cannot help.
     Catalog(String),
+    /// Not the backend's: this instance may no longer act (another took the store's lease,
+    /// or its own lapsed), so the request was not sent. The active instance resumes the run.
+    NotActing(String),
 }
 
 impl Fault {
@@ -33,7 +36,7 @@ impl Fault {
             // A certificate does not change between tries.
             Self::Connect(unreachable) => !matches!(unreachable.cause, Cause::Tls(_)),
             Self::Status { status, .. } => matches!(status, 408 | 429 | 500..=599),
-            Self::Catalog(_) | Self::TooLarge { .. } => false,
+            Self::Catalog(_) | Self::TooLarge { .. } | Self::NotActing(_) => false,
         }
     }
 }
@@ -62,6 +65,7 @@ impl Fault {
             Self::NoMaster => "no_master",
             Self::Decode(_) => "malformed_answer",
             Self::Catalog(_) => "catalog",
+            Self::NotActing(_) => "not_acting",
         }
     }
 }
@@ -81,6 +85,7 @@ impl fmt::Display for Fault {
             Self::NoMaster => f.write_str("answered 503 (no elected master)"),
             Self::Decode(detail) => write!(f, "sent an answer opsbot cannot read ({detail})"),
             Self::Catalog(detail) => write!(f, "cannot be used: {detail}"),
+            Self::NotActing(detail) => write!(f, "was not sent: {detail}"),
         }
     }
 }

@@ -55,6 +55,22 @@ impl StoreConfig {
         }
     }
 
+    /// A PostgreSQL store at `url` (no password), in the schema `opsbot`, with the defaults
+    /// (the demo's HA variant).
+    pub fn postgres(url: String) -> Self {
+        Self {
+            backend: StoreBackend::Postgres(PostgresStore {
+                url,
+                password: None,
+                ca_file: None,
+                schema: "opsbot".to_owned(),
+                takeover: TAKEOVER,
+                archive_dir: None,
+            }),
+            retention: Retention::default(),
+        }
+    }
+
     /// The sled directory, `None` for PostgreSQL.
     pub fn sled_path(&self) -> Option<&Path> {
         match &self.backend {

@@ -16,7 +16,7 @@ use opsbot_commands::render;
 use opsbot_commands::run::Run;
 
 use super::Inner;
-use super::step::{StepOutcome, observe_retry, retried};
+use super::step::{StepOutcome, acting, observe_retry, retried};
 use super::wait;
 use crate::backend::search::{Deleted, InFlight};
 use crate::backend::{BackendError, Fault};
@@ -141,6 +141,7 @@ pub(super) async fn chunk(
         }
         tries += 1;
         let doomed: Vec<IndexName> = remaining.iter().map(|p| p.name.clone()).collect();
+        acting(inner)?;
         match cluster
             .search
             .delete_indices(approved, &doomed, &opaque)

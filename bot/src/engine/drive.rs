@@ -65,6 +65,11 @@ pub(super) fn can_go_on(run: &Run) -> bool {
     )
 }
 
+/// How long a run task waits before it reads its run again after the store failed it for a
+/// passing reason, doubling up to the max.
+const STORE_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
+const STORE_PAUSE_MAX: std::time::Duration = std::time::Duration::from_secs(30);
+
 pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
     let procedure = match inner.store.run(id) {
         Ok(Some(run)) => run.plan.request.to_string(),
@@ -73,8 +78,22 @@ pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
     let span = tracing::info_span!("run", run = %id, %procedure);
     async move {
         let mut busy = Some(busy);
-        if let Err(error) = drive_inner(&inner, id, &mut busy).await {
-            tracing::error!(%error, "run task stopped on a store error; it resumes at the next start");
+        let mut pause = STORE_PAUSE;
+        loop {
+            match drive_inner(&inner, id, &mut busy).await {
+                Ok(()) => break,
+                // The database is away, or this instance is not sure it may act: the run
+                // waits, then goes on from what the store says, as after a restart.
+                Err(error) if error.is_passing() => {
+                    tracing::warn!(%error, ?pause, "run task paused on the store; going on after");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(STORE_PAUSE_MAX);
+                }
+                Err(error) => {
+                    tracing::error!(%error, "run task stopped on a store error; it resumes at the next start");
+                    break;
+                }
+            }
         }
         inner.forget(id);
     }

@@ -15,7 +15,7 @@ use opsbot_state::StoreError;
 use tokio::sync::Notify;
 
 use super::{Inner, delete, store_only, wait};
-use crate::backend::BackendError;
+use crate::backend::{BackendError, Fault};
 use crate::clusters::Cluster;
 use crate::node_control::{NodeControlError, NodeOp, Outcome};
 
@@ -317,12 +317,28 @@ where
     Fut: Future<Output = Result<T, BackendError>>,
 {
     let retry = inner.config.retry;
+    // Checked before every try, a retry's included: a backoff may outlast the tenure.
+    let mut call = call;
+    let acting = || {
+        let acting = acting(inner);
+        let attempt = call();
+        async move {
+            acting.map_err(|why| BackendError::once("opsbot", "the request", Fault::NotActing(why)))?;
+            attempt.await
+        }
+    };
     retry
-        .run(call, |error, tries| {
+        .run(acting, |error, tries| {
             observe_retry(inner, run, tries, retry.attempts, error);
         })
         .await
         .map_err(|error| error.to_string())
+}
+
+/// Whether this instance may start a side effect now (see `lease`): the store refuses a
+/// stale instance's writes, and this keeps it from acting between them.
+pub(super) fn acting(inner: &Inner) -> Result<(), String> {
+    inner.tenure.check().map_err(|error| error.to_string())
 }
 
 /// Says on the run's progress message that a step's call failed for now and is tried again.
@@ -367,6 +383,7 @@ async fn control(
     op: NodeOp,
     node: NodeAddr,
 ) -> Result<StepOutcome, String> {
+    acting(inner)?;
     let outcome = cluster.nodes.apply(op, node).await;
     controlled(inner, run, &format!("node control on {node}"), outcome).await
 }
