@@ -332,7 +332,10 @@ async fn sigkill_the_active_instance_at_random_moments_loses_no_run_repeats_no_s
         torture_round(rounds, &mut dice, seed, &mut takeovers).await;
         rounds += 1;
     }
-    let (p50, p99) = (ha::percentile(&takeovers, 50.0), ha::percentile(&takeovers, 99.0));
+    let (p50, p99) = (
+        ha::percentile(&takeovers, 50.0),
+        ha::percentile(&takeovers, 99.0),
+    );
     let max = takeovers.iter().max().copied().unwrap_or_default();
     eprintln!(
         "failover: {} kills in {rounds} rounds, {:.1?}; takeover (kill to the other instance's \
@@ -445,12 +448,7 @@ async fn a_stopped_active_instance_that_wakes_after_a_takeover_does_nothing_and_
     ha::ask_and_approve(&a.socket, &store, PRUNE, id, what).await;
 
     // The second DELETE has arrived: a stops with it in flight.
-    let deletes = |sim: &SimHandle| {
-        sim.calls()
-            .iter()
-            .filter(|c| c.method == "DELETE")
-            .count()
-    };
+    let deletes = |sim: &SimHandle| sim.calls().iter().filter(|c| c.method == "DELETE").count();
     support::until("a's second DELETE", || deletes(&world.prune) >= 2).await;
     a.signal(Signal::SIGSTOP);
     let stopped_at = Instant::now();

@@ -164,7 +164,10 @@ async fn a_brief_database_restart_pauses_the_run_which_then_succeeds_under_the_s
         "the restart took {outage:?}: too long for this test's claim"
     );
     // At most the DELETE whose write-ahead record was in before the database went down.
-    assert!(during <= 1, "{what}: {during} DELETEs while the database was down");
+    assert!(
+        during <= 1,
+        "{what}: {during} DELETEs while the database was down"
+    );
 
     let states = ha::until_finished(&scene.store, &[RunId::new(1)], what).await;
     let log = scene.instance.log();
@@ -190,7 +193,10 @@ async fn a_database_outage_longer_than_the_tenure_makes_the_instance_step_down_a
     // The outage itself: longer than the lease.
     tokio::time::sleep(FATAL).await;
     let during = deletes(&scene.sim) - at_stop;
-    assert!(during <= 1, "{what}: {during} DELETEs while the database was down");
+    assert!(
+        during <= 1,
+        "{what}: {during} DELETEs while the database was down"
+    );
     scene.server.start_again().unwrap();
 
     let (status, log) = scene.instance.exited(what).await;

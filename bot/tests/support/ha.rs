@@ -158,8 +158,7 @@ impl Instance {
     }
 
     fn log_path(&self, incarnation: u32) -> PathBuf {
-        self.dir
-            .join(format!("{}-{incarnation}.log", self.name))
+        self.dir.join(format!("{}-{incarnation}.log", self.name))
     }
 
     /// Starts a new incarnation (the previous one must have ended).
@@ -250,11 +249,7 @@ impl Instance {
 
     /// Polls `/healthz` (bounded) until it meets `wanted`; when that happened. Fails at once if
     /// the process ended.
-    pub async fn until_health(
-        &mut self,
-        what: &str,
-        wanted: impl Fn(&Health) -> bool,
-    ) -> Instant {
+    pub async fn until_health(&mut self, what: &str, wanted: impl Fn(&Health) -> bool) -> Instant {
         let deadline = Instant::now() + PATIENCE;
         loop {
             let health = self.health().await;
@@ -320,13 +315,10 @@ while (my $line = <$s>) {
         .uid(user.uid.as_raw())
         .gid(0)
         .stdin(Stdio::null());
-    let out = tokio::time::timeout(
-        PATIENCE,
-        tokio::process::Command::from(command).output(),
-    )
-    .await
-    .expect("bob's console went quiet")
-    .unwrap();
+    let out = tokio::time::timeout(PATIENCE, tokio::process::Command::from(command).output())
+        .await
+        .expect("bob's console went quiet")
+        .unwrap();
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -484,8 +476,8 @@ impl Tap {
             .filter(|(at, _)| *at > since)
             .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
             .collect();
-        let method = regex::Regex::new(r"(?m)^(GET|HEAD|POST|PUT|PATCH|DELETE) \S+ HTTP/1\.[01]")
-            .unwrap();
+        let method =
+            regex::Regex::new(r"(?m)^(GET|HEAD|POST|PUT|PATCH|DELETE) \S+ HTTP/1\.[01]").unwrap();
         method
             .find_iter(&text)
             .map(|m| m.as_str().to_owned())
