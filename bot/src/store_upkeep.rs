@@ -129,6 +129,6 @@ mod tests {
         let done = compact(&writes, retention, later).await.unwrap();
         assert_eq!(done.audit, 1);
         assert!(store.audit().unwrap().is_empty());
-        assert!(store.archive_paths().audit.exists());
+        assert!(store.archive_paths().unwrap().audit.exists());
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use opsbot_commands::name::RunId;
 use opsbot_commands::target::Target;
 
-use crate::keys;
+use crate::sled::keys;
 
 /// What every damaged store is told to do.
 const RESTORE: &str = "restore the last backup with `opsbot store restore --config FILE \
@@ -130,7 +130,78 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// PostgreSQL did not answer in time, or the connection failed: an outage, not damage.
+    /// Nothing was written (a transaction that did not commit leaves nothing); the bot's runs
+    /// wait and try their step's write again, as after any failed write.
+    #[error("the store on PostgreSQL ({place}) is unavailable: {detail}; {REACH}")]
+    Unavailable { place: String, detail: String },
+    /// PostgreSQL refused a statement for a reason that is not an outage (permissions, a
+    /// table changed by hand): retrying does not help.
+    #[error(
+        "PostgreSQL ({place}) refused the store's statement: {detail}; check the database \
+         user's rights on the schema and that no one changed the store's tables by hand"
+    )]
+    Postgres { place: String, detail: String },
+    /// A PostgreSQL setting that cannot work, named in `detail`.
+    #[error("the [store.postgres] settings cannot be used: {detail}")]
+    PgConfig { detail: String },
+    /// A row that does not decode, or contradicts the row it belongs to. Never skipped (see
+    /// [`StoreError::Corrupt`]).
+    #[error(
+        "the store on PostgreSQL ({place}) is damaged: its {table} row {key} is corrupt \
+         ({detail}); {PG_RESTORE}"
+    )]
+    CorruptRow {
+        place: String,
+        table: &'static str,
+        key: String,
+        detail: String,
+    },
+    /// A row, or the schema itself, written by a newer opsbot.
+    #[error(
+        "the store on PostgreSQL ({place}) has {what} written by a newer opsbot (version \
+         {found}, this one knows up to {supported}); run the newer opsbot or restore a pg_dump"
+    )]
+    NewerRow {
+        place: String,
+        what: String,
+        found: u32,
+        supported: u32,
+    },
+    /// An operation of the sled backend that a PostgreSQL store has no use for.
+    #[error("{what} is for a store on sled; this one is on PostgreSQL: {hint}")]
+    NotOnPostgres {
+        what: &'static str,
+        hint: &'static str,
+    },
+    /// An operation of the PostgreSQL backend (the lease of high availability) that a sled
+    /// store, one process on one machine, cannot offer.
+    #[error("{what} needs a store on PostgreSQL; this one is on sled: {hint}")]
+    NotOnSled {
+        what: &'static str,
+        hint: &'static str,
+    },
+    /// A write under a lease epoch that is no longer the lease's: another instance took over,
+    /// and this one must stop writing. Nothing was written.
+    #[error(
+        "this opsbot writes under lease epoch {mine}, but the lease is at {} held by {}; \
+         another instance took over, so nothing was written and this one must stand down",
+        current.map_or_else(|| "no epoch".to_owned(), |epoch| epoch.to_string()),
+        holder.as_deref().unwrap_or("no one")
+    )]
+    Fenced {
+        mine: u64,
+        current: Option<u64>,
+        holder: Option<String>,
+    },
 }
+
+/// What to check when PostgreSQL cannot be reached.
+const REACH: &str = "check that PostgreSQL is up and reachable from here (host, port, \
+                     firewall, TLS) and that its credentials are right; runs retry this";
+
+/// What every damaged PostgreSQL store is told to do.
+const PG_RESTORE: &str = "restore the database from its last pg_dump, or repair the row by hand";
 
 /// What [`crate::Store::update_run`] can fail with: the store itself, or the caller's closure
 /// refusing the transition (then nothing was written).

@@ -1,39 +1,35 @@
-//! opsbot's durable state on sled: runs, the audit log, one lock per cluster, and run logs.
+//! opsbot's durable state: runs, the audit log, one lock per cluster, run logs, schedules'
+//! fires, pauses and standing approvals, on one of two backends behind one [`Store`].
 //!
-//! The bot may be killed at any instant, so every write is one sled transaction (a run, the
-//! audit events of its transition, its cluster lock and its place in the time index change
-//! together) followed by a flush before the method returns. Values are versioned JSON
-//! envelopes. [`Store::open`] decodes the unfinished runs, so that a store that cannot resume
-//! them stops the bot at start-up; listings read the time index, and decode only what they
-//! show, so that neither grows with the history, which [`Store::compact`] archives past the
-//! retention.
+//! - **sled** (`sled`), the embedded default: one process, one directory. Every write is one
+//!   sled transaction followed by a flush, so that a write that returned survives a SIGKILL.
+//!   Values are versioned JSON envelopes; listings read a time index, and [`Store::compact`]
+//!   archives the history past the retention to JSONL files beside the store.
+//! - **PostgreSQL** (`postgres`), for more than one machine: an engine operators already run
+//!   and back up. Every write is one serializable transaction; a lease whose epoch fences every
+//!   write lets one instance be active and the others stand by ([`Store::fence`],
+//!   [`Store::acquire_lease`]).
+//!
+//! Both keep the same records the same way (`record`, `codec`) and decide what a write
+//! changes with the same code (`transition`), so that a run means the same on either.
+//! Opening either checks it: a store whose unfinished runs cannot be decoded and resumed stops
+//! the bot at start-up with a clear message.
 
-mod archive;
-mod audit;
-mod backup;
-mod check;
 mod codec;
-mod compact;
-mod deliveries;
 mod error;
 pub mod export;
-mod files;
-mod keys;
 mod listing;
-mod marker;
-mod notice;
+mod postgres;
 mod record;
-mod runs;
-mod safekeeping;
-mod schedules;
+mod sled;
 mod store;
+mod transition;
 
-pub use archive::ArchivePaths;
-pub use audit::RUN_LOG_CAP;
-pub use backup::{Restored, check, restore, store_in};
-pub use check::Summary;
-pub use compact::Compacted;
 pub use error::{StoreError, UpdateError};
-pub use files::wait_until_free;
 pub use listing::{AuditQuery, Listing, RunLogTail};
+pub use postgres::{LeaseStatus, PgConfig};
+pub use sled::{
+    ArchivePaths, Compacted, Restored, Summary, check, restore, store_in, wait_until_free,
+};
 pub use store::Store;
+pub use transition::RUN_LOG_CAP;

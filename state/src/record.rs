@@ -17,7 +17,7 @@ use opsbot_commands::schedule::standing::Scheduled;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::keys;
+use crate::sled::keys;
 
 /// A run without its plan: what a transition writes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

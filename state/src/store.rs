@@ -1,432 +1,356 @@
-//! Opening the sled database (checked by `check` before the bot trusts it), and the transaction
-//! plumbing (counters, audit appends, cluster locks) that every write shares.
+//! The one store the bot uses, on either backend. Each method is one line that hands the call
+//! to the backend (enum dispatch, so that the generic methods stay generic and nothing is
+//! boxed); what a method means is documented here once, and both backends keep it.
 
-use std::fmt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, RwLock};
-use std::time::Instant;
+use std::path::Path;
+use std::time::Duration;
 
+use opsbot_commands::audit::{AuditEvent, AuditKind};
+use opsbot_commands::maintenance::MaintenanceNotice;
 use opsbot_commands::name::RunId;
-use opsbot_commands::plan::Plan;
+use opsbot_commands::page::Page;
+use opsbot_commands::people::Speaker;
 use opsbot_commands::run::Run;
+use opsbot_commands::schedule::{FireRecord, Pause, ScheduleName, StandingApproval, StandingId};
 use opsbot_commands::target::Target;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use sled::transaction::{ConflictableTransactionError, ConflictableTransactionResult};
-use sled::transaction::{TransactionError, TransactionalTree, UnabortableTransactionError};
-use sled::{IVec, Tree};
+use time::OffsetDateTime;
 
-use crate::archive::ArchivePaths;
-use crate::codec::{self, DecodeError};
-use crate::error::StoreError;
-use crate::keys::{self, AUDIT, DELIVERIES, INDEX, LOCKS, META, PLANS, RUN_LOGS, RUNS};
-use crate::marker::Keeper;
-use crate::record::{PlanCache, RunRecord};
-use crate::safekeeping;
+use crate::error::{StoreError, UpdateError};
+use crate::listing::{AuditQuery, Listing, RunLogTail};
+use crate::postgres::{LeaseStatus, PgConfig, Postgres};
+use crate::sled::{ArchivePaths, Compacted, Sled, Summary};
 
-/// The layout of trees and keys this opsbot understands: 3 adds the time-ordered `index` tree
-/// of runs and audit entries; 2 keeps each run's plan apart from its state (1 kept them in one
-/// record, rewritten whole by every transition).
-pub(crate) const SCHEMA_VERSION: u32 = 3;
-
-/// The durable store: runs, the audit log, one lock per cluster, run logs. Every write is one
-/// sled transaction followed by a flush, so that a write that returned survives a SIGKILL.
-/// A cluster's lock is held exactly while its run is unfinished: it is taken when the run is
-/// created and released by the transition that finishes it, in the same transaction.
-/// Clones share the same database (sled handles are cheap clones).
-#[derive(Clone)]
+/// The durable store: runs, the audit log, one lock per cluster, run logs, schedules. Every
+/// write is one transaction, durable before the method returns, so that a write that returned
+/// survives the bot being killed. A cluster's lock is held exactly while its run is
+/// unfinished: taken when the run is created, released by the transition that finishes it, in
+/// the same transaction. Clones are cheap and share the same store.
+#[derive(Debug, Clone)]
 pub struct Store {
-    pub(crate) db: sled::Db,
-    pub(crate) meta: Tree,
-    pub(crate) runs: Tree,
-    pub(crate) plans: Tree,
-    pub(crate) locks: Tree,
-    pub(crate) audit: Tree,
-    pub(crate) run_logs: Tree,
-    pub(crate) deliveries: Tree,
-    pub(crate) index: Tree,
-    path: Arc<PathBuf>,
-    /// Where compaction archives to (see `archive`), beside the store.
-    pub(crate) archives: Arc<ArchivePaths>,
-    /// Serializes `create_run`, so that the id its `build` closure is given is the id the
-    /// transaction allocates (sled's file lock already keeps other processes out).
-    pub(crate) creating: Arc<Mutex<()>>,
-    /// When old delivery ids were last swept out (Unix seconds; 0: not since opening).
-    pub(crate) last_sweep: Arc<AtomicU64>,
-    pub(crate) plan_cache: Arc<PlanCache>,
-    /// The marker beside the store (see `marker`), moved forward by every flush.
-    marker: Arc<Keeper>,
-    /// Every write holds it shared, a backup exclusively (see `safekeeping`).
-    pub(crate) writes: Arc<RwLock<()>>,
+    backend: Backend,
 }
 
-/// Not derived: sled's own `Debug` would print the whole database.
-impl fmt::Debug for Store {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish()
-    }
+#[derive(Debug, Clone)]
+enum Backend {
+    Sled(Sled),
+    Postgres(Postgres),
+}
+
+/// Calls the same method on whichever backend the store is on.
+macro_rules! on_backend {
+    ($store:expr, $backend:ident => $call:expr) => {
+        match &$store.backend {
+            Backend::Sled($backend) => $call,
+            Backend::Postgres($backend) => $call,
+        }
+    };
 }
 
 impl Store {
-    /// Opens (or creates) the store at `path` and checks it: the schema version, the counters,
-    /// the locks and every unfinished run (its record and its plan) are decoded once, so that
-    /// a store the bot cannot resume from stops it at start-up with a clear message. Finished
-    /// runs, the audit log and run logs are not scanned (they grow with the history); they are
-    /// checked when read.
-    /// Before sled opens it (sled writes as it opens), its files are checked against its
-    /// marker; its counters right after, before anything is written (see `safekeeping`).
+    /// Opens (or creates) the sled store at `path` and checks it: its files against its
+    /// marker, the schema version, the counters, the locks and every unfinished run (record
+    /// and plan) are decoded once, so that a store the bot cannot resume from stops it at
+    /// start-up with a clear message. Finished runs and the audit log are checked when read.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let started = Instant::now();
-        let (marker, expected) = safekeeping::before_open(path)?;
-        let db = sled::Config::new()
-            .path(path)
-            .open()
-            .map_err(|error| match error {
-                // sled reports its file lock as `Other`, naming it only in the message.
-                sled::Error::Io(io) if io.to_string().contains("could not acquire lock") => {
-                    StoreError::InUse {
-                        path: path.to_owned(),
-                    }
-                }
-                other => StoreError::Sled(other),
-            })?;
-        safekeeping::has_records(&db, path, expected.as_ref())?;
-        let store = Store {
-            meta: db.open_tree(META)?,
-            runs: db.open_tree(RUNS)?,
-            plans: db.open_tree(PLANS)?,
-            locks: db.open_tree(LOCKS)?,
-            audit: db.open_tree(AUDIT)?,
-            run_logs: db.open_tree(RUN_LOGS)?,
-            deliveries: db.open_tree(DELIVERIES)?,
-            index: db.open_tree(INDEX)?,
-            db,
-            path: Arc::new(path.to_owned()),
-            archives: Arc::new(ArchivePaths::of(path)?),
-            creating: Arc::new(Mutex::new(())),
-            last_sweep: Arc::new(AtomicU64::new(0)),
-            plan_cache: Arc::new(PlanCache::default()),
-            marker: Arc::new(Keeper::new(path, marker, expected)),
-            writes: Arc::new(RwLock::new(())),
-        };
-        if let Some(expected) = &expected {
-            store.check_held(expected)?;
-        }
-        store.check_schema()?;
-        let (runs, unfinished) = store.validate()?;
-        // A store that had no marker gets its first one here.
-        store.marker.advance(&store.held()?)?;
-        tracing::info!(
-            path = %path.display(),
-            runs,
-            unfinished,
-            elapsed_ms = started.elapsed().as_millis(),
-            "store opened"
-        );
-        Ok(store)
-    }
-
-    /// The value of a counter outside a transaction; counters start at 1.
-    pub(crate) fn counter(&self, key: &[u8]) -> Result<u64, StoreError> {
-        match self.meta.get(key)? {
-            Some(bytes) => self.decode(META, key, &bytes),
-            None => Ok(1),
-        }
-    }
-
-    /// Makes everything written so far durable: every write calls it before returning,
-    /// because the engine relies on a returned write to be there after a crash. Then moves the
-    /// marker forward to what the flush made durable (read before it). A marker that cannot be
-    /// written is only warned about: the write is durable all the same, and a marker behind
-    /// the store is what it is by design between writes (it never claims more than the store
-    /// holds); the next flush, or the next open, writes it again or stops the bot.
-    pub(crate) fn flush(&self) -> Result<(), StoreError> {
-        let held = self.held()?;
-        self.db.flush()?;
-        if let Err(error) = self.marker.advance(&held) {
-            tracing::warn!(%error, "the store's marker lags behind the store");
-        }
-        Ok(())
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub(crate) fn corrupt(&self, tree: &'static str, key: &[u8], detail: &str) -> StoreError {
-        StoreError::Corrupt {
-            path: self.path().to_owned(),
-            tree,
-            key: keys::render(tree, key),
-            detail: detail.to_owned(),
-        }
-    }
-
-    pub(crate) fn decode<T: DeserializeOwned>(
-        &self,
-        tree: &'static str,
-        key: &[u8],
-        bytes: &[u8],
-    ) -> Result<T, StoreError> {
-        codec::decode(bytes).map_err(|error| match error {
-            DecodeError::Corrupt(detail) => self.corrupt(tree, key, &detail),
-            DecodeError::Newer(found) => StoreError::NewerVersion {
-                path: self.path().to_owned(),
-                tree,
-                key: keys::render(tree, key),
-                found,
-                supported: codec::FORMAT,
-            },
+        Sled::open(path).map(|sled| Store {
+            backend: Backend::Sled(sled),
         })
     }
 
-    /// Decodes a run record (without its plan) filed under `key`, and checks it is filed under
-    /// its own id.
-    pub(crate) fn decode_record(&self, key: &[u8], bytes: &[u8]) -> Result<RunRecord, StoreError> {
-        let record: RunRecord = self.decode(RUNS, key, bytes)?;
-        if keys::run_key(record.id()) != key {
-            return Err(self.corrupt(RUNS, key, &format!("it holds run {}", record.id())));
-        }
-        Ok(record)
-    }
-
-    /// The plan of run `id`, from the cache or else read with `read` (see [`PlanRead`]). Only an
-    /// unfinished run's plan is put in the cache (`keep`): it is read at every step of the run,
-    /// whereas a finished run's is read once by a listing, which would otherwise push the live
-    /// runs' plans out.
-    fn plan<E: From<StoreError>>(
-        &self,
-        record: &RunRecord,
-        read: impl PlanRead<E>,
-    ) -> Result<Arc<Plan>, E> {
-        let (id, keep) = (record.id(), !record.is_finished());
-        if let Some(plan) = self.plan_cache.get(id, record.digest()) {
-            return Ok(plan);
-        }
-        let key = keys::run_key(id);
-        let Some(bytes) = read(&key)? else {
-            return Err(self.corrupt(RUNS, &key, "its plan is missing").into());
-        };
-        let plan = Arc::new(self.decode(PLANS, &key, &bytes)?);
-        if keep {
-            self.plan_cache.put(id, record.digest(), Arc::clone(&plan));
-        }
-        Ok(plan)
-    }
-
-    /// The whole run of a record (as [`Store::decode_record`] returns it, filed under `key`),
-    /// checked: consistent in itself (see [`Run::inconsistency`]), so that no run task ever
-    /// works from a record that breaks it. The plan is cached only while the run is unfinished.
-    ///
-    /// The record and the plan are two reads. A booked run's plan is replaced at its time, in
-    /// the transaction that rewrites its record, so the plan read after a record of a run still
-    /// ahead of its time may already be the new one: the record is read again until it is the
-    /// one the plan was read with.
-    pub(crate) fn with_plan(&self, key: &[u8], record: RunRecord) -> Result<Run, StoreError> {
-        let mut record = record;
-        loop {
-            let plan = self.plan(&record, |key: &[u8]| {
-                Ok::<_, StoreError>(self.plans.get(key)?)
-            })?;
-            if record.is_ahead() && !record.is_finished() {
-                let again = match self.runs.get(key)? {
-                    Some(bytes) => self.decode_record(key, &bytes)?,
-                    None => record.clone(),
-                };
-                if again != record {
-                    record = again;
-                    continue;
-                }
-            }
-            return self.checked(key, record.with(plan));
-        }
-    }
-
-    /// [`Store::with_plan`], reading the plan (when it is not cached) with `read`.
-    fn with_plan_read_by<E: From<StoreError>>(
-        &self,
-        key: &[u8],
-        record: RunRecord,
-        read: impl PlanRead<E>,
-    ) -> Result<Run, E> {
-        let plan = self.plan(&record, read)?;
-        self.checked(key, record.with(plan)).map_err(E::from)
-    }
-
-    fn checked(&self, key: &[u8], run: Run) -> Result<Run, StoreError> {
-        match run.inconsistency() {
-            Some(wrong) => Err(self.corrupt(RUNS, key, &wrong)),
-            None => Ok(run),
-        }
-    }
-
-    /// Decodes a stored run record and joins it with its plan.
-    pub(crate) fn decode_run(&self, key: &[u8], bytes: &[u8]) -> Result<Run, StoreError> {
-        let record = self.decode_record(key, bytes)?;
-        self.with_plan(key, record)
-    }
-
-    /// Encodes the record of a run about to be written (its plan is written once, at its
-    /// creation); a run that breaks [`Run::inconsistency`] is never written, so the store never
-    /// holds a record it would refuse to read.
-    pub(crate) fn encode_run(&self, run: &Run) -> Result<Vec<u8>, StoreError> {
-        let what = format!("run {}", run.id);
-        if let Some(wrong) = run.inconsistency() {
-            return Err(StoreError::Unencodable {
-                what,
-                detail: wrong,
-            });
-        }
-        self.encode(&what, &RunRecord::of(run))
-    }
-
-    pub(crate) fn encode<T: Serialize>(
-        &self,
-        what: &str,
-        value: &T,
-    ) -> Result<Vec<u8>, StoreError> {
-        codec::encode(value).map_err(|error| StoreError::Unencodable {
-            what: what.to_owned(),
-            detail: error.to_string(),
+    /// Connects to the store on PostgreSQL, migrates its schema to this opsbot's (refusing
+    /// one from a newer opsbot) and checks it as [`Store::open`] does: every unfinished run
+    /// decoded and consistent.
+    pub fn open_postgres(config: &PgConfig) -> Result<Store, StoreError> {
+        Postgres::open(config).map(|postgres| Store {
+            backend: Backend::Postgres(postgres),
         })
     }
 
-    /// Takes the next number of a counter inside a transaction.
-    pub(crate) fn take_next<E: From<StoreError>>(
-        &self,
-        meta: &TransactionalTree,
-        key: &[u8],
-    ) -> ConflictableTransactionResult<u64, E> {
-        let next: u64 = match meta.get(key)? {
-            Some(bytes) => self.decode(META, key, &bytes).map_err(abort)?,
-            None => 1,
-        };
-        let after = next
-            .checked_add(1)
-            .ok_or_else(|| abort(self.corrupt(META, key, "the counter is exhausted")))?;
-        meta.insert(key, self.encode("a counter", &after).map_err(abort)?)?;
-        Ok(next)
-    }
-
-    /// Makes the locks agree with `run` as it is about to be written: an unfinished run holds
-    /// its target's locks, a finished one holds none. A run's target never changes (its plan
-    /// does not), so its locks are the same keys all its life.
-    pub(crate) fn sync_lock<E: From<StoreError>>(
-        &self,
-        runs: &TransactionalTree,
-        plans: &TransactionalTree,
-        locks: &TransactionalTree,
-        run: &Run,
-    ) -> ConflictableTransactionResult<(), E> {
-        let target = run.plan.request.target();
-        if !run.holds_lock() {
-            return self.release(locks, &target, run.id);
+    /// `sled` or `postgres`, for logs and metrics.
+    pub fn kind(&self) -> &'static str {
+        match &self.backend {
+            Backend::Sled(_) => "sled",
+            Backend::Postgres(_) => "postgres",
         }
-        for key in target.lock_keys() {
-            let key = key.as_str();
-            if let Some(bytes) = locks.get(key)? {
-                let holder: RunId = self.decode(LOCKS, key.as_bytes(), &bytes).map_err(abort)?;
-                if holder == run.id {
-                    continue;
-                }
-                let held = runs.get(keys::run_key(holder))?;
-                let live = self.is_live(holder, held, key, |key: &[u8]| {
-                    Ok::<_, InTransaction<E>>(plans.get(key)?)
-                });
-                if live.map_err(|InTransaction(error)| error)? {
-                    return Err(abort(StoreError::Locked { target, holder }));
-                }
-                tracing::warn!(%key, %holder, run = %run.id, "taking over a stale lock");
-            }
-            let value = self.encode("a lock", &run.id).map_err(abort)?;
-            locks.insert(key, value)?;
-        }
-        Ok(())
     }
 
-    /// Removes `target`'s locks that `run` holds (a lock held by another run is theirs).
-    fn release<E: From<StoreError>>(
+    /// Where the store is, for logs: a path, or PostgreSQL's user, host, database and schema
+    /// (never a password).
+    pub fn describe(&self) -> String {
+        on_backend!(self, store => store.describe())
+    }
+
+    /// Creates a run in one transaction: allocates the next id (r-1, r-2, ... with no gaps),
+    /// takes the lock of the run's cluster, stores the run and appends `RunRequested`. `build`
+    /// is called once, with the id the run gets (a run it returns with another id is filed
+    /// under the allocated one). A cluster busy with another unfinished run gives
+    /// [`StoreError::Locked`] and nothing is written.
+    pub fn create_run(
         &self,
-        locks: &TransactionalTree,
-        target: &Target,
-        run: RunId,
-    ) -> ConflictableTransactionResult<(), E> {
-        for key in target.lock_keys() {
-            let key = key.as_bytes();
-            if let Some(bytes) = locks.get(key)? {
-                let holder: RunId = self.decode(LOCKS, key, &bytes).map_err(abort)?;
-                if holder == run {
-                    locks.remove(key)?;
-                }
-            }
-        }
-        Ok(())
+        build: impl FnOnce(RunId) -> Run,
+        actor: Option<&Speaker>,
+    ) -> Result<Run, StoreError> {
+        on_backend!(self, store => store.create_run(build, actor))
     }
 
-    /// Whether the lock `key` held by `holder` (whose stored record is `record`) still counts;
-    /// `read_plan` reads the holder's plan if it is not cached (see [`PlanRead`]). A lock whose
-    /// run is missing, finished or on another target cannot happen through this store's
-    /// methods, only after a repair by hand; it is treated as free so that the target is not
-    /// blocked forever by a run that will never release it.
-    pub(crate) fn is_live<E: From<StoreError>>(
+    /// Creates the run of a schedule's fire at `fire_at`, like [`Store::create_run`], and
+    /// records the fire in the same transaction: a fire at or before the schedule's last
+    /// recorded one is refused with [`StoreError::AlreadyFired`] and nothing is written. So a
+    /// bot killed at any instant either created the run and recorded the fire, or neither.
+    pub fn create_fired_run(
         &self,
-        holder: RunId,
-        record: Option<IVec>,
-        key: &str,
-        read_plan: impl PlanRead<E>,
-    ) -> Result<bool, E> {
-        let Some(bytes) = record else {
-            return Ok(false);
-        };
-        let run_key = keys::run_key(holder);
-        let record = self.decode_record(&run_key, &bytes)?;
-        if !record.holds_lock() {
-            return Ok(false);
-        }
-        let run = self.with_plan_read_by(&run_key, record, read_plan)?;
-        Ok(run
-            .plan
-            .request
-            .target()
-            .lock_keys()
-            .iter()
-            .any(|k| k == key))
+        build: impl FnOnce(RunId) -> Run,
+        schedule: &ScheduleName,
+        fire_at: OffsetDateTime,
+    ) -> Result<Run, StoreError> {
+        on_backend!(self, store => store.create_fired_run(build, schedule, fire_at))
     }
-}
 
-/// How a plan missing from the cache is read, by its key: from the `plans` tree, or inside a
-/// transaction from the transaction's view of it. sled holds every other read of the database
-/// until a transaction ends, so a transaction that read the tree itself would never end.
-pub(crate) trait PlanRead<E>: FnOnce(&[u8]) -> Result<Option<IVec>, E> {}
-
-impl<E, F: FnOnce(&[u8]) -> Result<Option<IVec>, E>> PlanRead<E> for F {}
-
-/// An error inside a transaction, as [`PlanRead`] gives it: store errors abort the
-/// transaction, sled's are sled's.
-struct InTransaction<E>(ConflictableTransactionError<E>);
-
-impl<E: From<StoreError>> From<StoreError> for InTransaction<E> {
-    fn from(error: StoreError) -> Self {
-        Self(abort(error))
+    /// The run with this id, if there is one.
+    pub fn run(&self, id: RunId) -> Result<Option<Run>, StoreError> {
+        on_backend!(self, store => store.run(id))
     }
-}
 
-impl<E> From<UnabortableTransactionError> for InTransaction<E> {
-    fn from(error: UnabortableTransactionError) -> Self {
-        Self(error.into())
+    /// Whether run `id` was ever created, though compaction may have archived it since: ids
+    /// are handed out densely and never taken back.
+    pub fn was_created(&self, id: RunId) -> Result<bool, StoreError> {
+        on_backend!(self, store => store.was_created(id))
     }
-}
 
-/// Aborts a transaction with a store error.
-pub(crate) fn abort<E: From<StoreError>>(error: StoreError) -> ConflictableTransactionError<E> {
-    ConflictableTransactionError::Abort(E::from(error))
-}
+    /// Applies a transition as a compare-and-swap: reads the run, applies `change` to a copy,
+    /// and writes the copy in one transaction with the audit events `change` returned (stamped
+    /// with now, the run and `actor`) and the lock change it implies (a run that became
+    /// finished releases its cluster). If the run changed in between, it is read again and
+    /// `change` applied again, so no concurrent transition is lost. A refusal from `change`
+    /// writes nothing; a change that alters nothing and audits nothing writes nothing either.
+    /// A run's plan never changes, except once when a booked run reaches its time.
+    pub fn update_run<E>(
+        &self,
+        id: RunId,
+        actor: Option<&Speaker>,
+        change: impl FnMut(&mut Run) -> Result<Vec<AuditKind>, E>,
+    ) -> Result<Run, UpdateError<E>> {
+        on_backend!(self, store => store.update_run(id, actor, change))
+    }
 
-/// The result of a transaction that aborts only with store errors.
-pub(crate) fn settle<T>(result: Result<T, TransactionError<StoreError>>) -> Result<T, StoreError> {
-    result.map_err(|error| match error {
-        TransactionError::Abort(error) => error,
-        TransactionError::Storage(error) => StoreError::Sled(error),
-    })
+    /// The run holding one of `target`'s locks. A lock left pointing at a finished, missing or
+    /// other-target run (possible only after a repair by hand) counts as free.
+    pub fn lock_holder(&self, target: &Target) -> Result<Option<RunId>, StoreError> {
+        on_backend!(self, store => store.lock_holder(target))
+    }
+
+    /// Appends an event that is not part of a run transition (a refused approval, say).
+    pub fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
+        on_backend!(self, store => store.append_audit(event))
+    }
+
+    /// Appends the output lines of one command to a run's log, whole or not at all. A run's
+    /// log holds at most [`crate::RUN_LOG_CAP`] bytes of lines: the line that would pass it is
+    /// replaced by a note saying so, and nothing is appended after it.
+    pub fn append_run_log<S: AsRef<str>>(&self, run: RunId, lines: &[S]) -> Result<(), StoreError> {
+        on_backend!(self, store => store.append_run_log(run, lines))
+    }
+
+    /// A run's log lines, in the order they were appended: all of them.
+    pub fn run_log(&self, run: RunId) -> Result<Vec<String>, StoreError> {
+        on_backend!(self, store => store.run_log(run))
+    }
+
+    /// Copies a sled store into a new backup directory `dest`, at one point in time. A store
+    /// on PostgreSQL is backed up by the database's own tools (pg_dump), which know its
+    /// transactions: [`StoreError::NotOnPostgres`].
+    pub fn backup(&self, dest: &Path) -> Result<Summary, StoreError> {
+        on_backend!(self, store => store.backup(dest))
+    }
+
+    /// Where a sled store's compaction archives to. A store on PostgreSQL keeps its history
+    /// in the database (see [`Store::compact`]): [`StoreError::NotOnPostgres`].
+    pub fn archive_paths(&self) -> Result<ArchivePaths, StoreError> {
+        on_backend!(self, store => store.archive_paths())
+    }
+
+    /// On sled: archives then removes the runs that finished before `cutoff` and the audit
+    /// entries stamped before it, `batch` at a time. On PostgreSQL: nothing, and an empty
+    /// [`Compacted`]: the history stays in the database, where its indexes keep listings fast
+    /// and the DBAs' backups and retention policy already apply (archive files on the disk of
+    /// whichever instance was active would split the history across machines).
+    pub fn compact(&self, cutoff: OffsetDateTime, batch: usize) -> Result<Compacted, StoreError> {
+        on_backend!(self, store => store.compact(cutoff, batch))
+    }
+
+    /// True the first time `id` is seen, false for a repeat; durable before it returns. Ids
+    /// older than a day are forgotten.
+    pub fn first_delivery(&self, id: &str) -> Result<bool, StoreError> {
+        on_backend!(self, store => store.first_delivery(id))
+    }
+
+    /// True when `id` was recorded by [`Store::first_delivery`]; reads only.
+    pub fn delivered(&self, id: &str) -> Result<bool, StoreError> {
+        on_backend!(self, store => store.delivered(id))
+    }
+
+    /// The bytes the store takes (sled's files, or the PostgreSQL schema's tables and
+    /// indexes), for the bot's metrics.
+    pub fn size_on_disk(&self) -> Result<u64, StoreError> {
+        on_backend!(self, store => store.size_on_disk())
+    }
+
+    /// The unfinished runs (to resume, or to show), oldest first.
+    pub fn unfinished_runs(&self) -> Result<Vec<Run>, StoreError> {
+        on_backend!(self, store => store.unfinished_runs())
+    }
+
+    /// `/run list`: the unfinished runs and those finished at or after `since`, newest (by id)
+    /// first, one page of `per_page`.
+    pub fn recent_runs(
+        &self,
+        since: OffsetDateTime,
+        page: Page,
+        per_page: usize,
+    ) -> Result<Listing<Run>, StoreError> {
+        on_backend!(self, store => store.recent_runs(since, page, per_page))
+    }
+
+    /// Run ids to suggest as an option is typed: the unfinished runs first (newest first), then
+    /// the newest others, `limit` in all.
+    pub fn suggested_run_ids(&self, limit: usize) -> Result<Vec<RunId>, StoreError> {
+        on_backend!(self, store => store.suggested_run_ids(limit))
+    }
+
+    /// Every run, newest first: the whole history, for tests and tools.
+    pub fn runs(&self) -> Result<Vec<Run>, StoreError> {
+        on_backend!(self, store => store.runs())
+    }
+
+    /// The whole audit log in the order it was appended, in memory: for tests and tools.
+    pub fn audit(&self) -> Result<Vec<AuditEvent>, StoreError> {
+        on_backend!(self, store => store.audit())
+    }
+
+    /// `/audit`: one page of `per_page` entries matching `query`, newest first.
+    pub fn audit_page(
+        &self,
+        query: AuditQuery,
+        page: Page,
+        per_page: usize,
+    ) -> Result<Listing<AuditEvent>, StoreError> {
+        on_backend!(self, store => store.audit_page(query, page, per_page))
+    }
+
+    /// Every audit entry matching `query`, oldest first, read a bounded batch at a time as the
+    /// iterator is (for an export, however long).
+    pub fn audit_events(
+        &self,
+        query: AuditQuery,
+    ) -> impl Iterator<Item = Result<AuditEvent, StoreError>> + '_ {
+        type Events<'a> = Box<dyn Iterator<Item = Result<AuditEvent, StoreError>> + 'a>;
+        on_backend!(self, store => Box::new(store.audit_events(query)) as Events<'_>)
+    }
+
+    /// The newest lines of run `run`'s log that fit in `max_chars` (each line's characters and
+    /// its newline counted), and how many lines it has in all.
+    pub fn run_log_tail(&self, run: RunId, max_chars: usize) -> Result<RunLogTail, StoreError> {
+        on_backend!(self, store => store.run_log_tail(run, max_chars))
+    }
+
+    /// The maintenance notice in force, if any.
+    pub fn maintenance_notice(&self) -> Result<Option<MaintenanceNotice>, StoreError> {
+        on_backend!(self, store => store.maintenance_notice())
+    }
+
+    /// Replaces the notice (`None` ends it). Returns the one it replaced.
+    pub fn set_maintenance_notice(
+        &self,
+        notice: Option<&MaintenanceNotice>,
+    ) -> Result<Option<MaintenanceNotice>, StoreError> {
+        on_backend!(self, store => store.set_maintenance_notice(notice))
+    }
+
+    /// The last fire of `schedule` the store recorded.
+    pub fn last_fire(&self, schedule: &ScheduleName) -> Result<Option<FireRecord>, StoreError> {
+        on_backend!(self, store => store.last_fire(schedule))
+    }
+
+    /// Records a fire that created no run, audited unless it is the scheduler's first look;
+    /// refused with [`StoreError::AlreadyFired`] if a fire at or after `record.at` is recorded.
+    pub fn record_fire(
+        &self,
+        schedule: &ScheduleName,
+        record: &FireRecord,
+    ) -> Result<(), StoreError> {
+        on_backend!(self, store => store.record_fire(schedule, record))
+    }
+
+    /// Who paused `schedule`, if it is paused.
+    pub fn pause(&self, schedule: &ScheduleName) -> Result<Option<Pause>, StoreError> {
+        on_backend!(self, store => store.pause(schedule))
+    }
+
+    /// Pauses (`Some`) or resumes (`None`) `schedule`, with its audit event. Returns the
+    /// pause it replaced.
+    pub fn set_pause(
+        &self,
+        schedule: &ScheduleName,
+        pause: Option<&Pause>,
+        actor: &Speaker,
+    ) -> Result<Option<Pause>, StoreError> {
+        on_backend!(self, store => store.set_pause(schedule, pause, actor))
+    }
+
+    /// Every standing approval, oldest first.
+    pub fn standing_approvals(&self) -> Result<Vec<StandingApproval>, StoreError> {
+        on_backend!(self, store => store.standing_approvals())
+    }
+
+    /// Creates a standing approval under the next id (sa-1, sa-2, ...), with its audit event;
+    /// `build` may refuse.
+    pub fn create_standing<E>(
+        &self,
+        actor: &Speaker,
+        build: impl FnOnce(StandingId) -> Result<StandingApproval, E>,
+    ) -> Result<StandingApproval, UpdateError<E>> {
+        on_backend!(self, store => store.create_standing(actor, build))
+    }
+
+    /// A compare-and-swap transition of standing approval `id`, like [`Store::update_run`]:
+    /// `change` returns what happened in words for the audit log (`None`: nothing to record).
+    pub fn update_standing<E>(
+        &self,
+        id: StandingId,
+        actor: &Speaker,
+        change: impl FnMut(&mut StandingApproval) -> Result<Option<String>, E>,
+    ) -> Result<StandingApproval, UpdateError<E>> {
+        on_backend!(self, store => store.update_standing(id, actor, change))
+    }
+
+    /// From now on, every write of this store (all its clones) first checks that the lease
+    /// is still at `epoch` and is refused with [`StoreError::Fenced`] otherwise: an instance
+    /// that lost the lease cannot write over the one that took it. PostgreSQL only.
+    pub fn fence(&self, epoch: u64) -> Result<(), StoreError> {
+        on_backend!(self, store => store.fence(epoch))
+    }
+
+    /// Takes the lease for `holder` for `ttl` (by the database's clock) if it is free, expired
+    /// or already `holder`'s, and returns its epoch; `None` while another holds it. The epoch
+    /// goes up by one each time the lease changes hands. PostgreSQL only.
+    pub fn acquire_lease(&self, holder: &str, ttl: Duration) -> Result<Option<u64>, StoreError> {
+        on_backend!(self, store => store.acquire_lease(holder, ttl))
+    }
+
+    /// Extends `holder`'s lease at `epoch` to `ttl` from now; false when it is no longer
+    /// theirs at that epoch (then stop writing). PostgreSQL only.
+    pub fn renew_lease(&self, holder: &str, epoch: u64, ttl: Duration) -> Result<bool, StoreError> {
+        on_backend!(self, store => store.renew_lease(holder, epoch, ttl))
+    }
+
+    /// Gives the lease up (a clean shutdown), so that a standby need not wait for it to
+    /// expire; false when it was not `holder`'s at `epoch`. PostgreSQL only.
+    pub fn release_lease(&self, holder: &str, epoch: u64) -> Result<bool, StoreError> {
+        on_backend!(self, store => store.release_lease(holder, epoch))
+    }
+
+    /// The lease as it stands, if it was ever taken. PostgreSQL only.
+    pub fn lease(&self) -> Result<Option<LeaseStatus>, StoreError> {
+        on_backend!(self, store => store.lease())
+    }
 }

@@ -73,7 +73,7 @@ fn a_backup_taken_while_compaction_runs_holds_each_record_once() {
     };
     // The live archive, which compaction may be appending to as it is read.
     let archived_runs = || {
-        let archive = fs::read(store.archive_paths().runs).unwrap_or_default();
+        let archive = fs::read(store.archive_paths().unwrap().runs).unwrap_or_default();
         archive.iter().filter(|&&byte| byte == b'\n').count()
     };
     std::thread::scope(|scope| {

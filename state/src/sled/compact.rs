@@ -17,13 +17,14 @@ use sled::transaction::ConflictableTransactionError;
 use sled::{IVec, Transactional};
 use time::OffsetDateTime;
 
-use crate::archive::{self, ArchivePaths};
-use crate::audit::audit_index_keys;
 use crate::error::StoreError;
 use crate::export;
-use crate::keys::{self, AUDIT, AUDIT_BY_TIME, FINISHED, INDEX, META, PENDING_ARCHIVE};
 use crate::record;
-use crate::store::Store;
+use crate::sled::Sled;
+use crate::sled::archive::{self, ArchivePaths};
+use crate::sled::audit::audit_index_keys;
+use crate::sled::keys::{self, AUDIT, AUDIT_BY_TIME, FINISHED, INDEX, META, PENDING_ARCHIVE};
+use crate::transition;
 
 /// What a compaction archived and removed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -66,9 +67,13 @@ pub(crate) struct Batch {
     audit: Vec<OldAudit>,
 }
 
-impl Store {
+impl Sled {
     /// Where this store's archives are.
-    pub fn archive_paths(&self) -> ArchivePaths {
+    pub fn archive_paths(&self) -> Result<ArchivePaths, StoreError> {
+        Ok(self.archives())
+    }
+
+    pub(crate) fn archives(&self) -> ArchivePaths {
         ArchivePaths::clone(&self.archives)
     }
 
@@ -106,7 +111,7 @@ impl Store {
     }
 
     fn cut_back(&self, pending: PendingArchive) -> Result<(), StoreError> {
-        let paths = self.archive_paths();
+        let paths = self.archives();
         archive::truncate(&paths.runs, pending.runs)?;
         archive::truncate(&paths.audit, pending.audit)?;
         self.meta.remove(PENDING_ARCHIVE)?;
@@ -173,14 +178,14 @@ impl Store {
 
     /// Steps (1) and (2): records the archives' lengths, then appends the batch to them.
     fn archive(&self, batch: &Batch) -> Result<PendingArchive, StoreError> {
-        let paths = self.archive_paths();
+        let paths = self.archives();
         let pending = PendingArchive {
             runs: archive::length(&paths.runs)?,
             audit: archive::length(&paths.audit)?,
         };
         self.meta.insert(
             PENDING_ARCHIVE,
-            self.encode("the archive lengths", &pending)?,
+            transition::encode("the archive lengths", &pending)?,
         )?;
         self.flush()?;
         let runs: Vec<ArchivedRun<'_>> = batch
@@ -208,7 +213,7 @@ impl Store {
 
     /// Step (3): removes the batch and the pending record in one transaction, unless a run
     /// of it changed since it was read (then nothing is removed and it returns false). The
-    /// caller holds [`Store::writing`] across (2) and (3).
+    /// caller holds [`Sled::writing`] across (2) and (3).
     fn remove(&self, batch: &Batch) -> Result<bool, StoreError> {
         let trees = (
             &self.meta,

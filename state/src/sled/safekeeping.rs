@@ -5,10 +5,10 @@ use std::path::Path;
 use std::sync::{PoisonError, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::StoreError;
-use crate::files;
-use crate::keys::{AUDIT, META, NEXT_AUDIT, NEXT_RUN, RUNS};
-use crate::marker::{self, Marker};
-use crate::store::Store;
+use crate::sled::Sled;
+use crate::sled::files;
+use crate::sled::keys::{AUDIT, META, NEXT_AUDIT, NEXT_RUN, RUNS};
+use crate::sled::marker::{self, Marker};
 
 /// What the marker of the store at `path` expects, once the store's files agree with it (or
 /// `None` when it has no marker yet). Nothing is written: sled has not opened it.
@@ -40,7 +40,7 @@ pub(crate) fn has_records(
     })
 }
 
-impl Store {
+impl Sled {
     /// How far the store got, by its own counters (the snapshot is the keeper's to see).
     pub(crate) fn held(&self) -> Result<Marker, StoreError> {
         Ok(Marker {
@@ -68,7 +68,7 @@ impl Store {
         }
     }
 
-    /// Held by every write, so that a backup (which holds [`Store::quiet`]) sees the store at
+    /// Held by every write, so that a backup (which holds [`Sled::quiet`]) sees the store at
     /// one point in time, between two writes. Taken once per write, never again by the thread
     /// holding it: std's lock queues a second read behind a backup waiting for the write lock,
     /// which waits for the first read, and neither ends.

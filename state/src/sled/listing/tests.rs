@@ -8,16 +8,17 @@ use opsbot_commands::run::RunState;
 use time::OffsetDateTime;
 use time::macros::datetime;
 
-use crate::compact::tests::run;
+use crate::AuditQuery;
 use crate::error::StoreError;
-use crate::keys::{self, INDEX};
-use crate::{AuditQuery, Store};
+use crate::sled::Sled;
+use crate::sled::compact::tests::run;
+use crate::sled::keys::{self, INDEX};
 
 const LONG_AGO: OffsetDateTime = datetime!(2024-01-01 00:00 UTC);
 
-fn store() -> (tempfile::TempDir, Store) {
+fn store() -> (tempfile::TempDir, Sled) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("store")).unwrap();
+    let store = Sled::open(&dir.path().join("store")).unwrap();
     (dir, store)
 }
 

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
-use crate::files;
+use crate::sled::files;
 
 /// The format of the marker file this opsbot writes and reads.
 const FORMAT: u32 = 1;

@@ -3,18 +3,18 @@
 //! `meta` tree under its own key prefixes, so that a fire's record, its run, its cluster lock
 //! and its audit events commit together (a transaction spans six trees at most).
 
-use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::people::Speaker;
 use opsbot_commands::schedule::{FireRecord, Pause, ScheduleName, StandingApproval, StandingId};
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 use time::OffsetDateTime;
 
-use crate::audit::AuditTrees;
 use crate::error::{StoreError, UpdateError};
-use crate::keys::META;
-use crate::runs::Abort;
-use crate::store::{Store, abort, settle};
+use crate::sled::audit::AuditTrees;
+use crate::sled::keys::META;
+use crate::sled::runs::Abort;
+use crate::sled::{Sled, abort, settle};
+use crate::transition;
 
 const FIRE: &[u8] = b"fire/";
 const PAUSE: &[u8] = b"pause/";
@@ -33,25 +33,7 @@ fn standing_key(id: StandingId) -> Vec<u8> {
     [STANDING, &id.get().to_be_bytes()[..]].concat()
 }
 
-/// The audit event of a fire, for the transaction that records it.
-pub(crate) fn fired_event(
-    schedule: &ScheduleName,
-    record: &FireRecord,
-    run: Option<opsbot_commands::name::RunId>,
-) -> AuditEvent {
-    AuditEvent {
-        at: OffsetDateTime::now_utc(),
-        run,
-        actor: Some(Speaker::from(&schedule.as_requester())),
-        event: AuditKind::ScheduleFired {
-            schedule: schedule.to_string(),
-            fire_at: opsbot_commands::render::utc(record.at),
-            outcome: record.outcome.describe(),
-        },
-    }
-}
-
-impl Store {
+impl Sled {
     /// The last fire of `schedule` the store recorded.
     pub fn last_fire(&self, schedule: &ScheduleName) -> Result<Option<FireRecord>, StoreError> {
         let key = fire_key(schedule);
@@ -91,14 +73,11 @@ impl Store {
         schedule: &ScheduleName,
         record: &FireRecord,
     ) -> Result<(), StoreError> {
-        let bytes = self.encode("a schedule's fire", record)?;
-        let audited = !matches!(
-            record.outcome,
-            opsbot_commands::schedule::FireOutcome::Armed
-        );
+        let bytes = transition::encode("a schedule's fire", record)?;
+        let audited = transition::fire_is_audited(record);
         let entry = self.encode_audit(
             "the audit event of a fire",
-            &fired_event(schedule, record, None),
+            &transition::fired_event(schedule, record, None),
         )?;
         let _writing = self.writing();
         settle(
@@ -132,20 +111,11 @@ impl Store {
     ) -> Result<Option<Pause>, StoreError> {
         let key = pause_key(schedule);
         let bytes = pause
-            .map(|pause| self.encode("a schedule's pause", pause))
+            .map(|pause| transition::encode("a schedule's pause", pause))
             .transpose()?;
-        let what = if pause.is_some() { "paused" } else { "resumed" };
         let entry = self.encode_audit(
             "the audit event of a pause",
-            &AuditEvent {
-                at: OffsetDateTime::now_utc(),
-                run: None,
-                actor: Some(actor.clone()),
-                event: AuditKind::ScheduleChanged {
-                    schedule: schedule.to_string(),
-                    what: what.to_owned(),
-                },
-            },
+            &transition::pause_event(schedule, pause.is_some(), actor),
         )?;
         let _writing = self.writing();
         let before = settle((&self.meta, &self.audit, &self.index).transaction(
@@ -198,17 +168,10 @@ impl Store {
         let id = StandingId::new(self.counter(NEXT_STANDING)?);
         let standing = build(id).map_err(UpdateError::Refused)?;
         let key = standing_key(id);
-        let bytes = self.encode("a standing approval", &standing)?;
+        let bytes = transition::encode("a standing approval", &standing)?;
         let entry = self.encode_audit(
             "the audit event of a standing approval",
-            &standing_event(
-                &standing,
-                actor,
-                format!(
-                    "asked for standing approval {id} (digest {})",
-                    standing.digest.short()
-                ),
-            ),
+            &transition::standing_event(&standing, actor, transition::standing_created(&standing)),
         )?;
         settle(
             (&self.meta, &self.audit, &self.index).transaction(|(meta, audit, index)| {
@@ -228,7 +191,7 @@ impl Store {
         Ok(standing)
     }
 
-    /// A compare-and-swap transition of standing approval `id`, like [`Store::update_run`]:
+    /// A compare-and-swap transition of standing approval `id`, like [`Sled::update_run`]:
     /// `change` returns what happened in words for the audit log (`None`: nothing to record);
     /// if the record changed in between, it is read again and `change` applied again. Flushed.
     pub fn update_standing<E>(
@@ -251,10 +214,10 @@ impl Store {
                 return Ok(before);
             };
             after.id = id;
-            let bytes = self.encode("a standing approval", &after)?;
+            let bytes = transition::encode("a standing approval", &after)?;
             let entry = self.encode_audit(
                 "the audit event of a standing approval",
-                &standing_event(&after, actor, what),
+                &transition::standing_event(&after, actor, what),
             )?;
             let outcome =
                 (&self.meta, &self.audit, &self.index).transaction(|(meta, audit, index)| {
@@ -269,17 +232,5 @@ impl Store {
                 return Ok(after);
             }
         }
-    }
-}
-
-fn standing_event(standing: &StandingApproval, actor: &Speaker, what: String) -> AuditEvent {
-    AuditEvent {
-        at: OffsetDateTime::now_utc(),
-        run: None,
-        actor: Some(actor.clone()),
-        event: AuditKind::ScheduleChanged {
-            schedule: standing.schedule.to_string(),
-            what,
-        },
     }
 }

@@ -11,7 +11,7 @@ use opsbot_commands::run::{ChannelId, Run, RunState};
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 
-use crate::Store;
+use crate::sled::Sled;
 
 const YEAR_AGO: OffsetDateTime = datetime!(2024-01-01 00:00 UTC);
 const CUTOFF: OffsetDateTime = datetime!(2025-01-01 00:00 UTC);
@@ -54,7 +54,7 @@ fn event(at: OffsetDateTime, run: Option<RunId>) -> AuditEvent {
 
 /// r-1 finished before the cutoff (with a log), r-2 finished after it, r-3 unfinished since
 /// long before it; audit entries on both sides of it.
-fn history(store: &Store) {
+fn history(store: &Sled) {
     let finished = [
         Some(YEAR_AGO + Duration::days(1)),
         Some(CUTOFF + Duration::days(1)),
@@ -84,7 +84,7 @@ fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn audit_at(store: &Store) -> Vec<OffsetDateTime> {
+fn audit_at(store: &Sled) -> Vec<OffsetDateTime> {
     store
         .audit()
         .unwrap()
@@ -96,14 +96,14 @@ fn audit_at(store: &Store) -> Vec<OffsetDateTime> {
 #[test]
 fn runs_finished_and_entries_stamped_before_the_cutoff_are_archived_then_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("store")).unwrap();
+    let store = Sled::open(&dir.path().join("store")).unwrap();
     history(&store);
     let archived_run = store.run(RunId::new(1)).unwrap().unwrap();
     // Batches of one: several rounds, each bounded.
     let done = store.compact(CUTOFF, 1).unwrap();
     // The three `RunRequested` entries are stamped now, after the cutoff: kept.
     assert_eq!(done, crate::Compacted { runs: 1, audit: 2 });
-    let paths = store.archive_paths();
+    let paths = store.archive_paths().unwrap();
     let runs = lines(&paths.runs);
     assert_eq!(runs.len(), 1);
     let back: Run = serde_json::from_value(runs[0]["run"].clone()).unwrap();
@@ -128,7 +128,7 @@ fn runs_finished_and_entries_stamped_before_the_cutoff_are_archived_then_removed
     assert!(
         store
             .meta
-            .get(crate::keys::next_log_line_key(RunId::new(1)))
+            .get(crate::sled::keys::next_log_line_key(RunId::new(1)))
             .unwrap()
             .is_none()
     );
@@ -153,12 +153,12 @@ fn runs_finished_and_entries_stamped_before_the_cutoff_are_archived_then_removed
 #[test]
 fn a_batch_archived_but_not_removed_before_a_crash_is_archived_once() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("store")).unwrap();
+    let store = Sled::open(&dir.path().join("store")).unwrap();
     history(&store);
     let batch = store.gather(CUTOFF, 10).unwrap();
     store.archive(&batch).unwrap();
     // The bot dies here: archived, not removed. Half a line more, as a write cut short.
-    let paths = store.archive_paths();
+    let paths = store.archive_paths().unwrap();
     let mut torn = std::fs::read(&paths.runs).unwrap();
     torn.extend_from_slice(b"{\"run\":");
     std::fs::write(&paths.runs, torn).unwrap();
@@ -173,7 +173,7 @@ fn a_batch_archived_but_not_removed_before_a_crash_is_archived_once() {
 #[test]
 fn a_run_that_changed_while_it_was_archived_is_kept_and_the_archive_cut_back() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("store")).unwrap();
+    let store = Sled::open(&dir.path().join("store")).unwrap();
     history(&store);
     let batch = store.gather(CUTOFF, 10).unwrap();
     store.archive(&batch).unwrap();
@@ -182,7 +182,7 @@ fn a_run_that_changed_while_it_was_archived_is_kept_and_the_archive_cut_back() {
     assert!(store.run(RunId::new(1)).unwrap().is_some());
     // The next compaction cuts the archive back and archives r-1 with its late line.
     store.compact(CUTOFF, 10).unwrap();
-    let runs = lines(&store.archive_paths().runs);
+    let runs = lines(&store.archive_paths().unwrap().runs);
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["log"], serde_json::json!(["one", "two", "late"]));
 }
@@ -190,14 +190,14 @@ fn a_run_that_changed_while_it_was_archived_is_kept_and_the_archive_cut_back() {
 #[test]
 fn a_shortened_archive_stops_compaction_before_anything_is_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("store")).unwrap();
+    let store = Sled::open(&dir.path().join("store")).unwrap();
     history(&store);
     store.compact(CUTOFF, 10).unwrap();
     store.append_audit(&event(YEAR_AGO, None)).unwrap();
     let batch = store.gather(CUTOFF, 10).unwrap();
     store.archive(&batch).unwrap();
     // Someone empties the archive while the batch is pending.
-    std::fs::write(store.archive_paths().audit, b"").unwrap();
+    std::fs::write(store.archive_paths().unwrap().audit, b"").unwrap();
     let error = store.compact(CUTOFF, 10).unwrap_err().to_string();
     assert!(error.contains("put the archive back"), "{error}");
     assert!(

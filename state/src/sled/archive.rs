@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::error::StoreError;
 use crate::export;
-use crate::files;
+use crate::sled::files;
 
 /// Where the archive files of a store are.
 #[derive(Debug, Clone, PartialEq, Eq)]

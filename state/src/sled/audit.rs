@@ -9,12 +9,9 @@ use sled::transaction::{ConflictableTransactionResult, TransactionalTree};
 use time::OffsetDateTime;
 
 use crate::error::StoreError;
-use crate::keys::{self, META, NEXT_AUDIT, RUN_LOGS};
-use crate::store::{Store, abort, settle};
-
-/// The most bytes of lines one run's log holds: a few tracer outputs at their default bound.
-/// Past it, a run's log would only grow the store, not help anyone read it.
-pub const RUN_LOG_CAP: u64 = 16 << 20;
+use crate::sled::keys::{self, META, NEXT_AUDIT, RUN_LOGS};
+use crate::sled::{Sled, abort, settle};
+use crate::transition;
 
 /// An audit event encoded for the `audit` tree, with what its index keys are made of.
 pub(crate) struct Entry {
@@ -40,12 +37,12 @@ pub(crate) fn audit_index_keys(
         .chain(run.map(|run| keys::audit_run_key(run, at, seq)))
 }
 
-impl Store {
+impl Sled {
     pub(crate) fn encode_audit(&self, what: &str, event: &AuditEvent) -> Result<Entry, StoreError> {
         Ok(Entry {
             at: event.at,
             run: event.run,
-            bytes: self.encode(what, event)?,
+            bytes: transition::encode(what, event)?,
         })
     }
 
@@ -86,7 +83,7 @@ impl Store {
 
     /// Appends the output lines of one command to a run's log, in one transaction and one
     /// flush: a command's output is kept whole or not at all, and costs one disk sync. A run's
-    /// log holds at most [`RUN_LOG_CAP`] bytes of lines: the line that would pass it is
+    /// log holds at most [`crate::RUN_LOG_CAP`] bytes of lines: the line that would pass it is
     /// replaced by a note saying so, and nothing is appended after it.
     pub fn append_run_log<S: AsRef<str>>(&self, run: RunId, lines: &[S]) -> Result<(), StoreError> {
         if lines.is_empty() {
@@ -96,16 +93,13 @@ impl Store {
             .iter()
             .map(|line| {
                 let line = line.as_ref();
-                let bytes = self.encode(&format!("a log line of run {run}"), &line)?;
+                let bytes = transition::encode(&format!("a log line of run {run}"), &line)?;
                 Ok((line.len() as u64, bytes))
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        let note = self.encode(
+        let note = transition::encode(
             &format!("the log cap note of run {run}"),
-            &format!(
-                "── the run log reached its cap of {} MiB: later output of {run} is not kept",
-                RUN_LOG_CAP >> 20
-            ),
+            &transition::cap_note(run),
         )?;
         let run_key = keys::run_key(run);
         let _writing = self.writing();
@@ -116,22 +110,18 @@ impl Store {
             if runs.get(run_key)?.is_none() {
                 return Err(abort(StoreError::NotFound { run }));
             }
-            let mut size: u64 = match meta.get(&size_key)? {
+            let size: u64 = match meta.get(&size_key)? {
                 Some(bytes) => self.decode(META, &size_key, &bytes).map_err(abort)?,
                 None => 0,
             };
-            for (len, bytes) in &encoded {
-                if size > RUN_LOG_CAP {
-                    break;
-                }
+            let (kept, size) = transition::capped(size, &encoded, &note);
+            for bytes in kept {
                 let line = self.take_next(meta, &line_counter)?;
-                size = size.saturating_add(*len);
-                let kept = if size > RUN_LOG_CAP { &note } else { bytes };
-                run_logs.insert(&keys::log_key(run, line), kept.as_slice())?;
+                run_logs.insert(&keys::log_key(run, line), bytes.as_slice())?;
             }
             meta.insert(
                 size_key.as_slice(),
-                self.encode("a counter", &size).map_err(abort)?,
+                transition::encode("a counter", &size).map_err(abort)?,
             )?;
             Ok(())
         }))?;
@@ -139,7 +129,7 @@ impl Store {
     }
 
     /// A run's log lines, in the order they were appended: all of them, for the archive (chat
-    /// reads [`Store::run_log_tail`]).
+    /// reads [`Sled::run_log_tail`]).
     pub fn run_log(&self, run: RunId) -> Result<Vec<String>, StoreError> {
         if !self.runs.contains_key(keys::run_key(run))? {
             return Err(StoreError::NotFound { run });

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::StoreError;
-use crate::store::Store;
+use crate::sled::Sled;
 
 /// How long a delivery id is remembered: Discord never redelivers an interaction this old (its
 /// token is dead after 15 minutes).
@@ -13,10 +13,10 @@ const REMEMBERED_SECS: u64 = 24 * 60 * 60;
 /// How often old ids are swept out: the sweep reads the whole tree, so not on every delivery.
 const SWEEP_EVERY_SECS: u64 = 60 * 60;
 
-impl Store {
+impl Sled {
     /// True the first time `id` is seen, false for a repeat. Flushed before it returns, so a
     /// bot restarted right after still knows it. Ids older than a day are swept out, at most
-    /// once an hour. Not held back by a backup (it takes no [`Store::writing`]): delivery ids
+    /// once an hour. Not held back by a backup (it takes no [`Sled::writing`]): delivery ids
     /// need no point in time, and Discord wants its answer to an interaction within 3 seconds.
     pub fn first_delivery(&self, id: &str) -> Result<bool, StoreError> {
         let now = SystemTime::now()
@@ -41,7 +41,7 @@ impl Store {
         Ok(fresh)
     }
 
-    /// True when `id` was recorded by [`Store::first_delivery`]; reads only.
+    /// True when `id` was recorded by [`Sled::first_delivery`]; reads only.
     pub fn delivered(&self, id: &str) -> Result<bool, StoreError> {
         Ok(self.deliveries.contains_key(id.as_bytes())?)
     }
@@ -60,14 +60,14 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::Store;
+    use crate::sled::Sled;
 
     /// A backup holds every write back; Discord's deliveries go on (with the lock they took
     /// before, this same thread would wait for itself forever).
     #[test]
     fn a_delivery_is_recorded_while_a_backup_copies_the_store() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("store")).unwrap();
+        let store = Sled::open(&dir.path().join("store")).unwrap();
         let _backup = store.quiet();
         assert!(store.first_delivery("interaction-1").unwrap());
         assert!(!store.first_delivery("interaction-1").unwrap());

@@ -3,26 +3,26 @@
 
 use std::sync::PoisonError;
 
-use opsbot_commands::audit::{AuditEvent, AuditKind};
+use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::RunId;
 use opsbot_commands::people::Speaker;
 use opsbot_commands::run::Run;
-use opsbot_commands::schedule::{FireOutcome, FireRecord, ScheduleName};
+use opsbot_commands::schedule::ScheduleName;
 use opsbot_commands::target::Target;
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 use time::OffsetDateTime;
 
-use crate::audit::AuditTrees;
 use crate::error::{StoreError, UpdateError};
-use crate::keys::{self, NEXT_RUN};
 use crate::record;
-use crate::schedules::fired_event;
-use crate::store::{Store, abort, settle};
+use crate::sled::audit::AuditTrees;
+use crate::sled::keys::{self, NEXT_RUN};
+use crate::sled::{Sled, abort, settle};
+use crate::transition;
 
 /// Why an `update_run` transaction gave up.
 pub(crate) enum Abort {
-    Store(StoreError),
+    Sled(StoreError),
     /// The run changed since it was read: read it again and re-apply the change.
     Stale,
 }
@@ -36,7 +36,7 @@ impl Abort {
         match outcome {
             Ok(value) => Ok(Some(value)),
             Err(TransactionError::Abort(Self::Stale)) => Ok(None),
-            Err(TransactionError::Abort(Self::Store(error))) => Err(error),
+            Err(TransactionError::Abort(Self::Sled(error))) => Err(error),
             Err(TransactionError::Storage(error)) => Err(StoreError::Sled(error)),
         }
     }
@@ -44,11 +44,11 @@ impl Abort {
 
 impl From<StoreError> for Abort {
     fn from(error: StoreError) -> Self {
-        Self::Store(error)
+        Self::Sled(error)
     }
 }
 
-impl Store {
+impl Sled {
     /// Creates a run in one transaction: allocates the next id (r-1, r-2, ... with no gaps),
     /// takes the lock of the run's cluster, stores the run and appends `RunRequested`; then
     /// flushes. `build` is called once, with the id the run gets (the store owns ids: a run it
@@ -62,7 +62,7 @@ impl Store {
         self.create(build, actor, None)
     }
 
-    /// Creates the run of a schedule's fire at `fire_at`, like [`Store::create_run`], and
+    /// Creates the run of a schedule's fire at `fire_at`, like [`Sled::create_run`], and
     /// records the fire in the same transaction: a fire at or before the schedule's last
     /// recorded one is refused with [`StoreError::AlreadyFired`] and nothing is written. So a
     /// bot killed at any instant either created the run and recorded the fire, or neither.
@@ -85,34 +85,19 @@ impl Store {
         let _one_at_a_time = self.creating.lock().unwrap_or_else(PoisonError::into_inner);
         let _writing = self.writing();
         let id = RunId::new(self.counter(NEXT_RUN)?);
-        let mut run = build(id);
-        run.id = id;
+        let transition::Creation {
+            run,
+            record,
+            plan,
+            fire,
+            requested,
+        } = transition::creation(id, build, actor, fire)?;
         let what = format!("run {id}");
-        let record = self.encode_run(&run)?;
-        let plan = self.encode(&format!("the plan of {what}"), &*run.plan)?;
-        let requested = AuditEvent {
-            at: OffsetDateTime::now_utc(),
-            run: Some(id),
-            actor: actor.cloned(),
-            event: AuditKind::RunRequested {
-                command: run.plan.request.to_string(),
-                digest: run.digest.as_str().to_owned(),
-            },
-        };
         let requested = self.encode_audit(&format!("the audit event of {what}"), &requested)?;
         let fired = fire
-            .map(|(schedule, at)| {
-                let record = FireRecord {
-                    at,
-                    outcome: FireOutcome::Started { run: id },
-                };
-                let event = fired_event(schedule, &record, Some(id));
-                Ok::<_, StoreError>((
-                    schedule,
-                    at,
-                    self.encode("a schedule's fire", &record)?,
-                    self.encode_audit(&format!("the fire of {what}"), &event)?,
-                ))
+            .map(|fire| {
+                let event = self.encode_audit(&format!("the fire of {what}"), &fire.event)?;
+                Ok::<_, StoreError>((fire, event))
             })
             .transpose()?;
         let key = keys::run_key(id);
@@ -137,8 +122,8 @@ impl Store {
                 runs.insert(&key, record.as_slice())?;
                 index.insert(filed.as_slice(), &[])?;
                 let trees = AuditTrees { meta, audit, index };
-                if let Some((schedule, at, record, event)) = &fired {
-                    self.take_fire(meta, schedule, record, *at)?;
+                if let Some((fire, event)) = &fired {
+                    self.take_fire(meta, &fire.schedule, &fire.record, fire.at)?;
                     self.put_audit(&trees, event)?;
                 }
                 self.put_audit(&trees, &requested)
@@ -191,43 +176,19 @@ impl Store {
                 .map_err(StoreError::from)?
                 .ok_or(StoreError::NotFound { run: id })?;
             let before = self.decode_run(&key, &stored)?;
-            let mut after = before.clone();
-            let kinds = change(&mut after).map_err(UpdateError::Refused)?;
-            after.id = id;
-            let replanned =
-                !std::sync::Arc::ptr_eq(&after.plan, &before.plan) && after.plan != before.plan;
-            // A booked run is planned again once, at its time; otherwise a run's plan is what
-            // was approved.
-            let reaches_its_time = before.is_ahead() && !after.is_ahead();
-            if replanned && !reaches_its_time {
-                return Err(StoreError::Unencodable {
-                    what: format!("run {id}"),
-                    detail: "its plan changed; a run's plan is what was approved and never \
-                             changes (a booked run's once, at its time)"
-                        .to_owned(),
-                }
-                .into());
-            }
-            let plan = replanned
-                .then(|| self.encode(&format!("the new plan of run {id}"), &*after.plan))
-                .transpose()?;
-            if after == before && kinds.is_empty() {
-                return Ok(after);
-            }
+            let transition::Transition {
+                after,
+                record,
+                plan,
+                events,
+            } = match transition::transition(id, &before, actor, &mut change)? {
+                Ok(transition) => transition,
+                Err(unchanged) => return Ok(unchanged),
+            };
             let what = format!("run {id}");
-            let record = self.encode_run(&after)?;
-            let at = OffsetDateTime::now_utc();
-            let events = kinds
-                .into_iter()
-                .map(|event| {
-                    let event = AuditEvent {
-                        at,
-                        run: Some(id),
-                        actor: actor.cloned(),
-                        event,
-                    };
-                    self.encode_audit(&format!("an audit event of {what}"), &event)
-                })
+            let events = events
+                .iter()
+                .map(|event| self.encode_audit(&format!("an audit event of {what}"), event))
                 .collect::<Result<Vec<_>, _>>()?;
             // A run that finished moves from the unfinished index to the finished one.
             let (was_filed, filed) = (record::index_key(&before), record::index_key(&after));
@@ -265,7 +226,7 @@ impl Store {
             self.flush()?;
             if after.state.is_finished() {
                 self.plan_cache.forget(id);
-            } else if replanned {
+            } else if plan.is_some() {
                 self.plan_cache
                     .put(id, &after.digest, std::sync::Arc::clone(&after.plan));
             }

@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 
 use time::OffsetDateTime;
 
-use crate::archive::{self, ArchivePaths};
-use crate::check::Summary;
 use crate::error::StoreError;
-use crate::files;
-use crate::marker::{self, Marker};
-use crate::store::Store;
+use crate::sled::Sled;
+use crate::sled::archive::{self, ArchivePaths};
+use crate::sled::check::Summary;
+use crate::sled::files;
+use crate::sled::marker::{self, Marker};
 
 /// The store inside a backup directory.
 const BACKUP_STORE: &str = "store";
@@ -32,7 +32,7 @@ pub fn store_in(path: &Path) -> PathBuf {
 /// Opens the store at `path` (or in the backup directory `path`) and checks everything in it:
 /// its files against its marker and its counters (as every open does), then every record, the
 /// finished runs and their plans included, and the index against them (see
-/// [`Store::summary`]).
+/// [`Sled::summary`]).
 pub fn check(path: &Path) -> Result<Summary, StoreError> {
     let path = store_in(path);
     if !path.is_dir() {
@@ -41,10 +41,10 @@ pub fn check(path: &Path) -> Result<Summary, StoreError> {
             detail: "there is no directory there".to_owned(),
         });
     }
-    Store::open(&path)?.summary()
+    Sled::open(&path)?.summary()
 }
 
-impl Store {
+impl Sled {
     /// Copies every record into a new backup directory `dest` (which must not exist yet, or
     /// be empty), at one point in time: no write happens while the trees are copied. Safe
     /// while the bot runs; runs wait for the copy to end before their next write.
@@ -76,11 +76,11 @@ impl Store {
             // The history compaction moved out of the store is part of it too: as long as the
             // archives are now, copied once writes resume, since compaction only appends past
             // that length (or cuts back to where a batch of its own began).
-            let from = self.archive_paths();
+            let from = self.archives();
             let lengths = [archive::length(&from.runs)?, archive::length(&from.audit)?];
             (self.held()?, lengths)
         };
-        let (from, to) = (self.archive_paths(), ArchivePaths::of(&inner)?);
+        let (from, to) = (self.archives(), ArchivePaths::of(&inner)?);
         let archives = [(&from.runs, &to.runs), (&from.audit, &to.audit)];
         for ((from, to), len) in archives.into_iter().zip(archived) {
             if len > 0 {

@@ -3,10 +3,11 @@
 use opsbot_commands::maintenance::MaintenanceNotice;
 
 use crate::error::StoreError;
-use crate::keys::{MAINTENANCE, META};
-use crate::store::Store;
+use crate::sled::Sled;
+use crate::sled::keys::{MAINTENANCE, META};
+use crate::transition;
 
-impl Store {
+impl Sled {
     /// The notice in force, if any.
     pub fn maintenance_notice(&self) -> Result<Option<MaintenanceNotice>, StoreError> {
         self.meta
@@ -25,7 +26,7 @@ impl Store {
         let before = self.maintenance_notice()?;
         match notice {
             Some(notice) => {
-                let bytes = self.encode("the maintenance notice", notice)?;
+                let bytes = transition::encode("the maintenance notice", notice)?;
                 self.meta.insert(MAINTENANCE, bytes)?;
             }
             None => {

@@ -2,7 +2,7 @@
 //! to this one), then one decoding pass over the counters, the locks and the unfinished runs
 //! (records and plans). Finished runs and the audit log are checked when read: decoding them
 //! all would make start-up grow with the history. `opsbot store check` and a backup's
-//! self-check decode them all (see [`Store::summary`]).
+//! self-check decode them all (see [`Sled::summary`]).
 
 use opsbot_commands::audit::AuditEvent;
 use opsbot_commands::maintenance::MaintenanceNotice;
@@ -11,15 +11,16 @@ use opsbot_commands::plan::Plan;
 use serde::Deserialize;
 use sled::{Transactional, Tree};
 
-use crate::audit::audit_index_keys;
-use crate::compact::PendingArchive;
 use crate::error::StoreError;
-use crate::keys::{
+use crate::record::{self, RunRecord};
+use crate::sled::audit::audit_index_keys;
+use crate::sled::compact::PendingArchive;
+use crate::sled::keys::{
     self, AUDIT, AUDIT_BY_RUN, AUDIT_BY_TIME, FINISHED, INDEX, LOCKS, MAINTENANCE, META,
     NEXT_AUDIT, NEXT_RUN, PENDING_ARCHIVE, PLANS, RUN_LOGS, RUNS, SCHEMA, UNFINISHED,
 };
-use crate::record::{self, RunRecord};
-use crate::store::{SCHEMA_VERSION, Store, settle};
+use crate::sled::{SCHEMA_VERSION, Sled, settle};
+use crate::transition;
 
 /// A run record as schema 1 kept it: the whole run, its plan inside; read in one pass. A record
 /// already moved (by a move a crash interrupted) has no plan.
@@ -60,7 +61,7 @@ impl std::fmt::Display for Summary {
     }
 }
 
-impl Store {
+impl Sled {
     /// Writes the schema version into a new store; moves an older layout to this one; refuses
     /// one from a newer opsbot, and one that has records but no version (not a store this code
     /// wrote).
@@ -83,8 +84,10 @@ impl Store {
                 self.build_index()?;
             }
             if found < SCHEMA_VERSION {
-                self.meta
-                    .insert(SCHEMA, self.encode("the schema version", &SCHEMA_VERSION)?)?;
+                self.meta.insert(
+                    SCHEMA,
+                    transition::encode("the schema version", &SCHEMA_VERSION)?,
+                )?;
                 self.flush()?;
             }
             return Ok(());
@@ -102,8 +105,10 @@ impl Store {
         if trees.iter().any(|tree| !tree.is_empty()) {
             return Err(self.corrupt(META, SCHEMA, "missing, although the store holds records"));
         }
-        self.meta
-            .insert(SCHEMA, self.encode("the schema version", &SCHEMA_VERSION)?)?;
+        self.meta.insert(
+            SCHEMA,
+            transition::encode("the schema version", &SCHEMA_VERSION)?,
+        )?;
         self.flush()
     }
 
@@ -116,8 +121,8 @@ impl Store {
             let Some(plan) = old.plan else {
                 continue;
             };
-            let plan = self.encode("a run's plan", &plan)?;
-            let record = self.encode("a run record", &old.record)?;
+            let plan = transition::encode("a run's plan", &plan)?;
+            let record = transition::encode("a run record", &old.record)?;
             settle((&self.runs, &self.plans).transaction(|(runs, plans)| {
                 plans.insert(&*key, plan.as_slice())?;
                 runs.insert(&*key, record.as_slice())?;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::StoreError;
-use crate::marker::Marker;
+use crate::sled::marker::Marker;
 
 /// sled's configuration file: its parameters, then their CRC-32.
 const CONF: &str = "conf";

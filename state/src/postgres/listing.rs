@@ -1,0 +1,221 @@
+//! What chat and the console list, on PostgreSQL: each listing one indexed query that reads
+//! only the page it returns (see the indexes in `migrations/0001_initial.sql`), ordered as
+//! sled's listings are.
+
+use opsbot_commands::audit::AuditEvent;
+use opsbot_commands::name::RunId;
+use opsbot_commands::page::Page;
+use opsbot_commands::run::Run;
+use time::OffsetDateTime;
+use tokio_postgres::Row;
+
+use super::pool::params;
+use super::{Postgres, number, sql_number};
+use crate::error::StoreError;
+use crate::listing::{AuditQuery, Listing, RunLogTail};
+
+/// Audit entries an export reads at a time.
+const EXPORT_BATCH: i64 = 500;
+/// Log lines a tail reads at a time, newest first, until they fill what it can show.
+const TAIL_BATCH: i64 = 200;
+
+impl Postgres {
+    pub(crate) fn unfinished_runs(&self) -> Result<Vec<Run>, StoreError> {
+        let rows = self.read(|conn| {
+            conn.query(
+                "SELECT id, record::text, plan::text FROM runs WHERE finished_at IS NULL \
+                 ORDER BY id",
+                params![],
+            )
+        })?;
+        self.decode_runs(&rows)
+    }
+
+    pub(crate) fn recent_runs(
+        &self,
+        since: OffsetDateTime,
+        page: Page,
+        per_page: usize,
+    ) -> Result<Listing<Run>, StoreError> {
+        let skip = page.skip(per_page);
+        let rows = self.read(|conn| {
+            conn.query(
+                "SELECT id, record::text, plan::text FROM runs \
+                 WHERE finished_at IS NULL OR finished_at >= $1 \
+                 ORDER BY id DESC OFFSET $2 LIMIT $3",
+                params![since, count(skip), count(per_page).saturating_add(1)],
+            )
+        })?;
+        let more = rows.len() > per_page;
+        let mut items = self.decode_runs(&rows)?;
+        items.truncate(per_page);
+        Ok(Listing { items, more })
+    }
+
+    pub(crate) fn suggested_run_ids(&self, limit: usize) -> Result<Vec<RunId>, StoreError> {
+        self.read(|conn| {
+            let rows = conn.query(
+                "SELECT id FROM runs ORDER BY finished_at IS NULL DESC, id DESC LIMIT $1",
+                params![count(limit)],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|row| RunId::new(number(row.get(0))))
+                .collect())
+        })
+    }
+
+    pub(crate) fn runs(&self) -> Result<Vec<Run>, StoreError> {
+        let rows = self.read(|conn| {
+            conn.query(
+                "SELECT id, record::text, plan::text FROM runs ORDER BY id DESC",
+                params![],
+            )
+        })?;
+        self.decode_runs(&rows)
+    }
+
+    pub(crate) fn audit(&self) -> Result<Vec<AuditEvent>, StoreError> {
+        let rows = self.read(|conn| {
+            conn.query("SELECT seq, event::text FROM audit ORDER BY seq", params![])
+        })?;
+        self.decode_audit(&rows)
+    }
+
+    pub(crate) fn audit_page(
+        &self,
+        query: AuditQuery,
+        page: Page,
+        per_page: usize,
+    ) -> Result<Listing<AuditEvent>, StoreError> {
+        let skip = page.skip(per_page);
+        let rows = self.read(|conn| {
+            conn.query(
+                "SELECT seq, event::text FROM audit \
+                 WHERE ($1::timestamptz IS NULL OR at >= $1) AND ($2::bigint IS NULL OR run = $2) \
+                 ORDER BY at DESC, seq DESC OFFSET $3 LIMIT $4",
+                params![
+                    query.since,
+                    query.run.map(|run| sql_number(run.get())),
+                    count(skip),
+                    count(per_page).saturating_add(1)
+                ],
+            )
+        })?;
+        let more = rows.len() > per_page;
+        let mut items = self.decode_audit(&rows)?;
+        items.truncate(per_page);
+        Ok(Listing { items, more })
+    }
+
+    /// Oldest first, [`EXPORT_BATCH`] entries at a time, each batch after the last one read
+    /// (by time then sequence), so that entries appended meanwhile are met in order.
+    pub(crate) fn audit_events(
+        &self,
+        query: AuditQuery,
+    ) -> impl Iterator<Item = Result<AuditEvent, StoreError>> + '_ {
+        let mut after: Option<(OffsetDateTime, i64)> = None;
+        let mut batch = std::vec::IntoIter::default();
+        let mut done = false;
+        std::iter::from_fn(move || {
+            loop {
+                if let Some(event) = batch.next() {
+                    return Some(Ok(event));
+                }
+                if done {
+                    return None;
+                }
+                let rows = self.read(|conn| {
+                    conn.query(
+                        "SELECT seq, event::text, at FROM audit \
+                         WHERE ($1::timestamptz IS NULL OR at >= $1) \
+                           AND ($2::bigint IS NULL OR run = $2) \
+                           AND ($3::timestamptz IS NULL OR (at, seq) > ($3, $4)) \
+                         ORDER BY at, seq LIMIT $5",
+                        params![
+                            query.since,
+                            query.run.map(|run| sql_number(run.get())),
+                            after.map(|(at, _)| at),
+                            after.map_or(0, |(_, seq)| seq),
+                            EXPORT_BATCH
+                        ],
+                    )
+                });
+                let rows = match rows {
+                    Ok(rows) => rows,
+                    Err(error) => {
+                        done = true;
+                        return Some(Err(error));
+                    }
+                };
+                done = (rows.len() as i64) < EXPORT_BATCH;
+                after = rows.last().map(|row| (row.get(2), row.get(0)));
+                match self.decode_audit(&rows) {
+                    Ok(events) => batch = events.into_iter(),
+                    Err(error) => {
+                        done = true;
+                        return Some(Err(error));
+                    }
+                }
+            }
+        })
+    }
+
+    pub(crate) fn run_log_tail(
+        &self,
+        run: RunId,
+        max_chars: usize,
+    ) -> Result<RunLogTail, StoreError> {
+        let id = sql_number(run.get());
+        self.read(|conn| {
+            Self::check_exists(conn, run)?;
+            let total = conn
+                .query_opt(
+                    "SELECT lines FROM run_log_sizes WHERE run = $1",
+                    params![id],
+                )?
+                .map_or(0, |row| number(row.get(0)));
+            let (mut lines, mut used, mut before) = (Vec::new(), 0_usize, sql_number(total) + 1);
+            'read: loop {
+                let rows = conn.query(
+                    "SELECT line, text FROM run_logs WHERE run = $1 AND line < $2 \
+                     ORDER BY line DESC LIMIT $3",
+                    params![id, before, TAIL_BATCH],
+                )?;
+                for row in &rows {
+                    let line: String = row.get(1);
+                    used = used.saturating_add(line.chars().count() + 1);
+                    if used > max_chars {
+                        break 'read;
+                    }
+                    lines.push(line);
+                    before = row.get(0);
+                }
+                if (rows.len() as i64) < TAIL_BATCH {
+                    break;
+                }
+            }
+            lines.reverse();
+            Ok(RunLogTail { total, lines })
+        })
+    }
+
+    fn decode_runs(&self, rows: &[Row]) -> Result<Vec<Run>, StoreError> {
+        rows.iter().map(|row| self.decode_run(row, 0)).collect()
+    }
+
+    /// Audit entries from rows of `seq, event::text`.
+    fn decode_audit(&self, rows: &[Row]) -> Result<Vec<AuditEvent>, StoreError> {
+        rows.iter()
+            .map(|row| {
+                let seq: i64 = row.get(0);
+                self.decode("audit", &format!("#{seq}"), row.get(1))
+            })
+            .collect()
+    }
+}
+
+/// A count for `OFFSET`/`LIMIT`.
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
