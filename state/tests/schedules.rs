@@ -5,18 +5,18 @@
 
 mod common;
 
+use common::Place;
+
 use opsbot_commands::schedule::{FireOutcome, FireRecord, ScheduleName};
-use opsbot_state::{Store, StoreError};
+use opsbot_state::StoreError;
 use time::macros::datetime;
 
 fn nightly() -> ScheduleName {
     ScheduleName::parse("nightly-prune").unwrap()
 }
 
-#[test]
-fn a_fire_creates_one_run_and_a_second_try_of_the_same_fire_creates_none() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("store")).unwrap();
+fn a_fire_creates_one_run_and_a_second_try_of_the_same_fire_creates_none(place: Place) {
+    let store = place.open().unwrap();
     let fire = datetime!(2026-11-28 01:00 UTC);
     let run = store
         .create_fired_run(common::new_run("logs"), &nightly(), fire)
@@ -56,13 +56,16 @@ fn a_fire_creates_one_run_and_a_second_try_of_the_same_fire_creates_none() {
     assert_eq!(store.last_fire(&nightly()).unwrap(), Some(next));
 }
 
-#[test]
-fn a_fire_refused_for_a_busy_cluster_records_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("store")).unwrap();
+fn a_fire_refused_for_a_busy_cluster_records_nothing(place: Place) {
+    let store = place.open().unwrap();
     store.create_run(common::new_run("logs"), None).unwrap();
     let fire = datetime!(2026-11-28 01:00 UTC);
     let busy = store.create_fired_run(common::new_run("logs"), &nightly(), fire);
     assert!(matches!(busy, Err(StoreError::Locked { .. })), "{busy:?}");
     assert_eq!(store.last_fire(&nightly()).unwrap(), None);
 }
+
+backends!(
+    a_fire_creates_one_run_and_a_second_try_of_the_same_fire_creates_none,
+    a_fire_refused_for_a_busy_cluster_records_nothing,
+);
