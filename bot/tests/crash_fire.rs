@@ -284,7 +284,12 @@ async fn kill_at(
 
 /// The schedule's last fire and every run, as the store says between bots.
 fn stored(config: &Path) -> (Option<FireRecord>, Vec<Run>) {
-    let path = opsbot::config::Config::load(config).unwrap().store.sled_path().unwrap().to_owned();
+    let path = opsbot::config::Config::load(config)
+        .unwrap()
+        .store
+        .sled_path()
+        .unwrap()
+        .to_owned();
     let store = open_store(&path);
     let last = store
         .last_fire(&ScheduleName::parse(SCHEDULE).unwrap())

@@ -511,7 +511,12 @@ async fn ask_and_approve(config: &Path, request: &str, what: &str) {
 /// Starts the console again, reading `input`, until run r-1 has succeeded, as the store says
 /// between consoles; fails at once if it has ended otherwise.
 pub async fn complete(config: &Path, input: &str, what: &str) {
-    let path = opsbot::config::Config::load(config).unwrap().store.sled_path().unwrap().to_owned();
+    let path = opsbot::config::Config::load(config)
+        .unwrap()
+        .store
+        .sled_path()
+        .unwrap()
+        .to_owned();
     for _ in 0..4 {
         let out = output(console(config, input)).await;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
