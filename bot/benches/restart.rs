@@ -29,7 +29,6 @@ use opsbot_commands::plan::{Action, Wait};
 use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId, Run, RunState, StepState};
 use opsbot_sim::{Call, HealthStatus, NodeStatus, SimConfig, SimHandle};
-use opsbot_state::Store;
 use time::OffsetDateTime;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 

@@ -113,7 +113,9 @@ pub async fn run(flavor: Flavor, speed: f64, store: DemoStore) -> anyhow::Result
             let shown = format!("PostgreSQL {url} (schema opsbot, thrown away at the end)");
             (StoreConfig::postgres(url), shown)
         }
-        (None, DemoStore::Sled(path)) => (StoreConfig::sled(path.clone()), path.display().to_string()),
+        (None, DemoStore::Sled(path)) => {
+            (StoreConfig::sled(path.clone()), path.display().to_string())
+        }
         (None, _) => {
             let path = temp.path().join("store");
             (StoreConfig::sled(path.clone()), path.display().to_string())

@@ -55,7 +55,11 @@ pub enum Role {
     /// Waiting for the lease; `active` is who holds it now, if anyone does.
     Standby { active: Option<LeaseStatus> },
     /// Holding the lease at `epoch`; side effects may start until `until`.
-    Active { holder: String, epoch: u64, until: Instant },
+    Active {
+        holder: String,
+        epoch: u64,
+        until: Instant,
+    },
     /// Lost the lease (or could not renew it in time): does nothing more, and exits.
     SteppedDown { epoch: u64, why: String },
 }
@@ -65,7 +69,9 @@ impl Role {
     pub fn describe(&self) -> String {
         match self {
             Role::Alone => "active (sole instance)".to_owned(),
-            Role::Standby { active: Some(lease) } => format!(
+            Role::Standby {
+                active: Some(lease),
+            } => format!(
                 "standby (active: {} at epoch {})",
                 lease.holder, lease.epoch
             ),
@@ -89,7 +95,10 @@ impl Default for Tenure {
 
 impl Tenure {
     pub fn role(&self) -> Role {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     fn set(&self, role: Role) {
@@ -103,9 +112,9 @@ impl Tenure {
         match self.role() {
             Role::Alone => Ok(()),
             Role::Active { until, .. } if Instant::now() < until => Ok(()),
-            Role::Active { epoch, .. } => {
-                not_active(format!("the lease of epoch {epoch} was not renewed in time"))
-            }
+            Role::Active { epoch, .. } => not_active(format!(
+                "the lease of epoch {epoch} was not renewed in time"
+            )),
             other => not_active(other.describe()),
         }
     }
@@ -121,7 +130,11 @@ pub async fn take(store: &Store, holder: &str, timing: Timing, tenure: &Tenure) 
         let (store2, name) = (store.clone(), holder.to_owned());
         match blocking(move || store2.acquire_lease(&name, timing.ttl)).await {
             Ok(Some(epoch)) => {
-                store.fence(epoch);
+                if let Err(error) = store.fence(epoch) {
+                    tracing::warn!(%error, "cannot fence the store at the new epoch; asking again");
+                    tokio::time::sleep(timing.ask_every).await;
+                    continue;
+                }
                 let role = Role::Active {
                     holder: holder.to_owned(),
                     epoch,
@@ -171,10 +184,7 @@ pub async fn keep(store: Store, holder: String, timing: Timing, tenure: Tenure) 
                 let store2 = store.clone();
                 let now = blocking(move || store2.lease()).await.ok().flatten();
                 break match now {
-                    Some(lease) => format!(
-                        "{} took over at epoch {}",
-                        lease.holder, lease.epoch
-                    ),
+                    Some(lease) => format!("{} took over at epoch {}", lease.holder, lease.epoch),
                     None => "the lease is gone from the store".to_owned(),
                 };
             }
@@ -218,7 +228,7 @@ impl Held {
                 active.map_or_else(|| "another instance".to_owned(), |lease| lease.holder)
             );
         };
-        store.fence(epoch);
+        store.fence(epoch)?;
         tenure.set(Role::Active {
             holder: holder.clone(),
             epoch,
@@ -250,7 +260,8 @@ pub async fn release(store: &Store, holder: &str, tenure: &Tenure) {
     });
     let (store, holder) = (store.clone(), holder.to_owned());
     match blocking(move || store.release_lease(&holder, epoch)).await {
-        Ok(()) => tracing::info!(epoch, "gave the lease up"),
+        Ok(true) => tracing::info!(epoch, "gave the lease up"),
+        Ok(false) => tracing::info!(epoch, "the lease was no longer ours to give up"),
         Err(error) => tracing::warn!(%error, "could not give the lease up; it expires by itself"),
     }
 }

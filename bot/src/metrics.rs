@@ -31,7 +31,8 @@ use crate::lease::{Role, Tenure};
 use crate::progress::ProgressSink;
 pub use endpoint::serve;
 use labels::{
-    BackendLabels, DecisionLabels, HolderLabels, LaneLabels, ProcedureLabels, RefusalLabels, RunLabels,
+    BackendLabels, DecisionLabels, HolderLabels, LaneLabels, ProcedureLabels, RefusalLabels,
+    RunLabels,
 };
 
 /// `[metrics]` of the config.
@@ -283,14 +284,21 @@ fn lease_gauges(encoder: &mut DescriptorEncoder, role: &Role) -> Result<(), std:
     )?)?;
     let holder = match role {
         Role::Active { holder, epoch, .. } => Some((holder.clone(), *epoch)),
-        Role::Standby { active: Some(lease) } => Some((lease.holder.clone(), lease.epoch)),
+        Role::Standby {
+            active: Some(lease),
+        } => Some((lease.holder.clone(), lease.epoch)),
         Role::Alone | Role::Standby { active: None } | Role::SteppedDown { .. } => None,
     };
     Live::gauges(
         encoder,
         "opsbot_lease_epoch",
         "The epoch of the store's lease, labelled with the instance that holds it.",
-        holder.map(|(holder, epoch)| (HolderLabels { holder }, i64::try_from(epoch).unwrap_or(i64::MAX))),
+        holder.map(|(holder, epoch)| {
+            (
+                HolderLabels { holder },
+                i64::try_from(epoch).unwrap_or(i64::MAX),
+            )
+        }),
     )
 }
 

@@ -55,7 +55,13 @@ pub async fn run(command: StoreCommand) -> anyhow::Result<()> {
         StoreCommand::Backup { config, dest } => backup(&Config::load(&config)?, &dest).await,
         StoreCommand::Check(CheckArgs { config, path }) => {
             let path = match (config, path) {
-                (Some(config), _) => Config::load(&config)?.store.path,
+                (Some(config), _) => {
+                    let config = Config::load(&config)?;
+                    match config.store.sled_path() {
+                        Some(path) => path.to_owned(),
+                        None => return check_postgres(&config),
+                    }
+                }
                 (None, Some(path)) => path,
                 (None, None) => bail!("give --config FILE or --path DIR"),
             };
@@ -120,8 +126,25 @@ fn check(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A PostgreSQL store, checked while the bot runs or not (it takes no lease and writes
+/// nothing): opening it checks its schema version and every unfinished run, then every run
+/// and audit entry is read and decoded.
+fn check_postgres(config: &Config) -> anyhow::Result<()> {
+    let store = config.store.open()?;
+    let runs = store.runs()?;
+    let unfinished = runs.iter().filter(|run| !run.state.is_finished()).count();
+    let audit = store.audit()?;
+    println!(
+        "{} is sound: runs: {} ({unfinished} unfinished), audit entries: {}",
+        config.store.describe(),
+        runs.len(),
+        audit.len()
+    );
+    Ok(())
+}
+
 fn restore(config: &Config, src: &Path) -> anyhow::Result<()> {
-    let store = &config.store.path;
+    let store = sled_path(config, "`opsbot store restore`")?;
     let restored = opsbot_state::restore(store, src).map_err(|error| match error {
         StoreError::InUse { .. } => {
             anyhow::anyhow!("{error}\nstop the bot (systemctl stop opsbot), then restore")
@@ -143,21 +166,37 @@ fn restore(config: &Config, src: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The store, or `None` when the running bot holds it.
+/// The store, or `None` when the running bot holds it (a sled store admits one process; a
+/// PostgreSQL one is opened alongside the bots).
 fn open(config: &Config) -> anyhow::Result<Option<Store>> {
-    match Store::open(&config.store.path) {
+    match config.store.open() {
         Ok(store) => Ok(Some(store)),
-        Err(StoreError::InUse { .. }) => Ok(None),
-        Err(error) => Err(error)
-            .with_context(|| format!("cannot open the store at {}", config.store.path.display())),
+        Err(error)
+            if error
+                .downcast_ref::<StoreError>()
+                .is_some_and(|e| matches!(e, StoreError::InUse { .. })) =>
+        {
+            Ok(None)
+        }
+        Err(error) => Err(error),
     }
+}
+
+/// The sled directory of `config`, for what only a sled store has.
+fn sled_path<'a>(config: &'a Config, what: &str) -> anyhow::Result<&'a Path> {
+    config.store.sled_path().with_context(|| {
+        format!(
+            "{what} is for a sled store; back a PostgreSQL store up with pg_dump and restore it \
+             with pg_restore"
+        )
+    })
 }
 
 /// The running bot's console socket, through which it serves what needs its store.
 fn socket(config: &Config) -> anyhow::Result<&Path> {
     config.console.socket.as_deref().with_context(|| {
         let in_use = StoreError::InUse {
-            path: config.store.path.clone(),
+            path: config.store.sled_path().unwrap_or(Path::new("")).to_owned(),
         };
         format!("{in_use}\nthe config has no [console] socket to ask a running bot through")
     })

@@ -143,7 +143,7 @@ pub enum StoreError {
     )]
     Postgres { place: String, detail: String },
     /// A PostgreSQL setting that cannot work, named in `detail`.
-    #[error("the [store.postgres] settings cannot be used: {detail}")]
+    #[error("the PostgreSQL settings of [store] cannot be used: {detail}")]
     PgConfig { detail: String },
     /// A row that does not decode, or contradicts the row it belongs to. Never skipped (see
     /// [`StoreError::Corrupt`]).
@@ -194,6 +194,19 @@ pub enum StoreError {
         current: Option<u64>,
         holder: Option<String>,
     },
+    /// The bot refused a write of its own before making it: this instance may not act now
+    /// (standing by, stepped down, or its lease not renewed in time). Nothing was written.
+    #[error("this opsbot instance may not act now ({detail}); nothing was written")]
+    NotActive { detail: String },
+}
+
+impl StoreError {
+    /// Whether the failure passes by itself: the database is away for now, or this instance
+    /// is not sure it may act until its lease is renewed. What failed is done again later,
+    /// from what the store then says.
+    pub fn is_passing(&self) -> bool {
+        matches!(self, Self::Unavailable { .. } | Self::NotActive { .. })
+    }
 }
 
 /// What to check when PostgreSQL cannot be reached.

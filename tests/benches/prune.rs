@@ -24,7 +24,6 @@ use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::plan::{Action, DestructiveAction};
 use opsbot_commands::run::{ChannelId, RunState};
 use opsbot_sim::{Call, Distribution, IndexSpec, SimConfig, WorldSnapshot};
-use opsbot_state::Store;
 use opsbot_tests::{RecordingChat, Setup, actor, cluster_config, config};
 use serde::{Deserialize, Serialize};
 use time::{Duration as Days, OffsetDateTime};

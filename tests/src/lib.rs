@@ -31,7 +31,6 @@ use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
 use opsbot_commands::render::Tone;
 use opsbot_commands::run::{ChannelId, Run};
 use opsbot_sim::{Call, Flavor, SimConfig, SimHandle};
-use opsbot_state::Store;
 
 pub use chat::{Message, RecordingChat};
 

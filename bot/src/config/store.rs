@@ -26,7 +26,9 @@ pub struct StoreConfig {
 #[derive(Debug, Clone)]
 pub enum StoreBackend {
     /// The sled directory.
-    Sled { path: PathBuf },
+    Sled {
+        path: PathBuf,
+    },
     Postgres(PostgresStore),
 }
 
@@ -42,8 +44,6 @@ pub struct PostgresStore {
     pub schema: String,
     /// How soon a standby takes over from an active bot that died or lost the database.
     pub takeover: Duration,
-    /// Where compaction appends what it removes from the database (JSON lines).
-    pub archive_dir: Option<PathBuf>,
 }
 
 impl StoreConfig {
@@ -63,9 +63,8 @@ impl StoreConfig {
                 url,
                 password: None,
                 ca_file: None,
-                schema: "opsbot".to_owned(),
+                schema: PgConfig::SCHEMA.to_owned(),
                 takeover: TAKEOVER,
-                archive_dir: None,
             }),
             retention: Retention::default(),
         }
@@ -103,10 +102,10 @@ impl PostgresStore {
     /// The connection, with the password read now.
     pub fn connection(&self) -> anyhow::Result<PgConfig> {
         let password = self.password.as_ref().map(SecretSource::read).transpose()?;
-        let mut config = PgConfig::new(self.url.clone(), self.schema.clone());
+        let mut config = PgConfig::new(self.url.clone());
+        config.schema = self.schema.clone();
         config.password = password;
         config.ca_file = self.ca_file.clone();
-        config.archive_dir = self.archive_dir.clone();
         Ok(config)
     }
 }
@@ -133,7 +132,6 @@ struct RawStore {
     schema: Option<String>,
     #[serde(default, with = "humantime_serde")]
     takeover: Option<Duration>,
-    archive_dir: Option<PathBuf>,
 }
 
 /// A standby takes over within this unless `[store] takeover` says otherwise.
@@ -154,7 +152,6 @@ impl TryFrom<RawStore> for StoreConfig {
                     ("ca_file", raw.ca_file.is_some()),
                     ("schema", raw.schema.is_some()),
                     ("takeover", raw.takeover.is_some()),
-                    ("archive_dir", raw.archive_dir.is_some()),
                 ];
                 if let Some((key, _)) = postgres_only.iter().find(|(_, given)| *given) {
                     return Err(format!(
@@ -184,9 +181,8 @@ impl TryFrom<RawStore> for StoreConfig {
                     password: SecretSource::one_of(raw.password_env, raw.password_file, "password")
                         .map_err(|e| format!("[store] {e}"))?,
                     ca_file: raw.ca_file,
-                    schema: raw.schema.unwrap_or_else(|| "opsbot".to_owned()),
+                    schema: raw.schema.unwrap_or_else(|| PgConfig::SCHEMA.to_owned()),
                     takeover,
-                    archive_dir: raw.archive_dir,
                 })
             }
         };

@@ -323,7 +323,9 @@ where
         let acting = acting(inner);
         let attempt = call();
         async move {
-            acting.map_err(|why| BackendError::once("opsbot", "the request", Fault::NotActing(why)))?;
+            acting.map_err(|why| {
+                BackendError::once("opsbot", "the request", Fault::NotActing(why))
+            })?;
             attempt.await
         }
     };

@@ -38,7 +38,9 @@ async fn scrape(axum::extract::State(metrics): axum::extract::State<Metrics>) ->
 async fn health(axum::extract::State(metrics): axum::extract::State<Metrics>) -> Response {
     match tokio::task::spawn_blocking(move || metrics.health()).await {
         Ok(Ok(role)) => (StatusCode::OK, format!("ok: {role}\n")).into_response(),
-        Ok(Err(why)) => (StatusCode::SERVICE_UNAVAILABLE, format!("failing: {why}\n")).into_response(),
+        Ok(Err(why)) => {
+            (StatusCode::SERVICE_UNAVAILABLE, format!("failing: {why}\n")).into_response()
+        }
         Err(_) => (
             StatusCode::SERVICE_UNAVAILABLE,
             "failing: the health check did not finish\n",

@@ -36,7 +36,10 @@ impl ProgressSink for Waiting {
 fn metrics() -> (tempfile::TempDir, Metrics) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("store")).unwrap();
-    (dir, Metrics::new(store, Arc::new(Waiting), Default::default()))
+    (
+        dir,
+        Metrics::new(store, Arc::new(Waiting), Default::default()),
+    )
 }
 
 /// The scrape, with the store's size (which sled decides) left out and each family's samples

@@ -16,7 +16,6 @@ use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::retention::RetentionDays;
 use opsbot_commands::run::{ChannelId, Run};
 use opsbot_commands::schedule::{Bounds, CronSchedule, FireOutcome, Schedule, ScheduleName};
-use opsbot_state::Store;
 use time::OffsetDateTime;
 use time::macros::datetime;
 

@@ -8,7 +8,6 @@ use opsbot_commands::people::{PersonRef, Surface};
 use opsbot_commands::plan::{Action, Plan, SafeAction};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::{ChannelId, Run, RunState};
-use opsbot_state::Store;
 use time::OffsetDateTime;
 use time::macros::datetime;
 
