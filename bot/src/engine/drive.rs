@@ -65,6 +65,10 @@ pub(super) fn can_go_on(run: &Run) -> bool {
     )
 }
 
+/// How long a run task waits before it looks at its run again after the store was
+/// unavailable (a PostgreSQL outage; see `opsbot_state::StoreError::Unavailable`).
+const STORE_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+
 pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
     let procedure = match inner.store.run(id) {
         Ok(Some(run)) => run.plan.request.to_string(),
@@ -73,8 +77,21 @@ pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
     let span = tracing::info_span!("run", run = %id, %procedure);
     async move {
         let mut busy = Some(busy);
-        if let Err(error) = drive_inner(&inner, id, &mut busy).await {
-            tracing::error!(%error, "run task stopped on a store error; it resumes at the next start");
+        loop {
+            match drive_inner(&inner, id, &mut busy).await {
+                Ok(()) => break,
+                // The store's database did not answer: the run is where its last write left
+                // it, so the task takes it up from there once the database is back, as a
+                // restart would (not busy meanwhile: nothing moves).
+                Err(error @ opsbot_state::StoreError::Unavailable { .. }) => {
+                    tracing::warn!(%error, "run task waits for the store");
+                    park(&inner, &mut busy, tokio::time::sleep(STORE_RETRY)).await;
+                }
+                Err(error) => {
+                    tracing::error!(%error, "run task stopped on a store error; it resumes at the next start");
+                    break;
+                }
+            }
         }
         inner.forget(id);
     }
