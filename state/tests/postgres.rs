@@ -206,3 +206,23 @@ fn a_password_never_shows_in_what_the_store_says_of_itself() {
     }
     assert!(store.describe().contains(&config.schema));
 }
+
+#[test]
+fn two_instances_creating_at_once_are_told_only_one_may_write() {
+    let place = Place::postgres();
+    let (a, b) = (place.open().unwrap(), place.open().unwrap());
+    // b creates r-1 while a builds the run it was given r-1 for.
+    let error = a
+        .create_run(
+            |id| {
+                b.create_run(new_run("other"), None).unwrap();
+                new_run("logs")(id)
+            },
+            None,
+        )
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Contended { .. }), "{error:?}");
+    let runs = b.runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].plan.request.target().lock_keys(), ["other"]);
+}

@@ -194,6 +194,13 @@ impl Postgres {
         Ok(get(0).unwrap_or(1).saturating_sub(1))
     }
 
+    fn contended(&self, detail: String) -> StoreError {
+        StoreError::Contended {
+            place: self.describe(),
+            detail,
+        }
+    }
+
     pub(crate) fn corrupt(&self, table: &'static str, key: &str, detail: &str) -> StoreError {
         StoreError::CorruptRow {
             place: self.describe(),

@@ -73,8 +73,7 @@ impl Postgres {
         self.write(|conn| {
             let allocated = Self::take_next(conn, "run")?;
             if allocated != id.get() {
-                let detail = format!("run {id} was being created under it by another writer");
-                return Err(self.corrupt("counters", "run", &detail).into());
+                return Err(self.contended(format!("it created run {id} first")).into());
             }
             self.sync_lock(conn, &run)?;
             conn.execute(
