@@ -65,9 +65,11 @@ struct World {
 }
 
 impl World {
-    async fn start(delete_latency: Duration) -> World {
+    /// `days` of indices to prune (about 270 names fit in two DELETEs), each DELETE taking
+    /// `delete_latency`.
+    async fn start(days: u32, delete_latency: Duration) -> World {
         let prune = sim(SimConfig {
-            days_of_indices: 300,
+            days_of_indices: days,
             ..SimConfig::default()
         })
         .await;
@@ -356,7 +358,7 @@ async fn torture_round(round: u64, dice: &mut Dice, seed: u64, takeovers: &mut V
     let what = format!("round {round} (seed {seed})");
     let pg = ha::shared_pg();
     let schema = ha::fresh_schema("failover");
-    let world = World::start(Duration::from_millis(250)).await;
+    let world = World::start(900, Duration::from_millis(250)).await;
     let dir = tempfile::tempdir().unwrap();
     let body = world.body(dir.path(), &world.prune.base_url());
     let url = pg.url("postgres");
@@ -418,7 +420,7 @@ async fn a_stopped_active_instance_that_wakes_after_a_takeover_does_nothing_and_
     let pg = ha::shared_pg();
     let schema = ha::fresh_schema("fencing");
     // Slow deletes: the prune is mid-way for seconds, and a DELETE is in flight when a stops.
-    let world = World::start(Duration::from_millis(300)).await;
+    let world = World::start(1200, Duration::from_millis(300)).await;
     let tap = Tap::start(world.prune.addr()).await;
     let dir = tempfile::tempdir().unwrap();
     let url = pg.url("postgres");
@@ -455,7 +457,15 @@ async fn a_stopped_active_instance_that_wakes_after_a_takeover_does_nothing_and_
     let took = b.until_active(what).await - stopped_at;
     let sent_by_a = deletes(&world.prune);
     // b resumes the run: its own DELETEs arrive.
-    support::until("b deletes", || deletes(&world.prune) > sent_by_a).await;
+    let deadline = Instant::now() + support::PATIENCE;
+    while deletes(&world.prune) <= sent_by_a {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: b never deleted after taking over; its log:\n{}",
+            b.log()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 
     let mark = writes.mark().await;
     let woke_at = Instant::now();
