@@ -51,7 +51,8 @@ async fn scene(what: &str) -> Scene {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let sim = opsbot_sim::spawn(
         SimConfig {
-            days_of_indices: 300,
+            // Seven DELETEs of about 170 names each.
+            days_of_indices: 1200,
             ..SimConfig::default()
         },
         listener,
@@ -78,6 +79,9 @@ max_delay = "500ms"
 name = "logs"
 url = "{}"
 nodes = ["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14", "10.0.0.15"]
+
+[clusters.node_control]
+kind = "sim"
 "#,
         sim.base_url()
     );
