@@ -65,20 +65,21 @@ struct World {
 }
 
 impl World {
-    /// `days` of indices to prune (about 270 names fit in two DELETEs), each DELETE taking
-    /// `delete_latency`.
-    async fn start(days: u32, delete_latency: Duration) -> World {
+    /// `days` of indices to prune (about 170 names fit in a DELETE), each deletion taking
+    /// `delete_apply`.
+    async fn start(days: u32, delete_apply: Duration) -> World {
         let prune = sim(SimConfig {
             days_of_indices: days,
+            // The deletion is queued when the DELETE arrives and applied this much later: a
+            // kill meanwhile cuts the request off, but the deletion goes on, so a DELETE the
+            // cluster received must never be sent again.
+            delete_apply,
             ..SimConfig::default()
         })
         .await;
         prune.set_faults(vec![
-            format!("latency={}ms,method=DELETE", delete_latency.as_millis())
-                .parse::<FaultRule>()
-                .unwrap(),
             "latency=15ms,method=GET,path=/_cat/indices"
-                .parse()
+                .parse::<FaultRule>()
                 .unwrap(),
         ]);
         let removal = sim(SimConfig {
@@ -178,17 +179,40 @@ kind = "sim"
             .collect()
     }
 
-    /// Each selected index sent in one DELETE (never again, even after a kill cut one off)
-    /// and deleted once; nothing else deleted.
+    /// Each selected index sent in one DELETE (never again, even after a kill cut one off:
+    /// the cluster applies what it received) and deleted once; nothing else deleted.
     fn check_prune(&self, what: &str) {
         let selected = self.selected();
         assert!(selected.len() > 250, "{what}: {} selected", selected.len());
         let mut sent = BTreeSet::new();
-        for call in self.prune.calls().iter().filter(|c| c.method == "DELETE") {
+        let calls = self.prune.calls();
+        let summary = || {
+            calls
+                .iter()
+                .filter(|c| c.method == "DELETE")
+                .map(|c| {
+                    let names: Vec<&str> = c.path.trim_start_matches('/').split(',').collect();
+                    format!(
+                        "#{} {:?} status {} hung up {}: {} names {}..{}",
+                        c.seq,
+                        c.opaque_id,
+                        c.status,
+                        c.hung_up,
+                        names.len(),
+                        names[0],
+                        names[names.len() - 1]
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        for call in calls.iter().filter(|c| c.method == "DELETE") {
             for name in call.path.trim_start_matches('/').split(',') {
                 assert!(
                     sent.insert(name.to_owned()),
-                    "{what}: {name} was sent in a second DELETE ({call:?})"
+                    "{what}: {name} was sent in a second DELETE (#{}); the DELETEs:\n{}",
+                    call.seq,
+                    summary()
                 );
             }
         }
@@ -404,9 +428,15 @@ async fn torture_round(round: u64, dice: &mut Dice, seed: u64, takeovers: &mut V
         "{what}: after {kills} kills the runs ended {states:?}; the logs:\n{}",
         logs()
     );
-    world.check_prune(&what);
-    world.check_removal(&what);
-    world.check_stale(&what);
+    let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.check_prune(&what);
+        world.check_removal(&what);
+        world.check_stale(&what);
+    }));
+    if let Err(panic) = checked {
+        eprintln!("{what}: the logs of the instances:\n{}", logs());
+        std::panic::resume_unwind(panic);
+    }
     check_approvals(&store, &ids, &what).await;
     assert!(active.health().await.is_active(), "{what}");
     assert!(standby.health().await.is_standby(), "{what}");

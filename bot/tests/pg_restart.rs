@@ -19,7 +19,7 @@ use opsbot_commands::index::IndexName;
 use opsbot_commands::name::RunId;
 use opsbot_commands::retention::{Retention, RetentionDays, Verdict};
 use opsbot_commands::run::RunState;
-use opsbot_sim::{FaultRule, SimConfig, SimHandle};
+use opsbot_sim::{SimConfig, SimHandle};
 use opsbot_tmp_postgres::Server;
 use support::ha::{self, Health, Instance};
 use time::OffsetDateTime;
@@ -44,7 +44,7 @@ struct Scene {
     _dir: tempfile::TempDir,
 }
 
-/// A server of its own (this test stops it), a cluster whose deletes take 150 ms, one
+/// A server of its own (this test stops it), a cluster whose deletions take 150 ms, one
 /// instance, active, with an approved prune under way (two DELETEs arrived).
 async fn scene(what: &str) -> Scene {
     let server = Server::start().unwrap_or_else(|e| panic!("these tests need PostgreSQL: {e}"));
@@ -53,15 +53,13 @@ async fn scene(what: &str) -> Scene {
         SimConfig {
             // Seven DELETEs of about 170 names each.
             days_of_indices: 1200,
+            delete_apply: Duration::from_millis(150),
             ..SimConfig::default()
         },
         listener,
     )
     .await
     .unwrap();
-    sim.set_faults(vec![
-        "latency=150ms,method=DELETE".parse::<FaultRule>().unwrap(),
-    ]);
     let before = sim.index_names();
     let dir = tempfile::tempdir().unwrap();
     let body = format!(
