@@ -535,4 +535,7 @@ async fn a_stopped_active_instance_that_wakes_after_a_takeover_does_nothing_and_
          other request, wrote nothing, and stepped down",
         after.len()
     );
+    for line in log.lines().filter(|l| l.contains("WARN") || l.contains("ERROR")) {
+        println!("{what}: a said: {line}");
+    }
 }

@@ -317,7 +317,7 @@ while (my $line = <$s>) {
         .stdin(Stdio::null());
     let out = tokio::time::timeout(PATIENCE, tokio::process::Command::from(command).output())
         .await
-        .expect("bob's console went quiet")
+        .unwrap_or_else(|_| panic!("bob's console went quiet"))
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
@@ -414,17 +414,20 @@ pub fn percentile(samples: &[Duration], p: f64) -> Duration {
 /// A TCP relay in front of a server that notes when each chunk a client sent passed through,
 /// so that a test can tell one instance's requests from another's (the instance behind the
 /// relay is configured with its address; the others go straight to the server).
+/// What clients sent through a [`Tap`], chunk by chunk, with when.
+type Chunks = Arc<Mutex<Vec<(Instant, Vec<u8>)>>>;
+
 #[derive(Clone)]
 pub struct Tap {
     pub addr: SocketAddr,
-    sent: Arc<Mutex<Vec<(Instant, Vec<u8>)>>>,
+    sent: Chunks,
 }
 
 impl Tap {
     pub async fn start(upstream: SocketAddr) -> Tap {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let sent: Arc<Mutex<Vec<(Instant, Vec<u8>)>>> = Arc::default();
+        let sent: Chunks = Arc::default();
         let log = sent.clone();
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
