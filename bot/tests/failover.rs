@@ -394,31 +394,44 @@ async fn torture_round(round: u64, dice: &mut Dice, seed: u64, takeovers: &mut V
     standby.until_standby(&what).await;
     let store = ha::open(&active.config).await;
     let ids = [RunId::new(1), RunId::new(2), RunId::new(3)];
-    for (request, id) in [PRUNE, REMOVE, STALE].into_iter().zip(ids) {
-        ha::ask_and_approve(&active.socket, &store, request, id, &what).await;
-    }
-
     let mut last_epoch = epoch(&active.health().await).unwrap();
     let mut kills = 0;
-    while kills < KILLS_PER_ROUND && !ha::all_finished(&store, &ids).await {
-        // The random moment: right away (the runs just resumed) up to well into a step.
-        tokio::time::sleep(Duration::from_millis(dice.below(1200))).await;
+    // The active instance dies and the killed one comes back as the standby; the takeover
+    // is timed and must be at a newer epoch.
+    let mut fail_over = async |active: &mut Instance, standby: &mut Instance, kills: &mut u64| {
         let what = format!("{what}, kill {kills} of {}", active.name);
         let killed_at = Instant::now();
         active.kill();
         let took = standby.until_active(&what).await - killed_at;
         takeovers.push(took);
-        kills += 1;
+        *kills += 1;
         let now = epoch(&standby.health().await).unwrap();
         assert!(
             now > last_epoch,
             "{what}: taken over at epoch {now}, after {last_epoch}"
         );
         last_epoch = now;
-        // The killed one comes back as the standby.
         active.start();
         active.until_standby(&what).await;
-        std::mem::swap(&mut active, &mut standby);
+        std::mem::swap(active, standby);
+    };
+    for (request, id) in [PRUNE, REMOVE, STALE].into_iter().zip(ids) {
+        ha::ask(&active.socket, request, id, &what).await;
+    }
+    // In one round of three, the active instance dies while the plans wait for bob, who
+    // approves them at the other one's console.
+    let before_approval = dice.below(3) == 0;
+    if before_approval {
+        fail_over(&mut active, &mut standby, &mut kills).await;
+    }
+    for id in ids {
+        ha::approve(&active.socket, &store, id, &what).await;
+    }
+
+    while kills < KILLS_PER_ROUND && !ha::all_finished(&store, &ids).await {
+        // The random moment: right away (the runs just resumed) up to well into a step.
+        tokio::time::sleep(Duration::from_millis(dice.below(1200))).await;
+        fail_over(&mut active, &mut standby, &mut kills).await;
     }
 
     let states = ha::until_finished(&store, &ids, &what).await;
@@ -440,7 +453,12 @@ async fn torture_round(round: u64, dice: &mut Dice, seed: u64, takeovers: &mut V
     check_approvals(&store, &ids, &what).await;
     assert!(active.health().await.is_active(), "{what}");
     assert!(standby.health().await.is_standby(), "{what}");
-    println!("{what}: {kills} kills, the runs succeeded");
+    let waiting = if before_approval {
+        " (the first while the plans waited for approval)"
+    } else {
+        ""
+    };
+    println!("{what}: {kills} kills{waiting}, the runs succeeded");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -535,7 +553,10 @@ async fn a_stopped_active_instance_that_wakes_after_a_takeover_does_nothing_and_
          other request, wrote nothing, and stepped down",
         after.len()
     );
-    for line in log.lines().filter(|l| l.contains("WARN") || l.contains("ERROR")) {
+    for line in log
+        .lines()
+        .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+    {
         println!("{what}: a said: {line}");
     }
 }

@@ -358,6 +358,12 @@ pub async fn audit(store: &Store) -> Vec<opsbot_commands::audit::AuditEvent> {
 /// alice asks for `request` at `socket`, and bob approves it there: the run waits for approval
 /// in between, and is approved after (checked in the store).
 pub async fn ask_and_approve(socket: &Path, store: &Store, request: &str, id: RunId, what: &str) {
+    ask(socket, request, id, what).await;
+    approve(socket, store, id, what).await;
+}
+
+/// alice asks for `request` at `socket`; it becomes run `id`, waiting for approval.
+pub async fn ask(socket: &Path, request: &str, id: RunId, what: &str) {
     let said = super::console_session(socket, &format!("{request}\n"))
         .await
         .join("\n");
@@ -365,6 +371,11 @@ pub async fn ask_and_approve(socket: &Path, store: &Store, request: &str, id: Ru
         said.contains(&format!("{id} waits for approval")),
         "{what}: alice asked for {request}:\n{said}"
     );
+}
+
+/// bob approves run `id` at `socket` (`/approve`, which shows the plan, then `yes`); the store
+/// has the approval after.
+pub async fn approve(socket: &Path, store: &Store, id: RunId, what: &str) {
     let said = bob_session(socket, &format!("/approve id:{id}\nyes\n")).await;
     let approved = run(store, id).await.and_then(|run| run.approval);
     assert!(approved.is_some(), "{what}: bob approved {id}:\n{said}");
