@@ -150,7 +150,7 @@ pub enum StoreError {
     )]
     Contended { place: String, detail: String },
     /// A PostgreSQL setting that cannot work, named in `detail`.
-    #[error("the [store.postgres] settings cannot be used: {detail}")]
+    #[error("the store's PostgreSQL settings cannot be used: {detail}")]
     PgConfig { detail: String },
     /// A row that does not decode, or contradicts the row it belongs to. Never skipped (see
     /// [`StoreError::Corrupt`]).
