@@ -131,8 +131,9 @@ pub enum StoreError {
         source: std::io::Error,
     },
     /// PostgreSQL did not answer in time, or the connection failed: an outage, not damage.
-    /// Nothing was written (a transaction that did not commit leaves nothing); the bot's runs
-    /// wait and try their step's write again, as after any failed write.
+    /// A transaction that did not commit left nothing (one whose `COMMIT` went unanswered may
+    /// have committed: read again). The bot's run tasks wait a few seconds and take their run
+    /// up again from what the store holds, as a restart would; the store reconnects by itself.
     #[error("the store on PostgreSQL ({place}) is unavailable: {detail}; {REACH}")]
     Unavailable { place: String, detail: String },
     /// PostgreSQL refused a statement for a reason that is not an outage (permissions, a
@@ -142,8 +143,14 @@ pub enum StoreError {
          user's rights on the schema and that no one changed the store's tables by hand"
     )]
     Postgres { place: String, detail: String },
+    /// Another process wrote to the same store at the same time: only the lease holder may.
+    #[error(
+        "another opsbot wrote to the store on PostgreSQL ({place}) at the same time ({detail}); \
+         only one instance may write: run the others as standbys under the lease"
+    )]
+    Contended { place: String, detail: String },
     /// A PostgreSQL setting that cannot work, named in `detail`.
-    #[error("the PostgreSQL settings of [store] cannot be used: {detail}")]
+    #[error("the store's PostgreSQL settings cannot be used: {detail}")]
     PgConfig { detail: String },
     /// A row that does not decode, or contradicts the row it belongs to. Never skipped (see
     /// [`StoreError::Corrupt`]).
@@ -211,7 +218,7 @@ impl StoreError {
 
 /// What to check when PostgreSQL cannot be reached.
 const REACH: &str = "check that PostgreSQL is up and reachable from here (host, port, \
-                     firewall, TLS) and that its credentials are right; runs retry this";
+                     firewall, TLS) and that its credentials are right; runs wait and go on once it answers";
 
 /// What every damaged PostgreSQL store is told to do.
 const PG_RESTORE: &str = "restore the database from its last pg_dump, or repair the row by hand";

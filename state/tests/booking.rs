@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{T0, alice, cluster, new_run, restart_plan};
+use common::{Place, T0, alice, cluster, new_run, restart_plan};
 use opsbot_commands::run::{ChannelId, Run, RunState, StepState};
 use opsbot_commands::target::Target;
 use opsbot_state::{StoreError, UpdateError};
@@ -31,10 +31,8 @@ fn shorter() -> opsbot_commands::plan::Plan {
     plan
 }
 
-#[test]
-fn a_booked_run_takes_its_targets_lock_at_its_time_and_its_plan_is_replaced_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = common::open(dir.path()).unwrap();
+fn a_booked_run_takes_its_targets_lock_at_its_time_and_its_plan_is_replaced_once(place: Place) {
+    let store = place.open().unwrap();
     let run = store.create_run(booked, None).unwrap();
     assert_eq!(run.state, RunState::Booked);
     let target = Target::Cluster(cluster("logs"));
@@ -91,7 +89,7 @@ fn a_booked_run_takes_its_targets_lock_at_its_time_and_its_plan_is_replaced_once
     assert_eq!(read, replanned);
     assert_eq!(read.plan.steps.len(), 5);
     drop(store);
-    let store = common::open(dir.path()).unwrap();
+    let store = place.open().unwrap();
     assert_eq!(store.run(run.id).unwrap().unwrap(), replanned, "as stored");
 
     // Once reached, the plan is what the run runs: it never changes again.
@@ -101,3 +99,5 @@ fn a_booked_run_takes_its_targets_lock_at_its_time_and_its_plan_is_replaced_once
     });
     assert!(again.is_err(), "{again:?}");
 }
+
+backends!(a_booked_run_takes_its_targets_lock_at_its_time_and_its_plan_is_replaced_once,);

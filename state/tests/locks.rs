@@ -1,12 +1,14 @@
 //! Property: whatever sequence of creations and transitions happens, each unfinished run holds
 //! exactly its cluster's lock and finished runs hold none (checked on the raw locks tree).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
 mod common;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 
-use common::{T0, bob, cluster, new_run};
+use common::{Place, T0, bob, cluster, new_run};
 use opsbot_commands::name::RunId;
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::RunState;
@@ -100,43 +102,51 @@ fn apply(store: &Store, created: &[RunId], op: &Op) -> Result<Option<RunId>, Sto
     }
 }
 
+/// Applies `ops` to a new store at `place`, then checks the raw locks against the runs.
+fn locks_follow_runs(place: &Place, ops: &[Op]) -> Result<(), TestCaseError> {
+    let runs = {
+        let store = place.open().unwrap();
+        let mut created = Vec::new();
+        for op in ops {
+            match apply(&store, &created, op) {
+                Ok(id) => created.extend(id),
+                // The only refusal: the cluster is busy with the run that holds its lock.
+                Err(StoreError::Locked { target, holder }) => {
+                    prop_assert_eq!(store.lock_holder(&target).unwrap(), Some(holder));
+                }
+                Err(other) => panic!("unexpected error {other:?}"),
+            }
+        }
+        store.runs().unwrap()
+    };
+    let locks = place.raw_locks();
+    let mut expected = BTreeMap::new();
+    for run in runs.iter().filter(|r| !r.state.is_finished()) {
+        let previous = expected.insert(
+            run.plan.request.target().lock_keys()[0].clone(),
+            run.id.get(),
+        );
+        prop_assert_eq!(previous, None, "two unfinished runs on one cluster");
+    }
+    prop_assert_eq!(locks, expected);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
     #[test]
-    fn every_unfinished_run_holds_exactly_its_clusters_lock(ops in proptest::collection::vec(op(), 1..24)) {
-        let dir = tempfile::tempdir().unwrap();
-        let runs = {
-            let store = common::open(dir.path()).unwrap();
-            let mut created = Vec::new();
-            for op in &ops {
-                match apply(&store, &created, op) {
-                    Ok(id) => created.extend(id),
-                    // The only refusal: the cluster is busy with the run that holds its lock.
-                    Err(StoreError::Locked { target, holder }) => {
-                        prop_assert_eq!(store.lock_holder(&target).unwrap(), Some(holder));
-                    }
-                    Err(other) => panic!("unexpected error {other:?}"),
-                }
-            }
-            store.runs().unwrap()
-        };
-        let db = common::raw_open(dir.path()).unwrap();
-        let locks: BTreeMap<String, u64> = db
-            .open_tree("locks")
-            .unwrap()
-            .iter()
-            .map(|entry| {
-                let (key, value) = entry.unwrap();
-                let value: serde_json::Value = serde_json::from_slice(&value).unwrap();
-                (String::from_utf8(key.to_vec()).unwrap(), value["data"].as_u64().unwrap())
-            })
-            .collect();
-        let mut expected = BTreeMap::new();
-        for run in runs.iter().filter(|r| !r.state.is_finished()) {
-            let previous = expected.insert(run.plan.request.target().lock_keys()[0].clone(), run.id.get());
-            prop_assert_eq!(previous, None, "two unfinished runs on one cluster");
-        }
-        prop_assert_eq!(locks, expected);
+    fn every_unfinished_run_holds_exactly_its_clusters_lock_on_sled(ops in proptest::collection::vec(op(), 1..24)) {
+        locks_follow_runs(&Place::sled(), &ops)?;
+    }
+}
+
+proptest! {
+    // Each case is a schema of its own on the test server: fewer, so the suite stays quick.
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    #[test]
+    fn every_unfinished_run_holds_exactly_its_clusters_lock_on_postgres(ops in proptest::collection::vec(op(), 1..24)) {
+        locks_follow_runs(&Place::postgres(), &ops)?;
     }
 }

@@ -1,11 +1,13 @@
 //! Runs: persistence across reopen, dense ids, cluster locks, atomic transitions.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
+
 mod common;
 
 use std::sync::Arc;
 use std::thread;
 
-use common::{T0, alice, bob, cluster, finished_run, new_run};
+use common::{Place, T0, alice, bob, cluster, finished_run, new_run};
 use opsbot_commands::approval::ApprovalGrant;
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::RunId;
@@ -60,12 +62,10 @@ fn every_run_state() -> Vec<RunState> {
     ]
 }
 
-#[test]
-fn a_run_survives_close_and_reopen_exactly() {
-    let dir = tempfile::tempdir().unwrap();
+fn a_run_survives_close_and_reopen_exactly(place: Place) {
     let mut created = Vec::new();
     {
-        let store = common::open(dir.path()).unwrap();
+        let store = place.open().unwrap();
         for (i, state) in every_run_state().into_iter().enumerate() {
             let awaiting = matches!(state, RunState::AwaitingApproval { .. });
             // A plan waits for approval only when it deletes something, and only until it has it.
@@ -101,7 +101,7 @@ fn a_run_survives_close_and_reopen_exactly() {
             created.push(run);
         }
     }
-    let store = common::open(dir.path()).unwrap();
+    let store = place.open().unwrap();
     for run in &created {
         assert_eq!(store.run(run.id).unwrap().as_ref(), Some(run));
     }
@@ -118,12 +118,10 @@ fn a_run_survives_close_and_reopen_exactly() {
     assert_eq!(store.run(RunId::new(99)).unwrap(), None);
 }
 
-#[test]
-fn ids_are_dense_and_increase_across_reopen() {
-    let dir = tempfile::tempdir().unwrap();
+fn ids_are_dense_and_increase_across_reopen(place: Place) {
     let mut ids = Vec::new();
     for _ in 0..3 {
-        let store = common::open(dir.path()).unwrap();
+        let store = place.open().unwrap();
         for _ in 0..4 {
             ids.push(
                 store
@@ -150,10 +148,8 @@ fn ids_are_dense_and_increase_across_reopen() {
     assert_eq!(ids, (1..=15).collect::<Vec<_>>());
 }
 
-#[test]
-fn a_second_unfinished_run_on_a_cluster_is_refused_naming_the_holder() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = common::open(dir.path()).unwrap();
+fn a_second_unfinished_run_on_a_cluster_is_refused_naming_the_holder(place: Place) {
+    let store = place.open().unwrap();
     let first = store
         .create_run(new_run("logs"), Some(&common::speaking(alice())))
         .unwrap();
@@ -183,10 +179,8 @@ fn a_second_unfinished_run_on_a_cluster_is_refused_naming_the_holder() {
     );
 }
 
-#[test]
-fn a_finished_run_releases_its_cluster() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = common::open(dir.path()).unwrap();
+fn a_finished_run_releases_its_cluster(place: Place) {
+    let store = place.open().unwrap();
     let first = store.create_run(new_run("logs"), None).unwrap();
     store
         .update_run(first.id, Some(&common::speaking(bob())), |run| {
@@ -227,10 +221,8 @@ fn a_finished_run_releases_its_cluster() {
     ));
 }
 
-#[test]
-fn runs_on_different_clusters_do_not_block_each_other() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = common::open(dir.path()).unwrap();
+fn runs_on_different_clusters_do_not_block_each_other(place: Place) {
+    let store = place.open().unwrap();
     let logs = store.create_run(new_run("logs"), None).unwrap();
     let metrics = store.create_run(new_run("metrics"), None).unwrap();
     assert_eq!(
@@ -254,10 +246,8 @@ fn runs_on_different_clusters_do_not_block_each_other() {
     assert_eq!(store.unfinished_runs().unwrap(), vec![logs, metrics]);
 }
 
-#[test]
-fn update_run_writes_its_audit_events_with_the_transition() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = common::open(dir.path()).unwrap();
+fn update_run_writes_its_audit_events_with_the_transition(place: Place) {
+    let store = place.open().unwrap();
     let run = store
         .create_run(new_run("logs"), Some(&common::speaking(alice())))
         .unwrap();
@@ -295,10 +285,8 @@ fn update_run_writes_its_audit_events_with_the_transition() {
     ));
 }
 
-#[test]
-fn a_refused_change_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = common::open(dir.path()).unwrap();
+fn a_refused_change_writes_nothing(place: Place) {
+    let store = place.open().unwrap();
     let run = store.create_run(new_run("logs"), None).unwrap();
     let audit = store.audit().unwrap();
     let refused = store.update_run(run.id, None, |run| {
@@ -320,10 +308,8 @@ fn a_refused_change_writes_nothing() {
     );
 }
 
-#[test]
-fn updating_a_missing_run_says_not_found() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = common::open(dir.path()).unwrap();
+fn updating_a_missing_run_says_not_found(place: Place) {
+    let store = place.open().unwrap();
     let missing = store.update_run(RunId::new(7), None, |_| Ok::<_, ()>(vec![]));
     match missing {
         Err(UpdateError::Store(error @ StoreError::NotFound { .. })) => {
@@ -336,12 +322,10 @@ fn updating_a_missing_run_says_not_found() {
     }
 }
 
-#[test]
-fn concurrent_updates_of_one_run_lose_no_change() {
+fn concurrent_updates_of_one_run_lose_no_change(place: Place) {
     const THREADS: usize = 8;
     const EACH: usize = 12;
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(common::open(dir.path()).unwrap());
+    let store = Arc::new(place.open().unwrap());
     let id = store.create_run(new_run("logs"), None).unwrap().id;
     let workers: Vec<_> = (0..THREADS)
         .map(|t| {
@@ -400,10 +384,8 @@ fn a_store_in_use_is_refused_with_a_clear_error() {
 
 /// A listing reads every run; the live runs' plans, read at every step of their run, stay
 /// shared however long the history is (finished runs' plans are not kept).
-#[test]
-fn listing_a_long_history_keeps_the_live_runs_plans_shared() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = common::open(dir.path()).unwrap();
+fn listing_a_long_history_keeps_the_live_runs_plans_shared(place: Place) {
+    let store = place.open().unwrap();
     let live = store.create_run(new_run("live"), None).unwrap();
     for _ in 0..300 {
         store.create_run(finished_run("old"), None).unwrap();
@@ -426,7 +408,7 @@ fn listing_a_long_history_keeps_the_live_runs_plans_shared() {
     drop(store);
 
     // Opening reads every run once, and keeps only the live runs' plans.
-    let store = common::open(dir.path()).unwrap();
+    let store = place.open().unwrap();
     let first = store.run(live.id).unwrap().unwrap();
     assert_eq!(first, live);
     assert!(Arc::ptr_eq(
@@ -496,3 +478,16 @@ fn a_busy_cluster_is_refused_when_its_holders_plan_is_not_cached() {
         Some(second)
     );
 }
+
+backends!(
+    a_run_survives_close_and_reopen_exactly,
+    ids_are_dense_and_increase_across_reopen,
+    a_second_unfinished_run_on_a_cluster_is_refused_naming_the_holder,
+    a_finished_run_releases_its_cluster,
+    runs_on_different_clusters_do_not_block_each_other,
+    update_run_writes_its_audit_events_with_the_transition,
+    a_refused_change_writes_nothing,
+    updating_a_missing_run_says_not_found,
+    concurrent_updates_of_one_run_lose_no_change,
+    listing_a_long_history_keeps_the_live_runs_plans_shared,
+);

@@ -46,9 +46,9 @@ impl Postgres {
                 params![since, count(skip), count(per_page).saturating_add(1)],
             )
         })?;
+        // The row past the page says only that there is more: it is not decoded.
         let more = rows.len() > per_page;
-        let mut items = self.decode_runs(&rows)?;
-        items.truncate(per_page);
+        let items = self.decode_runs(&rows[..rows.len().min(per_page)])?;
         Ok(Listing { items, more })
     }
 
@@ -103,8 +103,7 @@ impl Postgres {
             )
         })?;
         let more = rows.len() > per_page;
-        let mut items = self.decode_audit(&rows)?;
-        items.truncate(per_page);
+        let items = self.decode_audit(&rows[..rows.len().min(per_page)])?;
         Ok(Listing { items, more })
     }
 

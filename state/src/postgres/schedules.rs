@@ -172,8 +172,7 @@ impl Postgres {
         )?;
         self.write(|conn| {
             if Self::take_next(conn, "standing")? != id.get() {
-                let detail = format!("{id} was being created under it by another writer");
-                return Err(self.corrupt("counters", "standing", &detail).into());
+                return Err(self.contended(format!("it created {id} first")).into());
             }
             conn.execute(
                 "INSERT INTO standing (id, rev, record) VALUES ($1, 1, $2::text::jsonb)",

@@ -2,6 +2,11 @@
 
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+mod backends;
+
+#[allow(unused_imports)] // the sled-only test binaries use neither
+pub use backends::{Place, sql};
+
 use std::net::Ipv4Addr;
 
 use opsbot_commands::cluster::{FlushMode, HealthStatus};
