@@ -10,6 +10,7 @@
 mod audit;
 mod chat;
 mod config;
+mod dump;
 mod lease;
 mod listing;
 mod migrate;
