@@ -27,6 +27,13 @@ pub enum StoreCommand {
     /// Verify a store or a backup: its files against its marker, then every record decoded.
     /// The bot must be stopped to check its own store: check a backup of it instead.
     Check(CheckArgs),
+    /// Who is active on the store and what it is doing: the lease (PostgreSQL) and the
+    /// unfinished runs. Reads only, so it works on a standby's host while another bot acts.
+    Status {
+        /// The TOML config (documented in deploy/opsbot.example.toml).
+        #[arg(long)]
+        config: PathBuf,
+    },
     /// Put a backup in place of the store (the bot must be stopped). The store that was there
     /// is moved aside, never deleted.
     Restore {
@@ -68,6 +75,7 @@ pub async fn run(command: StoreCommand) -> anyhow::Result<()> {
             check(&path)
         }
         StoreCommand::Restore { config, src } => restore(&Config::load(&config)?, &src),
+        StoreCommand::Status { config } => status(&Config::load(&config)?),
     }
 }
 
@@ -140,6 +148,40 @@ fn check_postgres(config: &Config) -> anyhow::Result<()> {
         runs.len(),
         audit.len()
     );
+    Ok(())
+}
+
+fn status(config: &Config) -> anyhow::Result<()> {
+    let Some(store) = open(config)? else {
+        println!(
+            "{}: held by the running bot (a sled store admits one process); /run list in chat \
+             or at its console socket shows its runs",
+            config.store.describe()
+        );
+        return Ok(());
+    };
+    println!("{}", config.store.describe());
+    if config.store.sled_path().is_none() {
+        match store.lease()? {
+            Some(lease) if !lease.remaining.is_zero() => println!(
+                "active: {} at epoch {} (its lease runs {:.1} s more)",
+                lease.holder,
+                lease.epoch,
+                lease.remaining.as_secs_f64()
+            ),
+            Some(lease) => println!(
+                "active: no one (the lease of {} at epoch {} has expired; a standby takes it \
+                 at its next ask)",
+                lease.holder, lease.epoch
+            ),
+            None => println!("active: no one has held the lease yet"),
+        }
+    }
+    let runs = store.unfinished_runs()?;
+    println!("unfinished runs: {}", runs.len());
+    for run in runs {
+        println!("  {} {}: {}", run.id, run.state.label(), run.plan.request);
+    }
     Ok(())
 }
 

@@ -150,7 +150,7 @@ pub enum StoreError {
     )]
     Contended { place: String, detail: String },
     /// A PostgreSQL setting that cannot work, named in `detail`.
-    #[error("the PostgreSQL settings of [store] cannot be used: {detail}")]
+    #[error("the store's PostgreSQL settings cannot be used: {detail}")]
     PgConfig { detail: String },
     /// A row that does not decode, or contradicts the row it belongs to. Never skipped (see
     /// [`StoreError::Corrupt`]).
@@ -205,6 +205,24 @@ pub enum StoreError {
     /// (standing by, stepped down, or its lease not renewed in time). Nothing was written.
     #[error("this opsbot instance may not act now ({detail}); nothing was written")]
     NotActive { detail: String },
+    /// A copy's destination that already holds records: a copy never merges two histories
+    /// (ids taken in both would collide), so it goes into an empty store only.
+    #[error(
+        "the store {place} is not empty (it holds {found}); a copy goes into an empty store \
+         only: give a new sled directory or an empty PostgreSQL schema; nothing was written"
+    )]
+    NotEmpty { place: String, found: String },
+    /// A copy that does not read back as its source: the first entry that differs.
+    #[error(
+        "the copy in {to} does not read back as {from} does: {detail}; do not use the copy: \
+         remove it (the new sled directory, or the PostgreSQL schema) and copy again with no \
+         opsbot running on either store"
+    )]
+    CopyDiffers {
+        from: String,
+        to: String,
+        detail: String,
+    },
 }
 
 impl StoreError {

@@ -16,6 +16,8 @@
 //! the bot at start-up with a clear message.
 
 mod codec;
+mod copy;
+mod dump;
 mod error;
 pub mod export;
 mod listing;
@@ -25,6 +27,8 @@ mod sled;
 mod store;
 mod transition;
 
+pub use copy::{Copied, copy};
+pub use dump::{Counters, Entry};
 pub use error::{StoreError, UpdateError};
 pub use listing::{AuditQuery, Listing, RunLogTail};
 pub use postgres::{LeaseStatus, PgConfig};

@@ -17,8 +17,6 @@ use opsbot_commands::schedule::standing::Scheduled;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::sled::keys;
-
 /// A run without its plan: what a transition writes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct RunRecord {
@@ -141,31 +139,29 @@ impl RunRecord {
         &self.digest
     }
 
-    /// Where this record is filed in the `index` tree (see [`index_key`]).
-    pub(crate) fn index_key(&self) -> Vec<u8> {
-        filed(self.id, &self.state, self.finished_at, self.created_at)
+    /// Where this record's run is filed among the finished (see [`filed_at`]).
+    pub(crate) fn filed_at(&self) -> Option<OffsetDateTime> {
+        filed(&self.state, self.finished_at, self.created_at)
     }
 }
 
-/// Where a run is filed in the `index` tree: an unfinished one by its id, a finished one by
-/// when it finished, so that "unfinished" and "finished since" are each one range read.
-pub(crate) fn index_key(run: &Run) -> Vec<u8> {
-    filed(run.id, &run.state, run.finished_at, run.created_at)
+/// Where a run is filed for listings by time: a finished one at when it finished, so that
+/// "finished since" is one range (sled's `index` tree, PostgreSQL's `runs.finished_at`);
+/// `None` while it is unfinished (those are listed by id).
+pub(crate) fn filed_at(run: &Run) -> Option<OffsetDateTime> {
+    filed(&run.state, run.finished_at, run.created_at)
 }
 
 /// A finished run without a finish time (never written by this opsbot, but decodable) is
 /// filed at its creation: it finished no earlier than that.
 fn filed(
-    id: RunId,
     state: &RunState,
     finished_at: Option<OffsetDateTime>,
     created_at: OffsetDateTime,
-) -> Vec<u8> {
-    if state.is_finished() {
-        keys::finished_key(finished_at.unwrap_or(created_at), id)
-    } else {
-        keys::unfinished_key(id)
-    }
+) -> Option<OffsetDateTime> {
+    state
+        .is_finished()
+        .then(|| finished_at.unwrap_or(created_at))
 }
 
 /// The plans of unfinished runs, by run: they are read at every step. Only those are put here

@@ -15,6 +15,7 @@ use opsbot_commands::schedule::{FireRecord, Pause, ScheduleName, StandingApprova
 use opsbot_commands::target::Target;
 use time::OffsetDateTime;
 
+use crate::dump::Entry;
 use crate::error::{StoreError, UpdateError};
 use crate::listing::{AuditQuery, Listing, RunLogTail};
 use crate::postgres::{LeaseStatus, PgConfig, Postgres};
@@ -245,6 +246,19 @@ impl Store {
     ) -> impl Iterator<Item = Result<AuditEvent, StoreError>> + '_ {
         type Events<'a> = Box<dyn Iterator<Item = Result<AuditEvent, StoreError>> + 'a>;
         on_backend!(self, store => Box::new(store.audit_events(query)) as Events<'_>)
+    }
+
+    /// Everything the store holds, as backend-neutral entries in one deterministic order (see
+    /// [`Entry`]), read a bounded batch at a time where the history is long; each record
+    /// decoded and checked as a read would, so a damaged one is an error, never skipped.
+    pub fn export(&self) -> impl Iterator<Item = Result<Entry, StoreError>> + '_ {
+        type Entries<'a> = Box<dyn Iterator<Item = Result<Entry, StoreError>> + 'a>;
+        on_backend!(self, store => Box::new(store.export()) as Entries<'_>)
+    }
+
+    /// Writes `batch` of an import in one transaction (see [`Store::import`]).
+    pub(crate) fn import_batch(&self, batch: &[Entry]) -> Result<(), StoreError> {
+        on_backend!(self, store => store.import_batch(batch))
     }
 
     /// The newest lines of run `run`'s log that fit in `max_chars` (each line's characters and

@@ -4,9 +4,7 @@
 
 mod common;
 
-use common::Place;
-
-use common::{T0, alice, bob, new_run};
+use common::{Place, T0, alice, bob, new_run};
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::StepState;
@@ -129,7 +127,44 @@ fn run_logs_of_unknown_runs_are_not_found(place: Place) {
     ));
 }
 
+/// An export reads the log a batch at a time (PostgreSQL: 500 entries); each entry once, in
+/// order, however many batches, narrowed by time and run as a page is.
+fn an_export_reads_every_entry_once_in_order(place: Place) {
+    let store = place.open().unwrap();
+    let run = store.create_run(new_run("logs"), None).unwrap();
+    let entries = 1_100_u32;
+    for n in 0..entries {
+        let mut event = refusal(&format!("entry {n}"));
+        event.at = T0 + time::Duration::seconds(i64::from(n));
+        event.run = (n % 2 == 0).then_some(run.id);
+        store.append_audit(&event).unwrap();
+    }
+    let reasons = |query| -> Vec<String> {
+        store
+            .audit_events(query)
+            .map(|event| match event.unwrap().event {
+                AuditKind::Refused { reason, .. } => reason,
+                other => format!("{other:?}"),
+            })
+            .collect()
+    };
+    let all = reasons(opsbot_state::AuditQuery::ALL);
+    // The stamped entries are older than the run's `RunRequested` (stamped now).
+    assert_eq!(all.len(), entries as usize + 1);
+    assert_eq!(all[0], "entry 0");
+    assert_eq!(all[1099], "entry 1099");
+    let of_run = reasons(opsbot_state::AuditQuery {
+        since: Some(T0 + time::Duration::seconds(1000)),
+        run: Some(run.id),
+    });
+    assert_eq!(of_run.len(), 50 + 1);
+    assert_eq!(of_run[0], "entry 1000");
+    assert!(store.was_created(run.id).unwrap());
+    assert!(!store.was_created(RunId::new(2)).unwrap());
+}
+
 backends!(
+    an_export_reads_every_entry_once_in_order,
     the_audit_log_is_append_only_and_ordered,
     run_logs_keep_lines_per_run_in_order,
     a_run_log_stops_at_its_cap_with_a_note,

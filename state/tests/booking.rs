@@ -5,11 +5,9 @@
 
 mod common;
 
-use common::Place;
-
 use std::sync::Arc;
 
-use common::{T0, alice, cluster, new_run, restart_plan};
+use common::{Place, T0, alice, cluster, new_run, restart_plan};
 use opsbot_commands::run::{ChannelId, Run, RunState, StepState};
 use opsbot_commands::target::Target;
 use opsbot_state::{StoreError, UpdateError};

@@ -5,9 +5,7 @@
 
 mod common;
 
-use common::Place;
-
-use common::{T0, finished_run, new_run};
+use common::{Place, T0, finished_run, new_run};
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::RunId;
 use opsbot_commands::page::Page;

@@ -226,3 +226,76 @@ fn two_instances_creating_at_once_are_told_only_one_may_write() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].plan.request.target().lock_keys(), ["other"]);
 }
+
+/// A CA and a certificate it signed for 127.0.0.1, as PEM: (CA, certificate, key).
+fn certificates() -> (String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let issuer = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    (issuer.pem(), leaf.pem(), key.serialize_pem())
+}
+
+#[test]
+fn tls_verifies_the_server_against_the_ca_file() {
+    let server = opsbot_tmp_postgres::Server::start().unwrap();
+    let plain = PgConfig::new(server.url("postgres"));
+    let (ca, cert, key) = certificates();
+    // The server writes its certificate and key itself (owned by it, in its data directory;
+    // the key readable by it alone), then turns TLS on.
+    let data: String = sql(&plain, "SHOW data_directory")[0].get(0);
+    for (file, pem) in [("server.crt", &cert), ("server.key", &key)] {
+        sql(
+            &plain,
+            &format!(
+                "COPY (SELECT unnest(string_to_array('{}', E'\\n'))) TO '{data}/{file}'",
+                pem.trim()
+            ),
+        );
+    }
+    let key_file = std::path::Path::new(&data).join("server.key");
+    std::fs::set_permissions(
+        &key_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    sql(
+        &plain,
+        "ALTER SYSTEM SET ssl_cert_file = 'server.crt'; \
+         ALTER SYSTEM SET ssl_key_file = 'server.key'; \
+         ALTER SYSTEM SET ssl = on; SELECT pg_reload_conf()",
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let (ca_file, other_ca) = (dir.path().join("ca.pem"), dir.path().join("other.pem"));
+    std::fs::write(&ca_file, &ca).unwrap();
+    std::fs::write(&other_ca, certificates().0).unwrap();
+
+    let mut config = PgConfig::new(format!("{}?sslmode=verify-full", server.url("postgres")));
+    config.ca_file = Some(ca_file);
+    // The server reloads its settings in its own time, and says so only in its log: poll.
+    let mut opened = Store::open_postgres(&config);
+    for _ in 0..250 {
+        match &opened {
+            Err(StoreError::Unavailable { detail, .. }) if detail.contains("not support TLS") => {
+                std::thread::sleep(Duration::from_millis(20));
+                opened = Store::open_postgres(&config);
+            }
+            _ => break,
+        }
+    }
+    opened.unwrap().create_run(new_run("logs"), None).unwrap();
+
+    config.ca_file = Some(other_ca);
+    config.schema = "elsewhere".to_owned();
+    let error = Store::open_postgres(&config).unwrap_err();
+    assert!(
+        matches!(&error, StoreError::Unavailable { detail, .. } if detail.contains("certificate")),
+        "{error:?}"
+    );
+}

@@ -4,12 +4,10 @@
 
 mod common;
 
-use common::Place;
-
 use std::sync::Arc;
 use std::thread;
 
-use common::{T0, alice, bob, cluster, finished_run, new_run};
+use common::{Place, T0, alice, bob, cluster, finished_run, new_run};
 use opsbot_commands::approval::ApprovalGrant;
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::RunId;

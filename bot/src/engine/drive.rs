@@ -65,10 +65,9 @@ pub(super) fn can_go_on(run: &Run) -> bool {
     )
 }
 
-/// How long a run task waits before it reads its run again after the store failed it for a
-/// passing reason, doubling up to the max.
-const STORE_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
-const STORE_PAUSE_MAX: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a run task waits before it looks at its run again after the store failed it for
+/// a passing reason (see `opsbot_state::StoreError::is_passing`).
+const STORE_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
     let procedure = match inner.store.run(id) {
@@ -78,16 +77,15 @@ pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
     let span = tracing::info_span!("run", run = %id, %procedure);
     async move {
         let mut busy = Some(busy);
-        let mut pause = STORE_PAUSE;
         loop {
             match drive_inner(&inner, id, &mut busy).await {
                 Ok(()) => break,
-                // The database is away, or this instance is not sure it may act: the run
-                // waits, then goes on from what the store says, as after a restart.
+                // The database did not answer, or this instance is not sure it may act: the run
+                // is where its last write left it, so the task takes it up from there later, as
+                // a restart would (not busy meanwhile: nothing moves).
                 Err(error) if error.is_passing() => {
-                    tracing::warn!(%error, ?pause, "run task paused on the store; going on after");
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(STORE_PAUSE_MAX);
+                    tracing::warn!(%error, "run task waits for the store");
+                    park(&inner, &mut busy, tokio::time::sleep(STORE_RETRY)).await;
                 }
                 Err(error) => {
                     tracing::error!(%error, "run task stopped on a store error; it resumes at the next start");

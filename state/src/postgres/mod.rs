@@ -10,6 +10,7 @@
 mod audit;
 mod chat;
 mod config;
+mod dump;
 mod lease;
 mod listing;
 mod migrate;
@@ -43,12 +44,21 @@ const RETRIES: usize = 50;
 
 /// The store on PostgreSQL. Clones share the connections, the runtime they run on, and the
 /// fence.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Postgres {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
+/// Not derived: the plan cache would print every live run's plan.
+impl std::fmt::Debug for Postgres {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Postgres")
+            .field("place", &self.place())
+            .field("fence", &self.inner.fence.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
 struct Inner {
     pool: Pool,
     /// Serializes creations in this process, so that the id a `build` closure is given is the
@@ -63,8 +73,9 @@ struct Inner {
 
 impl Postgres {
     /// Connects, migrates the schema (see `migrate`) and checks the store as sled's `open`
-    /// does: the counters ahead of what they number, and every unfinished run decoded whole
-    /// and consistent, so that a store the bot cannot resume from stops it at start-up.
+    /// does: every unfinished run decoded whole and consistent, the maintenance notice
+    /// decoded, and the counters ahead of what they number, so that a store the bot cannot
+    /// resume from stops it at start-up. The finished history is checked when read.
     pub(crate) fn open(config: &PgConfig) -> Result<Self, StoreError> {
         let started = Instant::now();
         let store = Self {
@@ -77,7 +88,9 @@ impl Postgres {
             }),
         };
         let version = migrate::migrate(&store, &config.schema)?;
+        // Whole, as the bot resumes them; their plans stay in the cache for their steps.
         let unfinished = store.unfinished_runs()?.len();
+        store.maintenance_notice()?;
         let runs = store.check_counters()?;
         tracing::info!(
             place = %store.describe(),

@@ -136,8 +136,15 @@ impl Pool {
     /// What a failed statement means for the store.
     fn classify(&self, error: &tokio_postgres::Error) -> StoreError {
         let Some(db) = error.as_db_error() else {
-            // No answer from the server: the connection broke or never was.
-            return self.unavailable(error.to_string());
+            // No answer from the server: the connection broke or never was. Its causes say
+            // why (a refused connection, a certificate not signed by the CA...).
+            let mut detail = error.to_string();
+            let mut cause = std::error::Error::source(error);
+            while let Some(inner) = cause {
+                detail = format!("{detail}: {inner}");
+                cause = inner.source();
+            }
+            return self.unavailable(detail);
         };
         let code = db.code();
         let outage = code == &SqlState::QUERY_CANCELED

@@ -15,15 +15,8 @@ use time::OffsetDateTime;
 use super::pool::{Conn, Fail, params};
 use super::{Audited, Postgres, number, sql_number, text};
 use crate::error::{StoreError, UpdateError};
+use crate::record;
 use crate::transition::{self, Transition};
-
-/// Where a run is filed for listings: when it finished (at its creation if a finished record
-/// lacks the time), none while it is unfinished.
-pub(super) fn filed_at(run: &Run) -> Option<OffsetDateTime> {
-    run.state
-        .is_finished()
-        .then(|| run.finished_at.unwrap_or(run.created_at))
-}
 
 impl Postgres {
     pub(crate) fn create_run(
@@ -84,7 +77,7 @@ impl Postgres {
                     record.clone(),
                     plan.clone(),
                     run.created_at,
-                    filed_at(&run)
+                    record::filed_at(&run)
                 ],
             )?;
             if let Some((fire, record, event)) = &fired {
@@ -154,7 +147,7 @@ impl Postgres {
                         rev,
                         record.clone(),
                         plan.clone(),
-                        filed_at(&after)
+                        record::filed_at(&after)
                     ],
                 )?;
                 if changed == 0 {

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use sled::{Transactional, Tree};
 
 use crate::error::StoreError;
-use crate::record::{self, RunRecord};
+use crate::record::RunRecord;
 use crate::sled::audit::audit_index_keys;
 use crate::sled::compact::PendingArchive;
 use crate::sled::keys::{
@@ -145,7 +145,10 @@ impl Sled {
         };
         for entry in self.runs.iter() {
             let (key, bytes) = entry?;
-            batch.insert(self.decode_record(&key, &bytes)?.index_key(), &[]);
+            batch.insert(
+                keys::record_index_key(&self.decode_record(&key, &bytes)?),
+                &[],
+            );
             pending += 1;
             if pending == BATCH {
                 flush_batch(&mut batch, &mut pending)?;
@@ -237,7 +240,7 @@ impl Sled {
         for entry in self.runs.iter() {
             let (key, bytes) = entry?;
             let run = self.decode_run(&key, &bytes)?;
-            self.check_filed(RUNS, &key, [record::index_key(&run)])?;
+            self.check_filed(RUNS, &key, [keys::run_index_key(&run)])?;
             runs += 1;
         }
         let mut audit_entries = 0;

@@ -19,7 +19,6 @@ use time::OffsetDateTime;
 
 use crate::error::StoreError;
 use crate::export;
-use crate::record;
 use crate::sled::Sled;
 use crate::sled::archive::{self, ArchivePaths};
 use crate::sled::audit::audit_index_keys;
@@ -237,7 +236,7 @@ impl Sled {
                 plans.remove(&key)?;
                 meta.remove(counter)?;
                 meta.remove(keys::log_bytes_key(id))?;
-                index.remove(record::index_key(&old.run))?;
+                index.remove(keys::run_index_key(&old.run))?;
                 for line in &old.log_keys {
                     run_logs.remove(line)?;
                 }

@@ -4,7 +4,10 @@
 //! time is one range read that stops where the listing does.
 
 use opsbot_commands::name::RunId;
+use opsbot_commands::run::Run;
 use time::OffsetDateTime;
+
+use crate::record::{self, RunRecord};
 
 pub(crate) const META: &str = "meta";
 pub(crate) const RUNS: &str = "runs";
@@ -81,6 +84,25 @@ pub(crate) fn unfinished_key(run: RunId) -> Vec<u8> {
 /// The key of a run that finished at `at` in the `index` tree.
 pub(crate) fn finished_key(at: OffsetDateTime, run: RunId) -> Vec<u8> {
     [&[FINISHED][..], &time_key(at), &run_key(run)].concat()
+}
+
+/// Where a run is filed in the `index` tree: an unfinished one by its id, a finished one by
+/// when it finished (see [`record::filed_at`]), so that "unfinished" and "finished since" are
+/// each one range read.
+pub(crate) fn run_index_key(run: &Run) -> Vec<u8> {
+    index_key_at(run.id, record::filed_at(run))
+}
+
+/// [`run_index_key`] of a run record.
+pub(crate) fn record_index_key(record: &RunRecord) -> Vec<u8> {
+    index_key_at(record.id(), record.filed_at())
+}
+
+fn index_key_at(id: RunId, filed_at: Option<OffsetDateTime>) -> Vec<u8> {
+    match filed_at {
+        Some(at) => finished_key(at, id),
+        None => unfinished_key(id),
+    }
 }
 
 /// Where the finished runs of `at` and after start in the `index` tree.

@@ -10,8 +10,8 @@ use crate::sled::Sled;
 fn no_lease(what: &'static str) -> StoreError {
     StoreError::NotOnSled {
         what,
-        hint: "high availability keeps the store on PostgreSQL ([store.postgres]); a sled \
-               store admits one opsbot process, which needs no lease",
+        hint: "high availability keeps the store on PostgreSQL; a sled store admits one \
+               opsbot process, which needs no lease",
     }
 }
 

@@ -12,6 +12,7 @@ pub(crate) mod backup;
 mod check;
 mod compact;
 mod deliveries;
+mod dump;
 mod files;
 pub(crate) mod keys;
 mod lease;

@@ -14,7 +14,6 @@ use sled::transaction::{ConflictableTransactionError, TransactionError};
 use time::OffsetDateTime;
 
 use crate::error::{StoreError, UpdateError};
-use crate::record;
 use crate::sled::audit::AuditTrees;
 use crate::sled::keys::{self, NEXT_RUN};
 use crate::sled::{Sled, abort, settle};
@@ -101,7 +100,7 @@ impl Sled {
             })
             .transpose()?;
         let key = keys::run_key(id);
-        let filed = record::index_key(&run);
+        let filed = keys::run_index_key(&run);
         let trees = (
             &self.meta,
             &self.runs,
@@ -191,7 +190,7 @@ impl Sled {
                 .map(|event| self.encode_audit(&format!("an audit event of {what}"), event))
                 .collect::<Result<Vec<_>, _>>()?;
             // A run that finished moves from the unfinished index to the finished one.
-            let (was_filed, filed) = (record::index_key(&before), record::index_key(&after));
+            let (was_filed, filed) = (keys::run_index_key(&before), keys::run_index_key(&after));
             // `plans` is read for the plan of a run holding this run's lock, and written only
             // when a booked run is planned again.
             let trees = (

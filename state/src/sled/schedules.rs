@@ -16,27 +16,27 @@ use crate::sled::runs::Abort;
 use crate::sled::{Sled, abort, settle};
 use crate::transition;
 
-const FIRE: &[u8] = b"fire/";
-const PAUSE: &[u8] = b"pause/";
-const STANDING: &[u8] = b"standing/";
-const NEXT_STANDING: &[u8] = b"next_standing_id";
+pub(super) const FIRE: &[u8] = b"fire/";
+pub(super) const PAUSE: &[u8] = b"pause/";
+pub(super) const STANDING: &[u8] = b"standing/";
+pub(super) const NEXT_STANDING: &[u8] = b"next_standing_id";
 
-fn fire_key(schedule: &ScheduleName) -> Vec<u8> {
-    [FIRE, schedule.as_str().as_bytes()].concat()
+pub(super) fn fire_key(schedule: &str) -> Vec<u8> {
+    [FIRE, schedule.as_bytes()].concat()
 }
 
-fn pause_key(schedule: &ScheduleName) -> Vec<u8> {
-    [PAUSE, schedule.as_str().as_bytes()].concat()
+pub(super) fn pause_key(schedule: &str) -> Vec<u8> {
+    [PAUSE, schedule.as_bytes()].concat()
 }
 
-fn standing_key(id: StandingId) -> Vec<u8> {
+pub(super) fn standing_key(id: StandingId) -> Vec<u8> {
     [STANDING, &id.get().to_be_bytes()[..]].concat()
 }
 
 impl Sled {
     /// The last fire of `schedule` the store recorded.
     pub fn last_fire(&self, schedule: &ScheduleName) -> Result<Option<FireRecord>, StoreError> {
-        let key = fire_key(schedule);
+        let key = fire_key(schedule.as_str());
         self.meta
             .get(&key)?
             .map(|bytes| self.decode(META, &key, &bytes))
@@ -51,7 +51,7 @@ impl Sled {
         record: &[u8],
         at: OffsetDateTime,
     ) -> Result<(), ConflictableTransactionError<E>> {
-        let key = fire_key(schedule);
+        let key = fire_key(schedule.as_str());
         if let Some(bytes) = meta.get(&key)? {
             let last: FireRecord = self.decode(META, &key, &bytes).map_err(abort)?;
             if last.at >= at {
@@ -94,7 +94,7 @@ impl Sled {
 
     /// Who paused `schedule`, if it is paused.
     pub fn pause(&self, schedule: &ScheduleName) -> Result<Option<Pause>, StoreError> {
-        let key = pause_key(schedule);
+        let key = pause_key(schedule.as_str());
         self.meta
             .get(&key)?
             .map(|bytes| self.decode(META, &key, &bytes))
@@ -109,7 +109,7 @@ impl Sled {
         pause: Option<&Pause>,
         actor: &Speaker,
     ) -> Result<Option<Pause>, StoreError> {
-        let key = pause_key(schedule);
+        let key = pause_key(schedule.as_str());
         let bytes = pause
             .map(|pause| transition::encode("a schedule's pause", pause))
             .transpose()?;
@@ -145,7 +145,11 @@ impl Sled {
             .collect()
     }
 
-    fn decode_standing(&self, key: &[u8], bytes: &[u8]) -> Result<StandingApproval, StoreError> {
+    pub(super) fn decode_standing(
+        &self,
+        key: &[u8],
+        bytes: &[u8],
+    ) -> Result<StandingApproval, StoreError> {
         let standing: StandingApproval = self.decode(META, key, bytes)?;
         if standing_key(standing.id) != key {
             return Err(self.corrupt(META, key, &format!("it holds {}", standing.id)));
