@@ -325,3 +325,26 @@ fn a_write_held_up_past_its_timeout_is_unavailable_writes_nothing_and_the_store_
     assert_eq!(run.id.get(), 1, "the write held up took no id");
     assert_eq!(store.audit().unwrap().len(), 1);
 }
+
+#[test]
+fn instances_starting_together_migrate_once() {
+    let Place::Postgres(config) = Place::postgres() else {
+        unreachable!("a PostgreSQL place")
+    };
+    let start = std::sync::Barrier::new(4);
+    std::thread::scope(|scope| {
+        let opening: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    start.wait();
+                    Store::open_postgres(&config)
+                })
+            })
+            .collect();
+        for opened in opening {
+            opened.join().unwrap().unwrap();
+        }
+    });
+    let rows = sql(&config, "SELECT count(*) FROM opsbot_migrations");
+    assert_eq!(rows[0].get::<_, i64>(0), 1);
+}

@@ -253,8 +253,19 @@ impl Conn<'_> {
         self.exchange(move |client| Box::pin(async move { client.batch_execute(&sql).await }))
     }
 
+    /// Starts a serializable transaction: every write of the store is one.
     pub(crate) fn begin(&mut self) -> Result<(), Fail> {
-        self.batch("BEGIN ISOLATION LEVEL SERIALIZABLE".to_owned())?;
+        self.begin_as("BEGIN ISOLATION LEVEL SERIALIZABLE")
+    }
+
+    /// Starts a transaction whose statements each see what committed before them: a
+    /// migration's, which waits for another's under a lock and must then see its tables.
+    pub(crate) fn begin_read_committed(&mut self) -> Result<(), Fail> {
+        self.begin_as("BEGIN ISOLATION LEVEL READ COMMITTED")
+    }
+
+    fn begin_as(&mut self, begin: &str) -> Result<(), Fail> {
+        self.batch(begin.to_owned())?;
         self.in_transaction = true;
         Ok(())
     }
