@@ -150,7 +150,10 @@ impl Postgres {
                 .and_then(|value| conn.commit().map(|()| value));
             match attempt {
                 Ok(value) => return Ok(value),
-                Err(Fail::Retry) => conn.rollback(),
+                Err(Fail::Retry) => {
+                    tracing::debug!("serialization conflict; running the transaction again");
+                    conn.rollback();
+                }
                 Err(Fail::Store(error)) => {
                     conn.rollback();
                     return Err(error);
