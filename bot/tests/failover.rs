@@ -309,6 +309,49 @@ fn epoch(health: &Health) -> Option<u64> {
         .ok()
 }
 
+/// `/healthz`, `/metrics` and the console sockets agree on who is active: `active` says so, at
+/// the epoch `standby` names as the active one's; only `active` has 1 in `opsbot_active` and
+/// answers at its console socket (the standby's socket may be a file a killed incarnation left).
+async fn check_roles(active: &Instance, standby: &Instance, what: &str) {
+    let (health, other) = (active.health().await, standby.health().await);
+    assert!(health.is_active(), "{what}: {health:?}");
+    assert!(other.is_standby(), "{what}: {other:?}");
+    assert_eq!(
+        epoch(&health),
+        epoch(&other),
+        "{what}: {health:?} {other:?}"
+    );
+    let Health::Answer(_, body) = &health else {
+        unreachable!()
+    };
+    // "ok: active (host/pid at epoch N)"
+    let holder = body
+        .trim_start_matches("ok: active (")
+        .split(" at epoch")
+        .next()
+        .unwrap();
+    let epoch = epoch(&health).unwrap();
+    let gauge = format!("opsbot_lease_epoch{{holder=\"{holder}\"}} {epoch}");
+    for (instance, acting) in [(active, 1), (standby, 0)] {
+        let metrics = instance.metrics().await;
+        assert!(
+            metrics.contains(&format!("\nopsbot_active {acting}\n")),
+            "{what}: {} says:\n{metrics}",
+            instance.name
+        );
+        assert!(
+            metrics.contains(&gauge),
+            "{what}: {} lacks {gauge}:\n{metrics}",
+            instance.name
+        );
+    }
+    assert!(active.console_listens().await, "{what}: the active console");
+    assert!(
+        !standby.console_listens().await,
+        "{what}: the standby answers at its console socket"
+    );
+}
+
 /// Each run approved once, by bob, and never asked for again; nothing refused.
 async fn check_approvals(store: &opsbot_state::Store, ids: &[RunId], what: &str) {
     let audit = ha::audit(store).await;
@@ -451,8 +494,7 @@ async fn torture_round(round: u64, dice: &mut Dice, seed: u64, takeovers: &mut V
         std::panic::resume_unwind(panic);
     }
     check_approvals(&store, &ids, &what).await;
-    assert!(active.health().await.is_active(), "{what}");
-    assert!(standby.health().await.is_standby(), "{what}");
+    check_roles(&active, &standby, &what).await;
     let waiting = if before_approval {
         " (the first while the plans waited for approval)"
     } else {
@@ -461,10 +503,25 @@ async fn torture_round(round: u64, dice: &mut Dice, seed: u64, takeovers: &mut V
     println!("{what}: {kills} kills{waiting}, the runs succeeded");
 }
 
+/// Rounds of the fencing test; each stops a at a drawn moment of its deletes.
+const FENCING_ROUNDS: u64 = 3;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_active_instance_that_wakes_after_a_takeover_does_nothing_and_steps_down() {
     let _alone = ONE_AT_A_TIME.lock().await;
-    let what = "fencing";
+    let mut dice = Dice::from_env();
+    let seed = dice.seed();
+    for round in 0..FENCING_ROUNDS {
+        // After the first, second or third DELETE arrived, plus up to 400 ms: while it is
+        // applied, after it was answered, during the look before the next one.
+        let after = 1 + dice.below(3) as usize;
+        let delay = Duration::from_millis(dice.below(400));
+        let what = format!("fencing {round} (seed {seed}): stopped {delay:?} after DELETE {after}");
+        fencing_round(&what, after, delay).await;
+    }
+}
+
+async fn fencing_round(what: &str, after: usize, delay: Duration) {
     let pg = ha::shared_pg();
     let schema = ha::fresh_schema("fencing");
     // Slow deletes: the prune is mid-way for seconds, and a DELETE is in flight when a stops.
@@ -497,9 +554,10 @@ async fn a_stopped_active_instance_that_wakes_after_a_takeover_does_nothing_and_
     let id = RunId::new(1);
     ha::ask_and_approve(&a.socket, &store, PRUNE, id, what).await;
 
-    // The second DELETE has arrived: a stops with it in flight.
     let deletes = |sim: &SimHandle| sim.calls().iter().filter(|c| c.method == "DELETE").count();
-    support::until("a's second DELETE", || deletes(&world.prune) >= 2).await;
+    support::until("a's DELETEs", || deletes(&world.prune) >= after).await;
+    // The drawn moment.
+    tokio::time::sleep(delay).await;
     a.signal(Signal::SIGSTOP);
     let stopped_at = Instant::now();
     let took = b.until_active(what).await - stopped_at;

@@ -272,6 +272,19 @@ impl Instance {
         }
     }
 
+    /// The text of `/metrics`.
+    pub async fn metrics(&self) -> String {
+        let url = format!("http://{}/metrics", self.metrics);
+        let response = self.http.get(url).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{} /metrics", self.name);
+        response.text().await.unwrap()
+    }
+
+    /// Whether something answers a connection to this instance's console socket.
+    pub async fn console_listens(&self) -> bool {
+        tokio::net::UnixStream::connect(&self.socket).await.is_ok()
+    }
+
     pub async fn until_active(&mut self, what: &str) -> Instant {
         self.until_health(what, Health::is_active).await
     }
