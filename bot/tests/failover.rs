@@ -16,6 +16,8 @@
 //! request that changes anything, commits no write to the store, and exits non-zero saying it
 //! stepped down; the other one finishes the run.
 //!
+//! A clean stop (SIGTERM) gives the lease up: the standby takes over at its next ask.
+//!
 //! `cargo test -p opsbot --test failover -- --nocapture` prints the seed and the figures.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
@@ -617,4 +619,46 @@ async fn fencing_round(what: &str, after: usize, delay: Duration) {
     {
         println!("{what}: a said: {line}");
     }
+}
+
+/// A clean stop (SIGTERM, as systemd stops the bot for a deploy) in the middle of a prune
+/// gives the lease up: the standby takes over at its next ask (a sixth of the takeover), not
+/// when the lease would have expired, and finishes the run; each index deleted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_hands_the_lease_over_at_once() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let what = "sigterm";
+    let pg = ha::shared_pg();
+    let schema = ha::fresh_schema("sigterm");
+    let world = World::start(1200, Duration::from_millis(300)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let body = world.body(dir.path(), &world.prune.base_url());
+    let url = pg.url("postgres");
+    let mut a = Instance::new(dir.path(), "a", &url, &schema, &body);
+    let mut b = Instance::new(dir.path(), "b", &url, &schema, &body);
+    a.start();
+    a.until_active(what).await;
+    b.start();
+    b.until_standby(what).await;
+    let store = ha::open(&a.config).await;
+    let id = RunId::new(1);
+    ha::ask_and_approve(&a.socket, &store, PRUNE, id, what).await;
+    let deletes = |sim: &SimHandle| sim.calls().iter().filter(|c| c.method == "DELETE").count();
+    support::until("a's first DELETE", || deletes(&world.prune) >= 1).await;
+
+    let stopped_at = Instant::now();
+    a.signal(Signal::SIGTERM);
+    let took = b.until_active(what).await - stopped_at;
+    let (status, log) = a.exited(what).await;
+    assert!(status.success(), "{what}: a ended {status:?}:\n{log}");
+    // b asks every 0.5 s; the lease would have lasted 2 s more.
+    assert!(
+        took < Duration::from_millis(1500),
+        "{what}: b took over {took:?} after a stopped:\n{log}"
+    );
+    let states = ha::until_finished(&store, &[id], what).await;
+    assert_eq!(states, [RunState::Succeeded], "{what}: {}", b.logs());
+    world.check_prune(what);
+    check_approvals(&store, &[id], what).await;
+    println!("{what}: b took over {took:.2?} after a was stopped cleanly");
 }
