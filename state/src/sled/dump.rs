@@ -11,7 +11,7 @@ use super::schedules::{FIRE, NEXT_STANDING, PAUSE, STANDING, fire_key, pause_key
 use super::{Sled, settle};
 use crate::dump::{Counters, Entry};
 use crate::error::StoreError;
-use crate::record::{self, RunRecord};
+use crate::record::RunRecord;
 use crate::sled::audit::audit_index_keys;
 use crate::transition::encode;
 
@@ -194,7 +194,7 @@ fn writes_of(entry: &Entry) -> Result<Vec<Write>> {
             vec![
                 (keys::RUNS, key.clone(), encode(&what, &RunRecord::of(run))?),
                 (keys::PLANS, key, encode(&what, &*run.plan)?),
-                (keys::INDEX, record::index_key(run), Vec::new()),
+                (keys::INDEX, keys::run_index_key(run), Vec::new()),
             ]
         }
         Entry::RunLog { run, lines, bytes } => {
