@@ -1,4 +1,4 @@
-//! `opsbot store backup | check | restore` and `opsbot audit export`: the commands that read or
+//! `opsbot store backup | check | restore | migrate` and `opsbot audit export`: the commands that read or
 //! replace the store. The store admits one process, so backup and export ask the running bot
 //! over its console socket when it holds the store.
 
@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use opsbot_state::{Store, StoreError};
+
+mod migrate;
 
 use crate::audit_export::{self, Filter};
 use crate::chat::console::control::{self, Request};
@@ -36,6 +38,10 @@ pub enum StoreCommand {
         /// The backup directory `opsbot store backup` wrote.
         src: PathBuf,
     },
+    /// Copy the whole store between sled (--path) and PostgreSQL (the config's [store]), then
+    /// read both back and compare them record by record. The bots must be stopped; the
+    /// destination must hold nothing yet.
+    Migrate(migrate::MigrateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -68,6 +74,7 @@ pub async fn run(command: StoreCommand) -> anyhow::Result<()> {
             check(&path)
         }
         StoreCommand::Restore { config, src } => restore(&Config::load(&config)?, &src),
+        StoreCommand::Migrate(args) => migrate::run(&args),
     }
 }
 
