@@ -1,4 +1,4 @@
-//! `opsbot store backup | check | restore | migrate` and `opsbot audit export`: the commands that read or
+//! `opsbot store backup | check | restore` and `opsbot audit export`: the commands that read or
 //! replace the store. The store admits one process, so backup and export ask the running bot
 //! over its console socket when it holds the store.
 
@@ -9,11 +9,12 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use opsbot_state::{Store, StoreError};
 
-mod migrate;
-
 use crate::audit_export::{self, Filter};
 use crate::chat::console::control::{self, Request};
 use crate::config::Config;
+
+/// `opsbot store migrate`, copying the store between sled and PostgreSQL.
+mod migrate;
 
 #[derive(Debug, Subcommand)]
 pub enum StoreCommand {
@@ -58,6 +59,7 @@ pub struct CheckArgs {
 /// Runs a `opsbot store` command.
 pub async fn run(command: StoreCommand) -> anyhow::Result<()> {
     match command {
+        StoreCommand::Migrate(args) => migrate::run(&args),
         StoreCommand::Backup { config, dest } => backup(&Config::load(&config)?, &dest).await,
         StoreCommand::Check(CheckArgs { config, path }) => {
             let path = match (config, path) {
@@ -74,7 +76,6 @@ pub async fn run(command: StoreCommand) -> anyhow::Result<()> {
             check(&path)
         }
         StoreCommand::Restore { config, src } => restore(&Config::load(&config)?, &src),
-        StoreCommand::Migrate(args) => migrate::run(&args),
     }
 }
 
