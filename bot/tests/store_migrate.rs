@@ -134,6 +134,30 @@ async fn a_bots_store_goes_to_postgres_and_back_verified() {
         export(&on_pg) == expected,
         "the refused destination is untouched"
     );
+    // A bot holding the PostgreSQL store's lease would write on beside the copy.
+    let lease = on_pg
+        .acquire_lease("bot-a", std::time::Duration::from_secs(60))
+        .unwrap();
+    let active = opsbot(&[
+        "store",
+        "migrate",
+        "--config",
+        &pg_config,
+        "--from",
+        "postgres",
+        "--to",
+        "sled",
+        "--path",
+        &dir.join("while-active").display().to_string(),
+    ])
+    .await;
+    assert!(
+        text(&active.stderr).contains("a bot is active on"),
+        "{}",
+        text(&active.stderr)
+    );
+    assert!(!dir.join("while-active").exists());
+    assert!(on_pg.release_lease("bot-a", lease.unwrap()).unwrap());
     let source = support::open_store(&dir.join("store"));
     let in_use = opsbot(&[
         "store", "migrate", "--config", &pg_config, "--from", "sled", "--path", &sled_path, "--to",
