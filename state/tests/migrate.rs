@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{T0, alice, bob, speaking};
+use common::{T0, alice, bob, pg_config, speaking, sql};
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::maintenance::MaintenanceNotice;
 use opsbot_commands::name::{Notice, RunId};
@@ -23,14 +23,6 @@ use time::macros::datetime;
 
 fn schedule(name: &str) -> ScheduleName {
     ScheduleName::parse(name).unwrap()
-}
-
-/// A fresh schema on the test process's one PostgreSQL.
-fn postgres() -> PgConfig {
-    let server = opsbot_tmp_postgres::shared().expect("the test PostgreSQL starts");
-    let mut config = PgConfig::new(server.url("postgres"));
-    config.schema = format!("t_{}", uuid::Uuid::new_v4().simple());
-    config
 }
 
 fn standing(id: StandingId) -> StandingApproval {
@@ -211,7 +203,7 @@ fn a_store_copied_to_postgres_and_back_reads_the_same_on_all_three() {
     let dir = tempfile::tempdir().unwrap();
     let sled = common::open(dir.path()).unwrap();
     history(&sled);
-    let pg = Store::open_postgres(&postgres()).unwrap();
+    let pg = Store::open_postgres(&pg_config()).unwrap();
     let copied = copy(&sled, &pg).unwrap();
     assert_eq!(
         copied.to_string(),
@@ -276,7 +268,7 @@ fn a_destination_that_holds_anything_is_refused_and_left_as_it_was() {
     assert_eq!(after, before);
 
     // A notice is enough to refuse: nothing is merged.
-    let pg = Store::open_postgres(&postgres()).unwrap();
+    let pg = Store::open_postgres(&pg_config()).unwrap();
     let notice = MaintenanceNotice {
         text: Notice::parse("upgrading").unwrap(),
         by: alice(),
@@ -307,7 +299,7 @@ fn a_damaged_sled_record_stops_the_copy_with_the_error_a_read_gives() {
     drop((runs, db));
     let store = common::open(dir.path()).unwrap();
     let read = store.run(RunId::new(1)).unwrap_err().to_string();
-    let pg = Store::open_postgres(&postgres()).unwrap();
+    let pg = Store::open_postgres(&pg_config()).unwrap();
     let stopped = copy(&store, &pg).unwrap_err();
     assert!(matches!(stopped, StoreError::Corrupt { .. }), "{stopped:?}");
     assert_eq!(stopped.to_string(), read);
@@ -320,7 +312,7 @@ fn a_damaged_sled_record_stops_the_copy_with_the_error_a_read_gives() {
 
 #[test]
 fn a_damaged_postgres_row_stops_the_copy_with_the_error_a_read_gives() {
-    let config = postgres();
+    let config = pg_config();
     let store = Store::open_postgres(&config).unwrap();
     history(&store);
     sql(
@@ -336,23 +328,6 @@ fn a_damaged_postgres_row_stops_the_copy_with_the_error_a_read_gives() {
         "{stopped:?}"
     );
     assert_eq!(stopped.to_string(), read);
-}
-
-/// Runs `statements` on the store's schema past the store.
-fn sql(config: &PgConfig, statements: &str) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let mut pg: tokio_postgres::Config = config.url.parse().unwrap();
-        pg.options(format!("-c search_path={}", config.schema));
-        let (client, connection) = pg.connect(tokio_postgres::NoTls).await.unwrap();
-        let connection = tokio::spawn(connection);
-        client.batch_execute(statements).await.unwrap();
-        drop(client);
-        let _ = connection.await;
-    });
 }
 
 #[test]
@@ -378,7 +353,7 @@ fn a_long_history_is_copied_across_pages_and_batches() {
         };
         sled.append_audit(&event).unwrap();
     }
-    let pg = Store::open_postgres(&postgres()).unwrap();
+    let pg = Store::open_postgres(&pg_config()).unwrap();
     let copied = copy(&sled, &pg).unwrap();
     assert_eq!((copied.runs, copied.audit_entries), (520, 1120));
     let back = common::open(&dir.path().join("back")).unwrap();
@@ -392,7 +367,7 @@ fn a_long_history_is_copied_across_pages_and_batches() {
 
 #[test]
 fn a_copy_that_does_not_read_back_as_its_source_is_an_error_naming_the_first_difference() {
-    let config = postgres();
+    let config = pg_config();
     let store = Store::open_postgres(&config).unwrap();
     history(&store);
     // A finished run filed a day after it finished (a repair by hand gone wrong): its record
