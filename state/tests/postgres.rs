@@ -299,3 +299,52 @@ fn tls_verifies_the_server_against_the_ca_file() {
         "{error:?}"
     );
 }
+
+#[test]
+fn a_write_held_up_past_its_timeout_is_unavailable_writes_nothing_and_the_store_goes_on() {
+    let Place::Postgres(mut config) = Place::postgres() else {
+        unreachable!("a PostgreSQL place")
+    };
+    config.statement_timeout = Duration::from_secs(1);
+    let store = Store::open_postgres(&config).unwrap();
+    // Another session holds the counters, as a stuck transaction of a DBA's would.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut pg: tokio_postgres::Config = config.url.parse().unwrap();
+    pg.options(format!("-c search_path={}", config.schema));
+    let (client, connection) = runtime.block_on(pg.connect(tokio_postgres::NoTls)).unwrap();
+    runtime.spawn(connection);
+    runtime
+        .block_on(client.batch_execute("BEGIN; LOCK TABLE counters IN ACCESS EXCLUSIVE MODE"))
+        .unwrap();
+
+    let error = store.create_run(new_run("logs"), None).unwrap_err();
+    assert!(matches!(error, StoreError::Unavailable { .. }), "{error:?}");
+
+    runtime.block_on(client.batch_execute("ROLLBACK")).unwrap();
+    let run = store.create_run(new_run("logs"), None).unwrap();
+    assert_eq!(run.id.get(), 1, "the write held up took no id");
+    assert_eq!(store.audit().unwrap().len(), 1);
+}
+
+#[test]
+fn instances_starting_together_migrate_once() {
+    let Place::Postgres(config) = Place::postgres() else {
+        unreachable!("a PostgreSQL place")
+    };
+    let start = std::sync::Barrier::new(4);
+    std::thread::scope(|scope| {
+        let opening: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    start.wait();
+                    Store::open_postgres(&config)
+                })
+            })
+            .collect();
+        for opened in opening {
+            opened.join().unwrap().unwrap();
+        }
+    });
+    let rows = sql(&config, "SELECT count(*) FROM opsbot_migrations");
+    assert_eq!(rows[0].get::<_, i64>(0), 1);
+}

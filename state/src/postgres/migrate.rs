@@ -30,7 +30,7 @@ pub(crate) fn migrate(store: &Postgres, schema: &str) -> Result<u32, StoreError>
     );
     let mut conn = store.inner.pool.conn()?;
     let outcome = (|| {
-        conn.begin()?;
+        conn.begin_read_committed()?;
         conn.query(
             "SELECT pg_advisory_xact_lock(hashtext('opsbot migrations ' || $1))",
             params![schema.to_owned()],

@@ -91,13 +91,15 @@ impl Pool {
         })
     }
 
-    /// Runs `future` on the pool's runtime and waits for it, at most the statement timeout.
+    /// Runs `future` on the pool's runtime and waits for it: at most the timeout and a grace
+    /// second (a connection's own work is bounded by the timeout within, see
+    /// [`Conn::exchange`], so that it never goes back to the pool half done).
     fn block<T: Send + 'static>(
         &self,
         future: impl Future<Output = T> + Send + 'static,
     ) -> Result<T, StoreError> {
         let (tx, rx) = mpsc::sync_channel(1);
-        let timeout = self.timeout;
+        let timeout = self.timeout + Duration::from_secs(1);
         self.handle.spawn(async move {
             let _ = tx.send(tokio::time::timeout(timeout, future).await);
         });
@@ -219,14 +221,11 @@ impl Conn<'_> {
         sql: &'static str,
         params: Vec<Param>,
     ) -> Result<Vec<Row>, Fail> {
-        self.exchange(move |client| async move {
-            let refs: Vec<&(dyn ToSql + Sync)> =
-                params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
-            let result = match client.prepare_cached(sql).await {
-                Ok(statement) => client.query(&statement, &refs).await,
-                Err(error) => Err(error),
-            };
-            (client, result)
+        self.exchange(move |client| {
+            Box::pin(async move {
+                let statement = client.prepare_cached(sql).await?;
+                client.query(&statement, &refs(&params)).await
+            })
         })
     }
 
@@ -241,27 +240,32 @@ impl Conn<'_> {
 
     /// How many rows a statement changed.
     pub(crate) fn execute(&mut self, sql: &'static str, params: Vec<Param>) -> Result<u64, Fail> {
-        self.exchange(move |client| async move {
-            let refs: Vec<&(dyn ToSql + Sync)> =
-                params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
-            let result = match client.prepare_cached(sql).await {
-                Ok(statement) => client.execute(&statement, &refs).await,
-                Err(error) => Err(error),
-            };
-            (client, result)
+        self.exchange(move |client| {
+            Box::pin(async move {
+                let statement = client.prepare_cached(sql).await?;
+                client.execute(&statement, &refs(&params)).await
+            })
         })
     }
 
     /// Statements without parameters, sent as one (migrations, `BEGIN`, `COMMIT`).
     pub(crate) fn batch(&mut self, sql: String) -> Result<(), Fail> {
-        self.exchange(move |client| async move {
-            let result = client.batch_execute(&sql).await;
-            (client, result)
-        })
+        self.exchange(move |client| Box::pin(async move { client.batch_execute(&sql).await }))
     }
 
+    /// Starts a serializable transaction: every write of the store is one.
     pub(crate) fn begin(&mut self) -> Result<(), Fail> {
-        self.batch("BEGIN ISOLATION LEVEL SERIALIZABLE".to_owned())?;
+        self.begin_as("BEGIN ISOLATION LEVEL SERIALIZABLE")
+    }
+
+    /// Starts a transaction whose statements each see what committed before them: a
+    /// migration's, which waits for another's under a lock and must then see its tables.
+    pub(crate) fn begin_read_committed(&mut self) -> Result<(), Fail> {
+        self.begin_as("BEGIN ISOLATION LEVEL READ COMMITTED")
+    }
+
+    fn begin_as(&mut self, begin: &str) -> Result<(), Fail> {
+        self.batch(begin.to_owned())?;
         self.in_transaction = true;
         Ok(())
     }
@@ -279,19 +283,34 @@ impl Conn<'_> {
         }
     }
 
-    /// Sends the client to the runtime with its work and takes it back with the answer; a
-    /// client that does not come back (no answer in time) is gone with its connection.
-    fn exchange<T, F>(&mut self, work: impl FnOnce(Object) -> F) -> Result<T, Fail>
-    where
-        T: Send + 'static,
-        F: Future<Output = (Object, Result<T, tokio_postgres::Error>)> + Send + 'static,
-    {
+    /// Sends the client to the runtime with its work and takes it back with the answer. A
+    /// client whose work did not end in time is closed there and then: its connection may be
+    /// in the middle of a statement or a transaction, and must never go back to the pool.
+    fn exchange<T: Send + 'static>(
+        &mut self,
+        work: impl for<'c> FnOnce(&'c Object) -> Work<'c, T> + Send + 'static,
+    ) -> Result<T, Fail> {
         let Some(client) = self.client.take() else {
             return Err(Fail::Store(
                 self.pool.unavailable("its connection was lost".to_owned()),
             ));
         };
-        let (client, result) = self.pool.block(work(client))?;
+        let timeout = self.pool.timeout;
+        let answered = self.pool.block(async move {
+            match tokio::time::timeout(timeout, work(&client)).await {
+                Ok(result) => Some((client, result)),
+                Err(_elapsed) => {
+                    drop(Object::take(client));
+                    None
+                }
+            }
+        })?;
+        let Some((client, result)) = answered else {
+            return Err(Fail::Store(
+                self.pool
+                    .unavailable(format!("no answer within {} s", timeout.as_secs())),
+            ));
+        };
         self.client = Some(client);
         result.map_err(|error| match error.code() {
             Some(code)
@@ -303,6 +322,15 @@ impl Conn<'_> {
             _ => Fail::Store(self.pool.classify(&error)),
         })
     }
+}
+
+/// A statement's work on a client, sent to the pool's runtime.
+type Work<'c, T> =
+    std::pin::Pin<Box<dyn Future<Output = Result<T, tokio_postgres::Error>> + Send + 'c>>;
+
+/// Parameters as tokio-postgres takes them.
+fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect()
 }
 
 impl Drop for Conn<'_> {
