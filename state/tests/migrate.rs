@@ -18,7 +18,7 @@ use opsbot_commands::schedule::{
     FireOutcome, FireRecord, Pause, ScheduleName, StandingApproval, StandingId, StandingState,
 };
 use opsbot_commands::target::Target;
-use opsbot_state::{AuditQuery, Entry, PgConfig, Store, StoreError, copy};
+use opsbot_state::{AuditQuery, Entry, Store, StoreError, copy};
 use time::macros::datetime;
 
 fn schedule(name: &str) -> ScheduleName {
