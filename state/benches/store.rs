@@ -26,14 +26,16 @@ const HISTORY: usize = 100_000;
 /// Interaction ids already remembered when the delivery check is timed (a busy day of chat).
 const DELIVERIES: usize = 5_000;
 
+/// Each backend by name, and a fresh store of it.
+const BACKENDS: [(&str, fn() -> Place); 2] =
+    [("sled", Place::sled), ("PostgreSQL", Place::postgres)];
+
 fn main() -> Result<(), Box<dyn Error>> {
     let history = match std::env::var("OPSBOT_BENCH_HISTORY") {
         Ok(n) => n.parse()?,
         Err(_) => HISTORY,
     };
-    let backends: [(&str, fn() -> Place); 2] =
-        [("sled", Place::sled), ("PostgreSQL", Place::postgres)];
-    for (name, place) in backends {
+    for (name, place) in BACKENDS {
         println!("## {name}\n");
         transitions(&place().open()?)?;
         deliveries(&place().open()?)?;
