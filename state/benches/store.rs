@@ -26,9 +26,10 @@ const HISTORY: usize = 100_000;
 /// Interaction ids already remembered when the delivery check is timed (a busy day of chat).
 const DELIVERIES: usize = 5_000;
 
-/// Each backend by name, and a fresh store of it.
-const BACKENDS: [(&str, fn() -> Place); 2] =
-    [("sled", Place::sled), ("PostgreSQL", Place::postgres)];
+/// A backend by name, and how to make a fresh store of it.
+type Backend = (&'static str, fn() -> Place);
+
+const BACKENDS: [Backend; 2] = [("sled", Place::sled), ("PostgreSQL", Place::postgres)];
 
 fn main() -> Result<(), Box<dyn Error>> {
     let history = match std::env::var("OPSBOT_BENCH_HISTORY") {
