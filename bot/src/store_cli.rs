@@ -13,6 +13,9 @@ use crate::audit_export::{self, Filter};
 use crate::chat::console::control::{self, Request};
 use crate::config::Config;
 
+/// `opsbot store migrate`, copying the store between sled and PostgreSQL.
+mod migrate;
+
 #[derive(Debug, Subcommand)]
 pub enum StoreCommand {
     /// Copy the store into a new directory at one point in time, while the bot runs or not (a
@@ -43,6 +46,10 @@ pub enum StoreCommand {
         /// The backup directory `opsbot store backup` wrote.
         src: PathBuf,
     },
+    /// Copy the whole store between sled (--path) and PostgreSQL (the config's [store]), then
+    /// read both back and compare them record by record. The bots must be stopped; the
+    /// destination must hold nothing yet.
+    Migrate(migrate::MigrateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -59,6 +66,7 @@ pub struct CheckArgs {
 /// Runs a `opsbot store` command.
 pub async fn run(command: StoreCommand) -> anyhow::Result<()> {
     match command {
+        StoreCommand::Migrate(args) => migrate::run(&args),
         StoreCommand::Backup { config, dest } => backup(&Config::load(&config)?, &dest).await,
         StoreCommand::Check(CheckArgs { config, path }) => {
             let path = match (config, path) {

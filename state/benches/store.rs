@@ -1,6 +1,11 @@
-//! Store figures: the latency of one persisted step transition, and the start-up cost (open
-//! with its validation scan, then `unfinished_runs`) of a store holding 10,000 finished runs.
-//! Run with `cargo bench -p opsbot-state --bench store`.
+//! Store figures on both backends: the latency of one persisted step transition, of the
+//! delivery check, and the start-up cost (open with its validation scan, then
+//! `unfinished_runs`) of a store holding 100,000 finished runs (`OPSBOT_BENCH_HISTORY` to
+//! change it). PostgreSQL is a throwaway server of the machine's own binaries on loopback, at
+//! its default durability (`fsync` and `synchronous_commit` on), as sled flushes before every
+//! write returns. The history is written into sled one `create_run` at a time, then copied to
+//! PostgreSQL with `opsbot_state::copy` (what `opsbot store migrate` does), so both start
+//! from the same records. Run with `cargo bench -p opsbot-state --bench store`.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -9,29 +14,40 @@ use std::convert::Infallible;
 use std::error::Error;
 use std::time::{Duration, Instant};
 
-use common::{STEPS, T0, dir_size, finished_run, new_run};
+use common::{Place, STEPS, T0, finished_run, new_run};
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::run::{RunState, StepState};
 use opsbot_state::Store;
 use time::OffsetDateTime;
 
 const TRANSITIONS: usize = 2_000;
-const FINISHED_RUNS: usize = 10_000;
-
+/// Finished runs of history at start-up, unless `OPSBOT_BENCH_HISTORY` says otherwise.
+const HISTORY: usize = 100_000;
 /// Interaction ids already remembered when the delivery check is timed (a busy day of chat).
 const DELIVERIES: usize = 5_000;
 
+/// A backend by name, and how to make a fresh store of it.
+type Backend = (&'static str, fn() -> Place);
+
+const BACKENDS: [Backend; 2] = [("sled", Place::sled), ("PostgreSQL", Place::postgres)];
+
 fn main() -> Result<(), Box<dyn Error>> {
-    transitions()?;
-    deliveries()?;
-    start_up()
+    let history = match std::env::var("OPSBOT_BENCH_HISTORY") {
+        Ok(n) => n.parse()?,
+        Err(_) => HISTORY,
+    };
+    for (name, place) in BACKENDS {
+        println!("## {name}\n");
+        transitions(&place().open()?)?;
+        deliveries(&place().open()?)?;
+        println!();
+    }
+    start_up(history)
 }
 
 /// `first_delivery` of a new interaction id, with a day's worth remembered: one insert and one
-/// flush per command.
-fn deliveries() -> Result<(), Box<dyn Error>> {
-    let dir = tempfile::tempdir()?;
-    let store = Store::open(&dir.path().join("store"))?;
+/// commit per command.
+fn deliveries(store: &Store) -> Result<(), Box<dyn Error>> {
     for i in 0..DELIVERIES {
         store.first_delivery(&format!("seed-{i}"))?;
     }
@@ -47,10 +63,8 @@ fn deliveries() -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Marks steps Started then Done, one `update_run` (one transaction and flush) each.
-fn transitions() -> Result<(), Box<dyn Error>> {
-    let dir = tempfile::tempdir()?;
-    let store = Store::open(&dir.path().join("store"))?;
+/// Marks steps Started then Done, one `update_run` (one transaction, durable) each.
+fn transitions(store: &Store) -> Result<(), Box<dyn Error>> {
     let mut each = Vec::with_capacity(TRANSITIONS);
     let mut pairs = Vec::with_capacity(TRANSITIONS / 2);
     let mut run = store.create_run(new_run("logs"), None)?;
@@ -92,7 +106,7 @@ fn transitions() -> Result<(), Box<dyn Error>> {
         run = store.create_run(new_run("logs"), None)?;
     }
     println!(
-        "step transitions ({} update_run calls, each one transaction + flush):",
+        "step transitions ({} update_run calls, each one durable transaction):",
         each.len()
     );
     report("  one transition (Started or Done)", &mut each);
@@ -100,41 +114,50 @@ fn transitions() -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Fills a store with finished 25-step runs (and two unfinished ones), then times a restart.
-fn start_up() -> Result<(), Box<dyn Error>> {
-    let dir = tempfile::tempdir()?;
+/// Fills a sled store with finished 25-step runs (and two unfinished ones), copies it to
+/// PostgreSQL, then times restarts of each.
+fn start_up(history: usize) -> Result<(), Box<dyn Error>> {
+    let (sled, postgres) = (Place::sled(), Place::postgres());
     let filled = Instant::now();
     {
-        let store = Store::open(&dir.path().join("store"))?;
-        for i in 0..FINISHED_RUNS {
+        let store = sled.open()?;
+        for i in 0..history {
             store.create_run(finished_run(&format!("c{}", i % 7)), None)?;
         }
         store.create_run(new_run("logs"), None)?;
         store.create_run(new_run("metrics"), None)?;
     }
     let filled = filled.elapsed();
+    let copying = Instant::now();
+    let copied = opsbot_state::copy(&sled.open()?, &postgres.open()?)?;
     println!(
-        "\nstart-up with {FINISHED_RUNS} finished runs of {STEPS} steps (+2 unfinished), \
-         store {:.1} MiB on disk, filled in {:.1} s ({:.2} ms per create_run):",
-        dir_size(dir.path())? as f64 / (1024.0 * 1024.0),
+        "## start-up with {history} finished runs of {STEPS} steps (+2 unfinished)\n\n\
+         sled filled in {:.1} s ({:.2} ms per create_run); copied to PostgreSQL and verified \
+         in {:.1} s ({copied})",
         filled.as_secs_f64(),
-        filled.as_secs_f64() * 1000.0 / (FINISHED_RUNS + 2) as f64,
+        filled.as_secs_f64() * 1000.0 / (history + 2) as f64,
+        copying.elapsed().as_secs_f64(),
     );
-    for attempt in 1..=3 {
-        let started = Instant::now();
-        let store = Store::open(&dir.path().join("store"))?;
-        let opened = started.elapsed();
-        let unfinished = store.unfinished_runs()?;
-        let total = started.elapsed();
-        if unfinished.len() != 2 {
-            return Err(format!("expected 2 unfinished runs, found {}", unfinished.len()).into());
+    for (name, place) in [("sled", &sled), ("PostgreSQL", &postgres)] {
+        for attempt in 1..=3 {
+            let started = Instant::now();
+            let store = place.open()?;
+            let opened = started.elapsed();
+            let unfinished = store.unfinished_runs()?;
+            let total = started.elapsed();
+            if unfinished.len() != 2 {
+                return Err(
+                    format!("expected 2 unfinished runs, found {}", unfinished.len()).into(),
+                );
+            }
+            println!(
+                "  {name}, attempt {attempt}: open (with validation scan) {}, unfinished_runs \
+                 {}, total {}",
+                ms(opened),
+                ms(total - opened),
+                ms(total)
+            );
         }
-        println!(
-            "  attempt {attempt}: open (with validation scan) {}, unfinished_runs {}, total {}",
-            ms(opened),
-            ms(total - opened),
-            ms(total)
-        );
     }
     Ok(())
 }

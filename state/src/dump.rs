@@ -156,3 +156,24 @@ pub(crate) fn storable_line(line: &str) -> std::borrow::Cow<'_, str> {
         std::borrow::Cow::Borrowed(line)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_line_with_nul_reads_back_from_postgres_with_its_symbol() {
+        let log = |line: &str, bytes| Entry::RunLog {
+            run: RunId::new(1),
+            lines: vec![line.to_owned()],
+            bytes,
+        };
+        assert!(log("a\0b", 3).reads_back_as(&log("a\u{2400}b", 3)));
+        assert!(!log("a\0b", 3).reads_back_as(&log("a b", 3)));
+        assert!(!log("a\0b", 3).reads_back_as(&log("a\u{2400}b", 4)));
+        assert_eq!(
+            micros(time::macros::datetime!(2026-01-01 0:00:00.123456789 UTC)),
+            time::macros::datetime!(2026-01-01 0:00:00.123456 UTC)
+        );
+    }
+}

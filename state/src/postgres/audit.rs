@@ -17,7 +17,7 @@ fn storable(line: &str) -> String {
 impl Postgres {
     pub(crate) fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
         let event = Self::encode_audit("an audit event", event)?;
-        self.write(|conn| Self::put_audit(conn, &event))
+        self.write(|conn| self.put_audit(conn, &event))
     }
 
     pub(crate) fn append_run_log<S: AsRef<str>>(

@@ -167,12 +167,15 @@ impl Postgres {
     }
 
     /// Takes the next number of counter `name` inside a transaction.
-    fn take_next(conn: &mut Conn<'_>, name: &'static str) -> Result<u64, Fail> {
+    fn take_next(&self, conn: &mut Conn<'_>, name: &'static str) -> Result<u64, Fail> {
         let row = conn.query_opt(
             "UPDATE counters SET next = next + 1 WHERE name = $1 RETURNING next - 1",
             params![name],
         )?;
-        Ok(row.map_or(0, |row| number(row.get(0))))
+        match row {
+            Some(row) => Ok(number(row.get(0))),
+            None => Err(self.corrupt("counters", name, "it is missing").into()),
+        }
     }
 
     /// The value of counter `name` outside a transaction.

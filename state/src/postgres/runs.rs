@@ -64,7 +64,7 @@ impl Postgres {
         let (record, plan) = (text(creation.record), text(creation.plan));
         let run = creation.run;
         self.write(|conn| {
-            let allocated = Self::take_next(conn, "run")?;
+            let allocated = self.take_next(conn, "run")?;
             if allocated != id.get() {
                 return Err(self.contended(format!("it created run {id} first")).into());
             }
@@ -82,9 +82,9 @@ impl Postgres {
             )?;
             if let Some((fire, record, event)) = &fired {
                 self.take_fire(conn, &fire.schedule, record, fire.at)?;
-                Self::put_audit(conn, event)?;
+                self.put_audit(conn, event)?;
             }
-            Self::put_audit(conn, &requested)
+            self.put_audit(conn, &requested)
         })?;
         if !run.state.is_finished() {
             self.inner
@@ -156,7 +156,7 @@ impl Postgres {
                 self.sync_lock(conn, &after)?;
                 events
                     .iter()
-                    .try_for_each(|event| Self::put_audit(conn, event))?;
+                    .try_for_each(|event| self.put_audit(conn, event))?;
                 Ok(true)
             })?;
             if !swapped {
@@ -248,8 +248,8 @@ impl Postgres {
     }
 
     /// Appends one audit event under the next sequence number, inside a transaction.
-    pub(super) fn put_audit(conn: &mut Conn<'_>, event: &Audited) -> Result<(), Fail> {
-        let seq = Self::take_next(conn, "audit")?;
+    pub(super) fn put_audit(&self, conn: &mut Conn<'_>, event: &Audited) -> Result<(), Fail> {
+        let seq = self.take_next(conn, "audit")?;
         conn.execute(
             "INSERT INTO audit (seq, at, run, event) VALUES ($1, $2, $3, $4::text::jsonb)",
             params![sql_number(seq), event.at, event.run, event.text.clone()],

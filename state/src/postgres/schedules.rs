@@ -78,7 +78,7 @@ impl Postgres {
             self.take_fire(conn, schedule, &encoded, record.at)?;
             event
                 .iter()
-                .try_for_each(|event| Self::put_audit(conn, event))
+                .try_for_each(|event| self.put_audit(conn, event))
         })
     }
 
@@ -123,7 +123,7 @@ impl Postgres {
                     params![name.clone()],
                 )?,
             };
-            Self::put_audit(conn, &event)?;
+            self.put_audit(conn, &event)?;
             Ok(before.map(|row| row.get::<_, String>(0)))
         })?;
         before
@@ -171,14 +171,14 @@ impl Postgres {
             &transition::standing_event(&standing, actor, transition::standing_created(&standing)),
         )?;
         self.write(|conn| {
-            if Self::take_next(conn, "standing")? != id.get() {
+            if self.take_next(conn, "standing")? != id.get() {
                 return Err(self.contended(format!("it created {id} first")).into());
             }
             conn.execute(
                 "INSERT INTO standing (id, rev, record) VALUES ($1, 1, $2::text::jsonb)",
                 params![sql_number(id.get()), record.clone()],
             )?;
-            Self::put_audit(conn, &event)
+            self.put_audit(conn, &event)
         })?;
         Ok(standing)
     }
@@ -218,7 +218,7 @@ impl Postgres {
                 if changed == 0 {
                     return Ok(false);
                 }
-                Self::put_audit(conn, &event)?;
+                self.put_audit(conn, &event)?;
                 Ok(true)
             })?;
             if swapped {

@@ -25,13 +25,7 @@ impl Place {
     /// A fresh schema on the shared server. A server that cannot start fails the test, with
     /// why: a suite that skipped PostgreSQL would pass without testing it.
     pub fn postgres() -> Place {
-        let server = match opsbot_tmp_postgres::shared() {
-            Ok(server) => server,
-            Err(error) => panic!("the test PostgreSQL did not start: {error}"),
-        };
-        let mut config = PgConfig::new(server.url("postgres"));
-        config.schema = format!("t_{}", uuid::Uuid::new_v4().simple());
-        Place::Postgres(config)
+        Place::Postgres(pg_config())
     }
 
     pub fn open(&self) -> Result<Store, StoreError> {
@@ -65,6 +59,18 @@ impl Place {
                 .collect(),
         }
     }
+}
+
+/// A fresh schema on the test process's one PostgreSQL. A server that cannot start fails the
+/// test, with why: a suite that skipped PostgreSQL would pass without testing it.
+pub fn pg_config() -> PgConfig {
+    let server = match opsbot_tmp_postgres::shared() {
+        Ok(server) => server,
+        Err(error) => panic!("the test PostgreSQL did not start: {error}"),
+    };
+    let mut config = PgConfig::new(server.url("postgres"));
+    config.schema = format!("t_{}", uuid::Uuid::new_v4().simple());
+    config
 }
 
 /// Runs `statements` on the store's schema past the store, for tests that look at or change

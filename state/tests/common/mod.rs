@@ -5,7 +5,7 @@
 mod backends;
 
 #[allow(unused_imports)] // the sled-only test binaries use neither
-pub use backends::{Place, sql};
+pub use backends::{Place, pg_config, sql};
 
 use std::net::Ipv4Addr;
 
