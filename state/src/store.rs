@@ -91,7 +91,7 @@ impl Store {
         build: impl FnOnce(RunId) -> Run,
         actor: Option<&Speaker>,
     ) -> Result<Run, StoreError> {
-        on_backend!(self, store => store.create_run(build, actor))
+        on_backend!(self, store => store.create(build, actor, None))
     }
 
     /// Creates the run of a schedule's fire at `fire_at`, like [`Store::create_run`], and
@@ -104,7 +104,8 @@ impl Store {
         schedule: &ScheduleName,
         fire_at: OffsetDateTime,
     ) -> Result<Run, StoreError> {
-        on_backend!(self, store => store.create_fired_run(build, schedule, fire_at))
+        let speaker = Speaker::from(&schedule.as_requester());
+        on_backend!(self, store => store.create(build, Some(&speaker), Some((schedule, fire_at))))
     }
 
     /// The run with this id, if there is one.

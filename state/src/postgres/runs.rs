@@ -19,25 +19,9 @@ use crate::record;
 use crate::transition::{self, Transition};
 
 impl Postgres {
-    pub(crate) fn create_run(
-        &self,
-        build: impl FnOnce(RunId) -> Run,
-        actor: Option<&Speaker>,
-    ) -> Result<Run, StoreError> {
-        self.create(build, actor, None)
-    }
-
-    pub(crate) fn create_fired_run(
-        &self,
-        build: impl FnOnce(RunId) -> Run,
-        schedule: &ScheduleName,
-        fire_at: OffsetDateTime,
-    ) -> Result<Run, StoreError> {
-        let speaker = Speaker::from(&schedule.as_requester());
-        self.create(build, Some(&speaker), Some((schedule, fire_at)))
-    }
-
-    fn create(
+    /// Creates a run (see `Store::create_run`), and with `fire` records a schedule's fire in
+    /// the same transaction (see `Store::create_fired_run`).
+    pub(crate) fn create(
         &self,
         build: impl FnOnce(RunId) -> Run,
         actor: Option<&Speaker>,

@@ -48,34 +48,9 @@ impl From<StoreError> for Abort {
 }
 
 impl Sled {
-    /// Creates a run in one transaction: allocates the next id (r-1, r-2, ... with no gaps),
-    /// takes the lock of the run's cluster, stores the run and appends `RunRequested`; then
-    /// flushes. `build` is called once, with the id the run gets (the store owns ids: a run it
-    /// returns with another id is filed under the allocated one). A cluster busy with another
-    /// unfinished run gives [`StoreError::Locked`] and nothing is written.
-    pub fn create_run(
-        &self,
-        build: impl FnOnce(RunId) -> Run,
-        actor: Option<&Speaker>,
-    ) -> Result<Run, StoreError> {
-        self.create(build, actor, None)
-    }
-
-    /// Creates the run of a schedule's fire at `fire_at`, like [`Sled::create_run`], and
-    /// records the fire in the same transaction: a fire at or before the schedule's last
-    /// recorded one is refused with [`StoreError::AlreadyFired`] and nothing is written. So a
-    /// bot killed at any instant either created the run and recorded the fire, or neither.
-    pub fn create_fired_run(
-        &self,
-        build: impl FnOnce(RunId) -> Run,
-        schedule: &ScheduleName,
-        fire_at: OffsetDateTime,
-    ) -> Result<Run, StoreError> {
-        let speaker = Speaker::from(&schedule.as_requester());
-        self.create(build, Some(&speaker), Some((schedule, fire_at)))
-    }
-
-    fn create(
+    /// Creates a run (see `Store::create_run`), and with `fire` records a schedule's fire in
+    /// the same transaction (see `Store::create_fired_run`).
+    pub(crate) fn create(
         &self,
         build: impl FnOnce(RunId) -> Run,
         actor: Option<&Speaker>,

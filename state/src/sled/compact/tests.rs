@@ -63,7 +63,7 @@ fn history(store: &Sled) {
     for (n, finished) in (1..).zip(finished) {
         let cluster = format!("c{n}");
         store
-            .create_run(|id| run(id, &cluster, finished), None)
+            .create(|id| run(id, &cluster, finished), None, None)
             .unwrap();
     }
     store

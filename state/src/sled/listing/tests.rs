@@ -29,7 +29,7 @@ fn is_damaged_index(result: Result<impl std::fmt::Debug, StoreError>) -> bool {
 #[test]
 fn a_run_that_finishes_after_its_unfinished_key_was_read_is_skipped() {
     let (_dir, store) = store();
-    store.create_run(|id| run(id, "c1", None), None).unwrap();
+    store.create(|id| run(id, "c1", None), None, None).unwrap();
     let [(key, id)] = <[_; 1]>::try_from(store.unfinished_ids().unwrap()).unwrap();
     // The run finishes between the listing's two reads.
     store
@@ -46,7 +46,7 @@ fn a_run_that_finishes_after_its_unfinished_key_was_read_is_skipped() {
 fn an_unfinished_key_left_on_a_finished_run_is_a_damaged_index_and_listed_once() {
     let (_dir, store) = store();
     let id = store
-        .create_run(|id| run(id, "c1", Some(LONG_AGO)), None)
+        .create(|id| run(id, "c1", Some(LONG_AGO)), None, None)
         .unwrap()
         .id;
     // What a listing sees when the run finishes between its read of the unfinished keys and
@@ -91,7 +91,7 @@ fn an_audit_entry_compacted_after_its_key_was_read_is_skipped() {
 fn a_run_compacted_after_its_key_was_read_is_skipped_and_a_dangling_key_is_damage() {
     let (_dir, store) = store();
     let id = store
-        .create_run(|id| run(id, "c1", Some(LONG_AGO)), None)
+        .create(|id| run(id, "c1", Some(LONG_AGO)), None, None)
         .unwrap()
         .id;
     let finished = keys::finished_key(LONG_AGO, id);
