@@ -633,3 +633,42 @@ pub fn as_user(url: &str, user: &str) -> String {
     let (_, host) = rest.split_once('@').unwrap();
     format!("postgres://{user}@{host}")
 }
+
+/// Writes `opsbot-NAME.toml` beside `config`: `config` with its sled `[store]` replaced by the
+/// PostgreSQL store `url`/`schema` (takeover 3 s) and a `[metrics]` address of its own, for
+/// instances that share everything else (its Discord, its people); returns the file and the
+/// address.
+pub fn on_postgres(config: &Path, name: &str, url: &str, schema: &str) -> (PathBuf, SocketAddr) {
+    let text = std::fs::read_to_string(config).unwrap();
+    let (store, rest) = text.split_once('\n').unwrap();
+    assert_eq!(store, "[store]", "the config starts with its store");
+    let (path, rest) = rest.split_once('\n').unwrap();
+    assert!(path.starts_with("path = "), "a sled store: {path}");
+    let metrics = free_addr();
+    let text = format!(
+        "[store]\nkind = \"postgres\"\nurl = \"{url}\"\nschema = \"{schema}\"\n\
+         takeover = \"{TAKEOVER}\"\n{rest}\n[metrics]\nlisten = \"{metrics}\"\n"
+    );
+    let file = config.with_file_name(format!("opsbot-{name}.toml"));
+    std::fs::write(&file, text).unwrap();
+    (file, metrics)
+}
+
+/// Waits until `/healthz` at `metrics` starts with `wanted` (`ok: active`, `ok: standby`).
+pub async fn until_healthz(metrics: SocketAddr, wanted: &str) -> String {
+    let deadline = Instant::now() + super::PATIENCE;
+    loop {
+        let said = match reqwest::get(format!("http://{metrics}/healthz")).await {
+            Ok(answer) => answer.text().await.unwrap_or_default(),
+            Err(error) => error.to_string(),
+        };
+        if said.starts_with(wanted) {
+            return said;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "/healthz at {metrics} never said {wanted:?}; last: {said}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
