@@ -1,7 +1,8 @@
 //! High availability as the team sees it in Discord: two `opsbot run` on one PostgreSQL store,
 //! only the active one on the gateway. The active one is SIGKILLed while a plan waits for
 //! approval; the standby connects to Discord, and Approve pressed on the message the dead bot
-//! posted goes on in that same message to the end.
+//! posted goes on in that same message to the end. Meanwhile the standby's host reads the
+//! store without the lease (`opsbot store status`, `store check`, `audit export`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a failed unwrap is a failed test.
 
@@ -60,6 +61,20 @@ async fn the_standby_takes_the_gateway_over_and_an_approval_on_the_dead_bots_mes
         1,
         "only the active bot is on the gateway; the standby waits for the lease"
     );
+    // The standby's host reads the store without the lease.
+    let status = opsbot(&["store", "status", "--config", &b.display().to_string()]);
+    assert!(status.contains("at epoch 1 (its lease runs"), "{status}");
+    assert!(
+        status.contains("unfinished runs: 1\n  r-1 awaiting approval: /indices prune"),
+        "{status}"
+    );
+    let check = opsbot(&["store", "check", "--config", &b.display().to_string()]);
+    assert!(
+        check.contains("is sound: runs: 1 (1 unfinished), audit entries: 1"),
+        "{check}"
+    );
+    let audit = opsbot(&["audit", "export", "--config", &b.display().to_string()]);
+    assert!(audit.contains(r#""run":"r-1""#), "{audit}");
 
     active.kill();
     ha::until_healthz(b_metrics, "ok: active").await;
@@ -82,4 +97,18 @@ async fn the_standby_takes_the_gateway_over_and_an_approval_on_the_dead_bots_mes
         .unwrap();
     assert!(embed(&done).contains("deleted"), "{}", embed(&done));
     drop(standby);
+}
+
+/// `opsbot ARGS`, which must succeed; its standard output.
+fn opsbot(args: &[&str]) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "opsbot {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
 }
