@@ -193,25 +193,14 @@ impl TryFrom<RawStore> for StoreConfig {
     }
 }
 
-/// A `postgres://` URL with no password in it: the config is read by people and tools that
-/// must not see one.
+/// A URL the store can read, with no password in it: the config is read by people and tools
+/// that must not see one. Read by the store's own parser, so that `password=` counts too.
 fn check_url(url: &str) -> Result<(), String> {
-    let Some(rest) = url
-        .strip_prefix("postgres://")
-        .or_else(|| url.strip_prefix("postgresql://"))
-    else {
-        return Err(format!(
-            "[store] url must start with postgres:// (got `{}`)",
-            url.chars().take(40).collect::<String>()
-        ));
-    };
-    let authority = rest.split(['/', '?']).next().unwrap_or_default();
-    if let Some((user_info, _)) = authority.rsplit_once('@') {
-        if user_info.contains(':') {
-            return Err("[store] url holds a password: put it in password_file or \
-                        password_env, which are never logged"
-                .into());
-        }
+    match PgConfig::new(url).url_holds_password() {
+        Ok(false) => Ok(()),
+        Ok(true) => Err("[store] url holds a password: put it in password_file or \
+                         password_env, which are never logged"
+            .into()),
+        Err(error) => Err(format!("[store] {error}")),
     }
-    Ok(())
 }

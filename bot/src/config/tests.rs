@@ -285,3 +285,66 @@ fn bad_schedules_are_refused_at_start_up_with_what_to_write() {
         assert!(error.contains("nightly-prune"), "{error}");
     }
 }
+
+/// The example's `[store] path` line replaced by `store`.
+fn with_store(store: &str) -> String {
+    EXAMPLE.replace(
+        "path = \"/var/lib/opsbot/store\"  # systemd StateDirectory=opsbot",
+        store,
+    )
+}
+
+#[test]
+fn a_postgres_store_is_read_with_its_defaults() {
+    let config = parse(&with_store(
+        "kind = \"postgres\"\nurl = \"postgres://opsbot@db.example.org/opsbot?sslmode=verify-full\"\n\
+         password_env = \"OPSBOT_PG_PASSWORD\"",
+    ))
+    .unwrap();
+    let StoreBackend::Postgres(pg) = &config.store.backend else {
+        panic!("{:?}", config.store.backend);
+    };
+    assert_eq!(pg.schema, "opsbot");
+    assert_eq!(pg.takeover, Duration::from_secs(15));
+    assert_eq!(
+        pg.password,
+        Some(SecretSource::Env("OPSBOT_PG_PASSWORD".into()))
+    );
+}
+
+#[test]
+fn bad_store_settings_are_refused_with_the_reason_and_never_echo_a_password() {
+    let cases = [
+        (
+            "kind = \"postgres\"\nurl = \"postgres://opsbot:hunter2@db/opsbot\"",
+            "url holds a password",
+        ),
+        (
+            "kind = \"postgres\"\nurl = \"postgres://opsbot@db/opsbot?password=hunter2\"",
+            "url holds a password",
+        ),
+        (
+            "kind = \"postgres\"\nurl = \"mysql://db\"",
+            "does not parse",
+        ),
+        ("kind = \"postgres\"", "needs a url"),
+        (
+            "kind = \"postgres\"\nurl = \"postgres://opsbot@db/opsbot\"\ntakeover = \"1s\"",
+            "at least 3s",
+        ),
+        (
+            "kind = \"postgres\"\nurl = \"postgres://opsbot@db/opsbot\"\npath = \"/x\"",
+            "path is for sled",
+        ),
+        (
+            "path = \"/x\"\nurl = \"postgres://opsbot@db/opsbot\"",
+            "url is for kind = \"postgres\"",
+        ),
+        ("kind = \"postgresql\"", "unknown variant"),
+    ];
+    for (store, expected) in cases {
+        let error = format!("{:#}", parse(&with_store(store)).unwrap_err());
+        assert!(error.contains(expected), "{store}: {error}");
+        assert!(!error.contains("hunter2"), "{store}: {error}");
+    }
+}

@@ -62,6 +62,24 @@ impl PgConfig {
         redact(&self.url)
     }
 
+    /// Whether the URL carries a password (`user:password@` or `password=`), as
+    /// tokio-postgres reads it; a URL it cannot read is [`StoreError::PgConfig`].
+    pub fn url_holds_password(&self) -> Result<bool, StoreError> {
+        Ok(self.parsed_url()?.0.get_password().is_some())
+    }
+
+    /// The URL as tokio-postgres reads it, and whether it asked for the server to be verified.
+    fn parsed_url(&self) -> Result<(tokio_postgres::Config, bool), StoreError> {
+        let (url, verify) = without_verify_mode(&self.url);
+        let config = url.parse().map_err(|error| {
+            config_error(format!(
+                "url {} does not parse ({error})",
+                self.redacted_url()
+            ))
+        })?;
+        Ok((config, verify))
+    }
+
     /// tokio-postgres's settings and the TLS connector they need.
     pub(crate) fn connection(
         &self,
@@ -72,13 +90,7 @@ impl PgConfig {
                 self.schema
             )));
         }
-        let (url, verify) = without_verify_mode(&self.url);
-        let mut config: tokio_postgres::Config = url.parse().map_err(|error| {
-            config_error(format!(
-                "url {} does not parse ({error})",
-                self.redacted_url()
-            ))
-        })?;
+        let (mut config, verify) = self.parsed_url()?;
         if let Some(password) = &self.password {
             config.password(password.expose_secret());
         }
