@@ -16,6 +16,8 @@ use std::time::Duration;
 use opsbot_state::{LeaseStatus, Store, StoreError};
 use tokio::time::Instant;
 
+use crate::store_writes::off_thread;
+
 #[cfg(test)]
 mod tests;
 
@@ -65,6 +67,16 @@ pub enum Role {
 }
 
 impl Role {
+    /// Active at `epoch` under a lease renewed (or taken) by a request sent at `sent`: side
+    /// effects may start until the lease's length, less the margin, after that.
+    fn active(holder: &str, epoch: u64, sent: Instant, timing: Timing) -> Self {
+        Role::Active {
+            holder: holder.to_owned(),
+            epoch,
+            until: sent + timing.ttl - timing.margin,
+        }
+    }
+
     /// For `/healthz` and the log.
     pub fn describe(&self) -> String {
         match self {
@@ -120,33 +132,41 @@ impl Tenure {
     }
 }
 
-/// Waits until this bot holds the lease, as `holder`, standing by meanwhile; the store is
-/// then fenced at the new epoch.
+/// Asks for the lease once, as `holder`: when it is taken, the store is fenced at its epoch
+/// and the tenure is active; `None` while another instance holds it.
+async fn ask(
+    store: &Store,
+    holder: &str,
+    timing: Timing,
+    tenure: &Tenure,
+) -> Result<Option<Role>, StoreError> {
+    let sent = Instant::now();
+    let name = holder.to_owned();
+    let acquired = off_thread(store, move |store| store.acquire_lease(&name, timing.ttl)).await?;
+    let Some(epoch) = acquired else {
+        return Ok(None);
+    };
+    store.fence(epoch)?;
+    let role = Role::active(holder, epoch, sent, timing);
+    tenure.set(role.clone());
+    tracing::info!(holder, epoch, "took the lease: this instance is active");
+    Ok(Some(role))
+}
+
+/// The lease as the store has it now, if it can be read.
+async fn lease_now(store: &Store) -> Option<LeaseStatus> {
+    off_thread(store, Store::lease).await.ok().flatten()
+}
+
+/// Waits until this bot holds the lease, as `holder`, standing by meanwhile.
 pub async fn take(store: &Store, holder: &str, timing: Timing, tenure: &Tenure) -> Role {
     tenure.set(Role::Standby { active: None });
     let mut told = None;
     loop {
-        let sent = Instant::now();
-        let (store2, name) = (store.clone(), holder.to_owned());
-        match blocking(move || store2.acquire_lease(&name, timing.ttl)).await {
-            Ok(Some(epoch)) => {
-                if let Err(error) = store.fence(epoch) {
-                    tracing::warn!(%error, "cannot fence the store at the new epoch; asking again");
-                    tokio::time::sleep(timing.ask_every).await;
-                    continue;
-                }
-                let role = Role::Active {
-                    holder: holder.to_owned(),
-                    epoch,
-                    until: sent + timing.ttl - timing.margin,
-                };
-                tracing::info!(holder, epoch, "took the lease: this instance is active");
-                tenure.set(role.clone());
-                return role;
-            }
+        match ask(store, holder, timing, tenure).await {
+            Ok(Some(role)) => return role,
             Ok(None) => {
-                let store2 = store.clone();
-                let active = blocking(move || store2.lease()).await.ok().flatten();
+                let active = lease_now(store).await;
                 // Said once per active instance, not at every ask.
                 let epoch = active.as_ref().map(|lease| lease.epoch);
                 if told != Some(epoch) {
@@ -173,17 +193,14 @@ pub async fn keep(store: Store, holder: String, timing: Timing, tenure: Tenure) 
     let why = loop {
         tokio::time::sleep(timing.renew_every).await;
         let sent = Instant::now();
-        let (store2, name) = (store.clone(), holder.clone());
-        match blocking(move || store2.renew_lease(&name, epoch, timing.ttl)).await {
-            Ok(true) => tenure.set(Role::Active {
-                holder: holder.clone(),
-                epoch,
-                until: sent + timing.ttl - timing.margin,
-            }),
+        let name = holder.clone();
+        let renewed = off_thread(&store, move |store| {
+            store.renew_lease(&name, epoch, timing.ttl)
+        });
+        match renewed.await {
+            Ok(true) => tenure.set(Role::active(&holder, epoch, sent, timing)),
             Ok(false) => {
-                let store2 = store.clone();
-                let now = blocking(move || store2.lease()).await.ok().flatten();
-                break match now {
+                break match lease_now(&store).await {
                     Some(lease) => format!("{} took over at epoch {}", lease.holder, lease.epoch),
                     None => "the lease is gone from the store".to_owned(),
                 };
@@ -218,22 +235,14 @@ impl Held {
     /// Takes the lease if no one holds it; otherwise says who does.
     pub async fn take_now(store: &Store, timing: Timing, tenure: &Tenure) -> anyhow::Result<Held> {
         let holder = holder();
-        let sent = Instant::now();
-        let (store2, name) = (store.clone(), holder.clone());
-        let Some(epoch) = blocking(move || store2.acquire_lease(&name, timing.ttl)).await? else {
-            let store2 = store.clone();
-            let active = blocking(move || store2.lease()).await?;
+        if ask(store, &holder, timing, tenure).await?.is_none() {
             anyhow::bail!(
                 "{} is active on this store; ask it through its [console] socket",
-                active.map_or_else(|| "another instance".to_owned(), |lease| lease.holder)
+                lease_now(store)
+                    .await
+                    .map_or_else(|| "another instance".to_owned(), |lease| lease.holder)
             );
-        };
-        store.fence(epoch)?;
-        tenure.set(Role::Active {
-            holder: holder.clone(),
-            epoch,
-            until: sent + timing.ttl - timing.margin,
-        });
+        }
         let renewing = tokio::spawn(keep(store.clone(), holder.clone(), timing, tenure.clone()));
         Ok(Held {
             store: store.clone(),
@@ -258,8 +267,8 @@ pub async fn release(store: &Store, holder: &str, tenure: &Tenure) {
         epoch,
         why: "stopped".to_owned(),
     });
-    let (store, holder) = (store.clone(), holder.to_owned());
-    match blocking(move || store.release_lease(&holder, epoch)).await {
+    let holder = holder.to_owned();
+    match off_thread(store, move |store| store.release_lease(&holder, epoch)).await {
         Ok(true) => tracing::info!(epoch, "gave the lease up"),
         Ok(false) => tracing::info!(epoch, "the lease was no longer ours to give up"),
         Err(error) => tracing::warn!(%error, "could not give the lease up; it expires by itself"),
@@ -273,13 +282,4 @@ pub fn holder() -> String {
         .and_then(|name| name.into_string().ok())
         .unwrap_or_else(|| "unknown-host".to_owned());
     format!("{host}/{}", std::process::id())
-}
-
-/// The store's calls block (on the database); they run on tokio's blocking pool.
-async fn blocking<T: Send + 'static>(
-    call: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, StoreError> {
-    tokio::task::spawn_blocking(call)
-        .await
-        .unwrap_or(Err(StoreError::ShuttingDown))
 }

@@ -202,9 +202,8 @@ impl StoreWrites {
             .await
     }
 
-    /// Runs `write` on tokio's blocking pool and waits for it. A panic in it is the caller's
-    /// panic, as if it had run inline; a write the shutting-down runtime never started is
-    /// [`StoreError::ShuttingDown`].
+    /// [`off_thread`], only while this instance may act (checked before and after: the
+    /// engine's write-ahead record is followed by a side effect).
     async fn off_thread<T, E>(
         &self,
         write: impl FnOnce(&Store) -> Result<T, E> + Send + 'static,
@@ -214,18 +213,30 @@ impl StoreWrites {
         E: From<StoreError> + Send + 'static,
     {
         self.tenure.check()?;
-        let store = self.store.clone();
-        match tokio::task::spawn_blocking(move || write(&store)).await {
-            Ok(written) => {
-                let written = written?;
-                self.tenure.check()?;
-                Ok(written)
-            }
-            Err(error) => match error.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                Err(_) => Err(StoreError::ShuttingDown.into()),
-            },
-        }
+        let written = off_thread(&self.store, write).await?;
+        self.tenure.check()?;
+        Ok(written)
+    }
+}
+
+/// Runs `call` on the store on tokio's blocking pool and waits for it. A panic in it is the
+/// caller's panic, as if it had run inline; a call the shutting-down runtime never started is
+/// [`StoreError::ShuttingDown`].
+pub(crate) async fn off_thread<T, E>(
+    store: &Store,
+    call: impl FnOnce(&Store) -> Result<T, E> + Send + 'static,
+) -> Result<T, E>
+where
+    T: Send + 'static,
+    E: From<StoreError> + Send + 'static,
+{
+    let store = store.clone();
+    match tokio::task::spawn_blocking(move || call(&store)).await {
+        Ok(done) => done,
+        Err(error) => match error.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(_) => Err(StoreError::ShuttingDown.into()),
+        },
     }
 }
 
