@@ -7,10 +7,9 @@
 
 mod support;
 
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use opsbot_sim::{NodeStatus, SimConfig};
+use opsbot_sim::SimConfig;
 use support::{Dice, complete, kill_during, scene};
 
 /// Kills per run of the test suite.
@@ -45,25 +44,5 @@ async fn round(kill: u64, point: u64, delay: Duration, seed: u64) {
     kill_during(&scene, REMOVE, point, delay, &what).await;
     complete(&scene.config, "", &what).await;
 
-    let removed: Ipv4Addr = "10.0.0.14".parse().unwrap();
-    let world = scene.sim.state();
-    for node in &world.nodes {
-        if node.ip == removed {
-            assert_eq!(node.state, NodeStatus::Stopped, "{what}");
-            assert_eq!(node.stops, 1, "{what}: stopped once");
-            assert_eq!(
-                node.shards_at_stop, 0,
-                "{what}: it still held shard copies when it stopped"
-            );
-        } else {
-            assert_eq!(node.stops, 0, "{what}: {} was stopped", node.ip);
-        }
-    }
-    let exclusion = world
-        .settings
-        .transient
-        .get("cluster.routing.allocation.exclude._ip")
-        .cloned()
-        .unwrap_or_default();
-    assert_eq!(exclusion, "", "{what}: the exclusion outlived the run");
+    support::worlds::check_removed(&scene.sim, "10.0.0.14".parse().unwrap(), &what);
 }

@@ -9,10 +9,8 @@ mod support;
 
 use std::time::Duration;
 
-use opsbot_cloud_sim::{CloudSimConfig, CloudSimHandle};
-use opsbot_sim::FaultRule;
+use support::worlds::StaleCloud;
 use support::{Dice, cloud_config, complete, kill_when};
-use uuid::Uuid;
 
 /// Kills per run of the test suite.
 const KILLS: u64 = 10;
@@ -33,24 +31,11 @@ async fn sigkill_between_approval_and_delete_deletes_each_stale_allocation_exact
 
 async fn round(kill: u64, delay: Duration, seed: u64) {
     let what = format!("kill {kill} (seed {seed}): {delay:?} after the first delete arrived");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let cloud = opsbot_cloud_sim::spawn(CloudSimConfig::default(), listener)
-        .await
-        .unwrap();
-    let provider = cloud.add_provider("compute-03");
-    let stale = [Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4()];
-    let running = Uuid::new_v4();
-    for consumer in stale.iter().chain([&running]) {
-        cloud.add_allocation(provider, *consumer, &[("VCPU", 1), ("MEMORY_MB", 2048)]);
-    }
-    cloud.add_server(running, "db-1", "ACTIVE");
-    cloud.set_faults(vec![
-        "latency=80ms,method=DELETE".parse::<FaultRule>().unwrap(),
-    ]);
+    let world = StaleCloud::start(Duration::from_millis(80)).await;
     let dir = tempfile::tempdir().unwrap();
     let config = cloud_config(
         dir.path(),
-        &cloud,
+        &world.cloud,
         r#"
 [engine.retry]
 attempts = 5
@@ -59,30 +44,7 @@ max_delay = "500ms"
 "#,
     );
 
-    let delete_arrived = || deletes(&cloud).next().is_some();
-    kill_when(&config, STALE, delete_arrived, delay, &what).await;
+    kill_when(&config, STALE, || world.delete_arrived(), delay, &what).await;
     complete(&config, "", &what).await;
-
-    let left: Vec<Uuid> = cloud.allocations(provider).into_keys().collect();
-    assert_eq!(left, vec![running], "{what}");
-    // A delete cut off by the kill before the cloud answered it (status 0) did nothing; every
-    // answered one removed something, so none may have been answered twice for a consumer.
-    let mut answered: Vec<String> = deletes(&cloud)
-        .filter(|c| c.status != 0)
-        .map(|c| c.path)
-        .collect();
-    answered.sort();
-    let mut expected: Vec<String> = stale
-        .iter()
-        .map(|c| format!("/placement/allocations/{c}"))
-        .collect();
-    expected.sort();
-    assert_eq!(
-        answered, expected,
-        "{what}: each stale consumer deleted once"
-    );
-}
-
-fn deletes(cloud: &CloudSimHandle) -> impl Iterator<Item = opsbot_cloud_sim::Call> {
-    cloud.calls().into_iter().filter(|c| c.method == "DELETE")
+    world.check(&what);
 }

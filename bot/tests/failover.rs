@@ -59,10 +59,7 @@ static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 struct World {
     prune: SimHandle,
     removal: SimHandle,
-    cloud: CloudSimHandle,
-    provider: Uuid,
-    stale: [Uuid; 3],
-    running: Uuid,
+    cloud: StaleCloud,
     before: Vec<String>,
 }
 
@@ -91,28 +88,12 @@ impl World {
             ..SimConfig::default()
         })
         .await;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let cloud = opsbot_cloud_sim::spawn(CloudSimConfig::default(), listener)
-            .await
-            .unwrap();
-        let provider = cloud.add_provider("compute-03");
-        let stale = [Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4()];
-        let running = Uuid::new_v4();
-        for consumer in stale.iter().chain([&running]) {
-            cloud.add_allocation(provider, *consumer, &[("VCPU", 1), ("MEMORY_MB", 2048)]);
-        }
-        cloud.add_server(running, "db-1", "ACTIVE");
-        cloud.set_faults(vec![
-            "latency=400ms,method=DELETE".parse::<FaultRule>().unwrap(),
-        ]);
+        let cloud = StaleCloud::start(Duration::from_millis(400)).await;
         let before = prune.index_names();
         World {
             prune,
             removal,
             cloud,
-            provider,
-            stale,
-            running,
             before,
         }
     }
@@ -162,7 +143,7 @@ password_file = "{password}"
 kind = "sim"
 "#,
             removal = self.removal.base_url(),
-            auth = self.cloud.identity_url(),
+            auth = self.cloud.cloud.identity_url(),
             password = password.display(),
         )
     }
@@ -229,68 +210,6 @@ kind = "sim"
         );
         let deleted: BTreeSet<String> = times.keys().map(|n| (*n).clone()).collect();
         assert_eq!(deleted, selected, "{what}: the deleted indices");
-    }
-
-    /// The node drained before it stopped, stopped once; no other node stopped; the exclusion
-    /// cleared; no index deleted.
-    fn check_removal(&self, what: &str) {
-        let removed: Ipv4Addr = "10.0.1.14".parse().unwrap();
-        let world = self.removal.state();
-        for node in &world.nodes {
-            if node.ip == removed {
-                assert_eq!(node.state, NodeStatus::Stopped, "{what}");
-                assert_eq!(node.stops, 1, "{what}: the node stopped once");
-                assert_eq!(
-                    node.shards_at_stop, 0,
-                    "{what}: it held shard copies when it stopped"
-                );
-            } else {
-                assert_eq!(node.stops, 0, "{what}: {} was stopped", node.ip);
-            }
-        }
-        let exclusion = world
-            .settings
-            .transient
-            .get("cluster.routing.allocation.exclude._ip")
-            .cloned()
-            .unwrap_or_default();
-        assert_eq!(exclusion, "", "{what}: the exclusion outlived the run");
-        assert!(world.deleted.is_empty(), "{what}: {:?}", world.deleted);
-    }
-
-    /// Each stale consumer's allocations deleted once (one answered DELETE each), the running
-    /// instance's kept, no other DELETE.
-    fn check_stale(&self, what: &str) {
-        let left: Vec<Uuid> = self.cloud.allocations(self.provider).into_keys().collect();
-        assert_eq!(left, vec![self.running], "{what}: the allocations left");
-        let deletes: Vec<_> = self
-            .cloud
-            .calls()
-            .into_iter()
-            .filter(|c| c.method == "DELETE")
-            .collect();
-        let expected: BTreeSet<String> = self
-            .stale
-            .iter()
-            .map(|c| format!("/placement/allocations/{c}"))
-            .collect();
-        for call in &deletes {
-            assert!(
-                expected.contains(&call.path),
-                "{what}: an unexpected DELETE: {call:?}"
-            );
-        }
-        let mut answered: Vec<String> = deletes
-            .iter()
-            .filter(|c| c.status != 0)
-            .map(|c| c.path.clone())
-            .collect();
-        answered.sort();
-        assert_eq!(
-            answered,
-            expected.into_iter().collect::<Vec<_>>(),
-            "{what}: each stale consumer deleted once; all the DELETEs: {deletes:?}"
-        );
     }
 }
 
@@ -488,8 +407,8 @@ async fn torture_round(round: u64, dice: &mut Dice, seed: u64, takeovers: &mut V
     );
     let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         world.check_prune(&what);
-        world.check_removal(&what);
-        world.check_stale(&what);
+        support::worlds::check_removed(&world.removal, "10.0.1.14".parse().unwrap(), &what);
+        world.cloud.check(&what);
     }));
     if let Err(panic) = checked {
         eprintln!("{what}: the logs of the instances:\n{}", logs());

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)] // Scaffolding: a set-up that fails must stop the test loudly.
 
 pub mod ha;
+pub mod worlds;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -127,33 +128,7 @@ impl opsbot::progress::ProgressSink for Silent {
 
 /// Writes `opsbot.toml` in `dir` for the 5-node simulated cluster at `url`; returns its path.
 pub fn write_config(dir: &Path, url: &str, node_control: &str, poll: Duration) -> PathBuf {
-    config_file(
-        dir,
-        &format!(
-            r#"
-[engine]
-poll_interval = "{poll}ms"
-node_timeout = "30s"
-formation_timeout = "60s"
-request_timeout = "5s"
-
-[engine.retry]
-attempts = 5
-base_delay = "50ms"
-max_delay = "500ms"
-
-[[clusters]]
-name = "logs"
-url = "{url}"
-nodes = ["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14", "10.0.0.15"]
-
-[clusters.node_control]
-{node_control}
-
-"#,
-            poll = poll.as_millis(),
-        ),
-    )
+    config_file(dir, &worlds::cluster_toml(url, node_control, poll))
 }
 
 /// `opsbot ARGS`, reading `input`; stdin is closed after it, so a console exits once its runs
