@@ -30,17 +30,16 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use opsbot_cloud_sim::{CloudSimConfig, CloudSimHandle};
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::index::IndexName;
 use opsbot_commands::name::RunId;
 use opsbot_commands::retention::{Retention, RetentionDays, Verdict};
 use opsbot_commands::run::RunState;
-use opsbot_sim::{FaultRule, NodeStatus, SimConfig, SimHandle};
+use opsbot_sim::{FaultRule, SimConfig, SimHandle};
 use support::Dice;
 use support::ha::{self, Health, Instance, Tap, WriteLog};
+use support::worlds::StaleCloud;
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 /// Kills per run of the test suite, at least.
 const KILLS: u64 = 30;
