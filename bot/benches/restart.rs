@@ -6,7 +6,8 @@
 //! the stored run's step timestamps can be set against the simulator's world; the memory figures
 //! come from the real binary, because the in-process figures would include the simulator.
 
-#[path = "../tests/support/mod.rs"]
+#[allow(dead_code)] // The bench uses a part of the tests' helpers.
+#[path = "../tests/it/support/mod.rs"]
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -28,7 +29,7 @@ use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
 use opsbot_commands::plan::{Action, Wait};
 use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId, Run, RunState, StepState};
-use opsbot_sim::{Call, HealthStatus, NodeStatus, SimConfig, SimHandle};
+use opsbot_search_sim::{Call, HealthStatus, NodeStatus, SimConfig, SimHandle};
 use time::OffsetDateTime;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -72,7 +73,7 @@ struct Scene {
 impl Scene {
     async fn start(speed: f64) -> anyhow::Result<Self> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let sim = opsbot_sim::spawn(
+        let sim = opsbot_search_sim::spawn(
             SimConfig {
                 speed,
                 days_of_indices: DAILY_INDICES,

@@ -1,18 +1,16 @@
-//! The command line: `opsbot demo | sim | run | console | plan | check | audit | store`. Errors
-//! end here, printed with their whole cause chain and a non-zero exit code.
+//! The command line: `opsbot run | console | plan | check | audit | store`, and in demo builds
+//! `opsbot demo | sim`. Errors end here, printed with their whole cause chain and a non-zero exit code.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::{Args, Parser, Subcommand};
 use opsbot_commands::audit::Since;
 use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::render;
 use opsbot_commands::request::{ProcedureRequest, Request};
-use opsbot_sim::{Distribution, FaultRule, Flavor, Security, SimConfig, SimTls};
 use serde::Serialize;
 use time::OffsetDateTime;
 
@@ -21,10 +19,24 @@ use crate::config::Config;
 use crate::logging::{Destination, LogFormat};
 use crate::targets::{Part, Targets};
 
+/// What `opsbot --version` says: the version, and whether this build carries the simulators
+/// (`opsbot demo`, `opsbot sim`) or is the production build that leaves them out.
+#[cfg(feature = "demo")]
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (demo build: with `opsbot demo`, `opsbot sim` and their simulators; \
+     for production build with --no-default-features)"
+);
+#[cfg(not(feature = "demo"))]
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (production build: no simulator, no demo)"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "opsbot",
-    version,
+    version = VERSION,
     about = "Chat-ops for OpenStack clouds and their log clusters"
 )]
 struct Cli {
@@ -39,9 +51,11 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Try opsbot: a simulated 5-node log cluster and a local console. No token, no cluster.
-    Demo(DemoArgs),
+    #[cfg(feature = "demo")]
+    Demo(crate::demo::DemoArgs),
     /// Serve the simulated search cluster (for tests and trials).
-    Sim(SimArgs),
+    #[cfg(feature = "demo")]
+    Sim(crate::demo::sim::SimArgs),
     /// The bot as a service: Discord (slash commands, approval buttons, progress in the
     /// configured guild; the token from OPSBOT_DISCORD_TOKEN or [discord] token_file) and/or
     /// the console socket of [console] socket, on one store.
@@ -130,65 +144,6 @@ impl ClockArgs {
     }
 }
 
-#[derive(Debug, Args)]
-struct DemoArgs {
-    /// Server behaviour to simulate: es6, es7, es8 or os2.
-    #[arg(long, default_value = "es7")]
-    flavor: Flavor,
-    /// Simulated seconds per real second (shard recoveries take minutes on a real cluster).
-    #[arg(long, default_value_t = 20.0)]
-    speed: f64,
-    /// Keep the store here instead of in a temporary directory (to try a restart).
-    #[arg(long, conflicts_with = "postgres")]
-    store: Option<PathBuf>,
-    /// Keep the store in a throwaway PostgreSQL instead (the HA variant: the console holds the
-    /// store's lease, as an active `opsbot run` would); it needs the machine's PostgreSQL
-    /// server binaries (`initdb`, `postgres`).
-    #[arg(long)]
-    postgres: bool,
-}
-
-#[derive(Debug, Args)]
-struct SimArgs {
-    /// The address to serve the cluster's HTTP API on (port 0 picks a free one).
-    #[arg(long, default_value = "127.0.0.1:9200")]
-    listen: SocketAddr,
-    /// Server behaviour to simulate: es6, es7, es8 or os2 (wire formats and flush differ).
-    #[arg(long, default_value = "es7")]
-    flavor: Flavor,
-    /// Data nodes in the cluster, at 10.0.0.11 onwards.
-    #[arg(long, default_value_t = 5)]
-    nodes: usize,
-    /// Daily `flog-YYYY.MM.DD` indices, ending today.
-    #[arg(long, default_value_t = 90)]
-    days: u32,
-    /// Simulated seconds per real second (shard recoveries take minutes on a real cluster).
-    #[arg(long, default_value_t = 1.0)]
-    speed: f64,
-    /// A fault rule, e.g. `status=503,count=3` or `latency=200ms`; repeatable.
-    #[arg(long)]
-    fault: Vec<FaultRule>,
-    /// Serve HTTPS with this PEM certificate (chain), as Elasticsearch 8 does; needs --tls-key.
-    #[arg(long, requires = "tls_key")]
-    tls_cert: Option<PathBuf>,
-    /// The PEM private key of --tls-cert.
-    #[arg(long, requires = "tls_cert")]
-    tls_key: Option<PathBuf>,
-    /// Require basic authentication as this user, as Elasticsearch security does (401
-    /// security_exception otherwise); the password comes from OPSBOT_SIM_PASSWORD. Security is
-    /// X-Pack's, so the cluster runs the default distribution (with ILM) rather than OSS.
-    #[arg(long, requires = "password")]
-    user: Option<String>,
-    /// The password of --user.
-    #[arg(
-        long,
-        env = "OPSBOT_SIM_PASSWORD",
-        hide_env_values = true,
-        requires = "user"
-    )]
-    password: Option<String>,
-}
-
 /// `--now`: read as a booked time is, so every time opsbot takes is typed the same way.
 fn parse_time(value: &str) -> Result<OffsetDateTime, String> {
     opsbot_commands::booking::parse_at(value).map_err(|error| error.to_string())
@@ -198,11 +153,15 @@ fn parse_time(value: &str) -> Result<OffsetDateTime, String> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let default_level = match cli.command {
-        Command::Sim(_) | Command::Run { .. } => "info",
+        #[cfg(feature = "demo")]
+        Command::Sim(_) => "info",
+        Command::Run { .. } => "info",
         _ => "warn",
     };
     let destination = match cli.command {
-        Command::Demo(_) | Command::Console { .. } => Destination::for_console(),
+        #[cfg(feature = "demo")]
+        Command::Demo(_) => Destination::for_console(),
+        Command::Console { .. } => Destination::for_console(),
         _ => Destination::Stderr,
     };
     if let Some(file) = destination.file() {
@@ -227,15 +186,10 @@ pub fn main() -> ExitCode {
 
 async fn run(command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Demo(args) => {
-            let store = match (args.postgres, args.store) {
-                (true, _) => crate::demo::DemoStore::Postgres,
-                (false, Some(path)) => crate::demo::DemoStore::Sled(path),
-                (false, None) => crate::demo::DemoStore::Temporary,
-            };
-            crate::demo::run(args.flavor, args.speed, store).await
-        }
-        Command::Sim(args) => sim(args).await,
+        #[cfg(feature = "demo")]
+        Command::Demo(args) => crate::demo::run(args).await,
+        #[cfg(feature = "demo")]
+        Command::Sim(args) => crate::demo::sim::serve(args).await,
         Command::Run { config, clock } => {
             crate::serve::run(Config::load(&config)?, clock.clock()).await
         }
@@ -264,49 +218,6 @@ async fn run(command: Command) -> anyhow::Result<()> {
             }
         }
     }
-}
-
-async fn sim(args: SimArgs) -> anyhow::Result<()> {
-    let config = SimConfig {
-        flavor: args.flavor,
-        node_count: args.nodes,
-        days_of_indices: args.days,
-        speed: args.speed,
-        faults: args.fault,
-        tls: match (&args.tls_cert, &args.tls_key) {
-            (Some(cert), Some(key)) => Some(SimTls {
-                cert_pem: read_pem(cert)?,
-                key_pem: read_pem(key)?,
-                client_ca_pem: None,
-            }),
-            _ => None,
-        },
-        // Security is X-Pack's, so a secured cluster runs the default distribution.
-        distribution: if args.user.is_some() {
-            Distribution::Default
-        } else {
-            Distribution::default()
-        },
-        security: args.user.zip(args.password).map(|user| Security {
-            users: vec![user],
-            ..Security::default()
-        }),
-        ..SimConfig::default()
-    };
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let handle = opsbot_sim::spawn(config, listener).await?;
-    tracing::info!(url = %handle.base_url(), "simulated cluster serving; Ctrl-C stops it");
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
-    handle.shutdown().await;
-    Ok(())
-}
-
-fn read_pem(file: &std::path::Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))
 }
 
 /// `opsbot plan --json` output: everything a script needs to show or compare a plan.

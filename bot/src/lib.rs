@@ -10,6 +10,7 @@ pub mod clock;
 pub mod clouds;
 pub mod clusters;
 pub mod config;
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod engine;
 pub mod host_access;

@@ -6,13 +6,14 @@
 //! Run with `cargo bench -p opsbot-state --bench history`; sizes other than the default can be
 //! given as arguments (`cargo bench -p opsbot-state --bench history -- 1000 10000`).
 
-#[path = "../tests/common/mod.rs"]
+#[allow(dead_code)] // The bench uses a part of the tests' helpers.
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 use std::error::Error;
 use std::time::{Duration, Instant};
 
-use common::{STEPS, alice, dir_size, finished_run_at, speaking};
+use common::{STEPS, alice, finished_run_at, speaking};
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::RunId;
 use opsbot_commands::page::Page;
@@ -200,4 +201,19 @@ fn ms(d: Duration) -> String {
 
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// The bytes of every file under `dir`: a store's size on disk.
+pub fn dir_size(dir: &std::path::Path) -> std::io::Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() {
+            dir_size(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
 }

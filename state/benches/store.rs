@@ -7,7 +7,8 @@
 //! PostgreSQL with `opsbot_state::copy` (what `opsbot store migrate` does), so both start
 //! from the same records. Run with `cargo bench -p opsbot-state --bench store`.
 
-#[path = "../tests/common/mod.rs"]
+#[allow(dead_code)] // The bench uses a part of the tests' helpers.
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 use std::convert::Infallible;

@@ -23,7 +23,7 @@ use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::plan::{Action, DestructiveAction};
 use opsbot_commands::run::{ChannelId, RunState};
-use opsbot_sim::{Call, Distribution, IndexSpec, SimConfig, WorldSnapshot};
+use opsbot_search_sim::{Call, Distribution, IndexSpec, SimConfig, WorldSnapshot};
 use opsbot_tests::{RecordingChat, Setup, actor, cluster_config, config};
 use serde::{Deserialize, Serialize};
 use time::{Duration as Days, OffsetDateTime};
@@ -89,7 +89,7 @@ fn serve_sim(size: u32) -> anyhow::Result<()> {
             ..SimConfig::default()
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let sim = opsbot_sim::spawn(config, listener).await?;
+        let sim = opsbot_search_sim::spawn(config, listener).await?;
         println!("{}", sim.base_url());
         std::io::stdout().flush()?;
         tokio::task::spawn_blocking(|| std::io::stdin().read_to_end(&mut Vec::new())).await??;

@@ -6,7 +6,7 @@ use opsbot::config::{Config, DiscordConfig, ProgressConfig};
 use opsbot_commands::catalogue::OptionKind;
 use opsbot_commands::parse;
 use opsbot_fake_discord::{FakeConfig, FakeDiscord, FakeMessage, FakeUser};
-use opsbot_sim::SimHandle;
+use opsbot_search_sim::SimHandle;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 

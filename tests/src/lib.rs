@@ -30,7 +30,7 @@ use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
 use opsbot_commands::render::Tone;
 use opsbot_commands::run::{ChannelId, Run};
-use opsbot_sim::{Call, Flavor, SimConfig, SimHandle};
+use opsbot_search_sim::{Call, Flavor, SimConfig, SimHandle};
 
 pub use chat::{Message, RecordingChat};
 
@@ -164,7 +164,7 @@ pub async fn world(setup: &Setup) -> (Vec<SimHandle>, Config, tempfile::TempDir)
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let sim = opsbot_sim::spawn(sim_config.clone(), listener)
+        let sim = opsbot_search_sim::spawn(sim_config.clone(), listener)
             .await
             .expect("sim");
         let url = sim.base_url();

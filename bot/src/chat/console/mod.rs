@@ -13,6 +13,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use futures::future::BoxFuture;
 use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::people::{Actor, People, UnknownPerson};
@@ -42,21 +43,39 @@ pub async fn run(config: Config, clock: Clock) -> anyhow::Result<()> {
     let people = config.people()?;
     let account = running_account()?;
     let speaking = people.on_console(&account).map(Speaking::Fixed);
-    terminal(&config, None, speaking, clock).await
+    terminal(&config, Opening::default(), speaking, clock).await
 }
 
-/// `opsbot demo`: the console as `first` of `people`, who can switch with `/as`.
+/// What a demo does once its engine is up, before the first prompt at a terminal (not under
+/// piped input, which names the runs it makes): the text it returns is shown to everyone.
+pub type Greeting =
+    for<'e> fn(&'e Engine, &'e People) -> BoxFuture<'e, anyhow::Result<Option<String>>>;
+
+/// `opsbot demo`: the console as `first` of `people`, who can switch with `/as`; `greeting`
+/// starts the demo's own scene.
 pub async fn demo(
     config: Config,
     people: People,
     first: Actor,
     banner: String,
+    greeting: Greeting,
 ) -> anyhow::Result<()> {
     let speaking = Speaking::Demo {
         people,
         current: first,
     };
-    terminal(&config, Some(banner), Ok(speaking), Clock::system()).await
+    let opening = Opening {
+        banner: Some(banner),
+        greeting: Some(greeting),
+    };
+    terminal(&config, opening, Ok(speaking), Clock::system()).await
+}
+
+/// What a console shows before its first prompt.
+#[derive(Debug, Default)]
+struct Opening {
+    banner: Option<String>,
+    greeting: Option<Greeting>,
 }
 
 /// Whether a line answers a run that waits for a person (`/approve`, `/reject`, `/run done`).
@@ -95,7 +114,7 @@ fn waiting_for(runs: &[RunId]) -> Option<String> {
 /// [`answers_a_waiting_run`]).
 async fn terminal(
     config: &Config,
-    banner: Option<String>,
+    opening: Opening,
     speaking: Result<Speaking, UnknownPerson>,
     clock: Clock,
 ) -> anyhow::Result<()> {
@@ -140,7 +159,7 @@ async fn terminal(
     };
     let mut session = Session::new(service.clone(), speaking);
     let screen = publisher.transport();
-    if let Some(banner) = banner {
+    if let Some(banner) = opening.banner {
         screen.print("", &banner, None);
     }
     let resumed = engine.resume_all().await?;
@@ -152,8 +171,8 @@ async fn terminal(
     // Not under piped input: a script names the runs it makes (`/approve id:r-2`), and a fire
     // in the middle of it would take one of those ids.
     let schedules = if tty {
-        if let Some(people) = &demo_people
-            && let Some(text) = crate::demo::standing_approval(&engine, people).await?
+        if let Some((greet, people)) = opening.greeting.zip(demo_people.as_ref())
+            && let Some(text) = greet(&engine, people).await?
         {
             screen.print(transcript::PUBLIC, &text, None);
         }

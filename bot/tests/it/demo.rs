@@ -1,0 +1,74 @@
+//! The README's demo block, piped into the real `opsbot demo` exactly as written, does what the
+//! README says: nothing is refused, and every run it starts ends where the block takes it.
+
+use crate::support::{output, spawn};
+
+/// The input of the README's demo block: the here-document after `demo <<'EOF'`, verbatim.
+fn readme_input() -> String {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("the README");
+    let demo = &readme[readme.find("## The demo").expect("its demo section")..];
+    let (_, input) = demo
+        .split_once("-- demo <<'EOF'\n")
+        .expect("the demo block's here-document");
+    let (input, _) = input.split_once("\nEOF\n").expect("its end");
+    format!("{input}\n")
+}
+
+/// The replies only their speaker sees that are not refusals: a speaker switch, the plan an
+/// `/approve` without a digest shows, the help.
+fn answers_privately(command: &str) -> bool {
+    command.starts_with("/as ")
+        || command.starts_with("/help")
+        || (command.starts_with("/approve ") && !command.contains("digest:"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_demo_block_runs_to_the_end_without_a_refusal() {
+    let input = readme_input();
+    assert!(input.contains("/approve id:r-3\nyes\n"), "{input}");
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store").display().to_string();
+    let out = output(spawn(&["demo", "--store", &store], &input)).await;
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{shown}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Every line was read as a command, and none was refused.
+    let mut last = "";
+    let mut echoed = 0;
+    for line in shown.lines() {
+        if let Some((_, command)) = line
+            .split_once("> ")
+            .filter(|(speaker, _)| ["alice", "bob"].contains(speaker))
+        {
+            last = command;
+            echoed += 1;
+        } else if line.starts_with("opsbot (only you): ") && !line.contains("end of input:") {
+            assert!(
+                answers_privately(last),
+                "`{last}` was refused: {line}\n{shown}"
+            );
+        }
+    }
+    assert_eq!(echoed, input.lines().count(), "{shown}");
+    for expected in [
+        "cancelled by alice",
+        // The resize's source allocations on compute-02 are kept, the two stale ones deleted.
+        "migration in progress, resize",
+        "r-2 approved by bob",
+        "✅ r-2",
+        // The runbook reaches its gate before bob's approval is read, however fast the pipe.
+        "r-3 approved by bob",
+        "✅ r-3",
+        "✅ r-4",
+        // The tracer had ended when its log was asked for: bob's approval waited for it.
+        "r-4: command output",
+        "📣 maintenance: kernel update on compute-01 tonight (bob)",
+    ] {
+        assert!(shown.contains(expected), "`{expected}` missing:\n{shown}");
+    }
+    assert!(!shown.contains("has not reached"), "{shown}");
+}

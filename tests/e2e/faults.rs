@@ -1,0 +1,183 @@
+//! Backend faults: transient ones are retried with bounded backoff and the run recovers; the
+//! rest fail the step with what happened and what to do next.
+
+use std::time::Duration;
+
+use opsbot_commands::run::RunState;
+use opsbot_search_sim::FaultRule;
+use opsbot_tests::{Harness, Setup};
+
+fn rule(text: &str) -> FaultRule {
+    text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+async fn restart_with(faults: &[&str]) -> Harness {
+    let setup = Setup {
+        engine: opsbot::config::EngineConfig {
+            request_timeout: Duration::from_millis(500),
+            ..Setup::default().engine
+        },
+        ..Setup::default()
+    };
+    let h = Harness::start(setup).await;
+    h.sim.set_faults(faults.iter().map(|f| rule(f)).collect());
+    h
+}
+
+#[tokio::test]
+async fn each_transient_fault_on_an_action_is_retried_and_the_run_recovers() {
+    for fault in [
+        "status=503,count=2,method=PUT,path=/_cluster/settings",
+        "status=429,count=2,method=PUT,path=/_cluster/settings",
+        "status=502,count=2,method=PUT,path=/_cluster/settings",
+        "timeout=1500ms,count=2,method=PUT,path=/_cluster/settings",
+        "malformed,count=2,method=PUT,path=/_cluster/settings",
+        "drop,count=2,method=PUT,path=/_cluster/settings",
+        "latency=100ms,count=2,method=PUT,path=/_cluster/settings",
+    ] {
+        let h = restart_with(&[fault]).await;
+        let id = h.start_run("alice", "/cluster restart cluster:logs").await;
+        let run = h.finished(id).await;
+        assert_eq!(run.state, RunState::Succeeded, "{fault}: {:?}", run.state);
+        let state = h.sim.state();
+        assert!(
+            !state
+                .settings
+                .persistent
+                .contains_key("cluster.routing.allocation.enable"),
+            "{fault}: allocation left disabled"
+        );
+    }
+}
+
+#[tokio::test]
+async fn transient_faults_during_a_wait_are_retried() {
+    for fault in [
+        "status=503,count=2,method=GET,path=/_cat/nodes",
+        "drop,count=2,method=GET,path=/_cluster/health",
+        "malformed,count=2,method=GET,path=/_cluster/health",
+    ] {
+        let h = restart_with(&[]).await;
+        let id = h.start_run("alice", "/cluster stop cluster:logs").await;
+        h.sim.set_faults(vec![rule(fault)]);
+        let run = h.finished(id).await;
+        assert_eq!(run.state, RunState::Succeeded, "{fault}: {:?}", run.state);
+    }
+}
+
+#[tokio::test]
+async fn a_passing_master_election_does_not_block_planning() {
+    let h = restart_with(&["status=503,count=2,method=GET,path=/_cat/nodes"]).await;
+    let id = h.start_run("alice", "/cluster stop cluster:logs").await;
+    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+}
+
+#[tokio::test]
+async fn a_persistent_server_error_fails_the_step_saying_what_to_do_next() {
+    let h = restart_with(&["status=500,method=POST,path=/_flush"]).await;
+    let id = h.start_run("alice", "/cluster restart cluster:logs").await;
+    let run = h.finished(id).await;
+    let RunState::Failed { error } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    assert_eq!(
+        error,
+        "search cluster `logs`: POST /_flush answered 500 (exception) after 4 tries\n\
+         left in place: shard allocation is disabled (persistent cluster.routing.allocation.enable: none)\n\
+         to bring the cluster back: /cluster start cluster:logs"
+    );
+    // Bounded: exactly the configured number of tries, and no node was touched after the failure.
+    assert_eq!(h.calls_to("POST", "/_flush").len(), 4);
+    assert!(
+        h.sim
+            .state()
+            .nodes
+            .iter()
+            .all(|n| format!("{:?}", n.state) == "Up")
+    );
+    let shown = h.chat().messages()[0].text().to_owned();
+    assert!(shown.starts_with("❌ r-1"), "{shown}");
+    assert!(
+        shown.contains("at step 2/25: flush (POST /_flush)"),
+        "{shown}"
+    );
+}
+
+#[tokio::test]
+async fn a_client_error_is_not_retried() {
+    let h = restart_with(&["status=400,method=PUT,path=/_cluster/settings"]).await;
+    let id = h.start_run("alice", "/cluster stop cluster:logs").await;
+    let run = h.finished(id).await;
+    let RunState::Failed { error } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    assert!(
+        error.starts_with("search cluster `logs`: PUT /_cluster/settings answered 400"),
+        "{error}"
+    );
+    assert!(error.contains("nothing was left changed"), "{error}");
+    assert_eq!(h.calls_to("PUT", "/_cluster/settings").len(), 1);
+}
+
+#[tokio::test]
+async fn an_unreachable_cluster_is_refused_before_any_plan() {
+    let h = restart_with(&[]).await;
+    h.sim.set_faults(vec![rule("status=500")]);
+    let reply = h.slash("alice", "/cluster restart cluster:logs").await;
+    assert!(reply.private);
+    assert!(
+        reply
+            .text
+            .starts_with("search cluster `logs`: GET /_cat/nodes answered 500"),
+        "{}",
+        reply.text
+    );
+    assert!(h.engine.store().runs().unwrap().is_empty());
+}
+
+/// A DELETE the cluster refused before acting on it (no master, too many requests, a request
+/// timeout) is sent again after the policy's delay; one that may be applying never is.
+#[tokio::test]
+async fn a_delete_refused_before_the_cluster_acted_is_sent_again() {
+    for fault in [
+        "status=503,count=2,method=DELETE",
+        "status=429,count=2,method=DELETE",
+        "status=408,count=2,method=DELETE",
+    ] {
+        let h = restart_with(&[fault]).await;
+        let id = h.start_run("alice", "/indices prune cluster:logs").await;
+        h.approve("bob", id).await;
+        let run = h.finished(id).await;
+        assert_eq!(run.state, RunState::Succeeded, "{fault}: {:?}", run.steps);
+        let left = h.index_names();
+        assert!(
+            run.plan
+                .deleted_indices()
+                .all(|n| !left.contains(&n.to_string())),
+            "{fault}: {left:?}"
+        );
+        // One chunk: two refusals, then the DELETE that worked.
+        assert_eq!(h.calls_by("DELETE").len(), 3, "{fault}");
+    }
+}
+
+#[tokio::test]
+async fn a_delete_refused_every_time_fails_after_the_policy_s_attempts() {
+    let h = restart_with(&["status=429,method=DELETE"]).await;
+    let id = h.start_run("alice", "/indices prune cluster:logs").await;
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    let RunState::Failed { error } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    assert!(error.contains("429"), "{error}");
+    let attempts = Setup::default().engine.retry.attempts as usize;
+    assert_eq!(h.calls_by("DELETE").len(), attempts, "{error}");
+    let left = h.index_names();
+    assert!(
+        run.plan
+            .deleted_indices()
+            .all(|n| left.contains(&n.to_string())),
+        "nothing was deleted"
+    );
+}
