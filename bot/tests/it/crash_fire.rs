@@ -32,9 +32,10 @@ use time::macros::datetime;
 const FIRE: OffsetDateTime = datetime!(2027-02-10 03:00 UTC);
 const SCHEDULE: &str = "nightly-prune";
 
-/// Rounds per run of the test suite; each kills once at its phase, and a round that killed
-/// before any delete kills its restart again during its deletes.
-const ROUNDS: u64 = 12;
+/// Rounds per run of the test suite, this many in each of three parts side by side; each
+/// round kills once at its phase, and a round that killed before any delete kills its restart
+/// again during its deletes.
+const PER_PART: u64 = 4;
 
 /// Slows the plan's listing of every index, so that a kill drawn after the fire's first
 /// request lands while the fire is planned, before it is recorded.
@@ -58,18 +59,23 @@ enum Phase {
     Deleting,
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_around_a_fire_neither_skips_nor_doubles_it_and_deletes_each_index_once() {
-    let mut dice = Dice::from_env();
+crate::in_parts!(
+    sigkill_around_a_fire_neither_skips_nor_doubles_it_and_deletes_each_index_once
+    => fire_rounds: part_1 = 0, part_2 = 1, part_3 = 2
+);
+
+/// Part `part` of the torture: [`PER_PART`] of its rounds.
+async fn fire_rounds(part: u64) {
+    let mut dice = Dice::for_part(part);
     let seed = dice.seed();
     let started = std::time::Instant::now();
     let mut kills = 0;
-    for round in 0..ROUNDS {
+    for round in part * PER_PART..(part + 1) * PER_PART {
         let phase = [Phase::BeforeRecorded, Phase::Recorded, Phase::Deleting][(round % 3) as usize];
         kills += one_round(round, phase, &mut dice, seed).await;
     }
     println!("{kills} kills in {:?}", started.elapsed());
-    assert!(kills >= ROUNDS, "{kills} kills");
+    assert!(kills >= PER_PART, "{kills} kills");
 }
 
 fn rfc3339(at: OffsetDateTime) -> String {

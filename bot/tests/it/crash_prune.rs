@@ -12,16 +12,21 @@ use opsbot_commands::retention::{Retention, RetentionDays, Verdict};
 use opsbot_search_sim::{FaultRule, SimConfig};
 use time::OffsetDateTime;
 
-/// Kills per run of the test suite.
-const KILLS: u64 = 20;
+/// Kills per run of the test suite: this many in each of four parts, side by side.
+const PER_PART: u64 = 5;
 
 const PRUNE: &str = "/indices prune cluster:logs older_than_days:30";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_at_random_points_of_a_prune_deletes_each_selected_index_exactly_once() {
-    let mut dice = Dice::from_env();
+crate::in_parts!(
+    sigkill_at_random_points_of_a_prune_deletes_each_selected_index_exactly_once
+    => prune_kills: part_1 = 0, part_2 = 1, part_3 = 2, part_4 = 3
+);
+
+/// Part `part` of the torture: [`PER_PART`] of its kills.
+async fn prune_kills(part: u64) {
+    let mut dice = Dice::for_part(part);
     let seed = dice.seed();
-    for kill in 0..KILLS {
+    for kill in part * PER_PART..(part + 1) * PER_PART {
         // The k-th cluster request marks the point; a random delay lands the kill before,
         // during or after the request it starts (deletes are slowed to be caught in flight).
         let point = 1 + dice.below(7);

@@ -8,16 +8,21 @@ use std::time::Duration;
 use crate::support::{Dice, complete, kill_during, scene};
 use opsbot_search_sim::SimConfig;
 
-/// Kills per run of the test suite.
-const KILLS: u64 = 20;
+/// Kills per run of the test suite: this many in each of four parts, side by side.
+const PER_PART: u64 = 5;
 
 const REMOVE: &str = "/cluster remove-node cluster:logs node:10.0.0.14";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_at_random_points_of_a_removal_never_stops_a_node_that_holds_shards() {
-    let mut dice = Dice::from_env();
+crate::in_parts!(
+    sigkill_at_random_points_of_a_removal_never_stops_a_node_that_holds_shards
+    => removal_kills: part_1 = 0, part_2 = 1, part_3 = 2, part_4 = 3
+);
+
+/// Part `part` of the torture: [`PER_PART`] of its kills.
+async fn removal_kills(part: u64) {
+    let mut dice = Dice::for_part(part);
     let seed = dice.seed();
-    for kill in 0..KILLS {
+    for kill in part * PER_PART..(part + 1) * PER_PART {
         // A removal sends about 40 cluster requests here: planning, the exclusion, the drain's
         // polls, the stop's and the clear's; the kill lands anywhere among them.
         let point = 1 + dice.below(40);

@@ -43,8 +43,9 @@ use opsbot_commands::run::{Run, RunState};
 use opsbot_host_sim::TestHosts;
 use opsbot_state::Store;
 
-/// Kills per run of the test suite, one per run of the runbook.
-const KILLS: u64 = 10;
+/// Kills per run of the test suite, one per run of the runbook: this many in each of two
+/// parts, side by side.
+const PER_PART: u64 = 5;
 
 const RUN: &str = "/runbook run name:nested-virt host:compute-01";
 const DONE: &str = "/run done id:r-1\n";
@@ -72,12 +73,17 @@ const POINTS: [&str; 8] = [
 /// one after `/run done`, and spares for consoles that exit before the run they woke.
 const RESTARTS: usize = 8;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_during_an_approved_nested_virt_run_never_replays_the_module_unload() {
-    let mut dice = Dice::from_env();
+crate::in_parts!(
+    sigkill_during_an_approved_nested_virt_run_never_replays_the_module_unload
+    => runbook_kills: part_1 = 0, part_2 = 1
+);
+
+/// Part `part` of the torture: [`PER_PART`] of its kills.
+async fn runbook_kills(part: u64) {
+    let mut dice = Dice::for_part(part);
     let seed = dice.seed();
     let started = Instant::now();
-    for kill in 0..KILLS {
+    for kill in part * PER_PART..(part + 1) * PER_PART {
         // Half the kills aim at the unload (before it, while it runs, just after it), the
         // others at any point.
         let points = if dice.below(2) == 0 {
@@ -93,7 +99,7 @@ async fn sigkill_during_an_approved_nested_virt_run_never_replays_the_module_unl
         });
         round(kill, point, jitter, seed).await;
     }
-    println!("{KILLS} kills in {:?}", started.elapsed());
+    println!("{PER_PART} kills in {:?}", started.elapsed());
 }
 
 async fn round(kill: u64, point: usize, jitter: Duration, seed: u64) {

@@ -8,16 +8,21 @@ use std::time::Duration;
 use crate::support::worlds::StaleCloud;
 use crate::support::{Dice, cloud_config, complete, kill_when};
 
-/// Kills per run of the test suite.
-const KILLS: u64 = 10;
+/// Kills per run of the test suite: this many in each of two parts, side by side.
+const PER_PART: u64 = 5;
 
 const STALE: &str = "/placement stale cloud:prod host:compute-03";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_between_approval_and_delete_deletes_each_stale_allocation_exactly_once() {
-    let mut dice = Dice::from_env();
+crate::in_parts!(
+    sigkill_between_approval_and_delete_deletes_each_stale_allocation_exactly_once
+    => stale_kills: part_1 = 0, part_2 = 1
+);
+
+/// Part `part` of the torture: [`PER_PART`] of its kills.
+async fn stale_kills(part: u64) {
+    let mut dice = Dice::for_part(part);
     let seed = dice.seed();
-    for kill in 0..KILLS {
+    for kill in part * PER_PART..(part + 1) * PER_PART {
         // Kill when the first delete arrives, plus up to 150 ms: before it is answered
         // (deletes are slowed to 80 ms), after, or during the next one.
         let delay = Duration::from_millis(dice.below(150));

@@ -37,17 +37,14 @@ use opsbot_commands::run::RunState;
 use opsbot_search_sim::{FaultRule, SimConfig, SimHandle};
 use time::OffsetDateTime;
 
-/// Kills per run of the test suite, at least.
-const KILLS: u64 = 30;
+/// Kills per run of the test suite, at least: this many in each of four parts, side by side.
+const PER_PART: u64 = 8;
 /// A round kills at most this often before its runs have finished.
 const KILLS_PER_ROUND: u64 = 8;
 
 const PRUNE: &str = "/indices prune cluster:logs older_than_days:30";
 const REMOVE: &str = "/cluster remove-node cluster:nodes node:10.0.1.14";
 const STALE: &str = "/placement stale cloud:prod host:compute-03";
-
-/// The tests of this file one at a time: they measure takeovers on a machine of two cores.
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The simulated cluster to prune, the one to remove a node from, and the cloud with stale
 /// allocations on compute-03.
@@ -305,15 +302,19 @@ async fn check_approvals(store: &opsbot_state::Store, ids: &[RunId], what: &str)
     assert!(refused.is_empty(), "{what}: refusals: {refused:#?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_the_active_instance_at_random_moments_loses_no_run_repeats_no_side_effect() {
-    let _alone = ONE_AT_A_TIME.lock().await;
-    let mut dice = Dice::from_env();
+crate::in_parts!(
+    sigkill_the_active_instance_at_random_moments_loses_no_run_repeats_no_side_effect
+    => torture: part_1 = 0, part_2 = 1, part_3 = 2, part_4 = 3
+);
+
+/// Part `part` of the torture: rounds until it has killed [`PER_PART`] times.
+async fn torture(part: u64) {
+    let mut dice = Dice::for_part(part);
     let seed = dice.seed();
     let started = Instant::now();
     let mut takeovers = Vec::new();
     let mut rounds = 0;
-    while (takeovers.len() as u64) < KILLS {
+    while (takeovers.len() as u64) < PER_PART {
         torture_round(rounds, &mut dice, seed, &mut takeovers).await;
         rounds += 1;
     }
@@ -424,7 +425,6 @@ const FENCING_ROUNDS: u64 = 3;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_active_instance_that_wakes_after_a_takeover_does_nothing_and_steps_down() {
-    let _alone = ONE_AT_A_TIME.lock().await;
     let mut dice = Dice::from_env();
     let seed = dice.seed();
     for round in 0..FENCING_ROUNDS {
@@ -540,7 +540,6 @@ async fn fencing_round(what: &str, after: usize, delay: Duration) {
 /// when the lease would have expired, and finishes the run; each index deleted once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_hands_the_lease_over_at_once() {
-    let _alone = ONE_AT_A_TIME.lock().await;
     let what = "sigterm";
     let pg = ha::shared_pg();
     let schema = ha::fresh_schema("sigterm");

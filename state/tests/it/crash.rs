@@ -13,7 +13,7 @@ use opsbot_commands::name::RunId;
 use opsbot_commands::run::StepState;
 use time::OffsetDateTime;
 
-const TEST_NAME: &str = "a_returned_update_survives_sigkill";
+const TEST_NAME: &str = "crash::a_returned_update_survives_sigkill";
 /// Set to a store directory, it makes the test act as the child.
 const CHILD_ENV: &str = "OPSBOT_STATE_CRASH_CHILD";
 

@@ -415,11 +415,35 @@ pub async fn until(what: &str, mut condition: impl FnMut() -> bool) {
 /// xorshift64*: enough randomness to spread kill points, and replayable from the seed.
 pub struct Dice(u64);
 
+/// Declares `$test` as a module of tests `part_1`, `part_2`, … that run side by side, each
+/// awaiting `$torture(n)` for its part `n` of a torture's kills: so that a torture of many
+/// SIGKILLs keeps its count while no single test runs long.
+#[macro_export]
+macro_rules! in_parts {
+    ($test:ident => $torture:ident: $($part:ident = $n:literal),+ $(,)?) => {
+        mod $test {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $part() {
+                    super::$torture($n).await;
+                }
+            )+
+        }
+    };
+}
+
 impl Dice {
     /// Seeded from `OPSBOT_CRASH_SEED`, or from the clock; prints the seed so that a failure
     /// can be replayed.
     pub fn from_env() -> Self {
-        let seed = std::env::var("OPSBOT_CRASH_SEED")
+        Self::for_part(0)
+    }
+
+    /// The dice of part `part` of a torture split by [`crate::in_parts!`]: the seed of
+    /// `OPSBOT_CRASH_SEED` (or the clock's) plus the part, so that each part draws its own
+    /// points and one seed replays them all.
+    pub fn for_part(part: u64) -> Self {
+        let base = std::env::var("OPSBOT_CRASH_SEED")
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| {
@@ -427,8 +451,8 @@ impl Dice {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(1, |d| d.as_nanos() as u64 | 1)
             });
-        println!("crash seed {seed} (replay with OPSBOT_CRASH_SEED={seed})");
-        Self(seed)
+        println!("crash seed {base}, part {part} (replay with OPSBOT_CRASH_SEED={base})");
+        Self(base.wrapping_add(part) | 1)
     }
 
     pub fn seed(&self) -> u64 {
