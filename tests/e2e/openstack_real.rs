@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use opsbot::config::EngineConfig;
 use opsbot_cloud_sim::{CloudSimConfig, CloudSimHandle};
 use opsbot_commands::run::RunState;
 use opsbot_tests::cloud::{Account, cloud_config};
@@ -52,9 +53,16 @@ async fn real(username: &str, password: &str, placement_interfaces: &[&str]) -> 
         project: cloud.admin_project(),
         region: &region,
     };
+    // The real servers have one worker each and serve the tests of this binary side by side:
+    // a request may queue behind others, so it gets the production default's patience.
+    let defaults = Setup::default();
     let harness = Harness::start(Setup {
         clouds: vec![cloud_config("prod", &account, dir.path())],
-        ..Setup::default()
+        engine: EngineConfig {
+            request_timeout: EngineConfig::default().request_timeout,
+            ..defaults.engine
+        },
+        ..defaults
     })
     .await;
     Real {

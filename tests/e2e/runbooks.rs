@@ -3,6 +3,7 @@
 //! their failures: a busy module, a tracer not installed, a process not found, a command that
 //! hangs. And the bad input that must never reach a host.
 
+use opsbot_commands::render::Tone;
 use opsbot_commands::run::{RunState, StepState};
 use opsbot_tests::runbooks::{Hosts, shipped, test_hosts};
 use opsbot_tests::{Harness, Setup};
@@ -62,7 +63,8 @@ async fn nested_virt_stops_at_its_gate_then_reloads_the_module_and_restarts_nova
     );
     // The progress message asks for the approval; the approver reads the steps and what the
     // ones before the gate found.
-    h.publisher.flushed().await;
+    h.message_shows(&run, "the approval asked", |tone| tone == Tone::Waiting)
+        .await;
     let progress = h.chat().messages()[0].text().to_owned();
     assert!(progress.contains("waiting for approval"), "{progress}");
     let shown = h.slash("bob", &format!("/run status id:{id}")).await.text;

@@ -5,7 +5,7 @@
 # under gunicorn; bootstrap admin/RegionOne and (optionally) register Placement.
 # Idempotent: a running instance from the same DATA_DIR on PORT is reused.
 #
-# Usage: start-keystone.sh PORT DATA_DIR
+# Usage: start-keystone.sh PORT DATA_DIR   (or --install-only: just the venv)
 #   stdout: the PID of the gunicorn master (only that; logs go to stderr)
 #   stop:   kill -TERM "$(cat DATA_DIR/keystone.pid)"
 #
@@ -30,9 +30,17 @@ set -euo pipefail
 die() { echo "start-keystone: $*" >&2; exit 1; }
 log() { echo "start-keystone: $*" >&2; }
 
-[[ $# -eq 2 ]] || die "usage: $0 PORT DATA_DIR"
+# `--install-only`: the venv alone (.ci/run installs it while cargo compiles the tests).
+if [[ $# -eq 1 && $1 == --install-only ]]; then
+  INSTALL_ONLY=1
+  set -- 0 "${TMPDIR:-/tmp}"
+else
+  INSTALL_ONLY=
+  [[ $# -eq 2 ]] || die "usage: $0 PORT DATA_DIR | $0 --install-only"
+  PORT=$1
+  [[ $PORT =~ ^[0-9]+$ && PORT -gt 0 && PORT -lt 65536 ]] || die "bad port: $PORT"
+fi
 PORT=$1
-[[ $PORT =~ ^[0-9]+$ && PORT -gt 0 && PORT -lt 65536 ]] || die "bad port: $PORT"
 mkdir -p "$2"
 DATA_DIR=$(cd "$2" && pwd)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -76,6 +84,7 @@ if [[ ! -f $MARKER ]]; then
   fi
   exec 9>&-
 fi
+[[ -z $INSTALL_ONLY ]] || exit 0
 
 # ---- already running? -------------------------------------------------------
 RUNNING=

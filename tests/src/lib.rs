@@ -321,12 +321,18 @@ impl Harness {
         let run = self
             .wait_for(id, "finished", |r| r.state.is_finished())
             .await;
-        let key = opsbot_commands::render::progress_view(&run, None, run.created_at).message_key;
         let ended = |tone| !matches!(tone, Tone::Waiting | Tone::Running);
-        tokio::time::timeout(PATIENCE, self.chat().shows(&key, ended))
-            .await
-            .expect("the run's message never showed how it ended");
+        self.message_shows(&run, "how it ended", ended).await;
         run
+    }
+
+    /// Waits until the message of `run` shows a tone that `done` accepts (`what`), failing the
+    /// test after [`PATIENCE`]: the store shows a run's new state before its message does.
+    pub async fn message_shows(&self, run: &Run, what: &str, done: impl Fn(Tone) -> bool) {
+        let key = opsbot_commands::render::progress_view(run, None, run.created_at).message_key;
+        tokio::time::timeout(PATIENCE, self.chat().shows(&key, done))
+            .await
+            .unwrap_or_else(|_| panic!("the message of {} never showed {what}", run.id));
     }
 
     /// The cluster API requests the simulator received.
