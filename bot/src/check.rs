@@ -12,6 +12,7 @@ use opsbot_commands::openstack::ids::ImageRef;
 
 use crate::backend::BackendError;
 use crate::chat::discord::Discord;
+use crate::clock::Clock;
 use crate::clouds::Cloud;
 use crate::clusters::Cluster;
 use crate::config::{CloudConfig, ClusterConfig, Config, DiscordConfig};
@@ -115,6 +116,7 @@ async fn check_cloud(config: &Config, cloud: &CloudConfig, report: &mut impl FnM
         cloud,
         config.engine.request_timeout,
         &BackendErrors::default(),
+        &Clock::system(),
     ) {
         Ok(found) => found,
         Err(error) => {

@@ -17,7 +17,8 @@ use opsbot_commands::planner::{
 use opsbot_commands::request::ProcedureRequest;
 
 use crate::backend::openstack::{CloudClient, Credentials};
-use crate::backend::{BackendError, RetryPolicy};
+use crate::backend::{BackendError, Retry};
+use crate::clock::Clock;
 use crate::config::{CloudConfig, Config};
 use crate::engine::{EngineError, Refusal};
 use crate::host_control::HostControl;
@@ -39,15 +40,17 @@ pub struct Cloud {
 #[derive(Debug)]
 pub struct Clouds {
     map: BTreeMap<CloudName, Cloud>,
-    retry: RetryPolicy,
+    retry: Retry,
 }
 
 impl Cloud {
-    /// The cloud's client (its password read now) and the means to restart its hosts.
+    /// The cloud's client (its password read now, its tokens renewed by `clock`) and the means
+    /// to restart its hosts.
     pub fn new(
         c: &CloudConfig,
         request_timeout: Duration,
         errors: &BackendErrors,
+        clock: &Clock,
     ) -> anyhow::Result<Self> {
         let credentials = Credentials {
             auth_url: c.auth_url.clone(),
@@ -64,8 +67,15 @@ impl Cloud {
         };
         Ok(Self {
             name: c.name.clone(),
-            client: CloudClient::new(&c.name, credentials, &c.tls(), request_timeout, errors)
-                .with_context(|| format!("cloud `{}`", c.name))?,
+            client: CloudClient::new(
+                &c.name,
+                credentials,
+                &c.tls(),
+                request_timeout,
+                errors,
+                clock.clone(),
+            )
+            .with_context(|| format!("cloud `{}`", c.name))?,
             hosts: HostControl::new(c.compute_control.clone(), &c.auth_url, &c.tls())
                 .with_context(|| format!("cloud `{}`", c.name))?,
         })
@@ -73,17 +83,19 @@ impl Cloud {
 }
 
 impl Clouds {
-    pub fn new(config: &Config, errors: &BackendErrors) -> anyhow::Result<Self> {
+    /// The clouds of `config`, their retries and tokens on `clock` (the engine's; the system's
+    /// for `opsbot plan`).
+    pub fn new(config: &Config, errors: &BackendErrors, clock: Clock) -> anyhow::Result<Self> {
         let mut map = BTreeMap::new();
         for c in &config.clouds {
             map.insert(
                 c.name.clone(),
-                Cloud::new(c, config.engine.request_timeout, errors)?,
+                Cloud::new(c, config.engine.request_timeout, errors, &clock)?,
             );
         }
         Ok(Self {
             map,
-            retry: config.engine.retry,
+            retry: Retry::new(config.engine.retry, clock),
         })
     }
 

@@ -15,7 +15,8 @@ use opsbot_commands::retention::IndexInfo;
 use time::OffsetDateTime;
 
 use crate::backend::search::SearchClient;
-use crate::backend::{BackendError, Fault, RetryPolicy};
+use crate::backend::{BackendError, Fault, Retry};
+use crate::clock::Clock;
 use crate::config::{ClusterConfig, Config};
 use crate::engine::{EngineError, Refusal};
 use crate::metrics::BackendErrors;
@@ -58,11 +59,21 @@ impl Cluster {
 #[derive(Debug)]
 pub struct Clusters {
     map: BTreeMap<ClusterName, Cluster>,
-    retry: RetryPolicy,
+    retry: Retry,
 }
 
 impl Clusters {
+    /// The clusters of `config`, retrying on the system's clock (`opsbot plan`).
     pub fn new(config: &Config, errors: &BackendErrors) -> anyhow::Result<Self> {
+        Self::with_clock(config, errors, Clock::system())
+    }
+
+    /// The clusters of `config`, retrying on `clock` (the engine's).
+    pub fn with_clock(
+        config: &Config,
+        errors: &BackendErrors,
+        clock: Clock,
+    ) -> anyhow::Result<Self> {
         let mut map = BTreeMap::new();
         for c in &config.clusters {
             let cluster = Cluster::new(c, config.engine.request_timeout, errors)
@@ -71,7 +82,7 @@ impl Clusters {
         }
         Ok(Self {
             map,
-            retry: config.engine.retry,
+            retry: Retry::new(config.engine.retry, clock),
         })
     }
 
@@ -209,10 +220,12 @@ impl Clusters {
                 .retry
                 .run(|| cluster.search.membership(), |_, _| {})
                 .await?;
-            if matches!(membership, Membership::Formed { .. }) || looks >= self.retry.attempts {
+            if matches!(membership, Membership::Formed { .. })
+                || looks >= self.retry.policy.attempts
+            {
                 return Ok(membership);
             }
-            tokio::time::sleep(self.retry.delay(looks)).await;
+            self.retry.pause(looks).await;
         }
     }
 

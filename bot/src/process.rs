@@ -103,6 +103,8 @@ async fn run_with_grace(
         Ok::<_, std::io::Error>((status, Output::joined(stdout, stderr, bounds)))
     };
     tokio::pin!(output);
+    // On tokio's real time, not the engine's clock: the program is a real process that takes
+    // real time, so skipping a test's clock must not kill it before its time.
     let deadline = tokio::time::sleep(timeout);
     let mut stopped = false;
     let finished = tokio::select! {

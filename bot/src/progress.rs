@@ -18,6 +18,7 @@ use opsbot_commands::run::{ChannelId, MessageId, Run};
 use opsbot_state::Store;
 use tokio::sync::{Notify, watch};
 
+use crate::clock::Clock;
 use crate::config::ProgressConfig;
 use crate::store_writes::StoreWrites;
 
@@ -105,6 +106,8 @@ struct Shared<T> {
     /// Reads; writes go through `writes`, off the async threads.
     store: Store,
     writes: StoreWrites,
+    /// The engine's: the time a view shows, and the waits before a send is tried again.
+    clock: Clock,
     quota: Quota,
     observed: Mutex<HashMap<RunId, Observation>>,
     lanes: Mutex<HashMap<ChannelId, Arc<Lane>>>,
@@ -131,6 +134,12 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl<T: ChatTransport> Publisher<T> {
     /// Must be called within a tokio runtime: the announcement lane is a task of its own.
     pub fn new(transport: T, store: Store, config: ProgressConfig) -> Self {
+        Self::with_clock(transport, store, config, Clock::system())
+    }
+
+    /// The publisher going by `clock`: the engine's, so that the times a message shows and
+    /// the waits between tries follow the time the engine goes by.
+    pub fn with_clock(transport: T, store: Store, config: ProgressConfig, clock: Clock) -> Self {
         // One call per window/N and no burst: at most N calls in any window, as Discord counts
         // them. (A burst of N on top of that rate would allow up to 2N in the first window.)
         let calls = config.edits_per_window.max(1);
@@ -143,6 +152,7 @@ impl<T: ChatTransport> Publisher<T> {
                 transport,
                 writes: StoreWrites::new(store.clone()),
                 store,
+                clock,
                 quota,
                 observed: Mutex::new(HashMap::new()),
                 lanes: Mutex::new(HashMap::new()),

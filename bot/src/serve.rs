@@ -48,7 +48,12 @@ pub async fn run_until(
     let store = config.store.open()?;
     let hub = Hub::default();
     let transport = Routed::new(discord.as_ref().map(Discord::transport), hub.clone());
-    let publisher = Arc::new(Publisher::new(transport, store.clone(), config.progress));
+    let publisher = Arc::new(Publisher::with_clock(
+        transport,
+        store.clone(),
+        config.progress,
+        clock.clone(),
+    ));
     let engine = Engine::with_clock(&config, store.clone(), publisher.clone(), clock)?;
     let service = Service::new(engine.clone(), publisher);
     // Listening before the console socket opens: once that exists, so do the metrics. A
@@ -93,7 +98,11 @@ pub async fn run_until(
     };
     let resumed = engine.resume_all().await?;
     tracing::info!(resumed, "unfinished runs resumed");
-    let upkeep = store_upkeep::spawn(engine.writes().clone(), config.store.retention);
+    let upkeep = store_upkeep::spawn(
+        engine.writes().clone(),
+        config.store.retention,
+        engine.clock(),
+    );
     let schedules = crate::scheduler::spawn(&engine).await?;
     // Serving ends when asked to, or when this instance loses the lease, which it keeps
     // renewing meanwhile.

@@ -106,7 +106,7 @@ impl Service {
     /// what, and why.
     async fn audit_refusal(&self, speaker: &Speaker, asked: &Asked, reason: &str) {
         let event = AuditEvent {
-            at: OffsetDateTime::now_utc(),
+            at: self.engine.clock().now(),
             run: asked.run,
             actor: Some(speaker.clone()),
             event: AuditKind::Refused {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer};
 use time::OffsetDateTime;
 use tokio::task::JoinHandle;
 
+use crate::clock::Clock;
 use crate::store_writes::StoreWrites;
 
 /// How often the running bot compacts: the retention is counted in days, so an hour late is
@@ -53,14 +54,14 @@ impl<'de> Deserialize<'de> for Retention {
     }
 }
 
-/// Compacts now and then every hour until the bot stops (abort the handle).
-pub fn spawn(store: StoreWrites, retention: Retention) -> JoinHandle<()> {
+/// Compacts now and then every hour until the bot stops (abort the handle), by `clock` (the
+/// engine's): the retention's cut-off is counted from its time.
+pub fn spawn(store: StoreWrites, retention: Retention, clock: Clock) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(EVERY);
         loop {
-            // The first tick is at once: the start-up round.
-            ticks.tick().await;
-            let _ = compact(&store, retention, OffsetDateTime::now_utc()).await;
+            let _ = compact(&store, retention, clock.now()).await;
+            // An hour after the round ended rather than began: an hour late is nothing.
+            clock.sleep(EVERY).await;
         }
     })
 }

@@ -7,6 +7,7 @@ use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::target::Target;
 use time::OffsetDateTime;
 
+use crate::clock::Clock;
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
 use crate::config::{Config, RunbooksConfig};
@@ -40,11 +41,12 @@ impl Part {
 }
 
 impl Targets {
-    /// Every target of `config`, their clients counting faults into `errors`.
-    pub fn new(config: &Config, errors: &BackendErrors) -> anyhow::Result<Self> {
+    /// Every target of `config`, their clients counting faults into `errors` and going by
+    /// `clock` (the engine's) for retries and token expiry.
+    pub fn new(config: &Config, errors: &BackendErrors, clock: &Clock) -> anyhow::Result<Self> {
         Ok(Self {
-            clusters: Clusters::new(config, errors)?,
-            clouds: Clouds::new(config, errors)?,
+            clusters: Clusters::with_clock(config, errors, clock.clone())?,
+            clouds: Clouds::new(config, errors, clock.clone())?,
             library: Library::load(&config.runbooks)?,
         })
     }
@@ -62,7 +64,7 @@ impl Targets {
         let errors = BackendErrors::default();
         Ok(Self {
             clusters: Clusters::new(pick(Part::Clusters), &errors)?,
-            clouds: Clouds::new(pick(Part::Clouds), &errors)?,
+            clouds: Clouds::new(pick(Part::Clouds), &errors, Clock::system())?,
             library: match part {
                 Part::Runbooks => Library::load(&config.runbooks)?,
                 Part::Clusters | Part::Clouds => Library::load(&RunbooksConfig::default())?,

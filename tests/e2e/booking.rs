@@ -1,23 +1,31 @@
 //! Booked runs against the simulated cluster: planned and approved at booking, planned again
 //! at their time; a plan that changed in between waits for a fresh approval instead of running.
-//! The booked times are a few seconds ahead of the bot's clock, and the tests wait for what the
-//! store shows, never for a fixed time.
+//! The booked times are a few seconds ahead of the bot's clock, which the tests move on to them
+//! instead of waiting; then they wait for what the store shows, never for a fixed time.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::{Run, RunState};
 use opsbot_tests::{Harness, Setup};
-use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 const PRUNE: &str = "/indices prune cluster:logs older_than_days:30";
 
-/// A time `seconds` ahead, as an operator types it.
-fn ahead(seconds: i64) -> String {
-    (OffsetDateTime::now_utc() + time::Duration::seconds(seconds))
+/// A time `seconds` ahead of the bot's clock, as an operator types it.
+fn ahead(h: &Harness, seconds: i64) -> String {
+    (h.clock.now() + time::Duration::seconds(seconds))
         .format(&Rfc3339)
         .unwrap()
+}
+
+/// How far the tests book ahead, and then move the clock on.
+const LEAD: i64 = 4;
+
+/// Moves the bot's clock on to the booked time.
+fn skip_to_the_booked_time(h: &Harness) {
+    h.clock.skip(Duration::from_secs(LEAD.unsigned_abs()));
 }
 
 async fn harness() -> Harness {
@@ -66,7 +74,7 @@ fn planned(run: &Run) -> BTreeSet<String> {
 async fn a_booked_prune_waits_without_the_lock_and_runs_at_its_time_under_its_approval() {
     let h = harness().await;
     let reply = h
-        .slash("alice", &format!("{PRUNE} at:{}", ahead(4)))
+        .slash("alice", &format!("{PRUNE} at:{}", ahead(&h, LEAD)))
         .await
         .text;
     assert!(reply.contains("📅 starts at"), "{reply}");
@@ -87,6 +95,7 @@ async fn a_booked_prune_waits_without_the_lock_and_runs_at_its_time_under_its_ap
     assert_ne!(other, id);
     h.slash("alice", &format!("/run cancel id:{other}")).await;
 
+    skip_to_the_booked_time(&h);
     let run = h.finished(id).await;
     assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
     assert_eq!(
@@ -105,7 +114,7 @@ async fn a_booked_prune_waits_without_the_lock_and_runs_at_its_time_under_its_ap
 #[tokio::test]
 async fn a_booked_run_whose_plan_changed_waits_for_a_fresh_approval() {
     let h = harness().await;
-    let booked = book_approved(&h, PRUNE, &ahead(4)).await;
+    let booked = book_approved(&h, PRUNE, &ahead(&h, LEAD)).await;
     // Before the time, someone else deletes one of the indices the approved plan names.
     let gone = booked.plan.deleted_indices().next().unwrap().to_string();
     let status = reqwest::Client::new()
@@ -118,6 +127,7 @@ async fn a_booked_run_whose_plan_changed_waits_for_a_fresh_approval() {
     assert!(!h.index_names().contains(&gone), "{gone} is gone");
     let before = deleted(&h);
 
+    skip_to_the_booked_time(&h);
     let waiting = h
         .wait_for(booked.id, "waiting for a fresh approval", |run| {
             run.booking.is_some_and(|b| !b.is_ahead()) || run.state.is_finished()
@@ -172,7 +182,7 @@ async fn a_booked_run_whose_plan_changed_waits_for_a_fresh_approval() {
 #[tokio::test]
 async fn a_booked_run_cancelled_before_its_time_does_nothing_and_says_so() {
     let h = harness().await;
-    let booked = book_approved(&h, "/cluster restart cluster:logs", &ahead(60)).await;
+    let booked = book_approved(&h, "/cluster restart cluster:logs", &ahead(&h, 60)).await;
     let reply = h
         .slash("alice", &format!("/run cancel id:{}", booked.id))
         .await;
@@ -198,8 +208,8 @@ async fn a_booked_run_cancelled_before_its_time_does_nothing_and_says_so() {
 async fn a_booked_time_in_the_past_or_beyond_the_horizon_is_refused_before_the_cluster_is_asked() {
     let h = harness().await;
     for (at, says) in [
-        (ahead(-60), "is not ahead"),
-        (ahead(91 * 24 * 3600), "more than 90 days ahead"),
+        (ahead(&h, -60), "is not ahead"),
+        (ahead(&h, 91 * 24 * 3600), "more than 90 days ahead"),
     ] {
         let reply = h.slash("alice", &format!("{PRUNE} at:{at}")).await;
         assert!(reply.text.contains(says), "{}", reply.text);

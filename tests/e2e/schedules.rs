@@ -13,13 +13,17 @@ use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::retention::RetentionDays;
 use opsbot_commands::run::{ChannelId, RunState};
-use opsbot_commands::schedule::{Bounds, CronSchedule, FireOutcome, Schedule, ScheduleName};
+use opsbot_commands::schedule::{
+    Bounds, CronSchedule, FireOutcome, FireRecord, Schedule, ScheduleName,
+};
 use opsbot_tests::{Harness, PATIENCE, Setup};
 use time::OffsetDateTime;
 use time::macros::datetime;
 
 /// The fire: 03:00 UTC on the day of the simulated cluster's newest daily index.
 const FIRE: OffsetDateTime = datetime!(2027-02-10 03:00 UTC);
+/// How long before the fire the bot's clock starts: the test moves it on to the fire.
+const LEAD: Duration = Duration::from_secs(60);
 
 fn name() -> ScheduleName {
     ScheduleName::parse("nightly-prune").unwrap()
@@ -57,8 +61,8 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
             ..config
         },
         schedules: vec![nightly(20)],
-        // Two seconds to ask for and approve the standing approval before the fire.
-        now: Some(FIRE - time::Duration::seconds(2)),
+        // A minute to ask for and approve the standing approval before the fire.
+        now: Some(FIRE - LEAD),
         ..Setup::default()
     })
     .await;
@@ -101,18 +105,10 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
     );
 
     let schedules = opsbot::scheduler::spawn(&h.engine).await.unwrap();
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    let fired = loop {
-        let last = h.engine.store().last_fire(&name()).unwrap();
-        if let Some(last) = last.filter(|last| last.at == FIRE) {
-            break last;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the schedule never fired"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    // Only fires after the scheduler's first look count: armed, then moved on to the fire.
+    last_fire(&h, "armed", |_| true).await;
+    h.clock.skip(LEAD);
+    let fired = last_fire(&h, "fired", |last| last.at == FIRE).await;
     let r1 = RunId::new(1);
     assert_eq!(fired.outcome, FireOutcome::Started { run: r1 });
     // Let the run's task do whatever it would before an approval.
@@ -165,6 +161,23 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
     let gone: BTreeSet<String> = h.sim.state().deleted.into_iter().collect();
     assert_eq!(gone, planned);
     schedules.iter().for_each(tokio::task::JoinHandle::abort);
+}
+
+/// The schedule's last fire once it is `what`, as `done` tells; fails the test after
+/// [`PATIENCE`].
+async fn last_fire(h: &Harness, what: &str, done: impl Fn(&FireRecord) -> bool) -> FireRecord {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let last = h.engine.store().last_fire(&name()).unwrap();
+        if let Some(last) = last.filter(|last| done(last)) {
+            return last;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the schedule was never {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// The replies of `/schedule pause` and of an approval with nothing asked for, word for word.

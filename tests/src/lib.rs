@@ -18,6 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use opsbot::clock::SimulatedClock;
 use opsbot::config::{
     ClusterConfig, Config, ConsoleConfig, EngineConfig, NodeControlConfig, PersonConfig,
     ProgressConfig, Role, StoreConfig, Tls,
@@ -95,7 +96,8 @@ pub struct Setup {
     /// `[[schedules]]`; the test starts the scheduler itself (`opsbot::scheduler::spawn`).
     pub schedules: Vec<opsbot::config::ScheduleConfig>,
     /// The time the engine's clock starts at, as `opsbot run --now` sets it; the system's
-    /// clock when `None`.
+    /// time when `None`. Either way the clock runs at the normal pace and the test can move it
+    /// on ([`Harness::clock`]).
     pub now: Option<time::OffsetDateTime>,
 }
 
@@ -133,6 +135,10 @@ impl Default for Setup {
 #[derive(Debug)]
 pub struct Harness {
     pub sim: SimHandle,
+    /// The engine's clock, and its progress's: `h.clock.skip(...)` moves it on and wakes every
+    /// wait on it (a booked run's, an approval's expiry, a backoff), instead of the test
+    /// sleeping.
+    pub clock: SimulatedClock,
     pub engine: Engine,
     pub service: Service,
     pub publisher: Arc<Publisher<RecordingChat>>,
@@ -228,19 +234,20 @@ impl Harness {
         let (mut sims, config, dir) = world(&setup).await;
         let sim = sims.remove(0);
         let store = config.store.open().expect("store");
-        let publisher = Arc::new(Publisher::new(
+        let clock =
+            SimulatedClock::starting_at(setup.now.unwrap_or_else(time::OffsetDateTime::now_utc));
+        let publisher = Arc::new(Publisher::with_clock(
             RecordingChat::default(),
             store.clone(),
             config.progress,
+            clock.clock(),
         ));
-        let clock = setup.now.map_or_else(
-            opsbot::clock::Clock::system,
-            opsbot::clock::Clock::starting_at,
-        );
-        let engine = Engine::with_clock(&config, store, publisher.clone(), clock).expect("engine");
+        let engine =
+            Engine::with_clock(&config, store, publisher.clone(), clock.clock()).expect("engine");
         let service = Service::new(engine.clone(), publisher.clone());
         Self {
             sim,
+            clock,
             engine,
             service,
             publisher,

@@ -9,5 +9,5 @@ pub mod search;
 pub(crate) mod transport;
 
 pub use error::{BackendError, Fault};
-pub use retry::RetryPolicy;
+pub use retry::{Retry, RetryPolicy};
 pub use transport::{Cause, Unreachable};

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::error::BackendError;
+use crate::clock::Clock;
 
 /// How often and how patiently a transient fault is retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -36,6 +37,25 @@ impl RetryPolicy {
         let factor = 2u32.saturating_pow(tries.saturating_sub(1));
         self.base_delay.saturating_mul(factor).min(self.max_delay)
     }
+}
+
+/// A retry policy and the clock its delays are slept on: the policy is configuration, the
+/// clock the engine's (a test moves it instead of waiting out a backoff).
+#[derive(Debug, Clone)]
+pub struct Retry {
+    pub policy: RetryPolicy,
+    clock: Clock,
+}
+
+impl Retry {
+    pub fn new(policy: RetryPolicy, clock: Clock) -> Self {
+        Self { policy, clock }
+    }
+
+    /// Sleeps the policy's delay after failed try number `tries` (1-based).
+    pub async fn pause(&self, tries: u32) {
+        self.clock.sleep(self.policy.delay(tries)).await;
+    }
 
     /// Runs `call` until it succeeds, fails for good, or the tries are used up; `on_retry` hears
     /// about each fault that is retried (for progress: "retrying after 503 (2/5)").
@@ -53,10 +73,10 @@ impl RetryPolicy {
             tries += 1;
             match call().await {
                 Ok(value) => return Ok(value),
-                Err(error) if error.fault.is_transient() && tries < self.attempts => {
+                Err(error) if error.fault.is_transient() && tries < self.policy.attempts => {
                     tracing::warn!(%error, tries, "transient fault, retrying");
                     on_retry(&error, tries);
-                    tokio::time::sleep(self.delay(tries)).await;
+                    self.pause(tries).await;
                 }
                 Err(error) => return Err(BackendError { tries, ..error }),
             }
@@ -80,10 +100,14 @@ mod tests {
         max_delay: Duration::from_millis(2),
     };
 
+    fn fast() -> Retry {
+        Retry::new(FAST, Clock::system())
+    }
+
     #[tokio::test]
     async fn transient_faults_are_retried_until_success() {
         let calls = AtomicU32::new(0);
-        let result = FAST
+        let result = fast()
             .run(
                 || async {
                     match calls.fetch_add(1, Ordering::SeqCst) {
@@ -105,7 +129,7 @@ mod tests {
     #[tokio::test]
     async fn retries_are_bounded_and_counted() {
         let calls = AtomicU32::new(0);
-        let result: Result<(), _> = FAST
+        let result: Result<(), _> = fast()
             .run(
                 || async {
                     calls.fetch_add(1, Ordering::SeqCst);
@@ -128,7 +152,7 @@ mod tests {
     #[tokio::test]
     async fn client_errors_are_not_retried() {
         let calls = AtomicU32::new(0);
-        let _: Result<(), _> = FAST
+        let _: Result<(), _> = fast()
             .run(
                 || async {
                     calls.fetch_add(1, Ordering::SeqCst);

@@ -5,8 +5,6 @@
 //! Right before each restart (and before asking about one a crash cut off) the run looks at the
 //! host's migrations again: one started since the plan stops the run there.
 
-use std::time::Instant;
-
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::name::HostName;
 use opsbot_commands::openstack::compute::{ComputeService, InFlight, ServiceState};
@@ -48,7 +46,7 @@ pub(super) async fn up(
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
     let timeout = inner.config.compute_timeout;
-    let deadline = Instant::now() + timeout;
+    let deadline = inner.clock.instant() + timeout;
     // The report seen at the first look: `Some(None)` when the service had never reported.
     let mut baseline: Option<Option<OffsetDateTime>> = None;
     loop {
@@ -69,7 +67,7 @@ pub(super) async fn up(
                         }
                     }
                 }
-                shown(&services, host, OffsetDateTime::now_utc())
+                shown(&services, host, inner.clock.now())
             }
             // A look that fails for a while (a controller restarting) is one more look; the
             // timeout bounds them. A refusal (401/403, a certificate) would only be waited out
@@ -88,7 +86,7 @@ pub(super) async fn up(
                 ..Observation::default()
             },
         );
-        if Instant::now() >= deadline {
+        if inner.clock.instant() >= deadline {
             return Ok(StepOutcome::Failed(format!(
                 "nova-compute on {host} has not reported up since its restart (waited {}; last \
                  seen: {last}); the run stops here and restarts no other host. Look at the \

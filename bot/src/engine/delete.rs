@@ -73,13 +73,13 @@ async fn settle(
     opaque_id: &str,
     names: &[IndexName],
 ) -> Result<(), String> {
-    let deadline = tokio::time::Instant::now() + inner.config.deletion_timeout;
+    let deadline = inner.clock.instant() + inner.config.deletion_timeout;
     loop {
         let seen = retried(inner, run, || cluster.search.in_flight(opaque_id, names)).await?;
         let InFlight::Applying(what) = seen else {
             return Ok(());
         };
-        if tokio::time::Instant::now() >= deadline {
+        if inner.clock.instant() >= deadline {
             return Err(format!(
                 "cluster `{}` is still applying an earlier deletion of these indices after {} \
                  ({what}); nothing was sent again. Look at GET /_cluster/pending_tasks, and \
@@ -88,7 +88,8 @@ async fn settle(
                 wait::shown(inner.config.deletion_timeout)
             ));
         }
-        tokio::time::sleep(inner.config.poll_interval.min(Duration::from_secs(2))).await;
+        let interval = inner.config.poll_interval.min(Duration::from_secs(2));
+        inner.clock.sleep(interval).await;
     }
 }
 
@@ -137,7 +138,7 @@ pub(super) async fn chunk(
     let mut tries = 0;
     while !remaining.is_empty() {
         if tries > 0 {
-            tokio::time::sleep(policy.delay(tries)).await;
+            inner.clock.sleep(policy.delay(tries)).await;
         }
         tries += 1;
         let doomed: Vec<IndexName> = remaining.iter().map(|p| p.name.clone()).collect();

@@ -85,7 +85,7 @@ pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
                 // a restart would (not busy meanwhile: nothing moves).
                 Err(error) if error.is_passing() => {
                     tracing::warn!(%error, "run task waits for the store");
-                    park(&inner, &mut busy, tokio::time::sleep(STORE_RETRY)).await;
+                    park(&inner, &mut busy, inner.clock.sleep(STORE_RETRY)).await;
                 }
                 Err(error) => {
                     tracing::error!(%error, "run task stopped on a store error; it resumes at the next start");
@@ -133,9 +133,8 @@ async fn drive_inner(
                     expire(inner, id, now).await?;
                     continue;
                 }
-                let left = std::time::Duration::try_from(expires_at - now).unwrap_or_default();
                 park(inner, busy, async {
-                    let _ = tokio::time::timeout(left, waker.notified()).await;
+                    let _ = inner.clock.timeout_at(expires_at, waker.notified()).await;
                 })
                 .await;
             }
@@ -148,12 +147,10 @@ async fn drive_inner(
                         booked::Arrival::LookAgain => now + booked::LOOK_AGAIN,
                     },
                 };
-                // In naps: the wall clock may be stepped while a booked run waits for days.
-                let left = std::time::Duration::try_from(until - now)
-                    .unwrap_or_default()
-                    .min(crate::clock::LONGEST_NAP);
+                // The clock sleeps in naps: its wall time may be stepped while a booked run
+                // waits for days.
                 park(inner, busy, async {
-                    let _ = tokio::time::timeout(left, waker.notified()).await;
+                    let _ = inner.clock.timeout_at(until, waker.notified()).await;
                 })
                 .await;
             }

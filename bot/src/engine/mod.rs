@@ -32,6 +32,7 @@ use opsbot_state::{Store, StoreError, UpdateError};
 use time::OffsetDateTime;
 use tokio::sync::{Notify, watch};
 
+use crate::backend::Retry;
 use crate::clock::{Clock, span};
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
@@ -129,7 +130,7 @@ impl Engine {
     ) -> anyhow::Result<Self> {
         let tenure = Tenure::default();
         let metrics = Metrics::new(store.clone(), Arc::clone(&progress), tenure.clone());
-        let targets = Targets::new(config, metrics.backend_errors())?;
+        let targets = Targets::new(config, metrics.backend_errors(), &clock)?;
         Ok(Self(Arc::new(Inner {
             writes: StoreWrites::counting(store.clone(), metrics.runs().clone(), tenure.clone()),
             tenure,
@@ -148,7 +149,7 @@ impl Engine {
 
     /// The time the engine goes by.
     pub fn clock(&self) -> Clock {
-        self.0.clock
+        self.0.clock.clone()
     }
 
     /// The configured schedules.
@@ -305,7 +306,7 @@ impl Engine {
             let _ = busy.wait_for(|n| *n == 0).await;
             match self.0.store.unfinished_runs() {
                 Ok(runs) if runs.iter().any(drive::can_go_on) => {
-                    tokio::time::sleep(IDLE_LOOK).await;
+                    self.0.clock.sleep(IDLE_LOOK).await;
                 }
                 _ => return,
             }
@@ -359,6 +360,11 @@ impl Inner {
             })?;
         self.progress.changed(&run);
         Ok(run)
+    }
+
+    /// The configured retry policy, its delays slept on the engine's clock.
+    fn retry(&self) -> Retry {
+        Retry::new(self.config.retry, self.clock.clone())
     }
 
     fn waker(&self, id: RunId) -> Arc<Notify> {

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use opsbot_commands::approval::Approved;
 use opsbot_commands::cluster::Observation;
@@ -273,7 +273,7 @@ async fn until(
     };
     let timeout = Duration::from_secs(wait.timeout_secs);
     let interval = Duration::from_secs(wait.interval_secs);
-    let deadline = Instant::now() + timeout;
+    let deadline = inner.clock.instant() + timeout;
     let mut last;
     loop {
         let look = interval.max(LOOK_TIMEOUT);
@@ -327,7 +327,7 @@ async fn until(
                     .observe(run, noted(format!("{host}: {last}")));
             }
         }
-        if Instant::now() >= deadline {
+        if inner.clock.instant() >= deadline {
             return Ok(StepOutcome::Failed(format!(
                 "gave up after {} waiting until `{cmd}` on {host} prints /{}/; last seen: {last}",
                 wait::shown(timeout),

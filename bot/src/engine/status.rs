@@ -17,7 +17,7 @@ impl Engine {
     /// down is a status too: the parts that did not answer are missing, with the reason.
     pub async fn cluster_status(&self, name: &ClusterName) -> Result<ClusterStatus, EngineError> {
         let cluster = self.0.targets.clusters.get(name)?;
-        let retry = self.0.config.retry;
+        let retry = self.0.retry();
         let quiet = |_: &_, _| {};
         let membership = retry.run(|| cluster.search.membership(), quiet).await?;
         let mut status = ClusterStatus {

@@ -316,7 +316,7 @@ pub(super) async fn retried<T, Fut>(
 where
     Fut: Future<Output = Result<T, BackendError>>,
 {
-    let retry = inner.config.retry;
+    let retry = inner.retry();
     // Checked before every try, a retry's included: a backoff may outlast the tenure.
     let mut call = call;
     let acting = || {
@@ -331,7 +331,7 @@ where
     };
     retry
         .run(acting, |error, tries| {
-            observe_retry(inner, run, tries, retry.attempts, error);
+            observe_retry(inner, run, tries, retry.policy.attempts, error);
         })
         .await
         .map_err(|error| error.to_string())

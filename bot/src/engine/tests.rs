@@ -261,3 +261,37 @@ mod standing {
         assert_eq!(engine.live_standing(&name(), now).unwrap(), None);
     }
 }
+
+/// A run task parked on an approval's expiry wakes when the clock is moved past it: the test
+/// skips half an hour instead of waiting for it.
+#[tokio::test]
+async fn a_parked_approval_expires_when_the_clock_is_skipped_past_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(&dir, Vec::new());
+    let store = config.store.open().unwrap();
+    let clock = crate::clock::SimulatedClock::starting_at(OffsetDateTime::now_utc());
+    let engine = Engine::with_clock(&config, store, Arc::new(Silent), clock.clock()).unwrap();
+    let run = engine
+        .writes()
+        .create_run(crate::store_writes::tests::deletion, None)
+        .await
+        .unwrap();
+    engine.resume_all().await.unwrap();
+    // Parked: the task looked at the run and waits for an approver.
+    tokio::time::timeout(std::time::Duration::from_secs(5), engine.idle())
+        .await
+        .unwrap();
+    assert!(matches!(
+        engine.run(run.id).unwrap().state,
+        RunState::AwaitingApproval { .. }
+    ));
+    clock.skip(std::time::Duration::from_secs(31 * 60));
+    let expired = async {
+        while engine.run(run.id).unwrap().state != RunState::Expired {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(5), expired)
+        .await
+        .expect("the skip woke the parked run, which expired");
+}

@@ -1,8 +1,6 @@
 //! Waits: observe every poll interval, publish what is seen, move on as soon as the condition
 //! holds (at most one interval late), fail with the last observation when time runs out.
 
-use std::time::Instant;
-
 use opsbot_commands::cluster::{Membership, Observation};
 use opsbot_commands::plan::{Action, Wait};
 use opsbot_commands::render;
@@ -38,7 +36,7 @@ pub(super) async fn until(
             return Ok(misplaced(condition).unwrap_or_else(StepOutcome::Failed));
         }
     };
-    let deadline = Instant::now() + timeout;
+    let deadline = inner.clock.instant() + timeout;
     let waiting = render::step_label(&Action::Wait(condition.clone()));
     let waiting = waiting.trim_start_matches("wait ");
     let mut faults = 0;
@@ -64,7 +62,7 @@ pub(super) async fn until(
                 )));
             }
         }
-        if Instant::now() >= deadline {
+        if inner.clock.instant() >= deadline {
             return Ok(StepOutcome::Failed(format!(
                 "gave up after {} waiting {waiting}; last observed: {last}",
                 shown(timeout)
@@ -85,10 +83,7 @@ pub(super) async fn paused_for_cancel(
     interval: std::time::Duration,
     waker: &Notify,
 ) -> Result<bool, StoreError> {
-    tokio::select! {
-        () = tokio::time::sleep(interval) => {}
-        () = waker.notified() => {}
-    }
+    let _ = inner.clock.timeout(interval, waker.notified()).await;
     cancel_requested(inner, run)
 }
 

@@ -12,7 +12,6 @@ use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::name::RunId;
 use opsbot_commands::render::{self, ProgressView};
 use opsbot_commands::run::{ChannelId, MessageId, Run};
-use time::OffsetDateTime;
 
 use crate::backend::RetryPolicy;
 
@@ -75,7 +74,7 @@ pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc
                         state.tries = state.tries.saturating_add(1);
                         let wait = RETRY.delay(state.tries);
                         tracing::warn!(run = %id, %error, ?wait, "progress not sent; retrying");
-                        tokio::time::sleep(wait).await;
+                        shared.clock.sleep(wait).await;
                         let mut queue = lock(&lane.queue);
                         if !queue.contains(&id) {
                             queue.push_back(id);
@@ -122,7 +121,7 @@ pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, 
                         tries = tries.saturating_add(1);
                         let wait = RETRY.delay(tries);
                         tracing::warn!(%error, ?wait, "announcement not delivered; trying again");
-                        tokio::time::sleep(wait).await;
+                        shared.clock.sleep(wait).await;
                         // First again: the announcements after it must not overtake it
                         // ("maintenance over" before "starting").
                         lock(&shared.announcements).push_front(queued);
@@ -205,7 +204,7 @@ async fn show<T: ChatTransport>(
 ) -> Result<(), ChatError> {
     let id = run.id;
     let observed = lock(&shared.observed).get(&id).cloned();
-    let view = render::progress_view(run, observed.as_ref(), OffsetDateTime::now_utc());
+    let view = render::progress_view(run, observed.as_ref(), shared.clock.now());
     if state.sent.get(&id) == Some(&view) {
         return Ok(());
     }

@@ -1,5 +1,9 @@
 //! A `governor` rate limiter that keeps tokio's time, so that the pacing a test sees under a
 //! paused clock is the pacing production gets, and no test has to sleep to observe it.
+//!
+//! Not the engine's [`crate::clock::Clock`]: a chat platform counts its rate limits in real
+//! time, so skipping a simulated clock must not let a burst of edits through (the platform
+//! would refuse them); the pace is a fraction of a second, nothing a test waits out.
 
 use std::time::Duration;
 

@@ -98,7 +98,7 @@ async fn fires_after(
     let store = config.store.open().unwrap();
     let clock = Clock::starting_at(start);
     let sink = Arc::new(Announced {
-        clock,
+        clock: clock.clone(),
         said: Mutex::default(),
     });
     let engine = Engine::with_clock(&config, store, sink.clone(), clock).unwrap();

@@ -12,6 +12,7 @@ use tokio::sync::Mutex;
 use super::wire::error_reason;
 use crate::backend::error::{BackendError, Fault};
 use crate::backend::{http, transport};
+use crate::clock::Clock;
 use crate::config::Interface;
 use crate::metrics::BackendErrors;
 
@@ -33,8 +34,8 @@ pub struct Credentials {
 pub struct Token {
     pub value: SecretString,
     /// Local time after which the token is renewed before use: `expires_at` as the server sees
-    /// it, moved onto the local clock (so clock skew does not matter) and brought forward by a
-    /// margin.
+    /// it, moved onto the local clock (the engine's monotonic reading, so clock skew does not
+    /// matter and a test moves it) and brought forward by a margin.
     renew_at: tokio::time::Instant,
     catalog: Vec<CatalogService>,
 }
@@ -82,6 +83,7 @@ pub struct Session {
     service: String,
     cloud: String,
     errors: BackendErrors,
+    clock: Clock,
     token: Mutex<Option<Token>>,
 }
 
@@ -91,6 +93,7 @@ impl Session {
         credentials: Credentials,
         cloud: &str,
         errors: BackendErrors,
+        clock: Clock,
     ) -> Self {
         Self {
             http,
@@ -98,6 +101,7 @@ impl Session {
             service: format!("identity of cloud `{cloud}`"),
             cloud: cloud.to_owned(),
             errors,
+            clock,
             token: Mutex::new(None),
         }
     }
@@ -107,7 +111,7 @@ impl Session {
     pub async fn token(&self) -> Result<Token, BackendError> {
         let mut cached = self.token.lock().await;
         if let Some(token) = cached.as_ref() {
-            if tokio::time::Instant::now() < token.renew_at {
+            if self.clock.instant() < token.renew_at {
                 return Ok(token.clone());
             }
         }
@@ -181,7 +185,7 @@ impl Session {
             "scope": {"project": {"name": c.project, "domain": {"name": c.project_domain}}},
         }});
         let url = format!("{}/auth/tokens", c.auth_url.trim_end_matches('/'));
-        let asked = tokio::time::Instant::now();
+        let asked = self.clock.instant();
         let response = self
             .http
             .post(url)
@@ -268,6 +272,7 @@ mod tests {
             credentials,
             "prod",
             BackendErrors::default(),
+            Clock::system(),
         )
     }
 

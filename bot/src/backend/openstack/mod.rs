@@ -21,6 +21,7 @@ pub use placement::PLACEMENT_MICROVERSION;
 
 use crate::backend::error::{BackendError, Fault};
 use crate::backend::{http, transport};
+use crate::clock::Clock;
 use crate::config::Tls;
 use crate::metrics::BackendErrors;
 use identity::Session;
@@ -89,10 +90,17 @@ impl CloudClient {
         tls: &Tls,
         timeout: Duration,
         errors: &BackendErrors,
+        clock: Clock,
     ) -> anyhow::Result<Self> {
         let http = http::client(tls, timeout)?;
         Ok(Self {
-            session: Session::new(http.clone(), credentials, cloud.as_str(), errors.clone()),
+            session: Session::new(
+                http.clone(),
+                credentials,
+                cloud.as_str(),
+                errors.clone(),
+                clock,
+            ),
             http,
             cloud: cloud.clone(),
             errors: errors.clone(),
@@ -245,6 +253,7 @@ mod tests {
             &Tls::default(),
             Duration::from_secs(1),
             &BackendErrors::default(),
+            Clock::system(),
         )
         .expect("client");
         let nova = r#"{"forbidden": {"code": 403, "message": "Policy doesn't allow os_compute_api:os-services:list to be performed."}}"#;

@@ -131,10 +131,11 @@ async fn terminal(
         }
     })?;
     let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let publisher = Arc::new(Publisher::new(
+    let publisher = Arc::new(Publisher::with_clock(
         Screen::new(tty),
         store.clone(),
         config.progress,
+        clock.clone(),
     ));
     let engine = Engine::with_clock(config, store.clone(), publisher.clone(), clock)?;
     // On a shared store this console acts, so it must be the active instance.

@@ -18,7 +18,6 @@ use serenity::all::{
     ResolvedValue, User,
 };
 use std::sync::Arc;
-use time::OffsetDateTime;
 
 use super::access::Access;
 use super::autocomplete::{self, Listings};
@@ -344,7 +343,8 @@ impl Handler {
             Ok(run) => {
                 // The message shows the decision at once, its buttons disabled; progress then
                 // keeps editing it as the run goes on.
-                let view = render::progress_view(&run, None, OffsetDateTime::now_utc());
+                let now = self.service.engine().clock().now();
+                let view = render::progress_view(&run, None, now);
                 let update = CreateInteractionResponseMessage::new()
                     .embed(embed(&view))
                     .components(buttons(&view));

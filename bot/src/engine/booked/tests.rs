@@ -69,7 +69,7 @@ fn life(
             config.progress,
         ));
         let clock = Clock::starting_at(start);
-        let engine = Engine::with_clock(&config, store, publisher, clock).unwrap();
+        let engine = Engine::with_clock(&config, store, publisher, clock.clone()).unwrap();
         if book {
             let run = engine
                 .writes()
