@@ -242,7 +242,7 @@ fn check(config: &Path, hosts: &TestHosts, run: &Run, what: &str) {
         elsewhere.is_empty(),
         "{what}: other hosts ran commands: {elsewhere:?}"
     );
-    let trail: Vec<AuditKind> = open_store(config, what)
+    let trail: Vec<AuditKind> = open_store(config)
         .audit()
         .unwrap_or_else(|e| panic!("{what}: cannot read the audit trail: {e}"))
         .into_iter()
@@ -270,14 +270,14 @@ fn commands(hosts: &TestHosts, host: &str) -> Vec<String> {
 
 /// Run r-1 as the stopped bot left it.
 fn stored_run(config: &Path, what: &str) -> Run {
-    open_store(config, what)
+    open_store(config)
         .run(RunId::new(1))
         .unwrap_or_else(|e| panic!("{what}: cannot read r-1: {e}"))
         .unwrap_or_else(|| panic!("{what}: the store has no r-1"))
 }
 
-/// The store of the config's bot, which must have exited.
-fn open_store(config: &Path, what: &str) -> Store {
-    Store::open(&config.with_file_name("store"))
-        .unwrap_or_else(|e| panic!("{what}: cannot open the store: {e}"))
+/// The store of the config's bot, which must have exited: once sled has let go of the lock of
+/// the handle this test dropped a moment ago (it does so from a background thread).
+fn open_store(config: &Path) -> Store {
+    crate::support::open_store(&config.with_file_name("store"))
 }

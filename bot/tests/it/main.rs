@@ -1,4 +1,6 @@
-//! The real `opsbot` binary as operators and systemd run it: the command line, the console socket, crashes under SIGKILL, failover between two bots, Discord.
+//! The real `opsbot` binary as operators and systemd run it (the command line, the console
+//! socket, crashes under SIGKILL, failover between two bots, Discord), and opsbot end to end
+//! in-process (`e2e`).
 //! One binary for the crate's integration tests (a module a file): it links once, and its
 //! tests run side by side.
 
@@ -19,6 +21,7 @@ mod crash_rpc_cap;
 mod crash_runbook;
 mod crash_stale;
 mod demo;
+mod e2e;
 mod failover;
 mod failover_discord;
 mod metrics;
