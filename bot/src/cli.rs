@@ -56,6 +56,14 @@ enum Command {
     /// Serve the simulated search cluster (for tests and trials).
     #[cfg(feature = "demo")]
     Sim(crate::demo::sim::SimArgs),
+    /// `opsbot demo` or `opsbot sim` typed at a production build: says which build has them,
+    /// rather than clap's bare "unrecognized subcommand".
+    #[cfg(not(feature = "demo"))]
+    #[command(name = "demo", alias = "sim", hide = true)]
+    NoDemo {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        _args: Vec<String>,
+    },
     /// The bot as a service: Discord (slash commands, approval buttons, progress in the
     /// configured guild; the token from OPSBOT_DISCORD_TOKEN or [discord] token_file) and/or
     /// the console socket of [console] socket, on one store.
@@ -190,6 +198,11 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Demo(args) => crate::demo::run(args).await,
         #[cfg(feature = "demo")]
         Command::Sim(args) => crate::demo::sim::serve(args).await,
+        #[cfg(not(feature = "demo"))]
+        Command::NoDemo { .. } => bail!(
+            "this is opsbot's production build: it links no simulator, so it has no `demo` or \
+             `sim`; the default build has them (cargo run --release -- demo)"
+        ),
         Command::Run { config, clock } => {
             crate::serve::run(Config::load(&config)?, clock.clock()).await
         }
