@@ -1,20 +1,13 @@
 //! SIGKILL `opsbot run` while a plan waits for approval, start it again, and press Approve on
 //! the message the killed bot posted: the run goes on and the same message shows it to the end.
 
-use crate::support::{Bot, DISCORD_CHANNEL as CHANNEL, PATIENCE, scene, with_fake_discord};
-use opsbot_fake_discord::{FakeDiscord, FakeMessage};
+use crate::support::{
+    APPROVER_ROLE, Bot, DISCORD_CHANNEL as CHANNEL, OPERATOR_ROLE, PATIENCE, embed, scene,
+    with_fake_discord,
+};
+use opsbot_fake_discord::FakeDiscord;
 use opsbot_search_sim::SimConfig;
 use serde_json::json;
-
-const OPERATOR_ROLE: u64 = 800_000_000_000_000_001;
-const APPROVER_ROLE: u64 = 800_000_000_000_000_002;
-
-fn embed(message: &FakeMessage) -> String {
-    message.embeds[0]["description"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_approved_after_a_sigkill_goes_on_in_the_same_message() {

@@ -4,20 +4,13 @@
 //! posted goes on in that same message to the end. Meanwhile the standby's host reads the
 //! store without the lease (`opsbot store status`, `store check`, `audit export`).
 
-use crate::support::{Bot, DISCORD_CHANNEL as CHANNEL, PATIENCE, ha, scene, with_fake_discord};
-use opsbot_fake_discord::{FakeDiscord, FakeMessage};
+use crate::support::{
+    APPROVER_ROLE, Bot, DISCORD_CHANNEL as CHANNEL, OPERATOR_ROLE, PATIENCE, embed, ha, scene,
+    with_fake_discord,
+};
+use opsbot_fake_discord::FakeDiscord;
 use opsbot_search_sim::SimConfig;
 use serde_json::json;
-
-const OPERATOR_ROLE: u64 = 800_000_000_000_000_001;
-const APPROVER_ROLE: u64 = 800_000_000_000_000_002;
-
-fn embed(message: &FakeMessage) -> String {
-    message.embeds[0]["description"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_standby_takes_the_gateway_over_and_an_approval_on_the_dead_bots_message_goes_on() {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use opsbot_cloud_sim::CloudSimHandle;
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::RunState;
-use opsbot_fake_discord::{FakeConfig, FakeDiscord};
+use opsbot_fake_discord::{FakeConfig, FakeDiscord, FakeMessage};
 use opsbot_host_sim::TestHosts;
 use opsbot_search_sim::{SimConfig, SimHandle};
 
@@ -298,6 +298,17 @@ fn terminate(child: &Child) {
 
 /// The channel the Discord tests serve in.
 pub const DISCORD_CHANNEL: u64 = 900_000_000_000_000_001;
+/// The guild roles of an operator and of an approver in the Discord tests.
+pub const OPERATOR_ROLE: u64 = 800_000_000_000_000_001;
+pub const APPROVER_ROLE: u64 = 800_000_000_000_000_002;
+
+/// A progress message's text: the description of its one embed.
+pub fn embed(message: &FakeMessage) -> String {
+    message.embeds[0]["description"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
 
 /// Starts a fake Discord with [`DISCORD_CHANNEL`] and points the scene's config at it: its
 /// token and CA written beside the config, a `[discord]` section appended.
