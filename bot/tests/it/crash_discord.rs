@@ -5,7 +5,7 @@ use crate::support::{
     APPROVER_ROLE, Bot, DISCORD_CHANNEL as CHANNEL, OPERATOR_ROLE, PATIENCE, embed, scene,
     with_fake_discord,
 };
-use opsbot_fake_discord::FakeDiscord;
+use opsbot_fake_discord::{FakeDiscord, FakeMessage};
 use opsbot_search_sim::SimConfig;
 use serde_json::json;
 
