@@ -2,10 +2,11 @@
 # Part of opsbot's test suite: tests/src/openstack.rs runs it (once per test
 # binary) to give the tests a real Keystone; it also works by hand.
 # Start a real OpenStack Keystone (PyPI keystone) on loopback, SQLite + fernet,
-# under gunicorn; bootstrap admin/RegionOne and (optionally) register Placement.
+# under gunicorn; bootstrap admin/RegionOne (once, into a template that each start
+# copies) and (optionally) register Placement.
 # Idempotent: a running instance from the same DATA_DIR on PORT is reused.
 #
-# Usage: start-keystone.sh PORT DATA_DIR   (or --install-only: just the venv)
+# Usage: start-keystone.sh PORT DATA_DIR   (or --install-only: the venv and the template)
 #   stdout: the PID of the gunicorn master (only that; logs go to stderr)
 #   stop:   kill -TERM "$(cat DATA_DIR/keystone.pid)"
 #
@@ -30,7 +31,7 @@ set -euo pipefail
 die() { echo "start-keystone: $*" >&2; exit 1; }
 log() { echo "start-keystone: $*" >&2; }
 
-# `--install-only`: the venv alone (.ci/run installs it while cargo compiles the tests).
+# `--install-only`: the venv and the template (.ci/run makes them while cargo compiles the tests).
 if [[ $# -eq 1 && $1 == --install-only ]]; then
   INSTALL_ONLY=1
   set -- 0 "${TMPDIR:-/tmp}"
@@ -84,6 +85,62 @@ if [[ ! -f $MARKER ]]; then
   fi
   exec 9>&-
 fi
+
+# ---- the template: schema, keys and bootstrap, once per venv and settings ----
+# Each keystone-manage run imports all of Keystone, 3-4 s of CPU (far more on a machine busy
+# compiling or running tests): the four it takes are run once, into a template every start
+# copies. Only the port differs between starts: the identity endpoints are then pointed at it.
+ROUNDS=${KEYSTONE_PASSWORD_HASH_ROUNDS:-4}
+TEMPLATE=$VENV/template-$(printf '%s\n' "$VERSION" "$ADMIN_PW" "$REGION" "$ROUNDS" | sha256sum | cut -c1-16)
+PLACEHOLDER=http://127.0.0.1:1/v3/
+
+write_conf() { # DIR: keystone.conf for a data dir (or the template being made)
+  cat > "$1/keystone.conf" <<CONF
+[DEFAULT]
+debug = false
+[database]
+connection = sqlite:///$1/keystone.db
+[identity]
+password_hash_rounds = $ROUNDS
+[token]
+provider = fernet
+expiration = ${KEYSTONE_TOKEN_EXPIRATION:-3600}
+[fernet_tokens]
+key_repository = $1/fernet-keys
+[fernet_receipts]
+key_repository = $1/fernet-keys
+[credential]
+key_repository = $1/credential-keys
+CONF
+}
+
+# The identity service's endpoints at URL, in the database DB: plain SQLite, no Keystone import.
+point_identity_at() { # DB URL
+  "$VENV/bin/python" - "$1" "$2" <<'PYURL' || die "cannot set the identity endpoints in $1"
+import sqlite3, sys
+with sqlite3.connect(sys.argv[1]) as db:
+    db.execute("UPDATE endpoint SET url = ? WHERE service_id IN"
+               " (SELECT id FROM service WHERE type = 'identity')", (sys.argv[2],))
+PYURL
+}
+
+if [[ ! -s $TEMPLATE/keystone.db ]]; then
+  NEW=$(mktemp -d "$TEMPLATE.new.XXXXXX")
+  write_conf "$NEW"
+  KM=("$VENV/bin/keystone-manage" --config-file "$NEW/keystone.conf")
+  U=$(id -un); G=$(id -gn)
+  {
+    "${KM[@]}" db_sync
+    "${KM[@]}" fernet_setup --keystone-user "$U" --keystone-group "$G"
+    "${KM[@]}" credential_setup --keystone-user "$U" --keystone-group "$G"
+    "${KM[@]}" bootstrap --bootstrap-password "$ADMIN_PW" --bootstrap-region-id "$REGION" \
+      --bootstrap-admin-url "$PLACEHOLDER" --bootstrap-internal-url "$PLACEHOLDER" \
+      --bootstrap-public-url "$PLACEHOLDER"
+  } > "$NEW/keystone-manage.log" 2>&1 \
+    || { tail -n 30 "$NEW/keystone-manage.log" >&2; rm -rf "$NEW"; die "keystone-manage failed"; }
+  # another start may have made it meanwhile: theirs is as good, and `mv -T` never nests
+  mv -T "$NEW" "$TEMPLATE" 2>/dev/null || rm -rf "$NEW"
+fi
 [[ -z $INSTALL_ONLY ]] || exit 0
 
 # ---- already running? -------------------------------------------------------
@@ -103,25 +160,8 @@ if [[ -z $RUNNING ]]; then
   if curl -sS --max-time 2 -o /dev/null "$BASE/" 2>/dev/null; then
     die "port $PORT is already in use by another process"
   fi
-  # ---- config, schema, keys, bootstrap (all idempotent) ---------------------
-  CONF=$DATA_DIR/keystone.conf
-  cat > "$CONF" <<CONF
-[DEFAULT]
-debug = false
-[database]
-connection = sqlite:///$DATA_DIR/keystone.db
-[identity]
-password_hash_rounds = ${KEYSTONE_PASSWORD_HASH_ROUNDS:-4}
-[token]
-provider = fernet
-expiration = ${KEYSTONE_TOKEN_EXPIRATION:-3600}
-[fernet_tokens]
-key_repository = $DATA_DIR/fernet-keys
-[fernet_receipts]
-key_repository = $DATA_DIR/fernet-keys
-[credential]
-key_repository = $DATA_DIR/credential-keys
-CONF
+  # ---- config; schema, keys and bootstrap from the template -----------------
+  write_conf "$DATA_DIR"
   # keystone parses sys.argv with oslo.config at import time and would choke on
   # gunicorn's own arguments ("unrecognized arguments"); hide them.
   cat > "$DATA_DIR/keystone_wsgi.py" <<'PYW'
@@ -129,22 +169,21 @@ import sys
 sys.argv = sys.argv[:1]
 from keystone.wsgi.api import application  # noqa: E402,F401
 PYW
-  KM=("$VENV/bin/keystone-manage" --config-file "$CONF")
-  U=$(id -un); G=$(id -gn)
-  {
-    "${KM[@]}" db_sync
-    [[ -s $DATA_DIR/fernet-keys/0 ]] || "${KM[@]}" fernet_setup --keystone-user "$U" --keystone-group "$G"
-    [[ -s $DATA_DIR/credential-keys/0 ]] || "${KM[@]}" credential_setup --keystone-user "$U" --keystone-group "$G"
-    "${KM[@]}" bootstrap --bootstrap-password "$ADMIN_PW" --bootstrap-region-id "$REGION" \
-      --bootstrap-admin-url "$URL/" --bootstrap-internal-url "$URL/" --bootstrap-public-url "$URL/"
-  } > "$DATA_DIR/keystone-manage.log" 2>&1 || { tail -n 30 "$DATA_DIR/keystone-manage.log" >&2; die "keystone-manage failed"; }
+  # a data dir of an earlier start keeps its database and keys
+  [[ -s $DATA_DIR/keystone.db ]] || cp -a "$TEMPLATE/keystone.db" "$DATA_DIR/"
+  for keys in fernet-keys credential-keys; do
+    [[ -s $DATA_DIR/$keys/0 ]] || cp -a "$TEMPLATE/$keys" "$DATA_DIR/"
+  done
+  point_identity_at "$DATA_DIR/keystone.db" "$URL/"
 
   # ---- start ----------------------------------------------------------------
+  # One worker: SQLite refuses a second writer at once ("database is locked"), where a
+  # transaction turns from reading to writing.
   GARGS=(--workers 1 --bind "127.0.0.1:$PORT" --pid "$PIDFILE" --access-logfile - --timeout 60
          --pythonpath "$DATA_DIR")
   "$VENV/bin/gunicorn" --help 2>/dev/null | grep -q -- --no-control-socket && GARGS+=(--no-control-socket)
   : > "$LOGFILE"
-  OS_KEYSTONE_CONFIG_FILES=$CONF setsid nohup "$VENV/bin/gunicorn" "${GARGS[@]}" \
+  OS_KEYSTONE_CONFIG_FILES=$DATA_DIR/keystone.conf setsid nohup "$VENV/bin/gunicorn" "${GARGS[@]}" \
     keystone_wsgi:application >>"$LOGFILE" 2>&1 < /dev/null &
   PID=$!
   deadline=$(( SECONDS + WAIT ))

@@ -5,7 +5,7 @@
 # backed by SQLite, under gunicorn. Idempotent: if an instance from the same
 # DATA_DIR is already up on PORT, it just prints its PID again.
 #
-# Usage: start-placement.sh PORT DATA_DIR   (or --install-only: just the venv)
+# Usage: start-placement.sh PORT DATA_DIR   (or --install-only: the venv and the template)
 #   stdout: the PID of the gunicorn master (only that; logs go to stderr)
 #   stop:   kill -TERM "$(cat DATA_DIR/placement.pid)"
 #
@@ -26,7 +26,7 @@ set -euo pipefail
 die() { echo "start-placement: $*" >&2; exit 1; }
 log() { echo "start-placement: $*" >&2; }
 
-# `--install-only`: the venv alone (.ci/run installs it while cargo compiles the tests).
+# `--install-only`: the venv and the template (.ci/run makes them while cargo compiles the tests).
 if [[ $# -eq 1 && $1 == --install-only ]]; then
   INSTALL_ONLY=1
   set -- 0 "${TMPDIR:-/tmp}"
@@ -97,9 +97,23 @@ if [[ ! -f $MARKER ]]; then
   fi
   exec 9>&-
 fi
+
+# ---- the template: the schema, once per venv ---------------------------------
+# placement-manage imports all of Placement (seconds of CPU, far more on a busy machine): the
+# schema is made once, into a template database every start copies.
+TEMPLATE=$VENV/template-$VERSION
+if [[ ! -s $TEMPLATE/placement.db ]]; then
+  NEW=$(mktemp -d "$TEMPLATE.new.XXXXXX")
+  printf '[placement_database]\nconnection = sqlite:///%s/placement.db\n' "$NEW" > "$NEW/placement.conf"
+  OS_PLACEMENT_CONFIG_DIR=$NEW "$VENV/bin/placement-manage" --config-file "$NEW/placement.conf" \
+    db sync > "$NEW/placement-manage.log" 2>&1 \
+    || { tail -n 30 "$NEW/placement-manage.log" >&2; rm -rf "$NEW"; die "placement-manage db sync failed"; }
+  # another start may have made it meanwhile: theirs is as good, and `mv -T` never nests
+  mv -T "$NEW" "$TEMPLATE" 2>/dev/null || rm -rf "$NEW"
+fi
 [[ -z $INSTALL_ONLY ]] || exit 0
 
-# ---- config + schema --------------------------------------------------------
+# ---- config; the schema from the template ------------------------------------
 CONF=$DATA_DIR/placement.conf
 {
   echo "[DEFAULT]"
@@ -125,10 +139,12 @@ token_cache_time = ${PLACEMENT_TOKEN_CACHE_TIME:--1}
 KS
   fi
 } > "$CONF"
-OS_PLACEMENT_CONFIG_DIR=$DATA_DIR "$VENV/bin/placement-manage" --config-file "$CONF" db sync >&2 \
-  || die "placement-manage db sync failed"
+# a data dir of an earlier start keeps its database
+[[ -s $DATA_DIR/placement.db ]] || cp -a "$TEMPLATE/placement.db" "$DATA_DIR/"
 
 # ---- start ------------------------------------------------------------------
+# One worker: SQLite refuses a second writer at once ("database is locked"), where a
+# transaction turns from reading to writing.
 GARGS=(--workers 1 --bind "127.0.0.1:$PORT" --pid "$PIDFILE" --access-logfile - --timeout 60)
 "$VENV/bin/gunicorn" --help 2>/dev/null | grep -q -- --no-control-socket && GARGS+=(--no-control-socket)
 : > "$LOGFILE"

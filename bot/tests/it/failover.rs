@@ -225,7 +225,11 @@ fn epoch(health: &Health) -> Option<u64> {
 /// `/healthz`, `/metrics` and the console sockets agree on who is active: `active` says so, at
 /// the epoch `standby` names as the active one's; only `active` has 1 in `opsbot_active` and
 /// answers at its console socket (the standby's socket may be a file a killed incarnation left).
-async fn check_roles(active: &Instance, standby: &Instance, what: &str) {
+/// A standby restarted a moment ago has not read the lease yet: it is given its first reading.
+async fn check_roles(active: &Instance, standby: &mut Instance, what: &str) {
+    standby
+        .until_health(what, |h| h.is_standby() && epoch(h).is_some())
+        .await;
     let (health, other) = (active.health().await, standby.health().await);
     assert!(health.is_active(), "{what}: {health:?}");
     assert!(other.is_standby(), "{what}: {other:?}");
@@ -411,7 +415,7 @@ async fn torture_round(round: u64, dice: &mut Dice, seed: u64, takeovers: &mut V
         std::panic::resume_unwind(panic);
     }
     check_approvals(&store, &ids, &what).await;
-    check_roles(&active, &standby, &what).await;
+    check_roles(&active, &mut standby, &what).await;
     let waiting = if before_approval {
         " (the first while the plans waited for approval)"
     } else {

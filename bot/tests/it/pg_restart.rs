@@ -22,10 +22,12 @@ use time::OffsetDateTime;
 
 const PRUNE: &str = "/indices prune cluster:logs older_than_days:30";
 
-/// With `takeover = "3s"`: the lease lasts 2 s, is renewed every 0.5 s, and the instance acts
-/// until 1.6 s after it sent the last renewal that got through. An outage shorter than
-/// 1.6 - 0.5 s cannot lapse it; one longer than 2 s must.
-const SURVIVABLE: Duration = Duration::from_millis(1100);
+/// The brief outage's `takeover`: the lease lasts 6 s, is renewed every 1.5 s, and the instance
+/// acts until 4.8 s after it sent the last renewal that got through. An outage shorter than
+/// 4.8 - 1.5 s cannot lapse it, however slowly a loaded machine stops and starts the server.
+const LONG_TAKEOVER: &str = "9s";
+const SURVIVABLE: Duration = Duration::from_millis(3300);
+/// With the usual `takeover` of 3 s the lease lasts 2 s: an outage of 4 s must lapse it.
 const FATAL: Duration = Duration::from_secs(4);
 /// How long the brief outage lasts before the server is started again.
 const BRIEF: Duration = Duration::from_millis(300);
@@ -43,8 +45,9 @@ struct Scene {
 }
 
 /// A server of its own (this test stops it), a cluster whose deletions take 150 ms, one
-/// instance, active, with an approved prune under way (two DELETEs arrived).
-async fn scene(what: &str) -> Scene {
+/// instance (under `takeover`, if given), active, with an approved prune under way (two DELETEs
+/// arrived).
+async fn scene(what: &str, takeover: Option<&str>) -> Scene {
     let server = Server::start().unwrap_or_else(|e| panic!("these tests need PostgreSQL: {e}"));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let sim = opsbot_search_sim::spawn(
@@ -88,6 +91,9 @@ kind = "sim"
         &ha::fresh_schema("restart"),
         &body,
     );
+    if let Some(takeover) = takeover {
+        instance.set_takeover(takeover);
+    }
     instance.start();
     instance.until_active(what).await;
     let store = ha::open(&instance.config).await;
@@ -150,7 +156,7 @@ fn check_prune(scene: &Scene, what: &str) {
 async fn a_brief_database_restart_pauses_the_run_which_then_succeeds_under_the_same_lease() {
     let _alone = ONE_AT_A_TIME.lock().await;
     let what = "brief outage";
-    let mut scene = scene(what).await;
+    let mut scene = scene(what, Some(LONG_TAKEOVER)).await;
     let before = epoch(&scene.instance.health().await).unwrap();
 
     let down = Instant::now();
@@ -191,7 +197,7 @@ async fn a_database_outage_longer_than_the_tenure_makes_the_instance_step_down_a
  {
     let _alone = ONE_AT_A_TIME.lock().await;
     let what = "long outage";
-    let mut scene = scene(what).await;
+    let mut scene = scene(what, None).await;
     let before = epoch(&scene.instance.health().await).unwrap();
 
     scene.server.stop().unwrap();

@@ -157,6 +157,15 @@ impl Instance {
         }
     }
 
+    /// Sets `[store] takeover` in the config (to take effect at the next start).
+    pub fn set_takeover(&self, takeover: &str) {
+        let text = std::fs::read_to_string(&self.config).unwrap();
+        let usual = format!("takeover = \"{TAKEOVER}\"");
+        assert!(text.contains(&usual), "{}: {usual}", self.config.display());
+        let text = text.replace(&usual, &format!("takeover = \"{takeover}\""));
+        std::fs::write(&self.config, text).unwrap();
+    }
+
     fn log_path(&self, incarnation: u32) -> PathBuf {
         self.dir.join(format!("{}-{incarnation}.log", self.name))
     }
