@@ -20,9 +20,9 @@ use crate::backend::openstack::{CloudClient, Credentials};
 use crate::backend::{BackendError, Retry};
 use crate::clock::Clock;
 use crate::config::{CloudConfig, Config};
-use crate::engine::{EngineError, Refusal};
 use crate::host_control::HostControl;
 use crate::metrics::BackendErrors;
+use crate::refusal::{EngineError, Refusal};
 
 /// Compute API lookups in flight at once while planning (instances of a stale-allocation
 /// cleanup, migrations at the hypervisors of an RPC-cap fix): each costs a token validation.

@@ -18,9 +18,9 @@ use crate::backend::search::SearchClient;
 use crate::backend::{BackendError, Fault, Retry};
 use crate::clock::Clock;
 use crate::config::{ClusterConfig, Config};
-use crate::engine::{EngineError, Refusal};
 use crate::metrics::BackendErrors;
 use crate::node_control::NodeControl;
+use crate::refusal::{EngineError, Refusal};
 
 /// One configured cluster.
 #[derive(Debug)]

@@ -10,11 +10,10 @@ use opsbot_commands::name::{CloudName, ClusterName, NodeAddr};
 use opsbot_commands::people::People;
 use serde::Deserialize;
 
-use crate::backend::RetryPolicy;
-use crate::metrics::MetricsConfig;
-use crate::node_control::CommandTemplate;
+use crate::process::CommandTemplate;
 
 mod access;
+mod engine;
 mod front;
 mod runbooks;
 mod schedules;
@@ -22,10 +21,11 @@ mod store;
 
 use access::UrlOf;
 pub use access::{ClientIdentity, ClusterAuth, SecretSource, Tls};
-pub use front::{ConsoleConfig, DiscordConfig, PersonConfig, Role};
+pub use engine::{EngineConfig, ProgressConfig, RetryPolicy};
+pub use front::{ConsoleConfig, DiscordConfig, MetricsConfig, PersonConfig, Role};
 pub use runbooks::{HostAccessConfig, RunbooksConfig};
 pub use schedules::{ScheduleConfig, SchedulingConfig};
-pub use store::{PostgresStore, StoreBackend, StoreConfig};
+pub use store::{PostgresStore, Retention, StoreBackend, StoreConfig};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,76 +57,6 @@ pub struct Config {
     pub schedules: Vec<ScheduleConfig>,
     #[serde(default)]
     pub scheduling: SchedulingConfig,
-}
-
-/// Timing of runs. The defaults suit a production cluster; tests and the demo shorten them.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct EngineConfig {
-    /// How often a wait observes the cluster.
-    #[serde(with = "humantime_serde")]
-    pub poll_interval: Duration,
-    /// How long one node may take to leave or join.
-    #[serde(with = "humantime_serde")]
-    pub node_timeout: Duration,
-    /// How long the whole cluster may take to form and reach yellow after the last start.
-    #[serde(with = "humantime_serde")]
-    pub formation_timeout: Duration,
-    /// How long a node being removed may take to hand all its shards to the others.
-    #[serde(with = "humantime_serde")]
-    pub drain_timeout: Duration,
-    /// How long a restarted `nova-compute` may take to report up again before a rolling
-    /// restart stops at its host.
-    #[serde(with = "humantime_serde")]
-    pub compute_timeout: Duration,
-    /// Client timeout of one HTTP request (the spec's index-maintenance client uses 30).
-    #[serde(with = "humantime_serde")]
-    pub request_timeout: Duration,
-    /// How long a destructive plan waits for a second operator.
-    #[serde(with = "humantime_serde")]
-    pub approval_ttl: Duration,
-    /// How long a deletion the cluster is still applying (after a crash, or a DELETE that timed
-    /// out) is waited for before the step fails rather than send it again.
-    #[serde(with = "humantime_serde")]
-    pub deletion_timeout: Duration,
-    pub retry: RetryPolicy,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        Self {
-            poll_interval: Duration::from_secs(5),
-            node_timeout: Duration::from_secs(5 * 60),
-            formation_timeout: Duration::from_secs(15 * 60),
-            // Relocation is throttled (40 MB/s per node by default): a node of 500 GB takes hours.
-            drain_timeout: Duration::from_secs(6 * 60 * 60),
-            // nova-compute reports every 10 s once it has started, which can take a minute.
-            compute_timeout: Duration::from_secs(5 * 60),
-            request_timeout: Duration::from_secs(30),
-            approval_ttl: Duration::from_secs(30 * 60),
-            deletion_timeout: Duration::from_secs(10 * 60),
-            retry: RetryPolicy::default(),
-        }
-    }
-}
-
-/// How fast one channel's progress messages may be edited. Discord allows about 5 edits per 5 s
-/// per channel; a little under that leaves room for the bot's other messages.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ProgressConfig {
-    pub edits_per_window: u32,
-    #[serde(with = "humantime_serde")]
-    pub window: Duration,
-}
-
-impl Default for ProgressConfig {
-    fn default() -> Self {
-        Self {
-            edits_per_window: 4,
-            window: Duration::from_secs(5),
-        }
-    }
 }
 
 /// One search cluster. Written with flat keys (`ca_file`, `username`, `password_file`, ...),
@@ -309,10 +239,10 @@ impl Config {
                 hosts, container, ..
             } = &cluster.node_control
             {
-                crate::node_control::check_value("container", container)
+                crate::process::check_value("container", container)
                     .with_context(|| format!("cluster `{}`", cluster.name))?;
                 for host in hosts.values() {
-                    crate::node_control::check_value("host", host)
+                    crate::process::check_value("host", host)
                         .with_context(|| format!("cluster `{}`", cluster.name))?;
                 }
             }
@@ -326,7 +256,7 @@ impl Config {
             if let HostControlConfig::Command { container, .. }
             | HostControlConfig::Manual { container } = &cloud.compute_control
             {
-                crate::node_control::check_value("container", container)
+                crate::process::check_value("container", container)
                     .with_context(|| format!("cloud `{}`", cloud.name))?;
             }
         }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use opsbot_commands::name::HostName;
 
 use crate::config::HostAccessConfig;
-use crate::node_control::NodeControlError;
+use crate::process::CommandError;
 use crate::process::{self, Finished, OutputBounds};
 
 /// What became of a command sent to a host.
@@ -46,7 +46,7 @@ impl HostAccess {
         timeout: Duration,
         bounds: OutputBounds,
         stop: impl Future<Output = ()>,
-    ) -> Result<Reached, NodeControlError> {
+    ) -> Result<Reached, CommandError> {
         match &self.config {
             HostAccessConfig::Command { prefix } => {
                 let mut full = prefix.render(host.as_str(), host.as_str(), "");

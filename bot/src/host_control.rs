@@ -4,7 +4,8 @@
 use opsbot_commands::name::HostName;
 
 use crate::config::{HostControlConfig, Tls};
-use crate::node_control::{NodeControlError, Outcome, SimAdmin, run_command};
+use crate::node_control::{Outcome, SimAdmin, run_command};
+use crate::process::CommandError;
 
 /// Host control for one cloud.
 #[derive(Debug, Clone)]
@@ -35,7 +36,7 @@ impl HostControl {
 
     /// Restarts the compute container on `host`, or says what an operator must do. Whether
     /// it came back is for the caller to see (its compute service reports up again).
-    pub async fn restart(&self, host: &HostName) -> Result<Outcome, NodeControlError> {
+    pub async fn restart(&self, host: &HostName) -> Result<Outcome, CommandError> {
         match (&self.config, &self.sim) {
             (
                 HostControlConfig::Command {
@@ -65,9 +66,9 @@ impl HostControl {
                     output: Vec::new(),
                 })
             }
-            (HostControlConfig::Sim { .. }, None) => Err(NodeControlError::Sim(
-                "has no address (internal error)".into(),
-            )),
+            (HostControlConfig::Sim { .. }, None) => {
+                Err(CommandError::Sim("has no address (internal error)".into()))
+            }
         }
     }
 }

@@ -10,127 +10,14 @@
 //! own expiry. A bot that was paused (a stopped VM, `SIGSTOP`) wakes up past that moment and
 //! does nothing until it knows where it stands; then it steps down.
 
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
-
 use opsbot_state::{LeaseStatus, Store, StoreError};
 use tokio::time::Instant;
 
 use crate::store_writes::off_thread;
+use crate::tenure::{Role, Tenure, Timing};
 
 #[cfg(test)]
 mod tests;
-
-/// How the lease is timed, from `[store] takeover`: how soon a standby must have taken over
-/// after the active bot died.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timing {
-    /// How long a renewal holds the lease, by the database's clock.
-    pub ttl: Duration,
-    /// How often the active bot renews.
-    pub renew_every: Duration,
-    /// How often a standby asks for the lease.
-    pub ask_every: Duration,
-    /// Taken off the tenure on this side, for clocks that run at different rates.
-    pub margin: Duration,
-}
-
-impl Timing {
-    /// A standby takes over at most `ttl + ask_every` after the last renewal, plus the time it
-    /// takes to resume the runs: `takeover` leaves a sixth of itself for that.
-    pub fn within(takeover: Duration) -> Self {
-        let ttl = takeover * 2 / 3;
-        Self {
-            ttl,
-            renew_every: ttl / 4,
-            ask_every: takeover / 6,
-            margin: ttl / 5,
-        }
-    }
-}
-
-/// Where this bot stands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Role {
-    /// The only bot on its store (sled admits one process): always active, no lease.
-    Alone,
-    /// Waiting for the lease; `active` is who holds it now, if anyone does.
-    Standby { active: Option<LeaseStatus> },
-    /// Holding the lease at `epoch`; side effects may start until `until`.
-    Active {
-        holder: String,
-        epoch: u64,
-        until: Instant,
-    },
-    /// Lost the lease (or could not renew it in time): does nothing more, and exits.
-    SteppedDown { epoch: u64, why: String },
-}
-
-impl Role {
-    /// Active at `epoch` under a lease renewed (or taken) by a request sent at `sent`: side
-    /// effects may start until the lease's length, less the margin, after that.
-    fn active(holder: &str, epoch: u64, sent: Instant, timing: Timing) -> Self {
-        Role::Active {
-            holder: holder.to_owned(),
-            epoch,
-            until: sent + timing.ttl - timing.margin,
-        }
-    }
-
-    /// For `/healthz` and the log.
-    pub fn describe(&self) -> String {
-        match self {
-            Role::Alone => "active (sole instance)".to_owned(),
-            Role::Standby {
-                active: Some(lease),
-            } => format!(
-                "standby (active: {} at epoch {})",
-                lease.holder, lease.epoch
-            ),
-            Role::Standby { active: None } => "standby (no active instance yet)".to_owned(),
-            Role::Active { holder, epoch, .. } => format!("active ({holder} at epoch {epoch})"),
-            Role::SteppedDown { epoch, why } => format!("stepped down from epoch {epoch}: {why}"),
-        }
-    }
-}
-
-/// This bot's standing, shared by the lease keeper (which changes it), the store's writes and
-/// the engine (which check it before each write and side effect), and `/healthz`.
-#[derive(Debug, Clone)]
-pub struct Tenure(Arc<Mutex<Role>>);
-
-impl Default for Tenure {
-    fn default() -> Self {
-        Self(Arc::new(Mutex::new(Role::Alone)))
-    }
-}
-
-impl Tenure {
-    pub fn role(&self) -> Role {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    fn set(&self, role: Role) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = role;
-    }
-
-    /// Whether a write or a side effect may start now: always when alone, only within the
-    /// tenure when active, never otherwise.
-    pub fn check(&self) -> Result<(), StoreError> {
-        let not_active = |detail: String| Err(StoreError::NotActive { detail });
-        match self.role() {
-            Role::Alone => Ok(()),
-            Role::Active { until, .. } if Instant::now() < until => Ok(()),
-            Role::Active { epoch, .. } => not_active(format!(
-                "the lease of epoch {epoch} was not renewed in time"
-            )),
-            other => not_active(other.describe()),
-        }
-    }
-}
 
 /// Asks for the lease once, as `holder`: when it is taken, the store is fenced at its epoch
 /// and the tenure is active; `None` while another instance holds it.

@@ -10,7 +10,6 @@
 mod endpoint;
 mod labels;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use opsbot_commands::audit::AuditKind;
@@ -23,25 +22,20 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
-use serde::Deserialize;
 
-use crate::backend::Fault;
-use crate::engine::Refusal;
-use crate::lease::{Role, Tenure};
-use crate::progress::ProgressSink;
+use crate::tenure::{Role, Tenure};
 pub use endpoint::serve;
 use labels::{
     BackendLabels, DecisionLabels, HolderLabels, LaneLabels, ProcedureLabels, RefusalLabels,
     RunLabels,
 };
 
-/// `[metrics]` of the config.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MetricsConfig {
-    /// Where `opsbot run` serves `/metrics` and `/healthz` (e.g. `127.0.0.1:9464`); nowhere
-    /// when absent. Neither is authenticated: keep it on a local or management address.
-    pub listen: Option<SocketAddr>,
+/// What waits to reach the chat, read at each scrape: runs to publish by channel, and
+/// announcements to send (as `announcements`). A sink that never waits has nothing.
+pub trait Backlog: Send + Sync {
+    fn backlog(&self) -> Vec<(String, usize)> {
+        Vec::new()
+    }
 }
 
 /// The bot's metrics: cheap to clone, every clone counting into the same registry.
@@ -62,8 +56,8 @@ impl std::fmt::Debug for Metrics {
 }
 
 impl Metrics {
-    /// The metrics of a bot on `store`, whose progress goes through `progress`.
-    pub fn new(store: Store, progress: Arc<dyn ProgressSink>, tenure: Tenure) -> Self {
+    /// The metrics of a bot on `store`, whose progress waits in `progress`.
+    pub fn new(store: Store, progress: Arc<dyn Backlog>, tenure: Tenure) -> Self {
         let mut registry = Registry::default();
         let runs = RunMetrics::default();
         let refusals = Family::default();
@@ -120,13 +114,9 @@ impl Metrics {
         &self.backend_errors
     }
 
-    /// Counts a refusal as it is answered.
-    pub fn refused(&self, refusal: &Refusal) {
-        self.refusals
-            .get_or_create(&RefusalLabels {
-                reason: refusal.kind(),
-            })
-            .inc();
+    /// Counts a refusal, by its kind (`not_operator`, `busy`, ...), as it is answered.
+    pub fn refused(&self, reason: &'static str) {
+        self.refusals.get_or_create(&RefusalLabels { reason }).inc();
     }
 
     /// The metrics in the OpenMetrics text format. Reads the store (the unfinished runs and
@@ -193,13 +183,13 @@ impl RunMetrics {
 pub struct BackendErrors(Family<BackendLabels, Counter>);
 
 impl BackendErrors {
-    /// Counts a fault of `service` (search, identity, placement, compute, image) of `target`
-    /// (the cluster's or the cloud's name).
-    pub fn count(&self, target: &str, service: &'static str, fault: &Fault) {
+    /// Counts a fault of kind `fault` (`timeout`, `status_503`, ...) of `service` (search,
+    /// identity, placement, compute, image) of `target` (the cluster's or the cloud's name).
+    pub fn count(&self, target: &str, service: &'static str, fault: &'static str) {
         let labels = BackendLabels {
             target: target.to_owned(),
             service,
-            fault: fault.kind(),
+            fault,
         };
         self.0.get_or_create(&labels).inc();
     }
@@ -208,7 +198,7 @@ impl BackendErrors {
 /// What is read at each scrape.
 struct Live {
     store: Store,
-    progress: Arc<dyn ProgressSink>,
+    progress: Arc<dyn Backlog>,
     tenure: Tenure,
 }
 

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::backend::transport;
 use crate::backend::{Fault, http};
 use crate::config::{NodeControlConfig, Tls};
-use crate::process::OutputBounds;
+use crate::process::{CommandError, OutputBounds};
 
 /// What node control does: a node's container, or the deployment around it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,32 +78,6 @@ pub enum Outcome {
     AskOperator { prompt: String },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NodeControlError {
-    #[error("`{program}` could not be started: {detail}")]
-    Spawn { program: String, detail: String },
-    #[error("`{program}` did not finish within {}s and was killed", .timeout.as_secs())]
-    Timeout { program: String, timeout: Duration },
-    #[error("`{program}` {ending}: {last_line}")]
-    Failed {
-        program: String,
-        /// `exited 2`, `was ended by SIGKILL`.
-        ending: String,
-        last_line: String,
-        output: Vec<String>,
-    },
-    #[error("the simulator {0}")]
-    Sim(String),
-    /// Killed after a cancel, but something outside its process group kept its output open.
-    #[error(
-        "`{program}` was killed after the cancel, but its output could not be collected within \
-         {}s: a process outside its group (started with setsid or daemonized) still holds it \
-         open and may still run",
-        .grace.as_secs()
-    )]
-    Uncollected { program: String, grace: Duration },
-}
-
 /// How long a simulator's admin API may take to answer: its simulated `docker restart` takes
 /// about a second; one that hangs fails the step instead of holding it.
 const SIM_TIMEOUT: Duration = Duration::from_secs(30);
@@ -127,9 +101,9 @@ impl SimAdmin {
 
     /// `POST {url}{path}` for `doing` (`restarting compute-01`), and the answer's body; an
     /// answer other than 2xx is an error with what the simulator said.
-    pub(crate) async fn post(&self, path: &str, doing: &str) -> Result<String, NodeControlError> {
+    pub(crate) async fn post(&self, path: &str, doing: &str) -> Result<String, CommandError> {
         let failed = |fault: Fault| {
-            NodeControlError::Sim(match fault {
+            CommandError::Sim(match fault {
                 Fault::Timeout => {
                     format!("did not answer within {}s {doing}", SIM_TIMEOUT.as_secs())
                 }
@@ -142,95 +116,13 @@ impl SimAdmin {
         let body = http::body(response).await.map_err(failed)?;
         if !status.is_success() {
             let said = opsbot_commands::echo::visible(body.trim(), 200);
-            return Err(NodeControlError::Sim(if said.is_empty() {
+            return Err(CommandError::Sim(if said.is_empty() {
                 format!("answered {status} {doing}")
             } else {
                 format!("answered {status} {doing}: {said}")
             }));
         }
         Ok(body)
-    }
-}
-
-/// An argv template such as `["ssh", "{host}", "docker", "stop", "{container}"]`, checked at load:
-/// a known program position, known placeholders only, and no shell (`opsbot_commands::shell`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "Vec<String>")]
-pub struct CommandTemplate(Vec<String>);
-
-const PLACEHOLDERS: [&str; 3] = ["{host}", "{node}", "{container}"];
-
-impl TryFrom<Vec<String>> for CommandTemplate {
-    type Error = String;
-
-    fn try_from(argv: Vec<String>) -> Result<Self, Self::Error> {
-        opsbot_commands::shell::check_argv(&argv)?;
-        let Some(program) = argv.first() else {
-            return Err("a command template needs at least the program".into());
-        };
-        if program.contains('{') {
-            return Err("the program itself cannot be a placeholder".into());
-        }
-        for arg in &argv {
-            let mut rest = arg.as_str();
-            while let Some(start) = rest.find('{') {
-                let end = rest[start..].find('}').map(|e| start + e + 1);
-                let Some(end) = end else {
-                    return Err(format!("`{arg}` has an unclosed `{{`"));
-                };
-                let placeholder = &rest[start..end];
-                if !PLACEHOLDERS.contains(&placeholder) {
-                    return Err(format!(
-                        "unknown placeholder {placeholder} in `{arg}`; known: {}",
-                        PLACEHOLDERS.join(", ")
-                    ));
-                }
-                rest = &rest[end..];
-            }
-        }
-        Ok(Self(argv))
-    }
-}
-
-impl CommandTemplate {
-    /// The program, for rules that depend on it (ssh quoting).
-    pub(crate) fn program(&self) -> &str {
-        self.0.first().map_or("", String::as_str)
-    }
-
-    /// True when some word has `placeholder` (`"{host}"`).
-    pub(crate) fn uses(&self, placeholder: &str) -> bool {
-        self.0.iter().any(|w| w.contains(placeholder))
-    }
-
-    /// The argv for one target; `{node}` is a search node's IP, or the host itself.
-    pub(crate) fn render(&self, host: &str, node: &str, container: &str) -> Vec<String> {
-        self.0
-            .iter()
-            .map(|arg| {
-                arg.replace("{host}", host)
-                    .replace("{node}", node)
-                    .replace("{container}", container)
-            })
-            .collect()
-    }
-}
-
-/// A value put into an argv: plain host and container names only, never an option (`-o...`
-/// would be read by ssh as one) and never anything a shell or ssh would interpret.
-pub fn check_value(what: &str, value: &str) -> anyhow::Result<()> {
-    let ok = !value.is_empty()
-        && value.len() <= 253
-        && !value.starts_with('-')
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '@' | ':'));
-    if ok {
-        Ok(())
-    } else {
-        anyhow::bail!(
-            "{what} `{value}` must be a plain name (letters, digits, `.`, `-`, `_`, `@`, `:`) not starting with `-`"
-        )
     }
 }
 
@@ -256,7 +148,7 @@ impl NodeControl {
     }
 
     /// Does `op` for `node`, or says what an operator must do.
-    pub async fn apply(&self, op: NodeOp, node: NodeAddr) -> Result<Outcome, NodeControlError> {
+    pub async fn apply(&self, op: NodeOp, node: NodeAddr) -> Result<Outcome, CommandError> {
         match &self.config {
             NodeControlConfig::Command {
                 stop,
@@ -291,9 +183,9 @@ impl NodeControl {
             }),
             NodeControlConfig::Sim { .. } => match (op, &self.sim) {
                 (NodeOp::Stop | NodeOp::Start, Some(sim)) => Self::sim(sim, op, node).await,
-                (NodeOp::Stop | NodeOp::Start, None) => Err(NodeControlError::Sim(
-                    "has no address (internal error)".into(),
-                )),
+                (NodeOp::Stop | NodeOp::Start, None) => {
+                    Err(CommandError::Sim("has no address (internal error)".into()))
+                }
                 // The simulator has no deployment around it: nothing to change, and it says so.
                 (NodeOp::Unlist | NodeOp::Redeploy, _) => Ok(Outcome::Done {
                     note: format!(
@@ -316,12 +208,12 @@ impl NodeControl {
         }
     }
 
-    async fn sim(sim: &SimAdmin, op: NodeOp, node: NodeAddr) -> Result<Outcome, NodeControlError> {
+    async fn sim(sim: &SimAdmin, op: NodeOp, node: NodeAddr) -> Result<Outcome, CommandError> {
         let path = format!("/_sim/nodes/{node}/{}", op.verb());
         let doing = format!("{} {node}", op.doing());
         let answer = sim.post(&path, &doing).await?;
         let changed: SimAnswer = serde_json::from_str(&answer)
-            .map_err(|e| NodeControlError::Sim(format!("sent an unreadable answer ({e})")))?;
+            .map_err(|e| CommandError::Sim(format!("sent an unreadable answer ({e})")))?;
         let note = if changed.changed {
             format!("{} {node}", op.past())
         } else {
@@ -344,7 +236,7 @@ struct SimAnswer {
 pub(crate) async fn run_command(
     argv: &[String],
     timeout: Duration,
-) -> Result<Outcome, NodeControlError> {
+) -> Result<Outcome, CommandError> {
     let bounds = OutputBounds::default().at_most_lines(crate::process::KEPT_LINES);
     let finished = crate::process::run(argv, None, timeout, bounds, std::future::pending()).await?;
     let ending = finished.ending();
@@ -360,7 +252,7 @@ pub(crate) async fn run_command(
             output: lines,
         })
     } else {
-        Err(NodeControlError::Failed {
+        Err(CommandError::Failed {
             program: argv.first().cloned().unwrap_or_default(),
             ending,
             last_line: lines.last().cloned().unwrap_or_default(),

@@ -6,14 +6,41 @@ use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 
-use crate::node_control::NodeControlError;
-
 mod output;
+mod template;
 
 pub use output::{KEPT_LINES, Output, OutputBounds, lines};
+pub use template::{CommandTemplate, check_value};
 
 /// How long a stopped program has between SIGTERM and SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// A program (or the simulator standing in for one) that did not do what it was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("`{program}` could not be started: {detail}")]
+    Spawn { program: String, detail: String },
+    #[error("`{program}` did not finish within {}s and was killed", .timeout.as_secs())]
+    Timeout { program: String, timeout: Duration },
+    #[error("`{program}` {ending}: {last_line}")]
+    Failed {
+        program: String,
+        /// `exited 2`, `was ended by SIGKILL`.
+        ending: String,
+        last_line: String,
+        output: Vec<String>,
+    },
+    #[error("the simulator {0}")]
+    Sim(String),
+    /// Killed after a cancel, but something outside its process group kept its output open.
+    #[error(
+        "`{program}` was killed after the cancel, but its output could not be collected within \
+         {}s: a process outside its group (started with setsid or daemonized) still holds it \
+         open and may still run",
+        .grace.as_secs()
+    )]
+    Uncollected { program: String, grace: Duration },
+}
 
 /// A program that ran to its end.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +83,7 @@ pub async fn run(
     timeout: Duration,
     bounds: OutputBounds,
     stop: impl Future<Output = ()>,
-) -> Result<Finished, NodeControlError> {
+) -> Result<Finished, CommandError> {
     run_with_grace(argv, stdin, timeout, bounds, stop, STOP_GRACE).await
 }
 
@@ -68,9 +95,9 @@ async fn run_with_grace(
     bounds: OutputBounds,
     stop: impl Future<Output = ()>,
     grace: Duration,
-) -> Result<Finished, NodeControlError> {
+) -> Result<Finished, CommandError> {
     let program = argv.first().cloned().unwrap_or_default();
-    let spawn_error = |e: std::io::Error| NodeControlError::Spawn {
+    let spawn_error = |e: std::io::Error| CommandError::Spawn {
         program: program.clone(),
         detail: e.to_string(),
     };
@@ -111,7 +138,7 @@ async fn run_with_grace(
         finished = &mut output => finished,
         () = deadline => {
             signal_group(group, nix::sys::signal::Signal::SIGKILL);
-            return Err(NodeControlError::Timeout { program, timeout });
+            return Err(CommandError::Timeout { program, timeout });
         }
         () = stop => {
             stopped = true;
@@ -124,7 +151,7 @@ async fn run_with_grace(
                     // open, and nothing here can end it.
                     tokio::time::timeout(grace, &mut output)
                         .await
-                        .map_err(|_| NodeControlError::Uncollected {
+                        .map_err(|_| CommandError::Uncollected {
                             program: program.clone(),
                             grace,
                         })?
@@ -200,7 +227,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             error,
-            NodeControlError::Timeout {
+            CommandError::Timeout {
                 program: "sleep".into(),
                 timeout
             }
@@ -245,7 +272,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             error,
-            NodeControlError::Uncollected {
+            CommandError::Uncollected {
                 program: "sh".into(),
                 grace
             }

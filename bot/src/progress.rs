@@ -20,6 +20,7 @@ use tokio::sync::{Notify, watch};
 
 use crate::clock::Clock;
 use crate::config::ProgressConfig;
+use crate::metrics::Backlog;
 use crate::store_writes::StoreWrites;
 
 mod failure;
@@ -64,7 +65,7 @@ pub trait ChatTransport: Send + Sync + 'static {
 }
 
 /// What the engine tells progress. Synchronous and cheap: it never waits for chat.
-pub trait ProgressSink: Send + Sync {
+pub trait ProgressSink: Backlog {
     /// The run's record changed; publish its latest state.
     fn changed(&self, run: &Run);
     /// A wait observed something; shown with the run until the next observation.
@@ -75,11 +76,6 @@ pub trait ProgressSink: Send + Sync {
     /// remembers, by an earlier one) is not sent again. `origin` is the channel it came from
     /// (the run's, or the one the command was typed in), told if announcements cannot be sent.
     fn announce(&self, announcement: Announcement, origin: ChannelId);
-    /// What waits to reach the chat: runs to publish by channel, and announcements to send
-    /// (as `announcements`). For the metrics; a sink that never waits has nothing.
-    fn backlog(&self) -> Vec<(String, usize)> {
-        Vec::new()
-    }
 }
 
 /// Counts for the benchmark and the tests: progress events in, chat calls out.
@@ -248,7 +244,9 @@ impl<T: ChatTransport> ProgressSink for Publisher<T> {
     fn observed(&self, id: RunId) -> Option<Observation> {
         lock(&self.shared.observed).get(&id).cloned()
     }
+}
 
+impl<T: ChatTransport> Backlog for Publisher<T> {
     fn backlog(&self) -> Vec<(String, usize)> {
         let mut backlog: Vec<(String, usize)> = lock(&self.shared.lanes)
             .iter()

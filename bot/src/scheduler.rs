@@ -12,7 +12,8 @@ use time::OffsetDateTime;
 use tokio::task::JoinHandle;
 
 use crate::clock::span;
-use crate::engine::{Engine, EngineError, Refusal};
+use crate::engine::Engine;
+use crate::refusal::{EngineError, Refusal};
 
 /// How often a fire whose target is busy looks again, until `[scheduling] lock_wait`.
 const BUSY_LOOK: Duration = Duration::from_secs(30);
@@ -178,9 +179,7 @@ fn announce(
     let channel = engine
         .schedule(schedule)
         .map(|s| s.channel.clone())
-        .unwrap_or_else(|_| {
-            opsbot_commands::run::ChannelId(crate::chat::console::CHANNEL.to_owned())
-        });
+        .unwrap_or_else(|_| opsbot_commands::run::ChannelId::console());
     engine.progress().announce(
         Announcement::named(&format!("schedule/{schedule}/{key}"), text),
         channel,

@@ -75,7 +75,7 @@ pub async fn run_until(
     let lease = match &config.store.backend {
         StoreBackend::Sled { .. } => None,
         StoreBackend::Postgres(pg) => {
-            let (holder, timing) = (lease::holder(), lease::Timing::within(pg.takeover));
+            let (holder, timing) = (lease::holder(), crate::tenure::Timing::within(pg.takeover));
             tokio::select! {
                 _ = lease::take(&store, &holder, timing, engine.tenure()) => {}
                 () = &mut stopped => {
@@ -179,7 +179,7 @@ impl Routed {
 }
 
 fn is_console(channel: &ChannelId) -> bool {
-    channel.0 == console::CHANNEL
+    channel.is_console()
 }
 
 impl ChatTransport for Routed {

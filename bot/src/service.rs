@@ -19,8 +19,9 @@ use opsbot_commands::run::{ChannelId, Run, RunState};
 use opsbot_state::AuditQuery;
 use time::OffsetDateTime;
 
-use crate::engine::{Engine, EngineError, Refusal, Start};
+use crate::engine::{Engine, Start};
 use crate::progress::ProgressSink;
+use crate::refusal::{EngineError, Refusal};
 
 mod answer;
 mod schedule;
@@ -84,7 +85,7 @@ impl Service {
     pub async fn refused(&self, speaker: &Speaker, asked: &Asked, error: EngineError) -> Reply {
         match error {
             EngineError::Refused(refusal) => {
-                self.engine.metrics().refused(&refusal);
+                self.engine.metrics().refused(refusal.kind());
                 if refusal.is_audited() {
                     self.audit_refusal(speaker, asked, &refusal.to_string())
                         .await;

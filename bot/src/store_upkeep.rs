@@ -6,11 +6,11 @@
 use std::time::Duration;
 
 use opsbot_state::{Compacted, StoreError};
-use serde::{Deserialize, Deserializer};
 use time::OffsetDateTime;
 use tokio::task::JoinHandle;
 
 use crate::clock::Clock;
+use crate::config::Retention;
 use crate::store_writes::StoreWrites;
 
 /// How often the running bot compacts: the retention is counted in days, so an hour late is
@@ -18,41 +18,6 @@ use crate::store_writes::StoreWrites;
 const EVERY: Duration = Duration::from_secs(60 * 60);
 /// Runs and audit entries archived per batch (per transaction and fsync).
 const BATCH: usize = 500;
-
-/// How long finished runs and audit entries stay in the store: `[store] retention`, in
-/// humantime (`365d`, the default). At least a day: `/run list` shows the last 24 hours.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Retention(Duration);
-
-impl Retention {
-    const MIN: Duration = Duration::from_secs(24 * 60 * 60);
-
-    /// The moment before which records are archived, at `now`.
-    fn cutoff(self, now: OffsetDateTime) -> OffsetDateTime {
-        now.checked_sub(crate::clock::span(self.0))
-            .unwrap_or(OffsetDateTime::UNIX_EPOCH)
-    }
-}
-
-impl Default for Retention {
-    fn default() -> Self {
-        Self(Duration::from_secs(365 * 24 * 60 * 60))
-    }
-}
-
-impl<'de> Deserialize<'de> for Retention {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = humantime_serde::Serde::<Duration>::deserialize(deserializer)?.into_inner();
-        if value < Self::MIN {
-            return Err(serde::de::Error::custom(format!(
-                "retention {} is shorter than a day; /run list shows the last 24 hours, so keep \
-                 at least \"1d\" (the default is \"365d\")",
-                humantime_serde::re::humantime::format_duration(value)
-            )));
-        }
-        Ok(Self(value))
-    }
-}
 
 /// Compacts now and then every hour until the bot stops (abort the handle), by `clock` (the
 /// engine's): the retention's cut-off is counted from its time.
@@ -92,24 +57,6 @@ pub async fn compact(
 mod tests {
     use super::*;
 
-    #[derive(Debug, Deserialize)]
-    struct Section {
-        #[serde(default)]
-        retention: Retention,
-    }
-
-    #[test]
-    fn retention_is_a_year_unless_set_and_at_least_a_day() {
-        let parse = |text: &str| toml::from_str::<Section>(text).map(|s| s.retention);
-        assert_eq!(parse("").unwrap(), Retention::default());
-        assert_eq!(
-            parse(r#"retention = "30d""#).unwrap(),
-            Retention(Duration::from_secs(30 * 86_400))
-        );
-        let error = parse(r#"retention = "2h""#).unwrap_err().to_string();
-        assert!(error.contains("shorter than a day"), "{error}");
-    }
-
     #[tokio::test]
     async fn a_round_archives_what_finished_before_the_retention() {
         let dir = tempfile::tempdir().unwrap();
@@ -122,7 +69,7 @@ mod tests {
             event: opsbot_commands::audit::AuditKind::CancelRequested,
         };
         writes.append_audit(event).await.unwrap();
-        let retention = Retention(Retention::MIN);
+        let retention: Retention = serde_json::from_str(r#""1d""#).unwrap();
         let now = OffsetDateTime::now_utc();
         let kept = compact(&writes, retention, now).await.unwrap();
         assert_eq!(kept, Compacted::default());

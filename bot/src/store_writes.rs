@@ -31,8 +31,8 @@ use opsbot_commands::schedule::{FireRecord, Pause, ScheduleName, StandingApprova
 use opsbot_state::{Compacted, Store, StoreError, UpdateError};
 use time::OffsetDateTime;
 
-use crate::lease::Tenure;
 use crate::metrics::RunMetrics;
+use crate::tenure::Tenure;
 
 /// The store's writes, as async functions that run off the async worker threads. Each has the
 /// meaning of the `Store` method of the same name; what it is given is owned, because it is

@@ -11,8 +11,8 @@ use crate::clock::Clock;
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
 use crate::config::{Config, RunbooksConfig};
-use crate::engine::{EngineError, Refusal};
 use crate::metrics::BackendErrors;
+use crate::refusal::{EngineError, Refusal};
 use crate::runbooks::Library;
 
 #[derive(Debug)]

@@ -3,7 +3,7 @@
 //! while the request is open. Approve, reject, withdraw, cancel and expire are each one
 //! transition that the store applies as a compare-and-swap: the first to land wins, and the
 //! checks here tell everyone after it what happened instead. [`Approved`] is the proof a
-//! destructive call requires; only the checks here construct it.
+//! destructive call requires; only [`Approved::verify`] constructs it.
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -63,6 +63,10 @@ pub enum ApprovalRefusal {
     },
     #[error("run {run} was requested before opsbot knew people by name; request it again")]
     Legacy { run: RunId },
+    /// A proof asked for a step that is not destructive (the engine's mistake, never an
+    /// operator's).
+    #[error("internal error: step {step} of run {run} is not destructive; nothing was done")]
+    NotDestructive { run: RunId, step: usize },
 }
 
 /// What a rejection does: an approver's refusal, or the requester taking their request back.
@@ -72,64 +76,37 @@ pub enum Rejection {
     Withdrawn,
 }
 
-/// Proof that a run's destructive steps were approved for its current plan. It has no public
-/// constructor: the engine gets one from [`Approved::verify`] and passes it to every destructive
-/// call, so that such a call cannot be written without the check.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Approved {
-    run: RunId,
-    digest: PlanDigest,
+/// Whether the run's approval holds for its current plan (also after a restart): a stored grant
+/// for the run's digest by someone other than the requester, or, for a scheduled run without
+/// one, a standing approval that covers its plan as it was created.
+pub fn holds(run: &Run) -> Result<(), ApprovalRefusal> {
+    let Some(grant) = &run.approval else {
+        return standing(run);
+    };
+    if grant.by.same_person(&run.requester) {
+        return Err(ApprovalRefusal::OwnRun { run: run.id });
+    }
+    if grant.digest != run.digest {
+        return Err(ApprovalRefusal::StaleDigest {
+            run: run.id,
+            shown: grant.digest.short().to_owned(),
+            current: run.digest.short().to_owned(),
+        });
+    }
+    Ok(())
 }
 
-impl Approved {
-    /// Re-checks a run's stored grant (also after a restart): it must be for the run's digest,
-    /// by someone other than the requester.
-    pub fn verify(run: &Run) -> Result<Self, ApprovalRefusal> {
-        let Some(grant) = &run.approval else {
-            return Self::standing(run);
-        };
-        if grant.by.same_person(&run.requester) {
-            return Err(ApprovalRefusal::OwnRun { run: run.id });
-        }
-        if grant.digest != run.digest {
-            return Err(ApprovalRefusal::StaleDigest {
-                run: run.id,
-                shown: grant.digest.short().to_owned(),
-                current: run.digest.short().to_owned(),
-            });
-        }
-        Ok(Self {
+fn standing(run: &Run) -> Result<(), ApprovalRefusal> {
+    let Some(grant) = run.scheduled.as_ref().and_then(|s| s.standing.as_ref()) else {
+        return Err(ApprovalRefusal::NotYet { run: run.id });
+    };
+    grant
+        .covers(&run.plan, run.created_at)
+        .map_err(|why| ApprovalRefusal::NotCovered {
             run: run.id,
-            digest: run.digest.clone(),
+            standing: grant.id,
+            why: why.to_string(),
         })
-    }
-
-    /// A scheduled run without a per-run approval goes ahead only under a standing approval
-    /// that covers its plan as it was created.
-    fn standing(run: &Run) -> Result<Self, ApprovalRefusal> {
-        let Some(grant) = run.scheduled.as_ref().and_then(|s| s.standing.as_ref()) else {
-            return Err(ApprovalRefusal::NotYet { run: run.id });
-        };
-        grant
-            .covers(&run.plan, run.created_at)
-            .map_err(|why| ApprovalRefusal::NotCovered {
-                run: run.id,
-                standing: grant.id,
-                why: why.to_string(),
-            })?;
-        Ok(Self {
-            run: run.id,
-            digest: run.digest.clone(),
-        })
-    }
-
-    pub fn run(&self) -> RunId {
-        self.run
-    }
-
-    pub fn digest(&self) -> &PlanDigest {
-        &self.digest
-    }
 }
 
 /// What already decided the run's approval request, in words after the run id: `is already
@@ -246,6 +223,12 @@ pub fn expired(run: &Run, now: OffsetDateTime) -> bool {
     matches!(run.state, RunState::AwaitingApproval { expires_at } if now >= expires_at)
         && run.cancel.is_none()
 }
+
+mod proof;
+
+pub use proof::{
+    Act, Approved, ApprovedCommand, ApprovedConsumer, ApprovedIndices, ApprovedService,
+};
 
 #[cfg(test)]
 mod tests;

@@ -19,6 +19,21 @@ use crate::schedule::standing::Scheduled;
 #[serde(transparent)]
 pub struct ChannelId(pub String);
 
+impl ChannelId {
+    /// The console's one channel, the same on every bot.
+    pub const CONSOLE: &str = "console";
+
+    /// The console's channel.
+    pub fn console() -> Self {
+        Self(Self::CONSOLE.to_owned())
+    }
+
+    /// Whether this is the console's channel.
+    pub fn is_console(&self) -> bool {
+        self.0 == Self::CONSOLE
+    }
+}
+
 /// The one progress message of a run, kept so that a restarted bot edits the same message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -264,7 +279,7 @@ impl Run {
         let mut run = Self::new(id, plan, requester, channel, now, approval_ttl);
         run.scheduled = Some(scheduled);
         if matches!(run.state, RunState::AwaitingApproval { .. })
-            && crate::approval::Approved::verify(&run).is_ok()
+            && crate::approval::holds(&run).is_ok()
         {
             run.state = RunState::Running;
         }
@@ -339,7 +354,7 @@ impl Run {
             _ => {}
         }
         // The engine's own check, so that the store and the engine cannot disagree.
-        let approved = crate::approval::Approved::verify(self).is_ok();
+        let approved = crate::approval::holds(self).is_ok();
         if let RunState::AwaitingApproval { .. } = self.state {
             if !self.plan.needs_approval() {
                 return Some("it awaits approval of a plan that needs none".to_owned());

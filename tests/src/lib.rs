@@ -112,7 +112,7 @@ impl Default for Setup {
                 formation_timeout: Duration::from_secs(30),
                 drain_timeout: Duration::from_secs(30),
                 request_timeout: Duration::from_secs(2),
-                retry: opsbot::backend::RetryPolicy {
+                retry: opsbot::config::RetryPolicy {
                     attempts: 4,
                     base_delay: Duration::from_millis(20),
                     max_delay: Duration::from_millis(100),

@@ -9,5 +9,4 @@ pub mod search;
 pub(crate) mod transport;
 
 pub use error::{BackendError, Fault};
-pub use retry::{Retry, RetryPolicy};
-pub use transport::{Cause, Unreachable};
+pub use retry::Retry;

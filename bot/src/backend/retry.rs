@@ -1,43 +1,10 @@
 //! Bounded retries with exponential backoff for transient faults.
 
 use std::future::Future;
-use std::time::Duration;
-
-use serde::Deserialize;
 
 use super::error::BackendError;
 use crate::clock::Clock;
-
-/// How often and how patiently a transient fault is retried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RetryPolicy {
-    /// Tries in all, the first included.
-    pub attempts: u32,
-    /// Delay before the second try; doubled each time, up to `max_delay`.
-    #[serde(with = "humantime_serde")]
-    pub base_delay: Duration,
-    #[serde(with = "humantime_serde")]
-    pub max_delay: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        Self {
-            attempts: 5,
-            base_delay: Duration::from_millis(500),
-            max_delay: Duration::from_secs(10),
-        }
-    }
-}
-
-impl RetryPolicy {
-    /// The delay after failed try number `tries` (1-based).
-    pub fn delay(&self, tries: u32) -> Duration {
-        let factor = 2u32.saturating_pow(tries.saturating_sub(1));
-        self.base_delay.saturating_mul(factor).min(self.max_delay)
-    }
-}
+use crate::config::RetryPolicy;
 
 /// A retry policy and the clock its delays are slept on: the policy is configuration, the
 /// clock the engine's (a test moves it instead of waiting out a backoff).
@@ -86,6 +53,8 @@ impl Retry {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::backend::Fault;
     use std::sync::atomic::{AtomicU32, Ordering};

@@ -234,7 +234,8 @@ impl SearchClient {
     /// The failure of `request` to this cluster, counted in the metrics: every fault of a
     /// cluster's answers is made here, also those found while reading a decoded answer.
     pub(crate) fn error(&self, request: &str, fault: Fault) -> BackendError {
-        self.errors.count(self.cluster.as_str(), "search", &fault);
+        self.errors
+            .count(self.cluster.as_str(), "search", fault.kind());
         BackendError::once(self.service.clone(), request, fault)
     }
 

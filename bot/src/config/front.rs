@@ -1,6 +1,7 @@
 //! Who speaks to opsbot, and where: the people (each once, with their account on every surface),
-//! the console socket, and the Discord guild and channels.
+//! the console socket, the Discord guild and channels, and where metrics are served.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::bail;
@@ -156,4 +157,13 @@ pub(super) fn validate(config: &Config) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `[metrics]` of the config.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Where `opsbot run` serves `/metrics` and `/healthz` (e.g. `127.0.0.1:9464`); nowhere
+    /// when absent. Neither is authenticated: keep it on a local or management address.
+    pub listen: Option<SocketAddr>,
 }

@@ -8,7 +8,7 @@ use anyhow::bail;
 use opsbot_commands::name::{GroupName, HostName};
 use serde::Deserialize;
 
-use crate::node_control::CommandTemplate;
+use crate::process::CommandTemplate;
 use crate::process::OutputBounds;
 
 /// Runbooks: where their files are, which hosts they may run on, and how commands reach a host.

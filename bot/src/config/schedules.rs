@@ -13,7 +13,6 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 
 use super::Config;
-use crate::chat::console;
 
 /// The limits of scheduling and booking.
 #[derive(Debug, Clone, Deserialize)]
@@ -204,7 +203,7 @@ pub(super) fn validate(config: &Config) -> anyhow::Result<()> {
                 .parse::<u64>()
                 .is_ok_and(|id| discord.channels.contains(&id))
         });
-        if channel != console::CHANNEL && !discord {
+        if channel != ChannelId::CONSOLE && !discord {
             bail!(
                 "schedule `{name}`: channel `{}` is neither `console` nor one of [discord] \
                  channels",

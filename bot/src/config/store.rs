@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use opsbot_state::{PgConfig, Store};
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+use time::OffsetDateTime;
 
 use super::SecretSource;
-use crate::store_upkeep::Retention;
 
 /// `[store]`, checked.
 #[derive(Debug, Clone, Deserialize)]
@@ -202,5 +202,63 @@ fn check_url(url: &str) -> Result<(), String> {
                          password_env, which are never logged"
             .into()),
         Err(error) => Err(format!("[store] {error}")),
+    }
+}
+
+/// How long finished runs and audit entries stay in the store: `[store] retention`, in
+/// humantime (`365d`, the default). At least a day: `/run list` shows the last 24 hours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention(Duration);
+
+impl Retention {
+    const MIN: Duration = Duration::from_secs(24 * 60 * 60);
+
+    /// The moment before which records are archived, at `now`.
+    pub(crate) fn cutoff(self, now: OffsetDateTime) -> OffsetDateTime {
+        now.checked_sub(crate::clock::span(self.0))
+            .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+    }
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Self(Duration::from_secs(365 * 24 * 60 * 60))
+    }
+}
+
+impl<'de> Deserialize<'de> for Retention {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = humantime_serde::Serde::<Duration>::deserialize(deserializer)?.into_inner();
+        if value < Self::MIN {
+            return Err(serde::de::Error::custom(format!(
+                "retention {} is shorter than a day; /run list shows the last 24 hours, so keep \
+                 at least \"1d\" (the default is \"365d\")",
+                humantime_serde::re::humantime::format_duration(value)
+            )));
+        }
+        Ok(Self(value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Section {
+        #[serde(default)]
+        retention: Retention,
+    }
+
+    #[test]
+    fn retention_is_a_year_unless_set_and_at_least_a_day() {
+        let parse = |text: &str| toml::from_str::<Section>(text).map(|s| s.retention);
+        assert_eq!(parse("").unwrap(), Retention::default());
+        assert_eq!(
+            parse(r#"retention = "30d""#).unwrap(),
+            Retention(Duration::from_secs(30 * 86_400))
+        );
+        let error = parse(r#"retention = "2h""#).unwrap_err().to_string();
+        assert!(error.contains("shorter than a day"), "{error}");
     }
 }

@@ -19,6 +19,7 @@ use opsbot_commands::run::ChannelId;
 use opsbot_commands::schedule::{Bounds, CronSchedule, Schedule, ScheduleName};
 use opsbot_search_sim::{Flavor, SimConfig};
 
+use crate::config::MetricsConfig;
 use crate::config::{
     CloudConfig, ClusterConfig, Config, ConsoleConfig, EngineConfig, HostAccessConfig,
     HostControlConfig, Interface, NodeControlConfig, PersonConfig, ProgressConfig, Role,
@@ -26,8 +27,7 @@ use crate::config::{
 };
 use crate::config::{ScheduleConfig, SchedulingConfig};
 use crate::engine::Engine;
-use crate::metrics::MetricsConfig;
-use crate::node_control::CommandTemplate;
+use crate::process::CommandTemplate;
 use crate::process::OutputBounds;
 
 /// The demo's cluster and cloud names, as operators type them.
@@ -198,7 +198,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
                 older_than: RetentionDays::parse("80")?,
                 prefix: Some(IndexName::parse_prefix("flog-")?),
             },
-            channel: ChannelId(crate::chat::console::CHANNEL.to_owned()),
+            channel: ChannelId::console(),
             bounds: Some(Bounds {
                 max_indices: 20,
                 min_age_days: RetentionDays::parse("80")?,

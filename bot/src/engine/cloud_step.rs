@@ -2,18 +2,19 @@
 //! which also settles a step found started after a restart: a consumer already without
 //! allocations, a service already deleted, a property already set are done, not redone.
 
-use opsbot_commands::approval::Approved;
+use opsbot_commands::approval::{Act, Approved};
 use opsbot_commands::name::CloudName;
 use opsbot_commands::openstack::compute::Instance;
 use opsbot_commands::openstack::ids::ConsumerId;
 use opsbot_commands::openstack::image::PropertyChange;
-use opsbot_commands::plan::{Action, DestructiveAction, SafeAction, Wait};
+use opsbot_commands::plan::{Action, SafeAction, Wait};
 use opsbot_commands::planner::{self, Holder};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::Run;
 use opsbot_state::StoreError;
 use tokio::sync::Notify;
 
+use super::failure::StepFailure;
 use super::step::{StepOutcome, controlled, mark_started, misplaced, retried};
 use super::{Inner, compute};
 use crate::backend::openstack::Deletion;
@@ -28,9 +29,11 @@ pub(super) async fn execute(
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
     let Ok(cloud) = inner.targets.clouds.get(cloud) else {
-        return Ok(StepOutcome::Failed(format!(
-            "cloud `{cloud}` is no longer in the config; add it back to finish this run"
-        )));
+        return Ok(StepFailure::TargetGone {
+            kind: "cloud",
+            name: cloud.to_string(),
+        }
+        .into());
     };
     let action = &run.plan.steps[index];
     if let Action::Wait(Wait::ComputeUp { host }) = action {
@@ -50,25 +53,26 @@ pub(super) async fn execute(
     }
     let outcome = match action {
         Action::Safe(safe) => perform(inner, cloud, run, safe).await,
-        Action::Destructive(destructive) => destroy(inner, cloud, run, destructive).await,
+        Action::Destructive(_) => destroy(inner, cloud, run, index).await,
         Action::Wait(_) | Action::Gate { .. } => misplaced(action),
     };
-    Ok(outcome.unwrap_or_else(StepOutcome::Failed))
+    Ok(outcome.unwrap_or_else(StepOutcome::from))
 }
 
+/// A destructive step: only what its approval proof names, looked at again right before.
 async fn destroy(
     inner: &Inner,
     cloud: &Cloud,
     run: &Run,
-    action: &DestructiveAction,
-) -> Result<StepOutcome, String> {
-    let approved = Approved::verify(run).map_err(|refusal| refusal.to_string())?;
-    match action {
-        DestructiveAction::DeleteAllocation {
-            consumer,
+    step: usize,
+) -> Result<StepOutcome, StepFailure> {
+    let approved = Approved::verify(run, step)?;
+    match approved.act() {
+        Act::DeleteAllocation {
+            consumer: approved,
             resources,
-            ..
         } => {
+            let consumer = &approved.id();
             // Looked at again right before deleting, as the plan did: an instance restored or
             // re-created since keeps its allocations, and so does a migration started since (a
             // resize moves the source's allocations to the migration's UUID). A delete that
@@ -84,10 +88,7 @@ async fn destroy(
                     "kept the allocations of {consumer}: {why}"
                 )));
             }
-            let deletion = retried(inner, run, || {
-                cloud.client.delete_allocation(&approved, *consumer)
-            })
-            .await?;
+            let deletion = retried(inner, run, || cloud.client.delete_allocation(approved)).await?;
             Ok(StepOutcome::Done(match deletion {
                 Deletion::Deleted => format!("deleted the allocations of {consumer} ({resources})"),
                 Deletion::AlreadyGone => {
@@ -95,7 +96,11 @@ async fn destroy(
                 }
             }))
         }
-        DestructiveAction::DeleteComputeService { id, host } => {
+        Act::DeleteComputeService {
+            service: approved,
+            host,
+        } => {
+            let id = &approved.id();
             let services = retried(inner, run, || cloud.client.services()).await?;
             match services.iter().find(|s| s.id == *id) {
                 None => {
@@ -111,8 +116,7 @@ async fn destroy(
                 }
                 Some(_) => {}
             }
-            let deletion =
-                retried(inner, run, || cloud.client.delete_service(&approved, *id)).await?;
+            let deletion = retried(inner, run, || cloud.client.delete_service(approved)).await?;
             Ok(StepOutcome::Done(match deletion {
                 Deletion::Deleted => format!("deleted the compute service record of {host} ({id})"),
                 Deletion::AlreadyGone => {
@@ -120,10 +124,9 @@ async fn destroy(
                 }
             }))
         }
-        DestructiveAction::DeleteIndices { .. }
-        | DestructiveAction::RetireNode { .. }
-        | DestructiveAction::UnlistNode { .. }
-        | DestructiveAction::HostCommand(_) => misplaced(action),
+        Act::DeleteIndices(_) | Act::RetireNode(_) | Act::UnlistNode(_) | Act::HostCommand(_) => {
+            misplaced(approved.action())
+        }
     }
 }
 
@@ -136,7 +139,7 @@ async fn holding(
     cloud: &Cloud,
     run: &Run,
     consumer: ConsumerId,
-) -> Result<(bool, Option<String>), String> {
+) -> Result<(bool, Option<String>), StepFailure> {
     let instance = retried(inner, run, || cloud.client.instance(consumer)).await?;
     let state = retried(inner, run, || cloud.client.consumer(consumer)).await?;
     let migrations = match (&instance, &run.plan.request) {
@@ -166,7 +169,7 @@ async fn perform(
     cloud: &Cloud,
     run: &Run,
     action: &SafeAction,
-) -> Result<StepOutcome, String> {
+) -> Result<StepOutcome, StepFailure> {
     match action {
         SafeAction::VerifyReleased { provider } => {
             let named = retried(inner, run, || cloud.client.provider(*provider)).await?;
@@ -193,11 +196,9 @@ async fn perform(
                     now.consumers.len()
                 )))
             } else {
-                Err(format!(
-                    "still allocated after the delete: {}; placement acknowledged it, so check \
-                     its log, then /placement allocations",
-                    left.join(", ")
-                ))
+                Err(StepFailure::StillAllocated {
+                    consumers: left.join(", "),
+                })
             }
         }
         SafeAction::RestartCompute { host } => {
@@ -214,7 +215,10 @@ async fn perform(
             let reference = opsbot_commands::openstack::ids::ImageRef::Id(*image);
             let found = retried(inner, run, || cloud.client.images(&reference)).await?;
             let Some(current) = found.first() else {
-                return Err(format!("image `{name}` ({image}) is gone"));
+                return Err(StepFailure::ImageGone {
+                    name: name.clone(),
+                    image: *image,
+                });
             };
             let wanted = changes.iter().map(|c| &c.property);
             let needed = PropertyChange::needed(wanted, &current.properties);
@@ -239,6 +243,17 @@ async fn perform(
                 set.join(" ")
             )))
         }
-        _ => misplaced(action),
+        SafeAction::DisableAllocation
+        | SafeAction::EnableAllocation
+        | SafeAction::Flush { .. }
+        | SafeAction::StopNode { .. }
+        | SafeAction::StartNode { .. }
+        | SafeAction::Report
+        | SafeAction::VerifyDeleted
+        | SafeAction::ExcludeNode { .. }
+        | SafeAction::ClearExclusion { .. }
+        | SafeAction::Redeploy { .. }
+        | SafeAction::HostCommand(_)
+        | SafeAction::Confirm { .. } => misplaced(action),
     }
 }

@@ -16,6 +16,7 @@ use time::OffsetDateTime;
 use tokio::sync::Notify;
 
 use super::Inner;
+use super::failure::StepFailure;
 use super::step::{StepOutcome, retried};
 use super::wait;
 use crate::clouds::Cloud;
@@ -74,9 +75,11 @@ pub(super) async fn up(
             // and then blamed on the container: it fails the wait at once, as `wait::until` does.
             Err(error) if error.fault.is_transient() => error.to_string(),
             Err(error) => {
-                return Ok(StepOutcome::Failed(format!(
-                    "{error}; while waiting for nova-compute on {host} to report up again"
-                )));
+                return Ok(StepFailure::During {
+                    error: Box::new(error),
+                    doing: format!("waiting for nova-compute on {host} to report up again"),
+                }
+                .into());
             }
         };
         inner.progress.observe(
@@ -87,12 +90,12 @@ pub(super) async fn up(
             },
         );
         if inner.clock.instant() >= deadline {
-            return Ok(StepOutcome::Failed(format!(
-                "nova-compute on {host} has not reported up since its restart (waited {}; last \
-                 seen: {last}); the run stops here and restarts no other host. Look at the \
-                 `nova_compute` container on {host}",
-                wait::shown(timeout)
-            )));
+            return Ok(StepFailure::ComputeDown {
+                host: host.clone(),
+                waited: wait::shown(timeout),
+                last,
+            }
+            .into());
         }
         if wait::paused_for_cancel(inner, run, inner.config.poll_interval, waker).await? {
             return Ok(StepOutcome::Cancelled);
@@ -136,10 +139,16 @@ pub(super) async fn held_back(
     let migrations = match retried(inner, run, || cloud.client.migrations(host)).await {
         Ok(migrations) => migrations,
         Err(error) => {
-            return Some(StepOutcome::Failed(format!(
-                "{error}; while looking for migrations in progress at {host}, so nova_compute \
-                 there was not restarted (a restart breaks a live migration)"
-            )));
+            return Some(
+                StepFailure::During {
+                    error: Box::new(error),
+                    doing: format!(
+                        "looking for migrations in progress at {host}, so nova_compute there \
+                         was not restarted (a restart breaks a live migration)"
+                    ),
+                }
+                .into(),
+            );
         }
     };
     let in_flight = InFlight::among(&migrations)?;
@@ -151,12 +160,13 @@ pub(super) async fn held_back(
     } else {
         format!("nova_compute on {host} was not restarted")
     };
-    Some(StepOutcome::Failed(format!(
-        "{what}: {in_flight}, and a restart would break it (a starting nova-compute sets a \
-         live migration in progress to `error` and rolls back a resize caught copying). The \
-         run stops here and restarts no other host; run /compute rpc-cap cloud:{} again once \
-         {} finished",
-        cloud.name,
-        in_flight.have()
-    )))
+    Some(
+        StepFailure::Migrating {
+            what,
+            in_flight: in_flight.to_string(),
+            cloud: cloud.name.clone(),
+            have: in_flight.have(),
+        }
+        .into(),
+    )
 }

@@ -9,7 +9,8 @@ use opsbot_commands::people::Actor;
 use opsbot_commands::render;
 use opsbot_commands::run::{CancelRequest, Run, RunState, StepState};
 
-use super::{Engine, EngineError, Refusal, require_operator};
+use super::{Engine, require_operator};
+use crate::refusal::{EngineError, Refusal};
 
 impl Engine {
     /// Asks a run to stop at its next safe point. Any operator may cancel any unfinished run.

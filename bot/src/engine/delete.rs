@@ -9,13 +9,14 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use opsbot_commands::approval::Approved;
+use opsbot_commands::approval::ApprovedIndices;
 use opsbot_commands::index::{IndexName, PlannedIndex};
 use opsbot_commands::plan::{Action, DestructiveAction};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
 
 use super::Inner;
+use super::failure::StepFailure;
 use super::step::{StepOutcome, acting, observe_retry, retried};
 use super::wait;
 use crate::backend::search::{Deleted, InFlight};
@@ -38,8 +39,8 @@ async fn standing(
     inner: &Inner,
     cluster: &Cluster,
     run: &Run,
-    planned: &[PlannedIndex],
-) -> Result<Standing, String> {
+    planned: &[&PlannedIndex],
+) -> Result<Standing, StepFailure> {
     let names: Vec<IndexName> = planned.iter().map(|p| p.name.clone()).collect();
     let found: HashMap<String, String> =
         retried(inner, run, || cluster.search.uuids(&names)).await?;
@@ -72,7 +73,7 @@ async fn settle(
     run: &Run,
     opaque_id: &str,
     names: &[IndexName],
-) -> Result<(), String> {
+) -> Result<(), StepFailure> {
     let deadline = inner.clock.instant() + inner.config.deletion_timeout;
     loop {
         let seen = retried(inner, run, || cluster.search.in_flight(opaque_id, names)).await?;
@@ -80,13 +81,11 @@ async fn settle(
             return Ok(());
         };
         if inner.clock.instant() >= deadline {
-            return Err(format!(
-                "cluster `{}` is still applying an earlier deletion of these indices after {} \
-                 ({what}); nothing was sent again. Look at GET /_cluster/pending_tasks, and \
-                 prune again once it is done",
-                cluster.name,
-                wait::shown(inner.config.deletion_timeout)
-            ));
+            return Err(StepFailure::StillApplying {
+                cluster: cluster.name.clone(),
+                waited: wait::shown(inner.config.deletion_timeout),
+                what,
+            });
         }
         let interval = inner.config.poll_interval.min(Duration::from_secs(2));
         inner.clock.sleep(interval).await;
@@ -108,33 +107,29 @@ fn may_be_applying(error: &BackendError) -> bool {
     )
 }
 
-/// Deletes one chunk: `planned` is the step's part of the plan, `step` its position. A DELETE
-/// is sent again within the retry policy's tries and after its delay: one the cluster refused
+/// Deletes one chunk: `planned`, the indices of approved step `step`. A DELETE is sent again within the retry policy's tries and after its delay: one the cluster refused
 /// before acting on it (no elected master, 408, 429) as it was; one that may have reached the
 /// cluster only once none of the step's is still being applied, for what is still there as
 /// approved.
 pub(super) async fn chunk(
     inner: &Inner,
     cluster: &Cluster,
-    approved: &Approved,
     run: &Run,
     step: usize,
-    planned: &[PlannedIndex],
+    planned: ApprovedIndices<'_>,
     resumed: bool,
-) -> Result<StepOutcome, String> {
+) -> Result<StepOutcome, StepFailure> {
     let policy = inner.config.retry;
     let opaque = opaque_id(run, step);
+    let mut remaining = planned;
+    let planned: Vec<&PlannedIndex> = remaining.iter().collect();
     let names: Vec<IndexName> = planned.iter().map(|p| p.name.clone()).collect();
     if resumed {
         // The bot stopped after recording the step as started: its DELETE may be on its way.
         settle(inner, cluster, run, &opaque, &names).await?;
     }
-    let before = standing(inner, cluster, run, planned).await?;
-    let mut remaining: Vec<PlannedIndex> = planned
-        .iter()
-        .filter(|p| before.approved.contains(&p.name))
-        .cloned()
-        .collect();
+    let before = standing(inner, cluster, run, &planned).await?;
+    remaining.retain(|p| before.approved.contains(&p.name));
     let mut tries = 0;
     while !remaining.is_empty() {
         if tries > 0 {
@@ -143,11 +138,7 @@ pub(super) async fn chunk(
         tries += 1;
         let doomed: Vec<IndexName> = remaining.iter().map(|p| p.name.clone()).collect();
         acting(inner)?;
-        match cluster
-            .search
-            .delete_indices(approved, &doomed, &opaque)
-            .await
-        {
+        match cluster.search.delete_indices(&remaining, &opaque).await {
             Ok(Deleted::Acknowledged) => {}
             // Still being applied, or perhaps: wait until it is not before looking.
             Ok(Deleted::Pending) => settle(inner, cluster, run, &opaque, &doomed).await?,
@@ -161,16 +152,17 @@ pub(super) async fn chunk(
                 tracing::warn!(%error, "a delete may still be applied; waiting before looking");
                 settle(inner, cluster, run, &opaque, &doomed).await?;
             }
-            Err(error) => return Err(BackendError { tries, ..error }.to_string()),
+            Err(error) => return Err(BackendError { tries, ..error }.into()),
         }
-        let after = standing(inner, cluster, run, &remaining).await?;
+        let after = standing(inner, cluster, run, &remaining.iter().collect::<Vec<_>>()).await?;
         remaining.retain(|p| after.approved.contains(&p.name));
         if !remaining.is_empty() && tries >= policy.attempts {
-            return Err(format!(
-                "after {tries} deletes, still present: {}; /indices list cluster:{} shows them",
-                render::compact(&remaining),
-                cluster.name
-            ));
+            let left: Vec<&str> = remaining.iter().map(|p| p.name.as_str()).collect();
+            return Err(StepFailure::NotDeleted {
+                tries,
+                indices: render::compact(&left),
+                cluster: cluster.name.clone(),
+            });
         }
     }
     Ok(StepOutcome::Done(note(&before, resumed)))
@@ -205,11 +197,12 @@ pub(super) async fn verify(
     inner: &Inner,
     cluster: &Cluster,
     run: &Run,
-) -> Result<StepOutcome, String> {
+) -> Result<StepOutcome, StepFailure> {
     let mut remaining = Vec::new();
     for step in &run.plan.steps {
         if let Action::Destructive(DestructiveAction::DeleteIndices { indices }) = step {
-            remaining.extend(standing(inner, cluster, run, indices).await?.approved);
+            let planned: Vec<&PlannedIndex> = indices.iter().collect();
+            remaining.extend(standing(inner, cluster, run, &planned).await?.approved);
         }
     }
     if remaining.is_empty() {
@@ -218,11 +211,9 @@ pub(super) async fn verify(
             run.plan.deleted().count()
         )))
     } else {
-        Err(format!(
-            "still present after the delete: {}; the cluster acknowledged it, so check its log, \
-             then /indices list cluster:{}",
-            render::compact(&remaining),
-            cluster.name
-        ))
+        Err(StepFailure::StillPresent {
+            indices: render::compact(&remaining),
+            cluster: cluster.name.clone(),
+        })
     }
 }

@@ -8,7 +8,7 @@ mod compute;
 mod decide;
 mod delete;
 mod drive;
-mod refusal;
+mod failure;
 mod runbook_step;
 mod schedule;
 mod status;
@@ -37,14 +37,13 @@ use crate::clock::{Clock, span};
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
 use crate::config::{Config, EngineConfig, SchedulingConfig};
-use crate::lease::Tenure;
 use crate::metrics::Metrics;
 use crate::progress::ProgressSink;
+use crate::refusal::{EngineError, Refusal};
 use crate::runbooks::Library;
 use crate::store_writes::StoreWrites;
 use crate::targets::Targets;
-
-pub use refusal::{EngineError, Refusal};
+use crate::tenure::Tenure;
 
 /// How often `idle` looks at the store for a run that was woken but not yet picked up, and for
 /// how many looks at most (5 s).
@@ -129,7 +128,8 @@ impl Engine {
         clock: Clock,
     ) -> anyhow::Result<Self> {
         let tenure = Tenure::default();
-        let metrics = Metrics::new(store.clone(), Arc::clone(&progress), tenure.clone());
+        let backlog: Arc<dyn crate::metrics::Backlog> = progress.clone();
+        let metrics = Metrics::new(store.clone(), backlog, tenure.clone());
         let targets = Targets::new(config, metrics.backend_errors(), &clock)?;
         Ok(Self(Arc::new(Inner {
             writes: StoreWrites::counting(store.clone(), metrics.runs().clone(), tenure.clone()),

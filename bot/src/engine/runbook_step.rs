@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
-use opsbot_commands::approval::Approved;
+use opsbot_commands::approval::{Act, Approved, ApprovedCommand};
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::echo::visible;
 use opsbot_commands::name::HostName;
-use opsbot_commands::plan::{Action, DestructiveAction, HostCommand, HostWait, SafeAction, Wait};
+use opsbot_commands::plan::{Action, HostCommand, HostWait, SafeAction, Wait};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
 use opsbot_commands::runbook::Word;
@@ -20,10 +20,11 @@ use regex::Regex;
 use tokio::sync::Notify;
 
 use super::Inner;
-use super::step::{StepOutcome, mark_started, misplaced};
+use super::failure::StepFailure;
+use super::step::{StepOutcome, mark_started};
 use super::wait;
 use crate::host_access::Reached;
-use crate::node_control::NodeControlError;
+use crate::process::CommandError;
 use crate::process::{Finished, KEPT_LINES, Output, lines};
 
 /// How much of a posted output goes into the chat message; the rest is in `/run log`.
@@ -33,6 +34,23 @@ const WAIT_LINES: NonZeroUsize = lines(50);
 /// Longest a single look of a wait may take.
 const LOOK_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A command a step may run: a safe one as its plan has it; one behind the approval gate only
+/// as its approval proof names it.
+#[derive(Debug, Clone, Copy)]
+enum Permitted<'r> {
+    Safe(&'r HostCommand),
+    Approved(ApprovedCommand<'r>),
+}
+
+impl<'r> Permitted<'r> {
+    fn command(self) -> &'r HostCommand {
+        match self {
+            Permitted::Safe(command) => command,
+            Permitted::Approved(approved) => approved.command(),
+        }
+    }
+}
+
 pub(super) async fn execute(
     inner: &Inner,
     run: &Run,
@@ -41,22 +59,28 @@ pub(super) async fn execute(
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
     let action = &run.plan.steps[index];
-    let command = match action {
+    let permitted = match action {
         Action::Safe(SafeAction::Confirm { prompt }) => {
             return Ok(StepOutcome::AskOperator(shown(prompt, &run.captured)));
         }
         Action::Wait(Wait::HostOutput(wait)) => {
             return until(inner, run, wait, waker).await;
         }
-        Action::Safe(SafeAction::HostCommand(command))
-        | Action::Destructive(DestructiveAction::HostCommand(command)) => command,
-        other => return Ok(misplaced(other).unwrap_or_else(StepOutcome::Failed)),
+        Action::Safe(SafeAction::HostCommand(command)) => Permitted::Safe(command),
+        Action::Destructive(_) => match Approved::verify(run, index).map(|a| a.act()) {
+            Ok(Act::HostCommand(command)) => Permitted::Approved(command),
+            Ok(
+                Act::DeleteIndices(_)
+                | Act::RetireNode(_)
+                | Act::UnlistNode(_)
+                | Act::DeleteAllocation { .. }
+                | Act::DeleteComputeService { .. },
+            ) => return Ok(StepFailure::misplaced(action).into()),
+            Err(refusal) => return Ok(StepFailure::from(refusal).into()),
+        },
+        other => return Ok(StepFailure::misplaced(other).into()),
     };
-    if matches!(action, Action::Destructive(_)) {
-        if let Err(refusal) = Approved::verify(run) {
-            return Ok(StepOutcome::Failed(refusal.to_string()));
-        }
-    }
+    let command = permitted.command();
     if resumed && !command.idempotent {
         return Ok(StepOutcome::AskOperator(format!(
             "the bot stopped while this step ran: on {}, `{}` may or may not have taken \
@@ -68,10 +92,12 @@ pub(super) async fn execute(
     if !resumed {
         mark_started(inner, run, index).await?;
     }
-    Ok(match run_command(inner, run, index, command, waker).await {
-        Ok(outcome) => outcome,
-        Err(failure) => StepOutcome::Failed(failure),
-    })
+    Ok(
+        match run_command(inner, run, index, permitted, waker).await {
+            Ok(outcome) => outcome,
+            Err(failure) => failure.into(),
+        },
+    )
 }
 
 /// Resolves once an operator has asked the run to stop: a running command is stopped then,
@@ -94,9 +120,10 @@ async fn run_command(
     inner: &Inner,
     run: &Run,
     index: usize,
-    command: &HostCommand,
+    permitted: Permitted<'_>,
     waker: &Notify,
-) -> Result<StepOutcome, String> {
+) -> Result<StepOutcome, StepFailure> {
+    let command = permitted.command();
     let access = &inner.targets.library.access;
     let host = &command.host;
     let argv = if access.is_automatic() {
@@ -129,8 +156,13 @@ async fn run_command(
         .await
     {
         Ok(reached) => reached,
-        Err(error @ NodeControlError::Uncollected { .. }) => return Ok(uncollected(host, &error)),
-        Err(error) => return Err(format!("on {host}: {error}")),
+        Err(error @ CommandError::Uncollected { .. }) => return Ok(uncollected(host, &error)),
+        Err(error) => {
+            return Err(StepFailure::Command {
+                on: format!("on {host}"),
+                error,
+            });
+        }
     };
     let finished = match reached {
         Reached::AskOperator(prompt) => return Ok(StepOutcome::AskOperator(prompt)),
@@ -157,21 +189,30 @@ async fn run_command(
         .is_some_and(|c| command.exit_codes.contains(&c))
     {
         let last = finished.output.last().unwrap_or("(no output)");
-        return Err(format!(
-            "on {host}, `{cmd}` {ending}: {last}; the whole output is in /run log id:{}",
-            run.id
-        ));
+        return Err(StepFailure::Exited {
+            host: host.clone(),
+            cmd,
+            ending,
+            last: last.to_owned(),
+            run: run.id,
+        });
     }
     let mut captured = BTreeMap::new();
     if let Some(expected) = &command.output {
-        let regex = Regex::new(expected).map_err(|e| format!("the runbook's output check: {e}"))?;
+        let Ok(regex) = Regex::new(expected) else {
+            return Err(StepFailure::NoRegex {
+                pattern: expected.clone(),
+            });
+        };
         let text = finished.output.lines.join("\n");
         let Some(found) = regex.captures(&text) else {
             let last = finished.output.last().unwrap_or("(no output)");
-            return Err(format!(
-                "on {host}, the output of `{cmd}` does not match /{expected}/; it ended with: \
-                 {last}"
-            ));
+            return Err(StepFailure::Unexpected {
+                host: host.clone(),
+                cmd,
+                expected: expected.clone(),
+                last: last.to_owned(),
+            });
         };
         for name in regex.capture_names().flatten() {
             if let Some(value) = found.name(name) {
@@ -199,7 +240,7 @@ async fn run_command(
 
 /// A command the cancel stopped whose output a process outside its group still holds open:
 /// only a cancel stops a command, so the run ends interrupted, saying what may still run.
-fn uncollected(host: &HostName, error: &NodeControlError) -> StepOutcome {
+fn uncollected(host: &HostName, error: &CommandError) -> StepOutcome {
     StepOutcome::Interrupted(format!("stopped by the cancel: on {host}, {error}"))
 }
 
@@ -262,14 +303,14 @@ async fn until(
     let host = &wait.host;
     let argv = match filled(&wait.argv, &run.captured) {
         Ok(argv) => argv,
-        Err(failure) => return Ok(StepOutcome::Failed(failure)),
+        Err(failure) => return Ok(failure.into()),
     };
     let cmd = argv.join(" ");
     let Ok(regex) = Regex::new(&wait.until) else {
-        return Ok(StepOutcome::Failed(format!(
-            "the runbook's /{}/ is no regular expression",
-            wait.until
-        )));
+        return Ok(StepFailure::NoRegex {
+            pattern: wait.until.clone(),
+        }
+        .into());
     };
     let timeout = Duration::from_secs(wait.timeout_secs);
     let interval = Duration::from_secs(wait.interval_secs);
@@ -316,7 +357,7 @@ async fn until(
                     )));
                 }
             }
-            Err(error @ NodeControlError::Uncollected { .. }) => {
+            Err(error @ CommandError::Uncollected { .. }) => {
                 return Ok(uncollected(host, &error));
             }
             // A command that cannot run yet (a container restarting) is one more look.
@@ -328,11 +369,14 @@ async fn until(
             }
         }
         if inner.clock.instant() >= deadline {
-            return Ok(StepOutcome::Failed(format!(
-                "gave up after {} waiting until `{cmd}` on {host} prints /{}/; last seen: {last}",
-                wait::shown(timeout),
-                wait.until
-            )));
+            return Ok(StepFailure::NeverPrinted {
+                waited: wait::shown(timeout),
+                cmd,
+                host: host.clone(),
+                until: wait.until.clone(),
+                last,
+            }
+            .into());
         }
         if wait::paused_for_cancel(inner, run, interval, waker).await? {
             return Ok(StepOutcome::Cancelled);
@@ -348,15 +392,12 @@ fn noted(note: String) -> Observation {
 }
 
 /// The words with captured values in place; a value no step captured fails the step.
-fn filled(words: &[Word], captured: &BTreeMap<String, String>) -> Result<Vec<String>, String> {
+fn filled(words: &[Word], captured: &BTreeMap<String, String>) -> Result<Vec<String>, StepFailure> {
     words
         .iter()
         .map(|w| {
-            w.fill(captured).map_err(|name| {
-                format!(
-                    "{{{name}}} was never captured (the step that captures it was confirmed by \
-                     hand?); run the rest by hand"
-                )
+            w.fill(captured).map_err(|name| StepFailure::NeverCaptured {
+                name: name.to_string(),
             })
         })
         .collect()

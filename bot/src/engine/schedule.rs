@@ -11,8 +11,9 @@ use opsbot_commands::schedule::{
 use opsbot_state::{StoreError, UpdateError};
 use time::OffsetDateTime;
 
-use super::{Engine, EngineError, Refusal, require_operator, store_only};
+use super::{Engine, require_operator, store_only};
 use crate::clock::span;
+use crate::refusal::{EngineError, Refusal};
 
 impl Engine {
     /// The configured schedule called `name`.

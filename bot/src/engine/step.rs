@@ -3,21 +3,23 @@
 
 use std::collections::BTreeMap;
 
-use opsbot_commands::approval::Approved;
+use opsbot_commands::approval::{Act, Approved};
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::cluster::{CatReport, FlushMode, Membership, Observation};
 use opsbot_commands::name::NodeAddr;
-use opsbot_commands::plan::{Action, DestructiveAction, SafeAction};
+use opsbot_commands::plan::{Action, SafeAction};
 use opsbot_commands::render;
 use opsbot_commands::run::{Run, StepState};
 use opsbot_commands::target::Target;
 use opsbot_state::StoreError;
 use tokio::sync::Notify;
 
+use super::failure::StepFailure;
 use super::{Inner, delete, store_only, wait};
 use crate::backend::{BackendError, Fault};
 use crate::clusters::Cluster;
-use crate::node_control::{NodeControlError, NodeOp, Outcome};
+use crate::node_control::{NodeOp, Outcome};
+use crate::process::CommandError;
 
 /// How a step ended.
 #[derive(Debug)]
@@ -65,9 +67,11 @@ pub(super) async fn execute(
         Target::Cluster(name) => match inner.targets.clusters.get(&name) {
             Ok(cluster) => cluster,
             Err(_) => {
-                return Ok(StepOutcome::Failed(format!(
-                    "cluster `{name}` is no longer in the config; add it back to finish this run"
-                )));
+                return Ok(StepFailure::TargetGone {
+                    kind: "cluster",
+                    name: name.to_string(),
+                }
+                .into());
             }
         },
     };
@@ -85,25 +89,21 @@ pub(super) async fn execute(
     Ok(match action {
         Action::Safe(safe) => match perform(inner, cluster, run, safe).await {
             Ok(outcome) => outcome,
-            Err(failure) => StepOutcome::Failed(failure),
+            Err(failure) => failure.into(),
         },
         Action::Wait(condition) => wait::until(inner, cluster, run, condition, waker).await?,
-        Action::Destructive(destructive) => {
-            match destroy(inner, cluster, run, index, destructive, resumed).await {
-                Ok(outcome) => outcome,
-                Err(failure) => StepOutcome::Failed(failure),
-            }
-        }
-        Action::Gate { .. } => misplaced(action).unwrap_or_else(StepOutcome::Failed),
+        Action::Destructive(_) => match destroy(inner, cluster, run, index, resumed).await {
+            Ok(outcome) => outcome,
+            Err(failure) => failure.into(),
+        },
+        Action::Gate { .. } => StepFailure::misplaced(action).into(),
     })
 }
 
 /// A cloud step in a cluster's plan, or the reverse: planners never make one, and a hand-edited
 /// store could. The run fails rather than guess.
-pub(super) fn misplaced(action: &impl std::fmt::Debug) -> Result<StepOutcome, String> {
-    Err(format!(
-        "internal error: step {action:?} does not belong to this run's target; nothing was done"
-    ))
+pub(super) fn misplaced(action: &impl std::fmt::Debug) -> Result<StepOutcome, StepFailure> {
+    Err(StepFailure::misplaced(action))
 }
 
 /// A destructive step: only with the approval proof, re-derived from the stored grant (after a
@@ -113,36 +113,35 @@ async fn destroy(
     cluster: &Cluster,
     run: &Run,
     step: usize,
-    action: &DestructiveAction,
     resumed: bool,
-) -> Result<StepOutcome, String> {
-    let approved = Approved::verify(run).map_err(|refusal| refusal.to_string())?;
-    match action {
+) -> Result<StepOutcome, StepFailure> {
+    let approved = Approved::verify(run, step)?;
+    match approved.act() {
         // Checks the chunk's names before deleting, so a chunk found started deletes only what
         // is still there as approved, once no earlier delete of it is still being applied.
-        DestructiveAction::DeleteIndices { indices } => {
-            delete::chunk(inner, cluster, &approved, run, step, indices, resumed).await
+        Act::DeleteIndices(indices) => {
+            delete::chunk(inner, cluster, run, step, indices, resumed).await
         }
-        DestructiveAction::RetireNode { node } => {
+        Act::RetireNode(node) => {
             if resumed {
-                if let Some(note) = left_already(cluster, *node).await {
+                if let Some(note) = left_already(cluster, node).await {
                     return Ok(StepOutcome::Done(note));
                 }
             }
             // Stopping a container that is still up is safe to repeat.
-            control(inner, cluster, run, NodeOp::Stop, *node).await
+            control(inner, cluster, run, NodeOp::Stop, node).await
         }
-        DestructiveAction::DeleteAllocation { .. }
-        | DestructiveAction::DeleteComputeService { .. }
-        | DestructiveAction::HostCommand(_) => misplaced(action),
-        DestructiveAction::UnlistNode { node } => {
+        Act::DeleteAllocation { .. } | Act::DeleteComputeService { .. } | Act::HostCommand(_) => {
+            misplaced(approved.action())
+        }
+        Act::UnlistNode(node) => {
             if resumed && !cluster.nodes.repeatable(NodeOp::Unlist) {
                 return Ok(StepOutcome::AskOperator(format!(
                     "opsbot restarted while its command was taking {node} out of the deployment \
                      inventory; check that {node} is out of it (remove it if not)"
                 )));
             }
-            control(inner, cluster, run, NodeOp::Unlist, *node).await
+            control(inner, cluster, run, NodeOp::Unlist, node).await
         }
     }
 }
@@ -228,7 +227,7 @@ async fn perform(
     cluster: &Cluster,
     run: &Run,
     action: &SafeAction,
-) -> Result<StepOutcome, String> {
+) -> Result<StepOutcome, StepFailure> {
     match action {
         SafeAction::DisableAllocation => {
             retried(inner, run, || {
@@ -307,12 +306,12 @@ async fn perform(
 }
 
 /// Runs `call` with the retry policy, each retried fault shown in the run's progress; a fault
-/// that remains is the step's failure, in words.
+/// that remains is the step's failure.
 pub(super) async fn retried<T, Fut>(
     inner: &Inner,
     run: &Run,
     call: impl FnMut() -> Fut,
-) -> Result<T, String>
+) -> Result<T, BackendError>
 where
     Fut: Future<Output = Result<T, BackendError>>,
 {
@@ -324,7 +323,7 @@ where
         let attempt = call();
         async move {
             acting.map_err(|why| {
-                BackendError::once("opsbot", "the request", Fault::NotActing(why))
+                BackendError::once("opsbot", "the request", Fault::NotActing(why.to_string()))
             })?;
             attempt.await
         }
@@ -334,13 +333,12 @@ where
             observe_retry(inner, run, tries, retry.policy.attempts, error);
         })
         .await
-        .map_err(|error| error.to_string())
 }
 
 /// Whether this instance may start a side effect now (see `lease`): the store refuses a
 /// stale instance's writes, and this keeps it from acting between them.
-pub(super) fn acting(inner: &Inner) -> Result<(), String> {
-    inner.tenure.check().map_err(|error| error.to_string())
+pub(super) fn acting(inner: &Inner) -> Result<(), StepFailure> {
+    inner.tenure.check().map_err(StepFailure::NotActing)
 }
 
 /// Says on the run's progress message that a step's call failed for now and is tried again.
@@ -361,10 +359,10 @@ pub(super) async fn controlled(
     inner: &Inner,
     run: &Run,
     target: &str,
-    outcome: Result<Outcome, NodeControlError>,
-) -> Result<StepOutcome, String> {
+    outcome: Result<Outcome, CommandError>,
+) -> Result<StepOutcome, StepFailure> {
     let output: &[String] = match &outcome {
-        Ok(Outcome::Done { output, .. }) | Err(NodeControlError::Failed { output, .. }) => output,
+        Ok(Outcome::Done { output, .. }) | Err(CommandError::Failed { output, .. }) => output,
         Ok(Outcome::AskOperator { .. }) | Err(_) => &[],
     };
     // The output is evidence, not the outcome: a run does not fail because it could not be kept.
@@ -374,7 +372,10 @@ pub(super) async fn controlled(
     match outcome {
         Ok(Outcome::Done { note, .. }) => Ok(StepOutcome::Done(note)),
         Ok(Outcome::AskOperator { prompt }) => Ok(StepOutcome::AskOperator(prompt)),
-        Err(error) => Err(format!("{target}: {error}")),
+        Err(error) => Err(StepFailure::Command {
+            on: target.to_owned(),
+            error,
+        }),
     }
 }
 
@@ -384,7 +385,7 @@ async fn control(
     run: &Run,
     op: NodeOp,
     node: NodeAddr,
-) -> Result<StepOutcome, String> {
+) -> Result<StepOutcome, StepFailure> {
     acting(inner)?;
     let outcome = cluster.nodes.apply(op, node).await;
     controlled(inner, run, &format!("node control on {node}"), outcome).await

@@ -24,6 +24,8 @@ impl ProgressSink for Silent {
     fn announce(&self, _: Announcement, _: ChannelId) {}
 }
 
+impl crate::metrics::Backlog for Silent {}
+
 fn person(name: &str) -> PersonRef {
     PersonRef {
         name: PersonName::parse(name).unwrap(),

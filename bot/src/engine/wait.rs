@@ -9,7 +9,8 @@ use opsbot_state::StoreError;
 use tokio::sync::Notify;
 
 use super::Inner;
-use super::step::{StepOutcome, misplaced};
+use super::failure::StepFailure;
+use super::step::StepOutcome;
 use crate::backend::BackendError;
 use crate::clusters::Cluster;
 
@@ -33,7 +34,7 @@ pub(super) async fn until(
         Wait::ClusterFormed { .. } => config.formation_timeout,
         Wait::NodeDrained { .. } => config.drain_timeout,
         Wait::HostOutput(_) | Wait::ComputeUp { .. } => {
-            return Ok(misplaced(condition).unwrap_or_else(StepOutcome::Failed));
+            return Ok(StepFailure::misplaced(condition).into());
         }
     };
     let deadline = inner.clock.instant() + timeout;
@@ -57,16 +58,20 @@ pub(super) async fn until(
                 inner.progress.observe(run, note);
             }
             Err(error) => {
-                return Ok(StepOutcome::Failed(format!(
-                    "{error}; while waiting {waiting}"
-                )));
+                return Ok(StepFailure::During {
+                    error: Box::new(error),
+                    doing: format!("waiting {waiting}"),
+                }
+                .into());
             }
         }
         if inner.clock.instant() >= deadline {
-            return Ok(StepOutcome::Failed(format!(
-                "gave up after {} waiting {waiting}; last observed: {last}",
-                shown(timeout)
-            )));
+            return Ok(StepFailure::GaveUp {
+                waited: shown(timeout),
+                waiting: waiting.to_owned(),
+                last: last.to_string(),
+            }
+            .into());
         }
         if paused_for_cancel(inner, run, config.poll_interval, waker).await? {
             return Ok(StepOutcome::Cancelled);

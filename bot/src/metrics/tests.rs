@@ -13,10 +13,10 @@ use opsbot_commands::run::{ChannelId, Run, RunState};
 use opsbot_state::Store;
 use time::OffsetDateTime;
 
-use super::Metrics;
+use super::{Backlog, Metrics};
 use crate::backend::Fault;
-use crate::engine::Refusal;
 use crate::progress::ProgressSink;
+use crate::refusal::Refusal;
 
 /// A sink with runs waiting in one channel.
 struct Waiting;
@@ -28,6 +28,9 @@ impl ProgressSink for Waiting {
         None
     }
     fn announce(&self, _: Announcement, _: ChannelId) {}
+}
+
+impl Backlog for Waiting {
     fn backlog(&self) -> Vec<(String, usize)> {
         vec![("900".to_owned(), 3), ("announcements".to_owned(), 1)]
     }
@@ -92,14 +95,14 @@ fn restart(state: RunState) -> Run {
 fn a_scrape_shows_what_was_counted_and_what_waits_now() {
     let (_dir, metrics) = metrics();
     let errors = metrics.backend_errors();
-    errors.count("logs", "search", &Fault::Timeout);
-    errors.count("logs", "search", &Fault::Timeout);
+    errors.count("logs", "search", Fault::Timeout.kind());
+    errors.count("logs", "search", Fault::Timeout.kind());
     let unavailable = Fault::Status {
         status: 503,
         reason: String::new(),
     };
-    errors.count("prod", "placement", &unavailable);
-    metrics.refused(&Refusal::NotOperator);
+    errors.count("prod", "placement", unavailable.kind());
+    metrics.refused(Refusal::NotOperator.kind());
     let runs = metrics.runs();
     let succeeded = restart(RunState::Succeeded);
     runs.created(&succeeded);

@@ -13,7 +13,7 @@ use opsbot_commands::name::RunId;
 use opsbot_commands::render::{self, ProgressView};
 use opsbot_commands::run::{ChannelId, MessageId, Run};
 
-use crate::backend::RetryPolicy;
+use crate::config::RetryPolicy;
 
 use super::pace::Pace;
 use super::{ChatError, ChatTransport, Forbidden, Lane, Shared, lock};

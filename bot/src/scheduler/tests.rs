@@ -30,6 +30,8 @@ struct Announced {
     said: Mutex<Vec<(OffsetDateTime, String)>>,
 }
 
+impl crate::metrics::Backlog for Announced {}
+
 impl ProgressSink for Announced {
     fn changed(&self, _: &Run) {}
     fn observe(&self, _: &Run, _: Observation) {}

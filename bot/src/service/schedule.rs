@@ -6,7 +6,7 @@ use opsbot_commands::render::{self, ScheduleState};
 use opsbot_commands::schedule::{Schedule, ScheduleRequest};
 
 use super::{Reply, Service};
-use crate::engine::EngineError;
+use crate::refusal::EngineError;
 
 impl Service {
     pub(super) async fn schedule(

@@ -24,6 +24,7 @@ mod demo;
 mod e2e;
 mod failover;
 mod failover_discord;
+mod layers;
 mod metrics;
 mod output;
 mod pg_restart;

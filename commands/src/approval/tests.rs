@@ -252,13 +252,13 @@ fn a_run_requested_before_people_cannot_be_approved() {
 #[test]
 fn the_proof_is_only_made_from_a_valid_grant() {
     let mut run = awaiting();
-    assert!(Approved::verify(&run).is_err());
+    assert!(holds(&run).is_err());
     run.approval = Some(ApprovalGrant {
         by: person("alice"),
         at: NOW,
         digest: run.digest.clone(),
     });
-    assert!(Approved::verify(&run).is_err(), "self-granted");
+    assert!(holds(&run).is_err(), "self-granted");
     run.approval = Some(ApprovalGrant {
         by: PersonRef {
             name: person("alice").name,
@@ -267,16 +267,78 @@ fn the_proof_is_only_made_from_a_valid_grant() {
         at: NOW,
         digest: run.digest.clone(),
     });
-    assert!(
-        Approved::verify(&run).is_err(),
-        "self-granted from another surface"
+    assert!(holds(&run).is_err(), "self-granted from another surface");
+    run.approval = Some(ApprovalGrant {
+        by: person("bob"),
+        at: NOW,
+        digest: run.digest.clone(),
+    });
+    assert_eq!(holds(&run), Ok(()));
+    let step = destructive_step(&run);
+    let proof = Approved::verify(&run, step).unwrap();
+    assert_eq!(proof.run(), run.id);
+    assert_eq!(proof.digest(), &run.digest);
+    assert_eq!(proof.step(), step);
+}
+
+/// The first destructive step of `run`'s plan.
+fn destructive_step(run: &Run) -> usize {
+    run.plan
+        .steps
+        .iter()
+        .position(|step| matches!(step, Action::Destructive(_)))
+        .unwrap()
+}
+
+#[test]
+fn a_proof_is_for_one_destructive_step_and_acts_only_on_what_it_approved() {
+    let mut plan = deletion();
+    plan.steps.insert(
+        0,
+        Action::Gate {
+            reason: "look first".into(),
+        },
+    );
+    let mut run = Run::new(
+        RunId::new(9),
+        plan,
+        person("alice"),
+        ChannelId("c".into()),
+        NOW,
+        time::Duration::minutes(30),
     );
     run.approval = Some(ApprovalGrant {
         by: person("bob"),
         at: NOW,
         digest: run.digest.clone(),
     });
-    let proof = Approved::verify(&run).unwrap();
-    assert_eq!(proof.run(), run.id);
-    assert_eq!(proof.digest(), &run.digest);
+    let safe = run
+        .plan
+        .steps
+        .iter()
+        .position(|step| !matches!(step, Action::Destructive(_)))
+        .unwrap();
+    assert_eq!(
+        Approved::verify(&run, safe).unwrap_err(),
+        ApprovalRefusal::NotDestructive {
+            run: run.id,
+            step: safe
+        }
+    );
+    let proof = Approved::verify(&run, destructive_step(&run)).unwrap();
+    let Action::Destructive(DestructiveAction::DeleteIndices { indices }) =
+        &run.plan.steps[proof.step()]
+    else {
+        panic!("the plan deletes indices")
+    };
+    let Act::DeleteIndices(mut approved) = proof.act() else {
+        panic!("the proof deletes indices")
+    };
+    assert_eq!(approved.run(), run.id);
+    assert_eq!(
+        approved.iter().collect::<Vec<_>>(),
+        indices.iter().collect::<Vec<_>>()
+    );
+    approved.retain(|index| index.name != indices[0].name);
+    assert!(approved.is_empty());
 }

@@ -1,6 +1,6 @@
 //! Compute: whether an instance exists, the service records, and deleting one.
 
-use opsbot_commands::approval::Approved;
+use opsbot_commands::approval::ApprovedService;
 use opsbot_commands::name::HostName;
 use opsbot_commands::openstack::compute::{
     ComputeService, Instance, Migration, ServiceState, ServiceStatus,
@@ -141,12 +141,10 @@ impl CloudClient {
             .collect()
     }
 
-    /// `DELETE /os-services/{id}`, only with the approval proof; a 404 means already gone.
-    pub async fn delete_service(
-        &self,
-        _approved: &Approved,
-        id: ServiceId,
-    ) -> Result<Deletion, BackendError> {
+    /// `DELETE /os-services/{id}`, only of the service an approval proof names; a 404 means
+    /// already gone.
+    pub async fn delete_service(&self, service: ApprovedService) -> Result<Deletion, BackendError> {
+        let id = service.id();
         self.delete(Api::Compute, &format!("/os-services/{id}"))
             .await
     }

@@ -247,7 +247,7 @@ impl Session {
     }
 
     fn error(&self, request: &str, fault: Fault) -> BackendError {
-        self.errors.count(&self.cloud, "identity", &fault);
+        self.errors.count(&self.cloud, "identity", fault.kind());
         BackendError::once(self.service.clone(), request, fault)
     }
 }

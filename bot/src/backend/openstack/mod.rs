@@ -114,7 +114,7 @@ impl CloudClient {
 
     fn error(&self, api: Api, request: &str, fault: Fault) -> BackendError {
         self.errors
-            .count(self.cloud.as_str(), api.service_type(), &fault);
+            .count(self.cloud.as_str(), api.service_type(), fault.kind());
         BackendError::once(
             format!("{} of cloud `{}`", api.service_type(), self.cloud),
             request,

@@ -1,6 +1,6 @@
 //! Placement: providers by name, their allocations, and deleting a consumer's allocations.
 
-use opsbot_commands::approval::Approved;
+use opsbot_commands::approval::ApprovedConsumer;
 use opsbot_commands::name::HostName;
 use opsbot_commands::openstack::ids::{ConsumerId, ProviderId};
 use opsbot_commands::openstack::placement::{Provider, ProviderAllocations, Resources};
@@ -135,12 +135,12 @@ impl CloudClient {
     }
 
     /// `DELETE /allocations/{consumer}`: every allocation of the consumer, on every provider.
-    /// Only with the approval proof; a 404 means it is already gone.
+    /// Only of the consumer an approval proof names; a 404 means it is already gone.
     pub async fn delete_allocation(
         &self,
-        _approved: &Approved,
-        consumer: ConsumerId,
+        consumer: ApprovedConsumer,
     ) -> Result<Deletion, BackendError> {
+        let consumer = consumer.id();
         self.delete(Api::Placement, &format!("/allocations/{consumer}"))
             .await
     }

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use opsbot_commands::approval::Approved;
+use opsbot_commands::approval::ApprovedIndices;
 use opsbot_commands::cluster::{CatIndexRow, Distribution, ServerVersion};
 use opsbot_commands::index::IndexName;
 use opsbot_commands::plan::MAX_DELETE_PATH;
@@ -223,17 +223,16 @@ impl SearchClient {
             .collect())
     }
 
-    /// `DELETE /a,b,c` of exact index names, sent with `X-Opaque-Id: opaque_id`. The
-    /// `Approved` proof is required: no code path can delete without the approval check.
-    /// `IndexName` cannot hold a wildcard, `_all` or a dot index; `ignore_unavailable` keeps
-    /// one index that vanished meanwhile from failing the rest.
+    /// `DELETE /a,b,c` of exact index names, sent with `X-Opaque-Id: opaque_id`. The names
+    /// come from an approval proof (`ApprovedIndices`): no code path can delete what one run's
+    /// approved step does not name. `IndexName` cannot hold a wildcard, `_all` or a dot index;
+    /// `ignore_unavailable` keeps one index that vanished meanwhile from failing the rest.
     pub async fn delete_indices(
         &self,
-        _approved: &Approved,
-        indices: &[IndexName],
+        indices: &ApprovedIndices<'_>,
         opaque_id: &str,
     ) -> Result<Deleted, BackendError> {
-        let names: Vec<&str> = indices.iter().map(IndexName::as_str).collect();
+        let names: Vec<&str> = indices.iter().map(|index| index.name.as_str()).collect();
         let path = format!("/{}?ignore_unavailable=true", names.join(","));
         let ack: Acknowledged = self
             .json_as(Method::DELETE, &path, None, Some(opaque_id))

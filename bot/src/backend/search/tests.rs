@@ -99,7 +99,7 @@ fn error_answers_are_classified() {
     );
     assert!(is_unreachable(&status_fault(503, haproxy)));
     let connect = |cause| {
-        Fault::Connect(crate::backend::Unreachable {
+        Fault::Connect(crate::backend::transport::Unreachable {
             origin: "https://10.0.0.10:9200".into(),
             cause,
         })

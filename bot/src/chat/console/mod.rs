@@ -34,9 +34,6 @@ use crate::service::{Asked, Service};
 use session::{Line, Session, Speaking};
 use transcript::PRIVATE;
 
-/// The console's one channel.
-pub const CHANNEL: &str = "console";
-
 /// `opsbot console`: the console on this terminal, speaking as the person of the account that
 /// runs it, until the end of its input, going by `clock`.
 pub async fn run(config: Config, clock: Clock) -> anyhow::Result<()> {
@@ -142,7 +139,7 @@ async fn terminal(
     let held = match &config.store.backend {
         StoreBackend::Sled { .. } => None,
         StoreBackend::Postgres(pg) => {
-            let timing = lease::Timing::within(pg.takeover);
+            let timing = crate::tenure::Timing::within(pg.takeover);
             Some(lease::Held::take_now(&store, timing, engine.tenure()).await?)
         }
     };

@@ -9,7 +9,6 @@ use opsbot_commands::request::Request;
 use opsbot_commands::run::ChannelId;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
-use super::CHANNEL;
 use super::transcript::{PRIVATE, PUBLIC};
 use crate::service::Service;
 
@@ -120,7 +119,7 @@ impl Session {
             }
             _ => {}
         }
-        let channel = ChannelId(CHANNEL.to_owned());
+        let channel = ChannelId::console();
         let reply = self
             .service
             .handle(self.speaker(), &channel, origin, request)

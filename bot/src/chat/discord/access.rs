@@ -6,7 +6,7 @@ use opsbot_commands::people::{Actor, People, Speaker};
 use serenity::all::{ChannelId, RoleId, UserId};
 
 use crate::config::DiscordConfig;
-use crate::engine::Refusal;
+use crate::refusal::Refusal;
 
 #[derive(Debug, Clone)]
 pub(super) struct Access {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use opsbot::config::NodeControlConfig;
-use opsbot::node_control::CommandTemplate;
+use opsbot::process::CommandTemplate;
 use opsbot_commands::plan::{Action, SafeAction};
 use opsbot_commands::run::{RunState, StepState};
 use opsbot_tests::{Harness, Setup};

@@ -88,7 +88,7 @@ pub async fn approve(config: &Path, run: RunId) {
     let bob = config.people().unwrap().on_discord(2, &[]).unwrap();
     match engine.approve(&bob, run, stored.digest.as_str()).await {
         Ok(_) => {}
-        Err(opsbot::engine::EngineError::Refused(opsbot::engine::Refusal::Approval(
+        Err(opsbot::refusal::EngineError::Refused(opsbot::refusal::Refusal::Approval(
             opsbot_commands::approval::ApprovalRefusal::Decided { .. },
         ))) => {}
         Err(error) => panic!("bob could not approve {run}: {error}"),
@@ -110,6 +110,8 @@ pub fn open_store(path: &Path) -> opsbot_state::Store {
 
 /// Progress nobody watches, for an engine used only to record a decision.
 pub struct Silent;
+
+impl opsbot::metrics::Backlog for Silent {}
 
 impl opsbot::progress::ProgressSink for Silent {
     fn changed(&self, _: &opsbot_commands::run::Run) {}

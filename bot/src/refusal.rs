@@ -100,6 +100,7 @@ impl Refusal {
                 ApprovalRefusal::NotYet { .. } => "approval_not_yet",
                 ApprovalRefusal::Legacy { .. } => "legacy_run",
                 ApprovalRefusal::NotCovered { .. } => "not_covered",
+                ApprovalRefusal::NotDestructive { .. } => "not_destructive",
             },
             Self::NotOperator => "not_operator",
             Self::UnknownPerson(_) => "unknown_person",

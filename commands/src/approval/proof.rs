@@ -1,0 +1,186 @@
+//! The proof a destructive call requires, bound to one run, its digest and one destructive step:
+//! what the call acts on (the indices and their UUIDs, the consumer, the service, the host
+//! command) is read from the proof, so a proof for one run or step cannot authorize another.
+//! The backends' destructive calls take these values, never a bare name or id.
+//!
+//! A proof cannot be made but by [`Approved::verify`]:
+//!
+//! ```compile_fail,E0451
+//! # use opsbot_commands::approval::Approved;
+//! # fn forge<'r>(run: &'r opsbot_commands::run::Run) -> Approved<'r> {
+//! Approved { run, step: 0, action: todo!() }
+//! # }
+//! ```
+//!
+//! and what a call deletes cannot be written but by narrowing the proof's own:
+//!
+//! ```compile_fail,E0451
+//! # use opsbot_commands::approval::ApprovedIndices;
+//! # use opsbot_commands::index::PlannedIndex;
+//! # fn forge(names: &[PlannedIndex]) -> ApprovedIndices<'_> {
+//! ApprovedIndices { run: todo!(), indices: names.iter().collect() }
+//! # }
+//! ```
+//!
+//! A proof borrows its run: it cannot outlive it, nor be kept for a later, re-planned record.
+//!
+//! ```compile_fail,E0515
+//! # use opsbot_commands::approval::Approved;
+//! # use opsbot_commands::run::Run;
+//! # fn keep(run: Run) -> Approved<'static> {
+//! Approved::verify(&run, 0).unwrap()
+//! # }
+//! ```
+
+use crate::index::PlannedIndex;
+use crate::name::{HostName, NodeAddr, RunId};
+use crate::openstack::ids::{ConsumerId, ServiceId};
+use crate::openstack::placement::Resources;
+use crate::plan::{Action, DestructiveAction, HostCommand, PlanDigest};
+use crate::run::Run;
+
+use super::{ApprovalRefusal, holds};
+
+/// Proof that destructive step `step` of one run may act now: the run's approval holds for its
+/// current plan ([`holds`]), and the step is destructive.
+#[derive(Debug, Clone, Copy)]
+pub struct Approved<'r> {
+    run: &'r Run,
+    step: usize,
+    action: &'r DestructiveAction,
+}
+
+impl<'r> Approved<'r> {
+    /// Re-checks the run's stored approval (also after a restart) for its step `step`.
+    pub fn verify(run: &'r Run, step: usize) -> Result<Self, ApprovalRefusal> {
+        holds(run)?;
+        let Some(Action::Destructive(action)) = run.plan.steps.get(step) else {
+            return Err(ApprovalRefusal::NotDestructive { run: run.id, step });
+        };
+        Ok(Self { run, step, action })
+    }
+
+    pub fn run(&self) -> RunId {
+        self.run.id
+    }
+
+    pub fn digest(&self) -> &'r PlanDigest {
+        &self.run.digest
+    }
+
+    /// The step's index in the plan.
+    pub fn step(&self) -> usize {
+        self.step
+    }
+
+    /// What the step does, as approved.
+    pub fn action(&self) -> &'r DestructiveAction {
+        self.action
+    }
+
+    /// What the step acts on, read from the approved plan: the only values the destructive
+    /// calls take.
+    pub fn act(&self) -> Act<'r> {
+        match self.action {
+            DestructiveAction::DeleteIndices { indices } => Act::DeleteIndices(ApprovedIndices {
+                run: self.run.id,
+                indices: indices.iter().collect(),
+            }),
+            DestructiveAction::RetireNode { node } => Act::RetireNode(*node),
+            DestructiveAction::UnlistNode { node } => Act::UnlistNode(*node),
+            DestructiveAction::DeleteAllocation {
+                consumer,
+                resources,
+                ..
+            } => Act::DeleteAllocation {
+                consumer: ApprovedConsumer(*consumer),
+                resources,
+            },
+            DestructiveAction::DeleteComputeService { id, host } => Act::DeleteComputeService {
+                service: ApprovedService(*id),
+                host,
+            },
+            DestructiveAction::HostCommand(command) => Act::HostCommand(ApprovedCommand(command)),
+        }
+    }
+}
+
+/// An approved destructive step, as the calls that carry it out take it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Act<'r> {
+    /// Delete these indices (or fewer of them: those still there as approved).
+    DeleteIndices(ApprovedIndices<'r>),
+    /// Stop the search container of this drained node for good.
+    RetireNode(NodeAddr),
+    /// Remove this node from the deployment inventory's search group.
+    UnlistNode(NodeAddr),
+    /// Delete every allocation of this consumer.
+    DeleteAllocation {
+        consumer: ApprovedConsumer,
+        resources: &'r Resources,
+    },
+    /// Delete this compute service record.
+    DeleteComputeService {
+        service: ApprovedService,
+        host: &'r HostName,
+    },
+    /// Run this command of a runbook, behind its approval gate.
+    HostCommand(ApprovedCommand<'r>),
+}
+
+/// Indices a deletion may name: a subset of one approved step's, never more.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovedIndices<'r> {
+    run: RunId,
+    indices: Vec<&'r PlannedIndex>,
+}
+
+impl<'r> ApprovedIndices<'r> {
+    /// The run whose approval these come from.
+    pub fn run(&self) -> RunId {
+        self.run
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'r PlannedIndex> + '_ {
+        self.indices.iter().copied()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.indices.is_empty()
+    }
+
+    /// Fewer of them: those `keep` keeps.
+    pub fn retain(&mut self, keep: impl Fn(&PlannedIndex) -> bool) {
+        self.indices.retain(|index| keep(index));
+    }
+}
+
+/// A runbook command behind an approval gate, as approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovedCommand<'r>(&'r HostCommand);
+
+impl<'r> ApprovedCommand<'r> {
+    pub fn command(&self) -> &'r HostCommand {
+        self.0
+    }
+}
+
+/// A consumer whose allocations one approved step deletes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovedConsumer(ConsumerId);
+
+impl ApprovedConsumer {
+    pub fn id(&self) -> ConsumerId {
+        self.0
+    }
+}
+
+/// A compute service one approved step deletes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovedService(ServiceId);
+
+impl ApprovedService {
+    pub fn id(&self) -> ServiceId {
+        self.0
+    }
+}
