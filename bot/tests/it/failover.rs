@@ -37,8 +37,9 @@ use opsbot_commands::run::RunState;
 use opsbot_search_sim::{FaultRule, SimConfig, SimHandle};
 use time::OffsetDateTime;
 
-/// Kills per run of the test suite, at least: this many in each of four parts, side by side.
-const PER_PART: u64 = 8;
+/// Kills per run of the test suite, at least: this many in each of eight parts, side by side
+/// (32 in all; a part stays well under 30 s).
+const PER_PART: u64 = 4;
 /// A round kills at most this often before its runs have finished.
 const KILLS_PER_ROUND: u64 = 8;
 
@@ -308,7 +309,8 @@ async fn check_approvals(store: &opsbot_state::Store, ids: &[RunId], what: &str)
 
 crate::in_parts!(
     sigkill_the_active_instance_at_random_moments_loses_no_run_repeats_no_side_effect
-    => torture: part_1 = 0, part_2 = 1, part_3 = 2, part_4 = 3
+    => torture: part_1 = 0, part_2 = 1, part_3 = 2, part_4 = 3,
+       part_5 = 4, part_6 = 5, part_7 = 6, part_8 = 7
 );
 
 /// Part `part` of the torture: rounds until it has killed [`PER_PART`] times.
