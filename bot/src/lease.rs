@@ -19,25 +19,40 @@ use crate::tenure::{Role, Tenure, Timing};
 #[cfg(test)]
 mod tests;
 
-/// Asks for the lease once, as `holder`: when it is taken, the store is fenced at its epoch
-/// and the tenure is active; `None` while another instance holds it.
+/// Asks for the lease, as `holder`: when it is taken, the store is fenced at its epoch and the
+/// tenure is active; `None` while another instance holds it.
+///
+/// A tenure counts from the moment the ask was sent: an answer that comes later than the tenure
+/// it gives (the database was slow, say behind a lock a paused instance still holds) is asked
+/// again at once, which the store answers with the same epoch and a new expiry, rather than
+/// taken as a tenure already lapsed.
 async fn ask(
     store: &Store,
     holder: &str,
     timing: Timing,
     tenure: &Tenure,
 ) -> Result<Option<Role>, StoreError> {
-    let sent = Instant::now();
-    let name = holder.to_owned();
-    let acquired = off_thread(store, move |store| store.acquire_lease(&name, timing.ttl)).await?;
-    let Some(epoch) = acquired else {
-        return Ok(None);
-    };
-    store.fence(epoch)?;
-    let role = Role::active(holder, epoch, sent, timing);
-    tenure.set(role.clone());
-    tracing::info!(holder, epoch, "took the lease: this instance is active");
-    Ok(Some(role))
+    loop {
+        let sent = Instant::now();
+        let name = holder.to_owned();
+        let acquired =
+            off_thread(store, move |store| store.acquire_lease(&name, timing.ttl)).await?;
+        let Some(epoch) = acquired else {
+            return Ok(None);
+        };
+        let role = Role::active(holder, epoch, sent, timing);
+        if !role.lapsed() {
+            store.fence(epoch)?;
+            tenure.set(role.clone());
+            tracing::info!(holder, epoch, "took the lease: this instance is active");
+            return Ok(Some(role));
+        }
+        tracing::warn!(
+            epoch,
+            answered_after = ?sent.elapsed(),
+            "the store gave the lease too late to act under it; asking again"
+        );
+    }
 }
 
 /// The lease as the store has it now, if it can be read.

@@ -65,6 +65,11 @@ impl Role {
         }
     }
 
+    /// Active under a tenure that has run out.
+    pub(crate) fn lapsed(&self) -> bool {
+        matches!(self, Role::Active { until, .. } if Instant::now() >= *until)
+    }
+
     /// For `/healthz` and the log.
     pub fn describe(&self) -> String {
         match self {

@@ -51,6 +51,89 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The first step that belongs to another kind of target than the request's (a cloud's
+    /// step in a cluster's plan): its number and what it is. Planners never make one; a record
+    /// holding one is damage (see `Run::inconsistency`).
+    pub fn misfit(&self) -> Option<(usize, &'static str)> {
+        let target = Fits::of(&self.request.target());
+        self.steps
+            .iter()
+            .position(|step| Fits::step(step).is_some_and(|fits| fits != target))
+            .map(|index| {
+                (
+                    index + 1,
+                    Fits::step(&self.steps[index]).map_or("", Fits::name),
+                )
+            })
+    }
+}
+
+/// The kinds of target, for [`Plan::misfit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fits {
+    Cluster,
+    Cloud,
+    Hosts,
+}
+
+impl Fits {
+    fn of(target: &crate::target::Target) -> Self {
+        match target {
+            crate::target::Target::Cluster(_) => Self::Cluster,
+            crate::target::Target::Cloud(_) => Self::Cloud,
+            crate::target::Target::Hosts(_) => Self::Hosts,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Cluster => "a search cluster's step",
+            Self::Cloud => "a cloud's step",
+            Self::Hosts => "a runbook's step",
+        }
+    }
+
+    /// The kind of target a step acts on; `None` for a gate, which every plan may hold.
+    fn step(step: &Action) -> Option<Self> {
+        Some(match step {
+            Action::Safe(safe) => match safe {
+                SafeAction::DisableAllocation
+                | SafeAction::EnableAllocation
+                | SafeAction::Flush { .. }
+                | SafeAction::StopNode { .. }
+                | SafeAction::StartNode { .. }
+                | SafeAction::Report
+                | SafeAction::VerifyDeleted
+                | SafeAction::ExcludeNode { .. }
+                | SafeAction::ClearExclusion { .. }
+                | SafeAction::Redeploy { .. } => Self::Cluster,
+                SafeAction::VerifyReleased { .. }
+                | SafeAction::RestartCompute { .. }
+                | SafeAction::SetImageProperties { .. } => Self::Cloud,
+                SafeAction::HostCommand(_) | SafeAction::Confirm { .. } => Self::Hosts,
+            },
+            Action::Wait(wait) => match wait {
+                Wait::NodeLeft { .. }
+                | Wait::NodeJoined { .. }
+                | Wait::ClusterFormed { .. }
+                | Wait::NodeDrained { .. } => Self::Cluster,
+                Wait::ComputeUp { .. } => Self::Cloud,
+                Wait::HostOutput(_) => Self::Hosts,
+            },
+            Action::Destructive(destructive) => match destructive {
+                DestructiveAction::DeleteIndices { .. }
+                | DestructiveAction::RetireNode { .. }
+                | DestructiveAction::UnlistNode { .. } => Self::Cluster,
+                DestructiveAction::DeleteAllocation { .. }
+                | DestructiveAction::DeleteComputeService { .. } => Self::Cloud,
+                DestructiveAction::HostCommand(_) => Self::Hosts,
+            },
+            Action::Gate { .. } => return None,
+        })
+    }
+}
+
 /// Hex SHA-256 of a plan.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]

@@ -336,6 +336,12 @@ impl Run {
                 self.plan.steps.len()
             ));
         }
+        if let Some((step, what)) = self.plan.misfit() {
+            return Some(format!(
+                "step {step} of its plan is {what}, and the run is for {}",
+                self.plan.request.target()
+            ));
+        }
         if self.state.is_finished() != self.finished_at.is_some() {
             let has = if self.finished_at.is_some() {
                 "has a finish time"

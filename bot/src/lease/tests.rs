@@ -14,14 +14,24 @@ fn timing() -> Timing {
 
 /// A fresh schema on the test process's PostgreSQL; every handle opened on it shares it.
 fn shared_store() -> impl Fn() -> Store {
+    shared_schema().0
+}
+
+/// [`shared_store`], and a plain connection to the same database and schema, to lock rows as a
+/// paused instance's open transaction would.
+fn shared_schema() -> (impl Fn() -> Store, String, String) {
     let server = opsbot_tmp_postgres::shared().unwrap();
     let schema = format!("lease_{}", uuid::Uuid::new_v4().simple());
     let url = server.url("postgres");
-    move || {
-        let mut config = PgConfig::new(url.clone());
-        config.schema = schema.clone();
-        Store::open_postgres(&config).unwrap()
-    }
+    let open = {
+        let (url, schema) = (url.clone(), schema.clone());
+        move || {
+            let mut config = PgConfig::new(url.clone());
+            config.schema = schema.clone();
+            Store::open_postgres(&config).unwrap()
+        }
+    };
+    (open, url, schema)
 }
 
 #[test]
@@ -89,4 +99,44 @@ async fn a_standby_takes_over_when_the_active_one_stops_renewing_and_the_old_one
         .set_maintenance_notice(None)
         .await;
     assert!(matches!(write, Err(StoreError::Fenced { .. })), "{write:?}");
+}
+
+/// The lease row locked by a paused instance's transaction (a VM stopped mid-write) holds the
+/// standby's ask up for longer than a tenure: the lease it is then given is asked again at
+/// once, not taken as already lapsed (which made the new active instance give up at start-up).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_given_after_a_long_wait_is_asked_again_and_held() {
+    let (open, url, schema) = shared_schema();
+    let (a, b) = (open(), open());
+    let (ta, tb) = (Tenure::default(), Tenure::default());
+    let Role::Active { epoch: first, .. } = take(&a, "a", timing(), &ta).await else {
+        panic!("a takes a free lease");
+    };
+    let (mut client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let paused = client.transaction().await.unwrap();
+    paused
+        .batch_execute(&format!("SELECT * FROM \"{schema}\".lease FOR UPDATE"))
+        .await
+        .unwrap();
+    let asking = tokio::spawn({
+        let (b, tb) = (b.clone(), tb.clone());
+        async move { ask(&b, "b", timing(), &tb).await }
+    });
+    // Held well past a's lease and past a whole tenure of b's ask.
+    tokio::time::sleep(timing().ttl + timing().ttl).await;
+    paused.rollback().await.unwrap();
+    let role = asking
+        .await
+        .unwrap()
+        .unwrap()
+        .expect("b is given the lease");
+    assert!(
+        matches!(role, Role::Active { epoch, .. } if epoch > first),
+        "{role:?}"
+    );
+    assert!(!role.lapsed(), "{role:?}");
+    assert!(tb.check().is_ok(), "b may act under the lease it holds");
 }

@@ -416,33 +416,53 @@ fn a_lock_left_on_a_missing_run_counts_as_free() {
 }
 
 /// A stored run that decodes but contradicts itself: a run task would index its steps by its
-/// plan's, or act on an approval it does not have.
+/// plan's, act on a step of another target, or on an approval it does not have.
 #[test]
 fn a_run_record_that_contradicts_itself_is_refused_naming_the_run_and_why() {
     type Breaks = fn(&mut serde_json::Value);
-    let cases: [(&str, Breaks); 3] = [
-        ("it has 24 step states for 25 planned steps", |run| {
-            run["steps"].as_array_mut().unwrap().pop();
-        }),
-        ("it is succeeded but has no finish time", |run| {
+    // Each: the refusal, the tree of the broken record (a run's state, or its plan), the break.
+    let cases: [(&str, &str, Breaks); 4] = [
+        (
+            "it has 24 step states for 25 planned steps",
+            "runs",
+            |run| {
+                run["steps"].as_array_mut().unwrap().pop();
+            },
+        ),
+        (
+            "step 1 of its plan is a cloud's step, and the run is for cluster `c`",
+            "plans",
+            |plan| {
+                plan["steps"][0] = serde_json::json!({"safe": {
+                    "kind": "verify_released",
+                    "provider": "8f0d2f4e-3b7a-4c1e-9a55-2a1f0c6b7d10",
+                }});
+            },
+        ),
+        ("it is succeeded but has no finish time", "runs", |run| {
             run["state"] = serde_json::json!({"state": "succeeded"});
         }),
-        ("it awaits approval of a plan that needs none", |run| {
-            run["state"] = serde_json::json!({"state": "awaiting_approval", "expires_at": "2025-03-04T03:30:00Z"});
-        }),
+        (
+            "it awaits approval of a plan that needs none",
+            "runs",
+            |run| {
+                run["state"] = serde_json::json!({"state": "awaiting_approval", "expires_at": "2025-03-04T03:30:00Z"});
+            },
+        ),
     ];
-    for (why, break_it) in cases {
+    for (why, tree, break_it) in cases {
         let dir = tempfile::tempdir().unwrap();
         store_with_three_runs(dir.path()).unwrap();
         let db = crate::common::raw_open(dir.path()).unwrap();
-        let runs = db.open_tree("runs").unwrap();
-        let bytes = runs.get(r(3)).unwrap().unwrap();
+        let records = db.open_tree(tree).unwrap();
+        let bytes = records.get(r(3)).unwrap().unwrap();
         let mut envelope: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         break_it(&mut envelope["data"]);
-        runs.insert(r(3), serde_json::to_vec(&envelope).unwrap())
+        records
+            .insert(r(3), serde_json::to_vec(&envelope).unwrap())
             .unwrap();
         db.flush().unwrap();
-        drop(runs);
+        drop(records);
         drop(db);
         // Every run is checked whole when the store opens (r-3 is unfinished); were one let
         // through, reading it must still refuse it.
