@@ -57,15 +57,10 @@ impl Plan {
     /// holding one is damage (see `Run::inconsistency`).
     pub fn misfit(&self) -> Option<(usize, &'static str)> {
         let target = Fits::of(&self.request.target());
-        self.steps
-            .iter()
-            .position(|step| Fits::step(step).is_some_and(|fits| fits != target))
-            .map(|index| {
-                (
-                    index + 1,
-                    Fits::step(&self.steps[index]).map_or("", Fits::name),
-                )
-            })
+        self.steps.iter().enumerate().find_map(|(index, step)| {
+            let fits = Fits::step(step)?;
+            (fits != target).then_some((index + 1, fits.name()))
+        })
     }
 }
 
