@@ -45,6 +45,26 @@ fn booked(now: OffsetDateTime) -> impl FnOnce(opsbot_commands::name::RunId) -> R
     }
 }
 
+/// The store, once the previous life has let it go: its last writes may still be finishing on
+/// their thread for a moment after its runtime is gone (sled admits one holder at a time).
+fn open_when_free(config: &crate::config::StoreConfig) -> opsbot_state::Store {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        match config.open() {
+            Err(error)
+                if std::time::Instant::now() < deadline
+                    && matches!(
+                        error.downcast_ref(),
+                        Some(opsbot_state::StoreError::InUse { .. })
+                    ) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other.unwrap(),
+        }
+    }
+}
+
 /// One life of the bot, from `start` to `end` on its clock: it opens the store, books the run
 /// if `book`, resumes every run, and ends with its runtime (every task dropped, as a killed bot
 /// loses them). Returns the announcements its chat got, as (key, text).
@@ -61,7 +81,7 @@ fn life(
         .unwrap();
     runtime.block_on(async {
         let config = crate::engine::tests::config(dir, Vec::new());
-        let store = config.store.open().unwrap();
+        let store = open_when_free(&config.store);
         let chat = Script::recording();
         let publisher = Arc::new(Publisher::new(
             Arc::clone(&chat),
