@@ -14,10 +14,11 @@ use opsbot_commands::name::HostName;
 use opsbot_commands::plan::{Action, HostCommand, HostWait, SafeAction, Wait};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
-use opsbot_commands::runbook::Word;
 use opsbot_state::StoreError;
 use regex::Regex;
 use tokio::sync::Notify;
+
+mod words;
 
 use super::Inner;
 use super::failure::StepFailure;
@@ -26,6 +27,7 @@ use super::wait;
 use crate::host_access::Reached;
 use crate::process::CommandError;
 use crate::process::{Finished, KEPT_LINES, Output, lines};
+use words::{filled, line, shown};
 
 /// How much of a posted output goes into the chat message; the rest is in `/run log`.
 const POSTED_CHARS: usize = 900;
@@ -389,29 +391,4 @@ fn noted(note: String) -> Observation {
         note: Some(note),
         ..Observation::default()
     }
-}
-
-/// The words with captured values in place; a value no step captured fails the step.
-fn filled(words: &[Word], captured: &BTreeMap<String, String>) -> Result<Vec<String>, StepFailure> {
-    words
-        .iter()
-        .map(|w| {
-            w.fill(captured).map_err(|name| StepFailure::NeverCaptured {
-                name: name.to_string(),
-            })
-        })
-        .collect()
-}
-
-/// A word for a person: captured values in place, `{name}` where none was captured.
-fn shown(word: &Word, captured: &BTreeMap<String, String>) -> String {
-    word.fill(captured).unwrap_or_else(|_| word.to_string())
-}
-
-fn line(words: &[Word], captured: &BTreeMap<String, String>) -> String {
-    words
-        .iter()
-        .map(|w| shown(w, captured))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
