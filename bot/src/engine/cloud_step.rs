@@ -15,7 +15,7 @@ use opsbot_state::StoreError;
 use tokio::sync::Notify;
 
 use super::failure::StepFailure;
-use super::step::{StepOutcome, controlled, mark_started, misplaced, retried};
+use super::step::{StepOutcome, controlled, mark_started, retried};
 use super::{Inner, compute};
 use crate::backend::openstack::Deletion;
 use crate::clouds::Cloud;
@@ -54,7 +54,7 @@ pub(super) async fn execute(
     let outcome = match action {
         Action::Safe(safe) => perform(inner, cloud, run, safe).await,
         Action::Destructive(_) => destroy(inner, cloud, run, index).await,
-        Action::Wait(_) | Action::Gate { .. } => misplaced(action),
+        Action::Wait(_) | Action::Gate { .. } => Err(StepFailure::misplaced(action)),
     };
     Ok(outcome.unwrap_or_else(StepOutcome::from))
 }
@@ -72,12 +72,12 @@ async fn destroy(
             consumer: approved,
             resources,
         } => {
-            let consumer = &approved.id();
+            let consumer = approved.id();
             // Looked at again right before deleting, as the plan did: an instance restored or
             // re-created since keeps its allocations, and so does a migration started since (a
             // resize moves the source's allocations to the migration's UUID). A delete that
             // happened before a crash is found done rather than sent again.
-            let (held, holder) = holding(inner, cloud, run, *consumer).await?;
+            let (held, holder) = holding(inner, cloud, run, consumer).await?;
             if !held {
                 return Ok(StepOutcome::Done(format!(
                     "the allocations of {consumer} were already gone"
@@ -100,9 +100,9 @@ async fn destroy(
             service: approved,
             host,
         } => {
-            let id = &approved.id();
+            let id = approved.id();
             let services = retried(inner, run, || cloud.client.services()).await?;
-            match services.iter().find(|s| s.id == *id) {
+            match services.iter().find(|s| s.id == id) {
                 None => {
                     return Ok(StepOutcome::Done(format!(
                         "the compute service record of {host} was already gone"
@@ -125,7 +125,7 @@ async fn destroy(
             }))
         }
         Act::DeleteIndices(_) | Act::RetireNode(_) | Act::UnlistNode(_) | Act::HostCommand(_) => {
-            misplaced(approved.action())
+            Err(StepFailure::misplaced(approved.action()))
         }
     }
 }
@@ -254,6 +254,6 @@ async fn perform(
         | SafeAction::ClearExclusion { .. }
         | SafeAction::Redeploy { .. }
         | SafeAction::HostCommand(_)
-        | SafeAction::Confirm { .. } => misplaced(action),
+        | SafeAction::Confirm { .. } => Err(StepFailure::misplaced(action)),
     }
 }

@@ -107,10 +107,10 @@ fn may_be_applying(error: &BackendError) -> bool {
     )
 }
 
-/// Deletes one chunk: `planned`, the indices of approved step `step`. A DELETE is sent again within the retry policy's tries and after its delay: one the cluster refused
-/// before acting on it (no elected master, 408, 429) as it was; one that may have reached the
-/// cluster only once none of the step's is still being applied, for what is still there as
-/// approved.
+/// Deletes one chunk: `planned`, the indices of approved step `step`. A DELETE is sent again
+/// within the retry policy's tries and after its delay: one the cluster refused before acting on
+/// it (no elected master, 408, 429) as it was; one that may have reached the cluster only once
+/// none of the step's is still being applied, for what is still there as approved.
 pub(super) async fn chunk(
     inner: &Inner,
     cluster: &Cluster,
@@ -121,14 +121,13 @@ pub(super) async fn chunk(
 ) -> Result<StepOutcome, StepFailure> {
     let policy = inner.config.retry;
     let opaque = opaque_id(run, step);
-    let mut remaining = planned;
-    let planned: Vec<&PlannedIndex> = remaining.iter().collect();
     let names: Vec<IndexName> = planned.iter().map(|p| p.name.clone()).collect();
     if resumed {
         // The bot stopped after recording the step as started: its DELETE may be on its way.
         settle(inner, cluster, run, &opaque, &names).await?;
     }
-    let before = standing(inner, cluster, run, &planned).await?;
+    let before = standing(inner, cluster, run, planned.as_slice()).await?;
+    let mut remaining = planned;
     remaining.retain(|p| before.approved.contains(&p.name));
     let mut tries = 0;
     while !remaining.is_empty() {
@@ -154,13 +153,12 @@ pub(super) async fn chunk(
             }
             Err(error) => return Err(BackendError { tries, ..error }.into()),
         }
-        let after = standing(inner, cluster, run, &remaining.iter().collect::<Vec<_>>()).await?;
+        let after = standing(inner, cluster, run, remaining.as_slice()).await?;
         remaining.retain(|p| after.approved.contains(&p.name));
         if !remaining.is_empty() && tries >= policy.attempts {
-            let left: Vec<&str> = remaining.iter().map(|p| p.name.as_str()).collect();
             return Err(StepFailure::NotDeleted {
                 tries,
-                indices: render::compact(&left),
+                indices: render::compact(remaining.as_slice()),
                 cluster: cluster.name.clone(),
             });
         }

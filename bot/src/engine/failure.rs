@@ -152,6 +152,8 @@ impl From<BackendError> for StepFailure {
 }
 
 impl StepFailure {
+    /// A cloud step in a cluster's plan, or the reverse: planners never make one, and the store
+    /// refuses such a record when it reads it (`Plan::misfit`); the run fails rather than guess.
     pub(super) fn misplaced(step: &impl std::fmt::Debug) -> Self {
         Self::Misplaced {
             step: format!("{step:?}"),

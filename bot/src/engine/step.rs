@@ -100,12 +100,6 @@ pub(super) async fn execute(
     })
 }
 
-/// A cloud step in a cluster's plan, or the reverse: planners never make one, and a hand-edited
-/// store could. The run fails rather than guess.
-pub(super) fn misplaced(action: &impl std::fmt::Debug) -> Result<StepOutcome, StepFailure> {
-    Err(StepFailure::misplaced(action))
-}
-
 /// A destructive step: only with the approval proof, re-derived from the stored grant (after a
 /// restart too), and never replayed blindly after a crash.
 async fn destroy(
@@ -132,7 +126,7 @@ async fn destroy(
             control(inner, cluster, run, NodeOp::Stop, node).await
         }
         Act::DeleteAllocation { .. } | Act::DeleteComputeService { .. } | Act::HostCommand(_) => {
-            misplaced(approved.action())
+            Err(StepFailure::misplaced(approved.action()))
         }
         Act::UnlistNode(node) => {
             if resumed && !cluster.nodes.repeatable(NodeOp::Unlist) {
@@ -301,7 +295,7 @@ async fn perform(
         | SafeAction::RestartCompute { .. }
         | SafeAction::SetImageProperties { .. }
         | SafeAction::HostCommand(_)
-        | SafeAction::Confirm { .. } => misplaced(action),
+        | SafeAction::Confirm { .. } => Err(StepFailure::misplaced(action)),
     }
 }
 

@@ -145,6 +145,10 @@ impl<'r> ApprovedIndices<'r> {
         self.indices.iter().copied()
     }
 
+    pub fn as_slice(&self) -> &[&'r PlannedIndex] {
+        &self.indices
+    }
+
     pub fn is_empty(&self) -> bool {
         self.indices.is_empty()
     }
