@@ -26,7 +26,7 @@ use opsbot::service::Service;
 use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
-use opsbot_commands::plan::{Action, Wait};
+use opsbot_commands::plan::{Action, ClusterWait};
 use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId, Run, RunState, StepState};
 use opsbot_search_sim::{Call, HealthStatus, NodeStatus, SimConfig, SimHandle};
@@ -380,18 +380,22 @@ async fn finished(engine: &Engine, id: RunId) -> anyhow::Result<Run> {
 /// Sets each wait step's `Done.at` against the moment the world first showed its condition.
 fn wait_lags(run: &Run, seen: &Transitions) -> anyhow::Result<Vec<WaitLag>> {
     let mut lags = Vec::new();
-    for (step, action) in run.plan.steps.iter().enumerate() {
+    for (step, action) in run.plan.cluster_steps().iter().enumerate() {
         let Action::Wait(wait) = action else {
             continue;
         };
         let (what, held_since) = match wait {
-            Wait::NodeLeft { node } => (format!("{node} left"), seen.stopped.get(&node.ip())),
-            Wait::NodeJoined { node } => (format!("{node} joined"), seen.rejoined.get(&node.ip())),
-            Wait::ClusterFormed { .. } => ("cluster formed".to_owned(), seen.formed.as_ref()),
-            Wait::NodeDrained { node } => bail!("step {}: a restart never drains {node}", step + 1),
-            Wait::HostOutput(_) => bail!("step {}: a restart runs no runbook", step + 1),
-            Wait::ComputeUp { host } => {
-                bail!("step {}: a restart never waits on compute {host}", step + 1)
+            ClusterWait::NodeLeft { node } => {
+                (format!("{node} left"), seen.stopped.get(&node.ip()))
+            }
+            ClusterWait::NodeJoined { node } => {
+                (format!("{node} joined"), seen.rejoined.get(&node.ip()))
+            }
+            ClusterWait::ClusterFormed { .. } => {
+                ("cluster formed".to_owned(), seen.formed.as_ref())
+            }
+            ClusterWait::NodeDrained { node } => {
+                bail!("step {}: a restart never drains {node}", step + 1)
             }
         };
         let Some(held_since) = held_since else {

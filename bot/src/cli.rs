@@ -249,7 +249,7 @@ struct PlanOutput<'a> {
 struct PlanStep<'a> {
     number: usize,
     label: String,
-    action: &'a opsbot_commands::plan::Action,
+    action: opsbot_commands::plan::StepRef<'a>,
 }
 
 async fn plan(
@@ -283,13 +283,12 @@ async fn plan(
     let plan = targets.plan(&procedure, now).await?;
     if json {
         let output = PlanOutput {
-            command: plan.request.to_string(),
+            command: plan.request().to_string(),
             digest: plan.digest().short().to_owned(),
             computed_at: now,
             needs_approval: plan.needs_approval(),
             steps: plan
-                .steps
-                .iter()
+                .steps()
                 .enumerate()
                 .map(|(i, action)| PlanStep {
                     number: i + 1,
@@ -297,7 +296,7 @@ async fn plan(
                     action,
                 })
                 .collect(),
-            notes: &plan.notes,
+            notes: plan.notes(),
         };
         println!("{}", serde_json::to_string_pretty(&output)?);
     } else {

@@ -183,7 +183,7 @@ impl Service {
                 .await?
             {
                 Start::Started(run) => Reply::public(render::started(&run)),
-                Start::NothingToDo(plan) => Reply::public(plan.notes.join("\n")),
+                Start::NothingToDo(plan) => Reply::public(plan.notes().join("\n")),
             },
         )
     }

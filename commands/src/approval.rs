@@ -227,7 +227,8 @@ pub fn expired(run: &Run, now: OffsetDateTime) -> bool {
 mod proof;
 
 pub use proof::{
-    Act, Approved, ApprovedCommand, ApprovedConsumer, ApprovedIndices, ApprovedService,
+    Approvable, Approved, ApprovedCommand, ApprovedConsumer, ApprovedIndices, ApprovedService,
+    CloudAct, ClusterAct,
 };
 
 #[cfg(test)]

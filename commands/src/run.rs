@@ -11,7 +11,7 @@ use crate::approval::ApprovalGrant;
 use crate::booking::Booking;
 use crate::name::RunId;
 use crate::people::PersonRef;
-use crate::plan::{Action, Plan, PlanDigest};
+use crate::plan::{Action, Kind, Plan, PlanDigest, Targeted};
 use crate::schedule::standing::Scheduled;
 
 /// Where a run reports: a channel id of the front end that started it.
@@ -194,7 +194,7 @@ impl Run {
         Self {
             id,
             digest: plan.digest(),
-            steps: vec![StepState::Pending; plan.steps.len()],
+            steps: vec![StepState::Pending; plan.len()],
             plan: Arc::new(plan),
             requester,
             channel,
@@ -303,20 +303,28 @@ impl Run {
     /// Steps that must still run before the run ends early (cancelled or failed): those that
     /// undo a change an earlier step made or may have made, and are not done yet.
     pub fn cleanup_steps(&self) -> Vec<usize> {
-        let touched = |index: usize| !matches!(self.steps[index], StepState::Pending);
-        self.plan
-            .steps
+        match self.plan.targeted() {
+            Targeted::Cluster { steps, .. } => self.undoing(steps),
+            Targeted::Cloud { steps, .. } => self.undoing(steps),
+            Targeted::Hosts { steps } => self.undoing(steps),
+        }
+    }
+
+    fn undoing<K: Kind>(&self, steps: &[Action<K>]) -> Vec<usize> {
+        let touched = |index: usize| !matches!(self.steps.get(index), Some(StepState::Pending));
+        let done = |index: usize| matches!(self.steps.get(index), Some(StepState::Done { .. }));
+        steps
             .iter()
             .enumerate()
             .filter(|&(index, action)| {
                 let Action::Safe(undo) = action else {
                     return false;
                 };
-                !matches!(self.steps[index], StepState::Done { .. })
-                    && self.plan.steps[..index]
+                !done(index)
+                    && steps[..index]
                         .iter()
                         .enumerate()
-                        .any(|(earlier, change)| touched(earlier) && undo.undoes(change))
+                        .any(|(earlier, change)| touched(earlier) && K::undoes(undo, change))
             })
             .map(|(index, _)| index)
             .collect()
@@ -329,17 +337,11 @@ impl Run {
     /// recomputed: it is what was shown and approved, and a later opsbot may write the same plan
     /// differently.
     pub fn inconsistency(&self) -> Option<String> {
-        if self.steps.len() != self.plan.steps.len() {
+        if self.steps.len() != self.plan.len() {
             return Some(format!(
                 "it has {} step states for {} planned steps",
                 self.steps.len(),
-                self.plan.steps.len()
-            ));
-        }
-        if let Some((step, what)) = self.plan.misfit() {
-            return Some(format!(
-                "step {step} of its plan is {what}, and the run is for {}",
-                self.plan.request.target()
+                self.plan.len()
             ));
         }
         if self.state.is_finished() != self.finished_at.is_some() {
@@ -369,14 +371,13 @@ impl Run {
                 return Some("it awaits an approval it already has".to_owned());
             }
         }
-        let begun_destructive =
-            self.plan
-                .steps
-                .iter()
-                .zip(&self.steps)
-                .position(|(action, state)| {
-                    matches!(action, Action::Destructive(_)) && !matches!(state, StepState::Pending)
-                });
+        let begun_destructive = self
+            .plan
+            .steps()
+            .zip(&self.steps)
+            .position(|(step, state)| {
+                step.is_destructive() && !matches!(state, StepState::Pending)
+            });
         if let Some(step) = begun_destructive.filter(|_| !approved) {
             return Some(format!(
                 "destructive step {} has begun without an approval of this plan by a second person",

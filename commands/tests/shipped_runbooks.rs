@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use opsbot_commands::name::{GroupName, HostName, ParamName};
-use opsbot_commands::plan::{Action, DestructiveAction, HostCommand, Plan, SafeAction, Wait};
+use opsbot_commands::plan::{Action, HostCommand, HostDestructive, HostSafe, HostWait, Plan};
 use opsbot_commands::runbook::{Inventory, Runbook, RunbookError, Runbooks};
 use regex::Regex;
 
@@ -67,12 +67,12 @@ fn lines(plan: &Plan) -> Vec<String> {
         let argv: Vec<String> = c.argv.iter().map(ToString::to_string).collect();
         format!("{kind} {}: {}", c.host, argv.join(" "))
     };
-    plan.steps
+    plan.host_steps()
         .iter()
         .map(|step| match step {
-            Action::Safe(SafeAction::HostCommand(c)) => command("safe", c),
-            Action::Destructive(DestructiveAction::HostCommand(c)) => command("destructive", c),
-            Action::Wait(Wait::HostOutput(w)) => {
+            Action::Safe(HostSafe::HostCommand(c)) => command("safe", c),
+            Action::Destructive(HostDestructive::HostCommand(c)) => command("destructive", c),
+            Action::Wait(HostWait::HostOutput(w)) => {
                 let argv: Vec<String> = w.argv.iter().map(ToString::to_string).collect();
                 format!("wait {}: {} until /{}/", w.host, argv.join(" "), w.until)
             }
@@ -83,11 +83,11 @@ fn lines(plan: &Plan) -> Vec<String> {
 }
 
 fn commands(plan: &Plan) -> Vec<&HostCommand> {
-    plan.steps
+    plan.host_steps()
         .iter()
         .filter_map(|step| match step {
-            Action::Safe(SafeAction::HostCommand(c))
-            | Action::Destructive(DestructiveAction::HostCommand(c)) => Some(c),
+            Action::Safe(HostSafe::HostCommand(c))
+            | Action::Destructive(HostDestructive::HostCommand(c)) => Some(c),
             _ => None,
         })
         .collect()
@@ -146,11 +146,11 @@ fn every_command_and_wait_has_a_title() {
     ];
     for (name, given) in samples {
         let plan = plan(&runbook(name), given);
-        for step in &plan.steps {
+        for step in plan.host_steps() {
             let title = match step {
-                Action::Safe(SafeAction::HostCommand(c))
-                | Action::Destructive(DestructiveAction::HostCommand(c)) => &c.title,
-                Action::Wait(Wait::HostOutput(w)) => &w.title,
+                Action::Safe(HostSafe::HostCommand(c))
+                | Action::Destructive(HostDestructive::HostCommand(c)) => &c.title,
+                Action::Wait(HostWait::HostOutput(w)) => &w.title,
                 Action::Gate { reason } => {
                     assert!(!reason.is_empty());
                     continue;
@@ -202,7 +202,7 @@ fn nested_virt_checks_before_the_gate_and_reloads_the_module_after_it() {
         .unwrap();
     assert!(gate < unload);
     assert_eq!(gate, 2);
-    for (i, step) in plan.steps.iter().enumerate() {
+    for (i, step) in plan.host_steps().iter().enumerate() {
         match step {
             Action::Safe(_) => assert!(i < gate),
             Action::Destructive(_) => assert!(i > gate),
@@ -379,11 +379,11 @@ fn rpc_cap_restart_goes_host_by_host_hypervisors_first() {
     // Each host's restart is waited for before the next host's, and every hypervisor comes
     // before any controller.
     let step_hosts: Vec<String> = plan
-        .steps
+        .host_steps()
         .iter()
         .map(|step| match step {
-            Action::Safe(SafeAction::HostCommand(c)) => c.host.to_string(),
-            Action::Wait(Wait::HostOutput(w)) => w.host.to_string(),
+            Action::Safe(HostSafe::HostCommand(c)) => c.host.to_string(),
+            Action::Wait(HostWait::HostOutput(w)) => w.host.to_string(),
             other => panic!("{other:?}"),
         })
         .collect();

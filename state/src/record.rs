@@ -214,7 +214,7 @@ impl PlanCache {
 
 #[cfg(test)]
 mod tests {
-    use opsbot_commands::plan::Plan;
+    use opsbot_commands::plan::{ClusterStep, Plan};
     use opsbot_commands::request::ProcedureRequest;
 
     use super::*;
@@ -222,13 +222,17 @@ mod tests {
     static D: std::sync::LazyLock<PlanDigest> = std::sync::LazyLock::new(|| plan().digest());
 
     fn plan() -> Arc<Plan> {
-        Arc::new(Plan {
-            request: ProcedureRequest::ClusterRestart {
-                cluster: opsbot_commands::name::ClusterName::parse("logs").expect("a valid name"),
-            },
-            steps: vec![],
-            notes: vec![],
-        })
+        Arc::new(
+            Plan::new(
+                ProcedureRequest::ClusterRestart {
+                    cluster: opsbot_commands::name::ClusterName::parse("logs")
+                        .expect("a valid name"),
+                },
+                Vec::<ClusterStep>::new(),
+                vec![],
+            )
+            .unwrap(),
+        )
     }
 
     #[test]

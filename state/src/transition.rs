@@ -78,7 +78,7 @@ pub(crate) fn creation(
         run: Some(id),
         actor: actor.cloned(),
         event: AuditKind::RunRequested {
-            command: run.plan.request.to_string(),
+            command: run.plan.request().to_string(),
             digest: run.digest.as_str().to_owned(),
         },
     };

@@ -21,7 +21,7 @@ use opsbot::progress::Publisher;
 use opsbot::service::Service;
 use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
-use opsbot_commands::plan::{Action, DestructiveAction};
+use opsbot_commands::plan::{Action, ClusterDestructive};
 use opsbot_commands::run::{ChannelId, RunState};
 use opsbot_search_sim::{Call, Distribution, IndexSpec, SimConfig, WorldSnapshot};
 use opsbot_tests::{RecordingChat, Setup, actor, cluster_config, config};
@@ -172,16 +172,16 @@ fn drive_bot(url: &str) -> anyhow::Result<()> {
             selected: run.plan.deleted().count(),
             chunks: run
                 .plan
-                .steps
+                .cluster_steps()
                 .iter()
                 .filter(|step| {
                     matches!(
                         step,
-                        Action::Destructive(DestructiveAction::DeleteIndices { .. })
+                        Action::Destructive(ClusterDestructive::DeleteIndices { .. })
                     )
                 })
                 .count(),
-            notes: run.plan.notes.clone(),
+            notes: run.plan.notes().to_vec(),
             plan,
             run: run_time,
             cpu,

@@ -60,9 +60,9 @@ pub(super) async fn arrive(inner: &Inner, run: &Run) -> Result<Arrival, StoreErr
     };
     let now = inner.clock.now();
     let lock_wait = span(inner.scheduling.lock_wait);
-    let why = match inner.targets.plan(&run.plan.request, at).await {
-        Ok(plan) if plan.steps.is_empty() => {
-            let notes = plan.notes.join("; ");
+    let why = match inner.targets.plan(run.plan.request(), at).await {
+        Ok(plan) if plan.is_empty() => {
+            let notes = plan.notes().join("; ");
             let error = format!(
                 "at its booked time there was nothing to do ({notes}); nothing was changed"
             );
@@ -119,7 +119,7 @@ async fn replan(
         let digest = plan.digest();
         let changed = digest != run.digest;
         if changed {
-            run.steps = vec![StepState::Pending; plan.steps.len()];
+            run.steps = vec![StepState::Pending; plan.len()];
             run.plan = Arc::clone(&plan);
             run.digest = digest;
             run.approval = None;

@@ -2,12 +2,12 @@
 //! which also settles a step found started after a restart: a consumer already without
 //! allocations, a service already deleted, a property already set are done, not redone.
 
-use opsbot_commands::approval::{Act, Approved};
+use opsbot_commands::approval::{Approved, CloudAct};
 use opsbot_commands::name::CloudName;
 use opsbot_commands::openstack::compute::Instance;
 use opsbot_commands::openstack::ids::ConsumerId;
 use opsbot_commands::openstack::image::PropertyChange;
-use opsbot_commands::plan::{Action, SafeAction, Wait};
+use opsbot_commands::plan::{Action, CloudSafe, CloudStep, CloudWait, OnCloud};
 use opsbot_commands::planner::{self, Holder};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::Run;
@@ -15,7 +15,7 @@ use opsbot_state::StoreError;
 use tokio::sync::Notify;
 
 use super::failure::StepFailure;
-use super::step::{StepOutcome, controlled, mark_started, retried};
+use super::step::{StepOutcome, controlled, gate, mark_started, retried};
 use super::{Inner, compute};
 use crate::backend::openstack::Deletion;
 use crate::clouds::Cloud;
@@ -25,6 +25,7 @@ pub(super) async fn execute(
     cloud: &CloudName,
     run: &Run,
     index: usize,
+    action: &CloudStep,
     resumed: bool,
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
@@ -35,28 +36,36 @@ pub(super) async fn execute(
         }
         .into());
     };
-    let action = &run.plan.steps[index];
-    if let Action::Wait(Wait::ComputeUp { host }) = action {
-        return compute::up(inner, cloud, run, host, waker).await;
-    }
-    if let Action::Safe(SafeAction::RestartCompute { host }) = action {
-        if let Some(refused) = compute::held_back(inner, cloud, run, host, resumed).await {
-            return Ok(refused);
+    Ok(match action {
+        Action::Gate { .. } => gate(run),
+        Action::Wait(CloudWait::ComputeUp { host }) => {
+            compute::up(inner, cloud, run, host, waker).await?
         }
-    }
-    if resumed {
-        if let Some(outcome) = compute::settled(run, index) {
-            return Ok(outcome);
+        Action::Safe(safe) => {
+            if let CloudSafe::RestartCompute { host } = safe {
+                if let Some(refused) = compute::held_back(inner, cloud, run, host, resumed).await {
+                    return Ok(refused);
+                }
+                if let Some(asked) = compute::settled(run, index, host).filter(|_| resumed) {
+                    return Ok(asked);
+                }
+            }
+            if !resumed {
+                mark_started(inner, run, index).await?;
+            }
+            perform(inner, cloud, run, safe)
+                .await
+                .unwrap_or_else(StepOutcome::from)
         }
-    } else {
-        mark_started(inner, run, index).await?;
-    }
-    let outcome = match action {
-        Action::Safe(safe) => perform(inner, cloud, run, safe).await,
-        Action::Destructive(_) => destroy(inner, cloud, run, index).await,
-        Action::Wait(_) | Action::Gate { .. } => Err(StepFailure::misplaced(action)),
-    };
-    Ok(outcome.unwrap_or_else(StepOutcome::from))
+        Action::Destructive(_) => {
+            if !resumed {
+                mark_started(inner, run, index).await?;
+            }
+            destroy(inner, cloud, run, index)
+                .await
+                .unwrap_or_else(StepOutcome::from)
+        }
+    })
 }
 
 /// A destructive step: only what its approval proof names, looked at again right before.
@@ -66,9 +75,8 @@ async fn destroy(
     run: &Run,
     step: usize,
 ) -> Result<StepOutcome, StepFailure> {
-    let approved = Approved::verify(run, step)?;
-    match approved.act() {
-        Act::DeleteAllocation {
+    match Approved::<OnCloud>::verify(run, step)?.act() {
+        CloudAct::DeleteAllocation {
             consumer: approved,
             resources,
         } => {
@@ -96,7 +104,7 @@ async fn destroy(
                 }
             }))
         }
-        Act::DeleteComputeService {
+        CloudAct::DeleteComputeService {
             service: approved,
             host,
         } => {
@@ -124,9 +132,6 @@ async fn destroy(
                 }
             }))
         }
-        Act::DeleteIndices(_) | Act::RetireNode(_) | Act::UnlistNode(_) | Act::HostCommand(_) => {
-            Err(StepFailure::misplaced(approved.action()))
-        }
     }
 }
 
@@ -142,7 +147,7 @@ async fn holding(
 ) -> Result<(bool, Option<String>), StepFailure> {
     let instance = retried(inner, run, || cloud.client.instance(consumer)).await?;
     let state = retried(inner, run, || cloud.client.consumer(consumer)).await?;
-    let migrations = match (&instance, &run.plan.request) {
+    let migrations = match (&instance, run.plan.request()) {
         (Instance::Gone, ProcedureRequest::PlacementStale { host, .. }) if state.holds => {
             retried(inner, run, || cloud.client.migrations(host)).await?
         }
@@ -168,10 +173,10 @@ async fn perform(
     inner: &Inner,
     cloud: &Cloud,
     run: &Run,
-    action: &SafeAction,
+    action: &CloudSafe,
 ) -> Result<StepOutcome, StepFailure> {
     match action {
-        SafeAction::VerifyReleased { provider } => {
+        CloudSafe::VerifyReleased { provider } => {
             let named = retried(inner, run, || cloud.client.provider(*provider)).await?;
             let Some(provider) = named else {
                 return Ok(StepOutcome::Done(
@@ -201,11 +206,11 @@ async fn perform(
                 })
             }
         }
-        SafeAction::RestartCompute { host } => {
+        CloudSafe::RestartCompute { host } => {
             let outcome = cloud.hosts.restart(host).await;
             controlled(inner, run, &format!("host control on {host}"), outcome).await
         }
-        SafeAction::SetImageProperties {
+        CloudSafe::SetImageProperties {
             image,
             name,
             changes,
@@ -243,17 +248,5 @@ async fn perform(
                 set.join(" ")
             )))
         }
-        SafeAction::DisableAllocation
-        | SafeAction::EnableAllocation
-        | SafeAction::Flush { .. }
-        | SafeAction::StopNode { .. }
-        | SafeAction::StartNode { .. }
-        | SafeAction::Report
-        | SafeAction::VerifyDeleted
-        | SafeAction::ExcludeNode { .. }
-        | SafeAction::ClearExclusion { .. }
-        | SafeAction::Redeploy { .. }
-        | SafeAction::HostCommand(_)
-        | SafeAction::Confirm { .. } => Err(StepFailure::misplaced(action)),
     }
 }

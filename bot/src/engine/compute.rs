@@ -8,7 +8,6 @@
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::name::HostName;
 use opsbot_commands::openstack::compute::{ComputeService, InFlight, ServiceState};
-use opsbot_commands::plan::{Action, SafeAction};
 use opsbot_commands::render;
 use opsbot_commands::run::{Run, StepState};
 use opsbot_state::StoreError;
@@ -106,11 +105,8 @@ pub(super) async fn up(
 /// A restart found started after a crash: an operator says whether it happened. Nothing the
 /// cloud shows can tell: a `nova-compute` that was never restarted keeps reporting up every
 /// 10 s just as a restarted one does, and restarting again blindly could restart the host twice.
-/// `None` for any other step, which settles itself.
-pub(super) fn settled(run: &Run, index: usize) -> Option<StepOutcome> {
-    let Action::Safe(SafeAction::RestartCompute { host }) = &run.plan.steps[index] else {
-        return None;
-    };
+/// `None` when the restart had not started.
+pub(super) fn settled(run: &Run, index: usize, host: &HostName) -> Option<StepOutcome> {
     matches!(run.steps[index], StepState::Started { .. }).then(|| {
         StepOutcome::AskOperator(format!(
             "opsbot stopped while restarting nova_compute on {host} and cannot tell whether the \

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use opsbot_commands::approval::ApprovedIndices;
 use opsbot_commands::index::{IndexName, PlannedIndex};
-use opsbot_commands::plan::{Action, DestructiveAction};
+use opsbot_commands::plan::{Action, ClusterDestructive};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
 
@@ -197,8 +197,8 @@ pub(super) async fn verify(
     run: &Run,
 ) -> Result<StepOutcome, StepFailure> {
     let mut remaining = Vec::new();
-    for step in &run.plan.steps {
-        if let Action::Destructive(DestructiveAction::DeleteIndices { indices }) = step {
+    for step in run.plan.cluster_steps() {
+        if let Action::Destructive(ClusterDestructive::DeleteIndices { indices }) = step {
             let planned: Vec<&PlannedIndex> = indices.iter().collect();
             remaining.extend(standing(inner, cluster, run, &planned).await?.approved);
         }

@@ -71,7 +71,7 @@ const STORE_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
     let procedure = match inner.store.run(id) {
-        Ok(Some(run)) => run.plan.request.to_string(),
+        Ok(Some(run)) => run.plan.request().to_string(),
         _ => String::new(),
     };
     let span = tracing::info_span!("run", run = %id, %procedure);
@@ -159,7 +159,11 @@ async fn drive_inner(
                 finish(inner, id, |_| RunState::Succeeded).await?;
             }
             Next::Step { index, resumed } => {
-                let action = render::step_label(&run.plan.steps[index]);
+                let action = run
+                    .plan
+                    .step(index)
+                    .map(render::step_label)
+                    .unwrap_or_default();
                 let span = tracing::info_span!("step", step = index + 1, %action);
                 let outcome = step::execute(inner, &run, index, resumed, &waker)
                     .instrument(span)
@@ -206,7 +210,11 @@ async fn clean_up(
         };
         // Started means a crash interrupted this very clean-up: settle it by observation.
         let resumed = matches!(run.steps[index], StepState::Started { .. });
-        let action = render::step_label(&run.plan.steps[index]);
+        let action = run
+            .plan
+            .step(index)
+            .map(render::step_label)
+            .unwrap_or_default();
         let span = tracing::info_span!("clean-up", step = index + 1, %action);
         let outcome = step::execute(inner, &run, index, resumed, waker)
             .instrument(span)
@@ -231,7 +239,7 @@ enum OnFailure {
 async fn seen(inner: &Inner, run: &Run) -> Option<Observation> {
     let (ProcedureRequest::ClusterStop { cluster }
     | ProcedureRequest::ClusterStart { cluster }
-    | ProcedureRequest::ClusterRestart { cluster }) = &run.plan.request
+    | ProcedureRequest::ClusterRestart { cluster }) = run.plan.request()
     else {
         return None;
     };

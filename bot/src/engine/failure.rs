@@ -31,9 +31,6 @@ pub(super) enum StepFailure {
     /// The run's cluster or cloud was taken out of the config while the run was under way.
     #[error("{kind} `{name}` is no longer in the config; add it back to finish this run")]
     TargetGone { kind: &'static str, name: String },
-    /// A step of another target's plan (a hand-edited store: planners never make one).
-    #[error("internal error: step {step} does not belong to this run's target; nothing was done")]
-    Misplaced { step: String },
     /// A program on a node or a host, or the simulator standing in for one, that failed.
     #[error("{on}: {error}")]
     Command { on: String, error: CommandError },
@@ -148,16 +145,6 @@ pub(super) enum StepFailure {
 impl From<BackendError> for StepFailure {
     fn from(error: BackendError) -> Self {
         Self::Backend(Box::new(error))
-    }
-}
-
-impl StepFailure {
-    /// A cloud step in a cluster's plan, or the reverse: planners never make one, and the store
-    /// refuses such a record when it reads it (`Plan::misfit`); the run fails rather than guess.
-    pub(super) fn misplaced(step: &impl std::fmt::Debug) -> Self {
-        Self::Misplaced {
-            step: format!("{step:?}"),
-        }
     }
 }
 

@@ -258,7 +258,7 @@ impl Engine {
         // A booked run is planned for its time (a prune's cut-off is then's), and planned
         // for it again when it comes: the two plans differ only if the target changed.
         let plan = self.0.targets.plan(&request, at.unwrap_or(now)).await?;
-        if plan.steps.is_empty() {
+        if plan.is_empty() {
             return Ok(Start::NothingToDo(plan));
         }
         let ttl = span(self.0.config.approval_ttl);
@@ -278,7 +278,7 @@ impl Engine {
                 StoreError::Locked { target, holder } => Refusal::Busy { target, holder }.into(),
                 other => EngineError::from(other),
             })?;
-        tracing::info!(run = %run.id, request = %run.plan.request, requester = %actor.name(), "run created");
+        tracing::info!(run = %run.id, request = %run.plan.request(), requester = %actor.name(), "run created");
         // Published from the record as created: a booking is announced even if it is
         // cancelled before its task first looks at it.
         self.0.progress.changed(&run);

@@ -7,11 +7,13 @@ use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::time::Duration;
 
-use opsbot_commands::approval::{Act, Approved, ApprovedCommand};
+use opsbot_commands::approval::{Approved, ApprovedCommand};
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::echo::visible;
 use opsbot_commands::name::HostName;
-use opsbot_commands::plan::{Action, HostCommand, HostWait, SafeAction, Wait};
+use opsbot_commands::plan::{
+    Action, HostCommand, HostSafe, HostStep, HostWait, OnHosts, OutputWait,
+};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
 use opsbot_state::StoreError;
@@ -22,7 +24,7 @@ mod words;
 
 use super::Inner;
 use super::failure::StepFailure;
-use super::step::{StepOutcome, mark_started};
+use super::step::{StepOutcome, gate, mark_started};
 use super::wait;
 use crate::host_access::Reached;
 use crate::process::CommandError;
@@ -57,30 +59,23 @@ pub(super) async fn execute(
     inner: &Inner,
     run: &Run,
     index: usize,
+    action: &HostStep,
     resumed: bool,
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
-    let action = &run.plan.steps[index];
     let permitted = match action {
-        Action::Safe(SafeAction::Confirm { prompt }) => {
+        Action::Gate { .. } => return Ok(gate(run)),
+        Action::Safe(HostSafe::Confirm { prompt }) => {
             return Ok(StepOutcome::AskOperator(shown(prompt, &run.captured)));
         }
-        Action::Wait(Wait::HostOutput(wait)) => {
+        Action::Wait(HostWait::HostOutput(wait)) => {
             return until(inner, run, wait, waker).await;
         }
-        Action::Safe(SafeAction::HostCommand(command)) => Permitted::Safe(command),
-        Action::Destructive(_) => match Approved::verify(run, index).map(|a| a.act()) {
-            Ok(Act::HostCommand(command)) => Permitted::Approved(command),
-            Ok(
-                Act::DeleteIndices(_)
-                | Act::RetireNode(_)
-                | Act::UnlistNode(_)
-                | Act::DeleteAllocation { .. }
-                | Act::DeleteComputeService { .. },
-            ) => return Ok(StepFailure::misplaced(action).into()),
+        Action::Safe(HostSafe::HostCommand(command)) => Permitted::Safe(command),
+        Action::Destructive(_) => match Approved::<OnHosts>::verify(run, index) {
+            Ok(approved) => Permitted::Approved(approved.act()),
             Err(refusal) => return Ok(StepFailure::from(refusal).into()),
         },
-        other => return Ok(StepFailure::misplaced(other).into()),
     };
     let command = permitted.command();
     if resumed && !command.idempotent {
@@ -298,7 +293,7 @@ async fn keep_output(
 async fn until(
     inner: &Inner,
     run: &Run,
-    wait: &HostWait,
+    wait: &OutputWait,
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
     let access = &inner.targets.library.access;

@@ -75,8 +75,8 @@ impl Engine {
                     .await;
             }
         };
-        if plan.steps.is_empty() {
-            let note = plan.notes.first().cloned().unwrap_or_default();
+        if plan.is_empty() {
+            let note = plan.notes().first().cloned().unwrap_or_default();
             return self
                 .record(schedule, fire_at, FireOutcome::NothingToDo { note })
                 .await;
@@ -85,24 +85,21 @@ impl Engine {
             .live_standing(&schedule.name, now)?
             .and_then(|standing| standing.grant(&schedule.digest(), now));
         if plan.needs_approval() {
-            plan.notes.insert(
-                0,
-                match &grant {
-                    Some(grant) => match grant.covers(&plan, now) {
-                        Ok(()) => grant.describe(),
-                        Err(why) => format!(
-                            "waits for an approval: standing approval {} does not cover this plan: \
+            plan.note_first(match &grant {
+                Some(grant) => match grant.covers(&plan, now) {
+                    Ok(()) => grant.describe(),
+                    Err(why) => format!(
+                        "waits for an approval: standing approval {} does not cover this plan: \
                          {why}",
-                            grant.id
-                        ),
-                    },
-                    None => format!(
-                        "waits for an approval: schedule {0} has no standing approval in force \
-                     (/schedule approve name:{0})",
-                        schedule.name
+                        grant.id
                     ),
                 },
-            );
+                None => format!(
+                    "waits for an approval: schedule {0} has no standing approval in force \
+                     (/schedule approve name:{0})",
+                    schedule.name
+                ),
+            });
         }
         let ttl = span(self.0.config.approval_ttl);
         let scheduled = Scheduled {

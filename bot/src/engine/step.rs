@@ -3,14 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use opsbot_commands::approval::{Act, Approved};
+use opsbot_commands::approval::{Approved, ClusterAct};
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::cluster::{CatReport, FlushMode, Membership, Observation};
 use opsbot_commands::name::NodeAddr;
-use opsbot_commands::plan::{Action, SafeAction};
+use opsbot_commands::plan::{Action, ClusterSafe, ClusterStep, OnCluster, Targeted};
 use opsbot_commands::render;
 use opsbot_commands::run::{Run, StepState};
-use opsbot_commands::target::Target;
 use opsbot_state::StoreError;
 use tokio::sync::Notify;
 
@@ -50,53 +49,71 @@ pub(super) async fn execute(
     resumed: bool,
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
-    // A gate is the same in every plan: the run goes past it only with an approval.
-    if let Action::Gate { .. } = &run.plan.steps[index] {
-        return Ok(match &run.approval {
-            Some(grant) => StepOutcome::Done(format!("approved by {}", grant.by.name)),
-            None => StepOutcome::AwaitApproval,
-        });
-    }
-    let cluster = match run.plan.request.target() {
-        Target::Cloud(cloud) => {
-            return super::cloud_step::execute(inner, &cloud, run, index, resumed, waker).await;
-        }
-        Target::Hosts(_) => {
-            return super::runbook_step::execute(inner, run, index, resumed, waker).await;
-        }
-        Target::Cluster(name) => match inner.targets.clusters.get(&name) {
-            Ok(cluster) => cluster,
-            Err(_) => {
+    match run.plan.targeted() {
+        Targeted::Cluster { cluster, steps } => {
+            let Ok(cluster) = inner.targets.clusters.get(cluster) else {
                 return Ok(StepFailure::TargetGone {
                     kind: "cluster",
-                    name: name.to_string(),
+                    name: cluster.to_string(),
                 }
                 .into());
-            }
-        },
-    };
-    let action = &run.plan.steps[index];
-    if resumed {
-        if let Action::Safe(safe) = action {
-            if let Some(note) = reconcile(cluster, safe).await {
+            };
+            on_cluster(inner, cluster, run, index, &steps[index], resumed, waker).await
+        }
+        Targeted::Cloud { cloud, steps } => {
+            super::cloud_step::execute(inner, cloud, run, index, &steps[index], resumed, waker)
+                .await
+        }
+        Targeted::Hosts { steps } => {
+            super::runbook_step::execute(inner, run, index, &steps[index], resumed, waker).await
+        }
+    }
+}
+
+/// An approval gate, the same in every plan: the run goes past it only with an approval.
+pub(super) fn gate(run: &Run) -> StepOutcome {
+    match &run.approval {
+        Some(grant) => StepOutcome::Done(format!("approved by {}", grant.by.name)),
+        None => StepOutcome::AwaitApproval,
+    }
+}
+
+async fn on_cluster(
+    inner: &Inner,
+    cluster: &Cluster,
+    run: &Run,
+    index: usize,
+    action: &ClusterStep,
+    resumed: bool,
+    waker: &Notify,
+) -> Result<StepOutcome, StoreError> {
+    Ok(match action {
+        Action::Gate { .. } => gate(run),
+        Action::Safe(safe) => {
+            if !resumed {
+                mark_started(inner, run, index).await?;
+            } else if let Some(note) = reconcile(cluster, safe).await {
                 tracing::info!(%note, "settled a started step by observation");
                 return Ok(StepOutcome::Done(note));
             }
+            perform(inner, cluster, run, safe)
+                .await
+                .unwrap_or_else(StepOutcome::from)
         }
-    } else {
-        mark_started(inner, run, index).await?;
-    }
-    Ok(match action {
-        Action::Safe(safe) => match perform(inner, cluster, run, safe).await {
-            Ok(outcome) => outcome,
-            Err(failure) => failure.into(),
-        },
-        Action::Wait(condition) => wait::until(inner, cluster, run, condition, waker).await?,
-        Action::Destructive(_) => match destroy(inner, cluster, run, index, resumed).await {
-            Ok(outcome) => outcome,
-            Err(failure) => failure.into(),
-        },
-        Action::Gate { .. } => StepFailure::misplaced(action).into(),
+        Action::Wait(condition) => {
+            if !resumed {
+                mark_started(inner, run, index).await?;
+            }
+            wait::until(inner, cluster, run, condition, waker).await?
+        }
+        Action::Destructive(_) => {
+            if !resumed {
+                mark_started(inner, run, index).await?;
+            }
+            destroy(inner, cluster, run, index, resumed)
+                .await
+                .unwrap_or_else(StepOutcome::from)
+        }
     })
 }
 
@@ -109,14 +126,13 @@ async fn destroy(
     step: usize,
     resumed: bool,
 ) -> Result<StepOutcome, StepFailure> {
-    let approved = Approved::verify(run, step)?;
-    match approved.act() {
+    match Approved::<OnCluster>::verify(run, step)?.act() {
         // Checks the chunk's names before deleting, so a chunk found started deletes only what
         // is still there as approved, once no earlier delete of it is still being applied.
-        Act::DeleteIndices(indices) => {
+        ClusterAct::DeleteIndices(indices) => {
             delete::chunk(inner, cluster, run, step, indices, resumed).await
         }
-        Act::RetireNode(node) => {
+        ClusterAct::RetireNode(node) => {
             if resumed {
                 if let Some(note) = left_already(cluster, node).await {
                     return Ok(StepOutcome::Done(note));
@@ -125,10 +141,7 @@ async fn destroy(
             // Stopping a container that is still up is safe to repeat.
             control(inner, cluster, run, NodeOp::Stop, node).await
         }
-        Act::DeleteAllocation { .. } | Act::DeleteComputeService { .. } | Act::HostCommand(_) => {
-            Err(StepFailure::misplaced(approved.action()))
-        }
-        Act::UnlistNode(node) => {
+        ClusterAct::UnlistNode(node) => {
             if resumed && !cluster.nodes.repeatable(NodeOp::Unlist) {
                 return Ok(StepOutcome::AskOperator(format!(
                     "opsbot restarted while its command was taking {node} out of the deployment \
@@ -153,7 +166,11 @@ async fn left_already(cluster: &Cluster, node: NodeAddr) -> Option<String> {
 /// The write-ahead record: flushed before the side effect, so a crash leaves evidence of it.
 pub(super) async fn mark_started(inner: &Inner, run: &Run, index: usize) -> Result<(), StoreError> {
     let now = inner.clock.now();
-    let action = render::step_label(&run.plan.steps[index]);
+    let action = run
+        .plan
+        .step(index)
+        .map(render::step_label)
+        .unwrap_or_default();
     let updated = inner
         .writes
         .update_run(run.id, None, move |run| {
@@ -172,47 +189,42 @@ pub(super) async fn mark_started(inner: &Inner, run: &Run, index: usize) -> Resu
 /// Is the effect of a started step already visible? Then it is done; otherwise it is repeated,
 /// which is safe for every safe action (settings are set, not toggled; stopping a stopped
 /// container and flushing twice change nothing).
-async fn reconcile(cluster: &Cluster, action: &SafeAction) -> Option<String> {
+async fn reconcile(cluster: &Cluster, action: &ClusterSafe) -> Option<String> {
     let found = |what: String| Some(format!("{what} (found after a restart)"));
     match action {
-        SafeAction::DisableAllocation => {
+        ClusterSafe::DisableAllocation => {
             let settings = cluster.search.allocation().await.ok()?;
             (settings.enable.as_deref() == Some("none"))
                 .then(|| found("allocation already disabled".into()))?
         }
-        SafeAction::EnableAllocation => {
+        ClusterSafe::EnableAllocation => {
             let settings = cluster.search.allocation().await.ok()?;
             matches!(settings.enable.as_deref(), None | Some("all"))
                 .then(|| found("allocation already enabled".into()))?
         }
-        SafeAction::StopNode { node } => left_already(cluster, *node).await,
-        SafeAction::StartNode { node } => match cluster.search.membership().await.ok()? {
+        ClusterSafe::StopNode { node } => left_already(cluster, *node).await,
+        ClusterSafe::StartNode { node } => match cluster.search.membership().await.ok()? {
             Membership::Formed { nodes, .. } if nodes.contains(node) => {
                 found(format!("{node} had already joined"))
             }
             _ => None,
         },
-        SafeAction::ExcludeNode { node } => {
+        ClusterSafe::ExcludeNode { node } => {
             let settings = cluster.search.allocation().await.ok()?;
             settings
                 .exclusion
                 .is_some_and(|e| e.is_only(*node))
                 .then(|| found(format!("{node} already excluded")))?
         }
-        SafeAction::ClearExclusion { node } => {
+        ClusterSafe::ClearExclusion { node } => {
             let settings = cluster.search.allocation().await.ok()?;
             (!settings.exclusion.is_some_and(|e| e.names(*node)))
                 .then(|| found(format!("the exclusion of {node} already cleared")))?
         }
-        SafeAction::Flush { .. }
-        | SafeAction::Report
-        | SafeAction::VerifyDeleted
-        | SafeAction::Redeploy { .. }
-        | SafeAction::VerifyReleased { .. }
-        | SafeAction::RestartCompute { .. }
-        | SafeAction::SetImageProperties { .. }
-        | SafeAction::HostCommand(_)
-        | SafeAction::Confirm { .. } => None,
+        ClusterSafe::Flush { .. }
+        | ClusterSafe::Report
+        | ClusterSafe::VerifyDeleted
+        | ClusterSafe::Redeploy { .. } => None,
     }
 }
 
@@ -220,21 +232,21 @@ async fn perform(
     inner: &Inner,
     cluster: &Cluster,
     run: &Run,
-    action: &SafeAction,
+    action: &ClusterSafe,
 ) -> Result<StepOutcome, StepFailure> {
     match action {
-        SafeAction::DisableAllocation => {
+        ClusterSafe::DisableAllocation => {
             retried(inner, run, || {
                 cluster.search.set_allocation_enable(Some("none"))
             })
             .await?;
             Ok(StepOutcome::Done("allocation disabled".into()))
         }
-        SafeAction::EnableAllocation => {
+        ClusterSafe::EnableAllocation => {
             retried(inner, run, || cluster.search.set_allocation_enable(None)).await?;
             Ok(StepOutcome::Done("allocation re-enabled".into()))
         }
-        SafeAction::Flush { mode } => {
+        ClusterSafe::Flush { mode } => {
             let report = retried(inner, run, || cluster.search.flush(*mode)).await?;
             let what = match mode {
                 FlushMode::Synced => "synced-flushed",
@@ -249,9 +261,9 @@ async fn perform(
             }
             Ok(StepOutcome::Done(note))
         }
-        SafeAction::StopNode { node } => control(inner, cluster, run, NodeOp::Stop, *node).await,
-        SafeAction::StartNode { node } => control(inner, cluster, run, NodeOp::Start, *node).await,
-        SafeAction::Report => {
+        ClusterSafe::StopNode { node } => control(inner, cluster, run, NodeOp::Stop, *node).await,
+        ClusterSafe::StartNode { node } => control(inner, cluster, run, NodeOp::Start, *node).await,
+        ClusterSafe::Report => {
             let health = retried(inner, run, || cluster.search.cat_health()).await;
             let recovery = retried(inner, run, || cluster.search.cat_recovery()).await;
             let nodes = retried(inner, run, || cluster.search.cat_nodes()).await;
@@ -262,15 +274,15 @@ async fn perform(
             };
             Ok(StepOutcome::Done(render::report(&report, &cluster.name)))
         }
-        SafeAction::VerifyDeleted => delete::verify(inner, cluster, run).await,
-        SafeAction::ExcludeNode { node } => {
+        ClusterSafe::VerifyDeleted => delete::verify(inner, cluster, run).await,
+        ClusterSafe::ExcludeNode { node } => {
             let value = node.to_string();
             retried(inner, run, || cluster.search.set_exclusion(&value)).await?;
             Ok(StepOutcome::Done(format!(
                 "excluded {node}: its shards move to the other nodes"
             )))
         }
-        SafeAction::ClearExclusion { node } => {
+        ClusterSafe::ClearExclusion { node } => {
             // Only this run's address goes: one another person added meanwhile stays.
             let settings = retried(inner, run, || cluster.search.allocation()).await?;
             let Some(exclusion) = settings.exclusion.filter(|e| e.names(*node)) else {
@@ -288,14 +300,9 @@ async fn perform(
                 )
             }))
         }
-        SafeAction::Redeploy { removed } => {
+        ClusterSafe::Redeploy { removed } => {
             control(inner, cluster, run, NodeOp::Redeploy, *removed).await
         }
-        SafeAction::VerifyReleased { .. }
-        | SafeAction::RestartCompute { .. }
-        | SafeAction::SetImageProperties { .. }
-        | SafeAction::HostCommand(_)
-        | SafeAction::Confirm { .. } => Err(StepFailure::misplaced(action)),
     }
 }
 

@@ -2,8 +2,8 @@
 //! holds (at most one interval late), fail with the last observation when time runs out.
 
 use opsbot_commands::cluster::{Membership, Observation};
-use opsbot_commands::plan::{Action, Wait};
-use opsbot_commands::render;
+use opsbot_commands::plan::ClusterWait;
+use opsbot_commands::render::{self, Label};
 use opsbot_commands::run::Run;
 use opsbot_state::StoreError;
 use tokio::sync::Notify;
@@ -25,20 +25,17 @@ pub(super) async fn until(
     inner: &Inner,
     cluster: &Cluster,
     run: &Run,
-    condition: &Wait,
+    condition: &ClusterWait,
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
     let config = &inner.config;
     let timeout = match condition {
-        Wait::NodeLeft { .. } | Wait::NodeJoined { .. } => config.node_timeout,
-        Wait::ClusterFormed { .. } => config.formation_timeout,
-        Wait::NodeDrained { .. } => config.drain_timeout,
-        Wait::HostOutput(_) | Wait::ComputeUp { .. } => {
-            return Ok(StepFailure::misplaced(condition).into());
-        }
+        ClusterWait::NodeLeft { .. } | ClusterWait::NodeJoined { .. } => config.node_timeout,
+        ClusterWait::ClusterFormed { .. } => config.formation_timeout,
+        ClusterWait::NodeDrained { .. } => config.drain_timeout,
     };
     let deadline = inner.clock.instant() + timeout;
-    let waiting = render::step_label(&Action::Wait(condition.clone()));
+    let waiting = condition.label();
     let waiting = waiting.trim_start_matches("wait ");
     let mut faults = 0;
     let mut last = Observation::default();
@@ -114,7 +111,7 @@ pub(super) async fn nodes_now(cluster: &Cluster) -> Option<Observation> {
     }
 }
 
-async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError> {
+async fn look(cluster: &Cluster, condition: &ClusterWait) -> Result<Look, BackendError> {
     let membership = cluster.search.membership().await?;
     let health = match membership {
         Membership::Formed { .. } => Some(cluster.search.health().await?),
@@ -123,7 +120,7 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
     let expected = cluster.inventory.len();
     let mut observation = Observation::of(&membership, &cluster.inventory, health.as_ref());
     let (satisfied, note) = match condition {
-        Wait::NodeLeft { node } => match &membership {
+        ClusterWait::NodeLeft { node } => match &membership {
             Membership::Formed { nodes, .. } => (
                 !nodes.contains(node),
                 format!("{node} left · nodes {}/{expected} joined", nodes.len()),
@@ -134,7 +131,7 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
             ),
             Membership::Unreachable => (true, format!("{node} left; no node answers any more")),
         },
-        Wait::NodeJoined { node } => match &membership {
+        ClusterWait::NodeJoined { node } => match &membership {
             Membership::Formed { nodes, .. } => (
                 nodes.contains(node),
                 format!("{node} joined · nodes {}/{expected} joined", nodes.len()),
@@ -147,7 +144,7 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
             ),
             Membership::Unreachable => (false, String::new()),
         },
-        Wait::ClusterFormed { nodes, status } => {
+        ClusterWait::ClusterFormed { nodes, status } => {
             let all_joined = cluster.inventory.iter().all(|n| membership.has(*n));
             let healthy = health.as_ref().is_some_and(|h| h.status >= *status);
             (
@@ -155,7 +152,7 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
                 observation.to_string(),
             )
         }
-        Wait::NodeDrained { node } => match &health {
+        ClusterWait::NodeDrained { node } => match &health {
             Some(health) => {
                 let shards = cluster.search.shards_on(*node).await?.unwrap_or(0);
                 observation.node_shards = Some((*node, shards));
@@ -176,8 +173,6 @@ async fn look(cluster: &Cluster, condition: &Wait) -> Result<Look, BackendError>
             // Without a master nothing moves; the wait goes on and says so.
             None => (false, String::new()),
         },
-        // Refused by `until` before any look; never satisfied here.
-        Wait::HostOutput(_) | Wait::ComputeUp { .. } => (false, String::new()),
     };
     Ok(Look {
         satisfied,

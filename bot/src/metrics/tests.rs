@@ -7,7 +7,7 @@ use opsbot_commands::cluster::Observation;
 use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::name::{ClusterName, PersonName, RunId};
 use opsbot_commands::people::{PersonRef, Surface};
-use opsbot_commands::plan::{Action, Plan, SafeAction};
+use opsbot_commands::plan::{ClusterSafe, ClusterStep, Plan};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::{ChannelId, Run, RunState};
 use opsbot_state::Store;
@@ -67,13 +67,14 @@ fn scrape(metrics: &Metrics) -> String {
 }
 
 fn restart(state: RunState) -> Run {
-    let plan = Plan {
-        request: ProcedureRequest::ClusterRestart {
+    let plan = Plan::new(
+        ProcedureRequest::ClusterRestart {
             cluster: ClusterName::parse("logs").unwrap(),
         },
-        steps: vec![Action::Safe(SafeAction::DisableAllocation)],
-        notes: vec![],
-    };
+        vec![ClusterStep::Safe(ClusterSafe::DisableAllocation)],
+        vec![],
+    )
+    .unwrap();
     let requester = PersonRef {
         name: PersonName::parse("alice").unwrap(),
         via: Surface::Demo,

@@ -2,7 +2,7 @@
 
 use opsbot_commands::name::ClusterName;
 use opsbot_commands::people::{PersonRef, Surface};
-use opsbot_commands::plan::Plan;
+use opsbot_commands::plan::{ClusterStep, Plan};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::RunState;
 
@@ -25,11 +25,7 @@ pub(super) fn new_run(store: &Store, cluster: &str) -> Run {
     let request = ProcedureRequest::ClusterStart {
         cluster: ClusterName::parse(cluster).unwrap(),
     };
-    let plan = Plan {
-        request,
-        steps: vec![],
-        notes: vec![],
-    };
+    let plan = Plan::new(request, Vec::<ClusterStep>::new(), vec![]).unwrap();
     let requester = PersonRef {
         name: opsbot_commands::name::PersonName::parse("alice").unwrap(),
         via: Surface::Discord { user: 1 },

@@ -6,7 +6,7 @@ use std::time::Duration;
 use opsbot_commands::index::{IndexName, PlannedIndex};
 use opsbot_commands::name::{ClusterName, PersonName};
 use opsbot_commands::people::{PersonRef, Surface};
-use opsbot_commands::plan::{Action, DestructiveAction, Plan};
+use opsbot_commands::plan::{ClusterDestructive, ClusterStep, Plan};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::{ChannelId, RunState};
 
@@ -22,20 +22,23 @@ fn opened() -> (tempfile::TempDir, Store, StoreWrites) {
 /// A builder for alice's run of one index deletion on `logs` (the engine's tests use it too).
 pub(crate) fn deletion(id: RunId) -> Run {
     let index = IndexName::parse("flog-2026.01.01").unwrap();
-    let plan = Plan {
-        request: ProcedureRequest::IndicesDelete {
+    let plan = Plan::new(
+        ProcedureRequest::IndicesDelete {
             cluster: ClusterName::parse("logs").unwrap(),
             index: index.clone(),
         },
-        steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
-            indices: vec![PlannedIndex {
-                name: index,
-                uuid: None,
-                bytes: None,
-            }],
-        })],
-        notes: vec![],
-    };
+        vec![ClusterStep::Destructive(
+            ClusterDestructive::DeleteIndices {
+                indices: vec![PlannedIndex {
+                    name: index,
+                    uuid: None,
+                    bytes: None,
+                }],
+            },
+        )],
+        vec![],
+    )
+    .unwrap();
     let alice = PersonRef {
         name: PersonName::parse("alice").unwrap(),
         via: Surface::Demo,

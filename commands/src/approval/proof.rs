@@ -7,7 +7,8 @@
 //!
 //! ```compile_fail,E0451
 //! # use opsbot_commands::approval::Approved;
-//! # fn forge<'r>(run: &'r opsbot_commands::run::Run) -> Approved<'r> {
+//! # use opsbot_commands::plan::OnCluster;
+//! # fn forge<'r>(run: &'r opsbot_commands::run::Run) -> Approved<'r, OnCluster> {
 //! Approved { run, step: 0, action: todo!() }
 //! # }
 //! ```
@@ -36,25 +37,29 @@ use crate::index::PlannedIndex;
 use crate::name::{HostName, NodeAddr, RunId};
 use crate::openstack::ids::{ConsumerId, ServiceId};
 use crate::openstack::placement::Resources;
-use crate::plan::{Action, DestructiveAction, HostCommand, PlanDigest};
+use crate::plan::{
+    Action, CloudDestructive, ClusterDestructive, HostCommand, HostDestructive, Kind, OnCloud,
+    OnCluster, OnHosts, Plan, PlanDigest, Targeted,
+};
 use crate::run::Run;
 
 use super::{ApprovalRefusal, holds};
 
 /// Proof that destructive step `step` of one run may act now: the run's approval holds for its
-/// current plan ([`holds`]), and the step is destructive.
+/// current plan ([`holds`]), and the step is a destructive step of kind `K`.
 #[derive(Debug, Clone, Copy)]
-pub struct Approved<'r> {
+pub struct Approved<'r, K: Approvable> {
     run: &'r Run,
     step: usize,
-    action: &'r DestructiveAction,
+    action: &'r K::Destructive,
 }
 
-impl<'r> Approved<'r> {
+impl<'r, K: Approvable> Approved<'r, K> {
     /// Re-checks the run's stored approval (also after a restart) for its step `step`.
     pub fn verify(run: &'r Run, step: usize) -> Result<Self, ApprovalRefusal> {
         holds(run)?;
-        let Some(Action::Destructive(action)) = run.plan.steps.get(step) else {
+        let Some(Action::Destructive(action)) = K::steps(&run.plan).and_then(|s| s.get(step))
+        else {
             return Err(ApprovalRefusal::NotDestructive { run: run.id, step });
         };
         Ok(Self { run, step, action })
@@ -73,47 +78,107 @@ impl<'r> Approved<'r> {
         self.step
     }
 
-    /// What the step does, as approved.
-    pub fn action(&self) -> &'r DestructiveAction {
-        self.action
-    }
-
     /// What the step acts on, read from the approved plan: the only values the destructive
     /// calls take.
-    pub fn act(&self) -> Act<'r> {
-        match self.action {
-            DestructiveAction::DeleteIndices { indices } => Act::DeleteIndices(ApprovedIndices {
-                run: self.run.id,
-                indices: indices.iter().collect(),
-            }),
-            DestructiveAction::RetireNode { node } => Act::RetireNode(*node),
-            DestructiveAction::UnlistNode { node } => Act::UnlistNode(*node),
-            DestructiveAction::DeleteAllocation {
-                consumer,
-                resources,
-                ..
-            } => Act::DeleteAllocation {
-                consumer: ApprovedConsumer(*consumer),
-                resources,
-            },
-            DestructiveAction::DeleteComputeService { id, host } => Act::DeleteComputeService {
-                service: ApprovedService(*id),
-                host,
-            },
-            DestructiveAction::HostCommand(command) => Act::HostCommand(ApprovedCommand(command)),
+    pub fn act(&self) -> K::Act<'r> {
+        K::act(self.run.id, self.action)
+    }
+}
+
+/// A kind of target whose destructive steps an approval proof carries out.
+pub trait Approvable: Kind {
+    /// What an approved destructive step acts on, as the calls that carry it out take it.
+    type Act<'r>;
+
+    /// The plan's steps, when they are of this kind.
+    fn steps(plan: &Plan) -> Option<&[Action<Self>]>;
+
+    fn act(run: RunId, action: &Self::Destructive) -> Self::Act<'_>;
+}
+
+impl Approvable for OnCluster {
+    type Act<'r> = ClusterAct<'r>;
+
+    fn steps(plan: &Plan) -> Option<&[Action<Self>]> {
+        match plan.targeted() {
+            Targeted::Cluster { steps, .. } => Some(steps),
+            Targeted::Cloud { .. } | Targeted::Hosts { .. } => None,
+        }
+    }
+
+    fn act(run: RunId, action: &ClusterDestructive) -> ClusterAct<'_> {
+        match action {
+            ClusterDestructive::DeleteIndices { indices } => {
+                ClusterAct::DeleteIndices(ApprovedIndices {
+                    run,
+                    indices: indices.iter().collect(),
+                })
+            }
+            ClusterDestructive::RetireNode { node } => ClusterAct::RetireNode(*node),
+            ClusterDestructive::UnlistNode { node } => ClusterAct::UnlistNode(*node),
         }
     }
 }
 
-/// An approved destructive step, as the calls that carry it out take it.
+impl Approvable for OnCloud {
+    type Act<'r> = CloudAct<'r>;
+
+    fn steps(plan: &Plan) -> Option<&[Action<Self>]> {
+        match plan.targeted() {
+            Targeted::Cloud { steps, .. } => Some(steps),
+            Targeted::Cluster { .. } | Targeted::Hosts { .. } => None,
+        }
+    }
+
+    fn act(_run: RunId, action: &CloudDestructive) -> CloudAct<'_> {
+        match action {
+            CloudDestructive::DeleteAllocation {
+                consumer,
+                resources,
+                ..
+            } => CloudAct::DeleteAllocation {
+                consumer: ApprovedConsumer(*consumer),
+                resources,
+            },
+            CloudDestructive::DeleteComputeService { id, host } => CloudAct::DeleteComputeService {
+                service: ApprovedService(*id),
+                host,
+            },
+        }
+    }
+}
+
+impl Approvable for OnHosts {
+    type Act<'r> = ApprovedCommand<'r>;
+
+    fn steps(plan: &Plan) -> Option<&[Action<Self>]> {
+        match plan.targeted() {
+            Targeted::Hosts { steps } => Some(steps),
+            Targeted::Cluster { .. } | Targeted::Cloud { .. } => None,
+        }
+    }
+
+    fn act(_run: RunId, action: &HostDestructive) -> ApprovedCommand<'_> {
+        match action {
+            HostDestructive::HostCommand(command) => ApprovedCommand(command),
+        }
+    }
+}
+
+/// An approved destructive step of a search cluster's run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Act<'r> {
+pub enum ClusterAct<'r> {
     /// Delete these indices (or fewer of them: those still there as approved).
     DeleteIndices(ApprovedIndices<'r>),
     /// Stop the search container of this drained node for good.
     RetireNode(NodeAddr),
     /// Remove this node from the deployment inventory's search group.
     UnlistNode(NodeAddr),
+}
+
+/// An approved destructive step of a cloud's run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CloudAct<'r> {
     /// Delete every allocation of this consumer.
     DeleteAllocation {
         consumer: ApprovedConsumer,
@@ -124,8 +189,6 @@ pub enum Act<'r> {
         service: ApprovedService,
         host: &'r HostName,
     },
-    /// Run this command of a runbook, behind its approval gate.
-    HostCommand(ApprovedCommand<'r>),
 }
 
 /// Indices a deletion may name: a subset of one approved step's, never more.
@@ -159,7 +222,7 @@ impl<'r> ApprovedIndices<'r> {
     }
 }
 
-/// A runbook command behind an approval gate, as approved.
+/// A runbook's command behind its approval gate, as approved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApprovedCommand<'r>(&'r HostCommand);
 

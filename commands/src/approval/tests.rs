@@ -2,7 +2,7 @@ use super::*;
 use crate::index::IndexName;
 use crate::people::testing::{actor, person};
 use crate::people::{Roles, Surface};
-use crate::plan::{Action, DestructiveAction, Plan};
+use crate::plan::{Action, ClusterDestructive, ClusterStep, OnCluster, Plan, StepRef};
 use crate::run::{CancelRequest, ChannelId};
 use time::macros::datetime;
 
@@ -10,20 +10,29 @@ const NOW: OffsetDateTime = datetime!(2026-11-21 03:00:00 UTC);
 const EXPIRES: OffsetDateTime = datetime!(2026-11-21 03:30:00 UTC);
 
 fn deletion() -> Plan {
-    Plan {
-        request: crate::request::ProcedureRequest::IndicesDelete {
-            cluster: crate::name::ClusterName::parse("logs").unwrap(),
-            index: IndexName::parse("flog-2026.10.01").unwrap(),
-        },
-        steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
+    deletion_with(Vec::new())
+}
+
+/// The deletion of one index, after `before`.
+fn deletion_with(mut before: Vec<ClusterStep>) -> Plan {
+    before.push(ClusterStep::Destructive(
+        ClusterDestructive::DeleteIndices {
             indices: vec![crate::index::PlannedIndex {
                 name: IndexName::parse("flog-2026.10.01").unwrap(),
                 uuid: None,
                 bytes: None,
             }],
-        })],
-        notes: vec![],
-    }
+        },
+    ));
+    Plan::new(
+        crate::request::ProcedureRequest::IndicesDelete {
+            cluster: crate::name::ClusterName::parse("logs").unwrap(),
+            index: IndexName::parse("flog-2026.10.01").unwrap(),
+        },
+        before,
+        vec![],
+    )
+    .unwrap()
 }
 
 /// alice's run of a destructive plan, waiting for approval until 03:30.
@@ -204,7 +213,14 @@ fn a_cancel_in_progress_closes_the_request() {
 #[test]
 fn a_plan_without_destructive_steps_needs_no_approval_even_from_its_requester() {
     let mut run = awaiting();
-    std::sync::Arc::make_mut(&mut run.plan).steps.clear();
+    run.plan = std::sync::Arc::new(
+        Plan::new(
+            run.plan.request().clone(),
+            Vec::<ClusterStep>::new(),
+            vec![],
+        )
+        .unwrap(),
+    );
     run.steps.clear();
     run.digest = run.plan.digest();
     run.state = RunState::Running;
@@ -275,7 +291,7 @@ fn the_proof_is_only_made_from_a_valid_grant() {
     });
     assert_eq!(holds(&run), Ok(()));
     let step = destructive_step(&run);
-    let proof = Approved::verify(&run, step).unwrap();
+    let proof = Approved::<OnCluster>::verify(&run, step).unwrap();
     assert_eq!(proof.run(), run.id);
     assert_eq!(proof.digest(), &run.digest);
     assert_eq!(proof.step(), step);
@@ -283,22 +299,14 @@ fn the_proof_is_only_made_from_a_valid_grant() {
 
 /// The first destructive step of `run`'s plan.
 fn destructive_step(run: &Run) -> usize {
-    run.plan
-        .steps
-        .iter()
-        .position(|step| matches!(step, Action::Destructive(_)))
-        .unwrap()
+    run.plan.steps().position(StepRef::is_destructive).unwrap()
 }
 
 #[test]
 fn a_proof_is_for_one_destructive_step_and_acts_only_on_what_it_approved() {
-    let mut plan = deletion();
-    plan.steps.insert(
-        0,
-        Action::Gate {
-            reason: "look first".into(),
-        },
-    );
+    let plan = deletion_with(vec![ClusterStep::Gate {
+        reason: "look first".into(),
+    }]);
     let mut run = Run::new(
         RunId::new(9),
         plan,
@@ -314,24 +322,23 @@ fn a_proof_is_for_one_destructive_step_and_acts_only_on_what_it_approved() {
     });
     let safe = run
         .plan
-        .steps
-        .iter()
-        .position(|step| !matches!(step, Action::Destructive(_)))
+        .steps()
+        .position(|step| !step.is_destructive())
         .unwrap();
     assert_eq!(
-        Approved::verify(&run, safe).unwrap_err(),
+        Approved::<OnCluster>::verify(&run, safe).unwrap_err(),
         ApprovalRefusal::NotDestructive {
             run: run.id,
             step: safe
         }
     );
-    let proof = Approved::verify(&run, destructive_step(&run)).unwrap();
-    let Action::Destructive(DestructiveAction::DeleteIndices { indices }) =
-        &run.plan.steps[proof.step()]
+    let proof = Approved::<OnCluster>::verify(&run, destructive_step(&run)).unwrap();
+    let Action::Destructive(ClusterDestructive::DeleteIndices { indices }) =
+        &run.plan.cluster_steps()[proof.step()]
     else {
         panic!("the plan deletes indices")
     };
-    let Act::DeleteIndices(mut approved) = proof.act() else {
+    let ClusterAct::DeleteIndices(mut approved) = proof.act() else {
         panic!("the proof deletes indices")
     };
     assert_eq!(approved.run(), run.id);

@@ -5,6 +5,7 @@ use time::macros::datetime;
 use super::*;
 use crate::name::{ClusterName, RunId};
 use crate::people::testing::person;
+use crate::plan::ClusterStep;
 use crate::plan::Plan;
 use crate::request::ProcedureRequest;
 use crate::run::{ChannelId, RunState};
@@ -14,13 +15,14 @@ const HOUR: Duration = Duration::from_secs(3600);
 const LEADS: [Duration; 2] = [Duration::from_secs(24 * 3600), HOUR];
 
 fn restart() -> Plan {
-    Plan {
-        request: ProcedureRequest::ClusterRestart {
+    Plan::new(
+        ProcedureRequest::ClusterRestart {
             cluster: ClusterName::parse("logs").unwrap(),
         },
-        steps: vec![],
-        notes: vec![],
-    }
+        Vec::<ClusterStep>::new(),
+        vec![],
+    )
+    .unwrap()
 }
 
 /// alice's restart, booked at `now` for 2026-11-28 02:00 UTC.

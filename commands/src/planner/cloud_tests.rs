@@ -8,7 +8,7 @@ use crate::openstack::ids::{ImageId, ProviderId, ServiceId};
 use crate::openstack::image::{Image, Property, PropertyKey, PropertySet};
 use crate::openstack::placement::{Provider, ProviderAllocations, Resources};
 use crate::openstack::rpc::VersionCapError;
-use crate::plan::{Action, DestructiveAction, SafeAction, Wait};
+use crate::plan::{Action, CloudDestructive, CloudSafe, CloudWait};
 use crate::request::ProcedureRequest;
 
 fn uuid(n: u8) -> String {
@@ -78,11 +78,11 @@ fn only_allocations_of_gone_instances_are_deleted_then_verified() {
     assert_eq!(deleted, vec![consumer(1), consumer(3)]);
     assert!(plan.needs_approval());
     assert!(matches!(
-        plan.steps.last(),
-        Some(Action::Safe(SafeAction::VerifyReleased { .. }))
+        plan.cloud_steps().last(),
+        Some(Action::Safe(CloudSafe::VerifyReleased { .. }))
     ));
     assert!(
-        plan.notes
+        plan.notes()
             .iter()
             .any(|n| n.contains("kept") && n.contains("web-1"))
     );
@@ -142,13 +142,13 @@ fn a_migrations_allocations_are_never_planned_for_deletion() {
     // Consumer 3 is typed MIGRATION by placement, though Nova lists no such migration.
     facts.consumer_types.insert(consumer(3), "MIGRATION".into());
     let kept = plan(&stale_request(None), &Facts::Stale(facts.clone())).unwrap();
-    assert!(kept.steps.is_empty(), "{:?}", kept.steps);
+    assert!(kept.cloud_steps().is_empty(), "{:?}", kept.cloud_steps());
     let moving: Vec<&String> = kept
-        .notes
+        .notes()
         .iter()
         .filter(|n| n.starts_with("kept") && n.contains("migration in progress"))
         .collect();
-    assert_eq!(moving.len(), 2, "{:?}", kept.notes);
+    assert_eq!(moving.len(), 2, "{:?}", kept.notes());
     assert!(moving[0].contains("resize"), "{}", moving[0]);
     // Named, it is refused, saying why.
     let refused = crate::planner::plan(&stale_request(Some(consumer(1))), &Facts::Stale(facts));
@@ -185,8 +185,8 @@ fn nothing_stale_is_nothing_to_do() {
         };
     }
     let plan = plan(&stale_request(None), &Facts::Stale(facts)).unwrap();
-    assert!(plan.steps.is_empty());
-    assert!(plan.notes.iter().any(|n| n.contains("nothing to delete")));
+    assert!(plan.cloud_steps().is_empty());
+    assert!(plan.notes().iter().any(|n| n.contains("nothing to delete")));
 }
 
 fn service(n: u8, host_name: &str, status: ServiceStatus, state: ServiceState) -> ComputeService {
@@ -235,14 +235,14 @@ fn old_disabled_services_go_under_approval_then_the_computes_restart() {
     ]);
     let plan = plan(&rpc_request(), &Facts::RpcCap(facts)).unwrap();
     let kinds: Vec<String> = plan
-        .steps
+        .cloud_steps()
         .iter()
         .map(|step| match step {
-            Action::Destructive(DestructiveAction::DeleteComputeService { host, .. }) => {
+            Action::Destructive(CloudDestructive::DeleteComputeService { host, .. }) => {
                 format!("delete {host}")
             }
-            Action::Safe(SafeAction::RestartCompute { host }) => format!("restart {host}"),
-            Action::Wait(Wait::ComputeUp { host }) => format!("wait for {host}"),
+            Action::Safe(CloudSafe::RestartCompute { host }) => format!("restart {host}"),
+            Action::Wait(CloudWait::ComputeUp { host }) => format!("wait for {host}"),
             Action::Gate { .. } => "approval".to_owned(),
             other => format!("{other:?}"),
         })
@@ -259,9 +259,9 @@ fn old_disabled_services_go_under_approval_then_the_computes_restart() {
         ]
     );
     assert_eq!(plan.approval_at(), Some(0));
-    assert!(plan.notes[0].contains("requested 5.0, cap 4.17"));
+    assert!(plan.notes()[0].contains("requested 5.0, cap 4.17"));
     assert!(
-        plan.notes
+        plan.notes()
             .iter()
             .any(|n| n.contains("kept nova-compute on compute-07"))
     );
@@ -278,10 +278,10 @@ fn with_no_old_service_the_fix_is_a_rolling_restart_still_under_approval() {
     let plan = plan(&rpc_request(), &Facts::RpcCap(facts)).unwrap();
     // A restart interrupts the hypervisor's compute service: a second person says when.
     assert_eq!(plan.approval_at(), Some(0));
-    assert_eq!(plan.steps.len(), 3);
+    assert_eq!(plan.cloud_steps().len(), 3);
     assert!(matches!(
-        plan.steps[2],
-        Action::Wait(Wait::ComputeUp { .. })
+        plan.cloud_steps()[2],
+        Action::Wait(CloudWait::ComputeUp { .. })
     ));
 }
 
@@ -315,10 +315,10 @@ fn moving(n: u8, kind: &str, status: &str, source: &str, dest: &str) -> Migratio
 
 /// What the plan restarts, in order.
 fn restarted(plan: &Plan) -> Vec<String> {
-    plan.steps
+    plan.cloud_steps()
         .iter()
         .filter_map(|step| match step {
-            Action::Safe(SafeAction::RestartCompute { host }) => Some(host.to_string()),
+            Action::Safe(CloudSafe::RestartCompute { host }) => Some(host.to_string()),
             _ => None,
         })
         .collect()
@@ -355,7 +355,7 @@ fn a_hypervisor_with_a_migration_in_progress_at_either_end_is_not_restarted() {
     assert_eq!(restarted(&plan), ["compute-01", "compute-04"]);
     assert_eq!(plan.approval_at(), Some(0));
     let held: Vec<&String> = plan
-        .notes
+        .notes()
         .iter()
         .filter(|n| n.contains("is not restarted"))
         .collect();
@@ -387,7 +387,7 @@ fn cold_migrations_and_resizes_under_way_hold_their_hosts_back_too() {
     );
     let plan = plan(&rpc_request(), &Facts::RpcCap(facts)).unwrap();
     let note = plan
-        .notes
+        .notes()
         .iter()
         .find(|n| n.starts_with("compute-01 is not restarted"))
         .unwrap();
@@ -418,14 +418,14 @@ fn with_every_hypervisor_held_back_there_is_nothing_to_do_and_the_notes_say_why(
         )],
     );
     let plan = plan(&rpc_request(), &Facts::RpcCap(facts.clone())).unwrap();
-    assert!(plan.steps.is_empty(), "{:?}", plan.steps);
+    assert!(plan.cloud_steps().is_empty(), "{:?}", plan.cloud_steps());
     assert!(
-        plan.notes
+        plan.notes()
             .iter()
             .any(|n| n.starts_with("compute-01 is not restarted: live migration 17"))
-            && plan.notes.last().unwrap().starts_with("nothing to do"),
+            && plan.notes().last().unwrap().starts_with("nothing to do"),
         "{:?}",
-        plan.notes
+        plan.notes()
     );
     // An old record to delete is still deleted, under approval, with no restart.
     facts.services.push(service(
@@ -438,8 +438,8 @@ fn with_every_hypervisor_held_back_there_is_nothing_to_do_and_the_notes_say_why(
     assert!(restarted(&plan).is_empty());
     assert_eq!(plan.approval_at(), Some(0));
     assert!(matches!(
-        plan.steps[1],
-        Action::Destructive(DestructiveAction::DeleteComputeService { .. })
+        plan.cloud_steps()[1],
+        Action::Destructive(CloudDestructive::DeleteComputeService { .. })
     ));
 }
 
@@ -489,9 +489,8 @@ fn only_differing_properties_are_patched() {
         matches: vec![image(1, "ubuntu", &[(PropertyKey::HwDiskBus, "scsi")])],
     };
     let plan = plan(&image_request(), &Facts::Image(facts)).unwrap();
-    let [Action::Safe(SafeAction::SetImageProperties { changes, .. })] = plan.steps.as_slice()
-    else {
-        panic!("{:?}", plan.steps);
+    let [Action::Safe(CloudSafe::SetImageProperties { changes, .. })] = plan.cloud_steps() else {
+        panic!("{:?}", plan.cloud_steps());
     };
     assert_eq!(changes.len(), 1);
     assert_eq!(changes[0].property.key(), PropertyKey::HwScsiModel);
@@ -515,7 +514,7 @@ fn an_image_already_set_is_nothing_to_do_and_ambiguity_is_refused() {
         }),
     )
     .unwrap();
-    assert!(plan.steps.is_empty());
+    assert!(plan.cloud_steps().is_empty());
     let twice = ImageFacts {
         matches: vec![set, image(2, "ubuntu", &[])],
     };

@@ -2,7 +2,7 @@
 
 use crate::cluster::{HealthStatus, Membership, ServerVersion};
 use crate::name::{ClusterName, NodeAddr};
-use crate::plan::{Action, Plan, SafeAction, Wait};
+use crate::plan::{ClusterSafe, ClusterStep, ClusterWait, Plan};
 use crate::planner::PlanError;
 use crate::request::ProcedureRequest;
 
@@ -22,11 +22,7 @@ pub(super) fn stop(
     facts: &ClusterFacts,
 ) -> Result<Plan, PlanError> {
     let (steps, notes) = stop_steps(cluster, facts)?;
-    Ok(Plan {
-        request: request.clone(),
-        steps,
-        notes,
-    })
+    Ok(Plan::new(request.clone(), steps, notes)?)
 }
 
 pub(super) fn start(
@@ -35,11 +31,11 @@ pub(super) fn start(
     facts: &ClusterFacts,
 ) -> Result<Plan, PlanError> {
     check_inventory(cluster, facts)?;
-    Ok(Plan {
-        request: request.clone(),
-        steps: start_steps(&facts.inventory),
-        notes: vec![start_note(facts)],
-    })
+    Ok(Plan::new(
+        request.clone(),
+        start_steps(&facts.inventory),
+        vec![start_note(facts)],
+    )?)
 }
 
 pub(super) fn restart(
@@ -50,11 +46,7 @@ pub(super) fn restart(
     let (mut steps, mut notes) = stop_steps(cluster, facts)?;
     steps.extend(start_steps(&facts.inventory));
     notes.push(start_note(facts));
-    Ok(Plan {
-        request: request.clone(),
-        steps,
-        notes,
-    })
+    Ok(Plan::new(request.clone(), steps, notes)?)
 }
 
 /// Every joined node must be in the inventory: a node the bot does not know would be left
@@ -79,7 +71,7 @@ fn check_inventory(cluster: &ClusterName, facts: &ClusterFacts) -> Result<(), Pl
 fn stop_steps(
     cluster: &ClusterName,
     facts: &ClusterFacts,
-) -> Result<(Vec<Action>, Vec<String>), PlanError> {
+) -> Result<(Vec<ClusterStep>, Vec<String>), PlanError> {
     check_inventory(cluster, facts)?;
     let master = match &facts.membership {
         Membership::Formed { master, .. } => *master,
@@ -101,15 +93,15 @@ fn stop_steps(
     };
     let mode = version.flush_mode();
     let mut steps = vec![
-        Action::Safe(SafeAction::DisableAllocation),
-        Action::Safe(SafeAction::Flush { mode }),
+        ClusterStep::Safe(ClusterSafe::DisableAllocation),
+        ClusterStep::Safe(ClusterSafe::Flush { mode }),
     ];
     // The elected master goes last, so that the cluster holds one election, not one per node.
     let mut order: Vec<NodeAddr> = facts.inventory.clone();
     order.sort_by_key(|n| Some(*n) == master);
     for node in order {
-        steps.push(Action::Safe(SafeAction::StopNode { node }));
-        steps.push(Action::Wait(Wait::NodeLeft { node }));
+        steps.push(ClusterStep::Safe(ClusterSafe::StopNode { node }));
+        steps.push(ClusterStep::Wait(ClusterWait::NodeLeft { node }));
     }
     let mut notes = vec![format!("{version}: flush with POST {}", mode.path())];
     if let Some(master) = master {
@@ -118,18 +110,18 @@ fn stop_steps(
     Ok((steps, notes))
 }
 
-fn start_steps(inventory: &[NodeAddr]) -> Vec<Action> {
+fn start_steps(inventory: &[NodeAddr]) -> Vec<ClusterStep> {
     let mut steps = Vec::with_capacity(inventory.len() * 2 + 3);
     for &node in inventory {
-        steps.push(Action::Safe(SafeAction::StartNode { node }));
-        steps.push(Action::Wait(Wait::NodeJoined { node }));
+        steps.push(ClusterStep::Safe(ClusterSafe::StartNode { node }));
+        steps.push(ClusterStep::Wait(ClusterWait::NodeJoined { node }));
     }
-    steps.push(Action::Wait(Wait::ClusterFormed {
+    steps.push(ClusterStep::Wait(ClusterWait::ClusterFormed {
         nodes: inventory.len(),
         status: HealthStatus::Yellow,
     }));
-    steps.push(Action::Safe(SafeAction::EnableAllocation));
-    steps.push(Action::Safe(SafeAction::Report));
+    steps.push(ClusterStep::Safe(ClusterSafe::EnableAllocation));
+    steps.push(ClusterStep::Safe(ClusterSafe::Report));
     steps
 }
 

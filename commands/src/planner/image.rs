@@ -3,7 +3,7 @@
 use crate::name::CloudName;
 use crate::openstack::ids::ImageRef;
 use crate::openstack::image::{Image, PropertyChange, PropertySet};
-use crate::plan::{Action, Plan, SafeAction};
+use crate::plan::{CloudSafe, CloudStep, Plan};
 use crate::planner::PlanError;
 use crate::request::ProcedureRequest;
 
@@ -63,19 +63,15 @@ pub(super) fn properties(
             "nothing to change: `{}` already has {properties}",
             found.name
         ));
-        return Ok(Plan {
-            request: request.clone(),
-            steps: Vec::new(),
-            notes,
-        });
+        return Ok(Plan::new(request.clone(), Vec::<CloudStep>::new(), notes)?);
     }
-    Ok(Plan {
-        request: request.clone(),
-        steps: vec![Action::Safe(SafeAction::SetImageProperties {
+    Ok(Plan::new(
+        request.clone(),
+        vec![CloudStep::Safe(CloudSafe::SetImageProperties {
             image: found.id,
             name: found.name.clone(),
             changes,
         })],
         notes,
-    })
+    )?)
 }

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 
 use crate::index::{IndexName, PlannedIndex};
 use crate::name::ClusterName;
-use crate::plan::{Action, DestructiveAction, MAX_DELETE_PATH, Plan, SafeAction};
+use crate::plan::{ClusterDestructive, ClusterSafe, ClusterStep, MAX_DELETE_PATH, Plan};
 use crate::planner::PlanError;
 use crate::render;
 use crate::request::ProcedureRequest;
@@ -102,11 +102,7 @@ pub(super) fn prune(
             bytes: index.bytes(),
         })
         .collect();
-    Ok(Plan {
-        request: request.clone(),
-        steps: deletion_steps(planned),
-        notes,
-    })
+    Ok(Plan::new(request.clone(), deletion_steps(planned), notes)?)
 }
 
 impl Passed<'_> {
@@ -204,23 +200,23 @@ pub(super) fn delete(
         uuid: Some(info.uuid.clone()),
         bytes: info.bytes(),
     };
-    Ok(Plan {
-        request: request.clone(),
-        steps: deletion_steps(vec![planned]),
+    Ok(Plan::new(
+        request.clone(),
+        deletion_steps(vec![planned]),
         notes,
-    })
+    )?)
 }
 
 /// The chunked deletes, then one verifying listing; nothing at all when there is nothing to do.
-fn deletion_steps(names: Vec<PlannedIndex>) -> Vec<Action> {
+fn deletion_steps(names: Vec<PlannedIndex>) -> Vec<ClusterStep> {
     if names.is_empty() {
         return Vec::new();
     }
-    let mut steps: Vec<Action> = chunks(names)
+    let mut steps: Vec<ClusterStep> = chunks(names)
         .into_iter()
-        .map(|indices| Action::Destructive(DestructiveAction::DeleteIndices { indices }))
+        .map(|indices| ClusterStep::Destructive(ClusterDestructive::DeleteIndices { indices }))
         .collect();
-    steps.push(Action::Safe(SafeAction::VerifyDeleted));
+    steps.push(ClusterStep::Safe(ClusterSafe::VerifyDeleted));
     steps
 }
 

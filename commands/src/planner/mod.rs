@@ -20,7 +20,7 @@ use crate::index::IndexName;
 use crate::name::{CloudName, ClusterName, HostName, NodeAddr};
 use crate::openstack::ids::{ConsumerId, ImageRef};
 use crate::openstack::placement::ProviderLookupError;
-use crate::plan::Plan;
+use crate::plan::{Misfit, Plan};
 use crate::request::ProcedureRequest;
 use crate::retention::Retention;
 
@@ -121,6 +121,8 @@ pub enum PlanError {
     /// The caller observed the wrong things for this request: a bug, caught here.
     #[error("internal error: the {needed:?} facts were not observed for this plan")]
     FactsMismatch { needed: FactsKind },
+    #[error(transparent)]
+    Misfit(#[from] Misfit),
 }
 
 fn list(nodes: &[NodeAddr]) -> String {

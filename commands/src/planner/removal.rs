@@ -3,7 +3,7 @@
 
 use crate::cluster::{AllocationSettings, Membership};
 use crate::name::{ClusterName, NodeAddr};
-use crate::plan::{Action, DestructiveAction, Plan, SafeAction, Wait};
+use crate::plan::{ClusterDestructive, ClusterSafe, ClusterStep, ClusterWait, Plan};
 use crate::planner::PlanError;
 use crate::request::ProcedureRequest;
 
@@ -91,21 +91,17 @@ pub(super) fn remove_node(
          or /cluster start and restart will look for it"
     ));
     let steps = vec![
-        Action::Safe(SafeAction::ExcludeNode { node }),
-        Action::Wait(Wait::NodeDrained { node }),
-        Action::Destructive(DestructiveAction::RetireNode { node }),
-        Action::Wait(Wait::NodeLeft { node }),
-        Action::Destructive(DestructiveAction::UnlistNode { node }),
+        ClusterStep::Safe(ClusterSafe::ExcludeNode { node }),
+        ClusterStep::Wait(ClusterWait::NodeDrained { node }),
+        ClusterStep::Destructive(ClusterDestructive::RetireNode { node }),
+        ClusterStep::Wait(ClusterWait::NodeLeft { node }),
+        ClusterStep::Destructive(ClusterDestructive::UnlistNode { node }),
         // The spec's order: the exclusion goes as soon as the node is out, so a redeploy that
         // fails or waits for a person leaves no setting behind.
-        Action::Safe(SafeAction::ClearExclusion { node }),
-        Action::Safe(SafeAction::Redeploy { removed: node }),
+        ClusterStep::Safe(ClusterSafe::ClearExclusion { node }),
+        ClusterStep::Safe(ClusterSafe::Redeploy { removed: node }),
     ];
-    Ok(Plan {
-        request: request.clone(),
-        steps,
-        notes,
-    })
+    Ok(Plan::new(request.clone(), steps, notes)?)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use crate::name::{CloudName, HostName};
 use crate::openstack::compute::{ComputeService, InFlight, Migration, ServiceState, ServiceStatus};
 use crate::openstack::rpc::VersionCapError;
-use crate::plan::{Action, DestructiveAction, Plan, SafeAction, Wait};
+use crate::plan::{CloudDestructive, CloudSafe, CloudStep, CloudWait, Plan};
 use crate::planner::PlanError;
 use crate::request::ProcedureRequest;
 
@@ -103,11 +103,7 @@ pub(super) fn rpc_cap(
              progress"
                 .to_owned(),
         );
-        return Ok(Plan {
-            request: request.clone(),
-            steps: Vec::new(),
-            notes,
-        });
+        return Ok(Plan::new(request.clone(), Vec::<CloudStep>::new(), notes)?);
     }
     notes.push(
         "upgrade order (spec 7): hypervisors first, then controllers; restarted computes keep \
@@ -115,17 +111,17 @@ pub(super) fn rpc_cap(
             .to_owned(),
     );
     let deletions = stale.iter().map(|s| {
-        Action::Destructive(DestructiveAction::DeleteComputeService {
+        CloudStep::Destructive(CloudDestructive::DeleteComputeService {
             id: s.id,
             host: s.host.clone(),
         })
     });
     let restarts = restarted.iter().flat_map(|host| {
         [
-            Action::Safe(SafeAction::RestartCompute {
+            CloudStep::Safe(CloudSafe::RestartCompute {
                 host: (*host).clone(),
             }),
-            Action::Wait(Wait::ComputeUp {
+            CloudStep::Wait(CloudWait::ComputeUp {
                 host: (*host).clone(),
             }),
         ]
@@ -141,13 +137,13 @@ pub(super) fn rpc_cap(
             restarted.len()
         )
     };
-    let gate = Action::Gate { reason };
-    Ok(Plan {
-        request: request.clone(),
-        steps: std::iter::once(gate)
+    let gate = CloudStep::Gate { reason };
+    Ok(Plan::new(
+        request.clone(),
+        std::iter::once(gate)
             .chain(deletions)
             .chain(restarts)
-            .collect(),
+            .collect::<Vec<_>>(),
         notes,
-    })
+    )?)
 }

@@ -10,7 +10,7 @@ use crate::name::{CloudName, HostName};
 use crate::openstack::compute::{Instance, Migration};
 use crate::openstack::ids::ConsumerId;
 use crate::openstack::placement::ProviderAllocations;
-use crate::plan::{Action, DestructiveAction, Plan, SafeAction};
+use crate::plan::{CloudDestructive, CloudSafe, CloudStep, Plan};
 use crate::planner::PlanError;
 use crate::request::ProcedureRequest;
 
@@ -170,28 +170,20 @@ pub(super) fn stale(
             "nothing to delete: every consumer with allocations on {host} is an instance that \
              exists or a migration in progress"
         ));
-        return Ok(Plan {
-            request: request.clone(),
-            steps: Vec::new(),
-            notes,
-        });
+        return Ok(Plan::new(request.clone(), Vec::<CloudStep>::new(), notes)?);
     }
-    let mut steps: Vec<Action> = stale
+    let mut steps: Vec<CloudStep> = stale
         .into_iter()
         .map(|(consumer, resources)| {
-            Action::Destructive(DestructiveAction::DeleteAllocation {
+            CloudStep::Destructive(CloudDestructive::DeleteAllocation {
                 consumer,
                 provider: provider.uuid,
                 resources,
             })
         })
         .collect();
-    steps.push(Action::Safe(SafeAction::VerifyReleased {
+    steps.push(CloudStep::Safe(CloudSafe::VerifyReleased {
         provider: provider.uuid,
     }));
-    Ok(Plan {
-        request: request.clone(),
-        steps,
-        notes,
-    })
+    Ok(Plan::new(request.clone(), steps, notes)?)
 }

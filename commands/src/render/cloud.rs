@@ -6,7 +6,6 @@ use time::OffsetDateTime;
 use super::{duration, fit, plan::step_label};
 use crate::name::CloudName;
 use crate::openstack::compute::{ComputeService, ServiceState, ServiceStatus};
-use crate::plan::Action;
 use crate::planner::{Holder, StaleFacts};
 use crate::run::{Run, StepState};
 
@@ -91,11 +90,11 @@ pub fn services(cloud: &CloudName, services: &[ComputeService], now: OffsetDateT
 /// What a cloud run that stopped early did, did not do, and may have half-done.
 pub(super) fn aftermath(run: &Run) -> String {
     let (mut done, mut pending, mut partial) = (Vec::new(), Vec::new(), Vec::new());
-    for (action, state) in run.plan.steps.iter().zip(&run.steps) {
-        if matches!(action, Action::Wait(_) | Action::Gate { .. }) {
+    for (step, state) in run.plan.steps().zip(&run.steps) {
+        if step.is_wait() || step.is_gate() {
             continue;
         }
-        let label = step_label(action);
+        let label = step_label(step);
         match state {
             StepState::Done { .. } => done.push(label),
             StepState::Pending => pending.push(label),
@@ -119,6 +118,6 @@ pub(super) fn aftermath(run: &Run) -> String {
     if said.is_empty() {
         return "nothing was changed".to_owned();
     }
-    said.push(format!("to finish, ask again: {}", run.plan.request));
+    said.push(format!("to finish, ask again: {}", run.plan.request()));
     said.join("\n")
 }

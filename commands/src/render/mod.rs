@@ -15,7 +15,7 @@ pub use audit::audit;
 pub use cloud::{allocations, services};
 pub use cluster::{cluster_status, report};
 pub use indices::{bytes, compact, index_list};
-pub use plan::{approval_preview, plan, started, step_label};
+pub use plan::{Label, approval_preview, plan, started, step_label};
 pub use run::{
     ApprovalButtons, ProgressView, Tone, aftermath, progress, progress_view, run_list, run_log,
     run_status, tail,

@@ -5,70 +5,167 @@ use std::fmt::Write as _;
 use super::{compact, fit, hhmm};
 use crate::cluster::{EXCLUDE_IP, FlushMode};
 use crate::echo::visible;
-use crate::plan::{Action, DestructiveAction, HostCommand, Plan, PlanDigest, SafeAction, Wait};
+use crate::plan::{
+    Action, CloudDestructive, CloudSafe, CloudWait, ClusterDestructive, ClusterSafe, ClusterWait,
+    HostCommand, HostDestructive, HostSafe, HostWait, Kind, Plan, PlanDigest, StepRef,
+};
 use crate::run::{Run, RunState};
 use crate::runbook::Word;
 
 /// What a step does, in a few words.
-pub fn step_label(action: &Action) -> String {
-    match action {
-        Action::Safe(safe) => match safe {
-            SafeAction::DisableAllocation => {
+pub fn step_label(step: StepRef<'_>) -> String {
+    match step {
+        StepRef::Cluster(action) => action.label(),
+        StepRef::Cloud(action) => action.label(),
+        StepRef::Hosts(action) => action.label(),
+    }
+}
+
+/// What a step or a part of one does, in a few words.
+pub trait Label {
+    fn label(&self) -> String;
+}
+
+impl<K: Kind> Label for Action<K>
+where
+    K::Safe: Label,
+    K::Wait: Label,
+    K::Destructive: Label,
+{
+    fn label(&self) -> String {
+        match self {
+            Action::Safe(safe) => safe.label(),
+            Action::Wait(wait) => wait.label(),
+            Action::Destructive(destructive) => destructive.label(),
+            Action::Gate { reason } => format!("a second operator approves here: {reason}"),
+        }
+    }
+}
+
+impl Label for ClusterSafe {
+    fn label(&self) -> String {
+        match self {
+            Self::DisableAllocation => {
                 "disable shard allocation (persistent cluster.routing.allocation.enable: none)"
                     .to_owned()
             }
-            SafeAction::EnableAllocation => {
+            Self::EnableAllocation => {
                 "re-enable shard allocation (persistent cluster.routing.allocation.enable: null)"
                     .to_owned()
             }
-            SafeAction::Flush {
+            Self::Flush {
                 mode: FlushMode::Synced,
             } => "synced flush (POST /_flush/synced)".to_owned(),
-            SafeAction::Flush {
+            Self::Flush {
                 mode: FlushMode::Plain,
             } => "flush (POST /_flush)".to_owned(),
-            SafeAction::StopNode { node } => format!("stop the search container on {node}"),
-            SafeAction::StartNode { node } => format!("start the search container on {node}"),
-            SafeAction::Report => "report _cat/health, _cat/recovery and _cat/nodes".to_owned(),
-            SafeAction::VerifyDeleted => {
+            Self::StopNode { node } => format!("stop the search container on {node}"),
+            Self::StartNode { node } => format!("start the search container on {node}"),
+            Self::Report => "report _cat/health, _cat/recovery and _cat/nodes".to_owned(),
+            Self::VerifyDeleted => {
                 "list the indices and verify that none of the deleted ones remains".to_owned()
             }
-            SafeAction::ExcludeNode { node } => {
+            Self::ExcludeNode { node } => {
                 format!("exclude {node} from allocation (transient {EXCLUDE_IP}: {node})")
             }
-            SafeAction::ClearExclusion { node } => {
+            Self::ClearExclusion { node } => {
                 format!("clear the exclusion of {node} (transient {EXCLUDE_IP}: \"\")")
             }
-            SafeAction::Redeploy { removed } => {
+            Self::Redeploy { removed } => {
                 format!("redeploy the search service with serial 1, without {removed}")
             }
-            SafeAction::VerifyReleased { .. } => {
+        }
+    }
+}
+
+impl Label for ClusterWait {
+    fn label(&self) -> String {
+        match self {
+            Self::NodeLeft { node } => format!("wait until {node} has left the cluster"),
+            Self::NodeJoined { node } => format!("wait until {node} has joined"),
+            Self::ClusterFormed { nodes, status } => {
+                format!("wait until all {nodes} nodes have joined and status is {status} or better")
+            }
+            Self::NodeDrained { node } => {
+                format!("wait until {node} holds no shards and none is relocating")
+            }
+        }
+    }
+}
+
+impl Label for ClusterDestructive {
+    fn label(&self) -> String {
+        match self {
+            Self::DeleteIndices { indices } => {
+                let noun = if indices.len() == 1 {
+                    "index"
+                } else {
+                    "indices"
+                };
+                format!("delete {} {noun}: {}", indices.len(), compact(indices))
+            }
+            Self::RetireNode { node } => format!("stop the search container on {node} for good"),
+            Self::UnlistNode { node } => {
+                format!("remove {node} from the search group of the deployment inventory")
+            }
+        }
+    }
+}
+
+impl Label for CloudSafe {
+    fn label(&self) -> String {
+        match self {
+            Self::VerifyReleased { .. } => {
                 "list the provider's allocations and verify that none of the deleted ones remains"
                     .to_owned()
             }
-            SafeAction::RestartCompute { host } => {
-                format!("restart the compute container on {host}")
-            }
-            SafeAction::SetImageProperties { name, changes, .. } => {
+            Self::RestartCompute { host } => format!("restart the compute container on {host}"),
+            Self::SetImageProperties { name, changes, .. } => {
                 let set: Vec<String> = changes.iter().map(|c| c.property.to_string()).collect();
                 format!("set {} on image `{name}` (JSON patch)", set.join(" "))
             }
-            SafeAction::HostCommand(command) => host_command(command),
-            SafeAction::Confirm { prompt } => format!("ask an operator: {prompt}"),
-        },
-        Action::Wait(wait) => match wait {
-            Wait::NodeLeft { node } => format!("wait until {node} has left the cluster"),
-            Wait::NodeJoined { node } => format!("wait until {node} has joined"),
-            Wait::ClusterFormed { nodes, status } => {
-                format!("wait until all {nodes} nodes have joined and status is {status} or better")
-            }
-            Wait::NodeDrained { node } => {
-                format!("wait until {node} holds no shards and none is relocating")
-            }
-            Wait::ComputeUp { host } => {
+        }
+    }
+}
+
+impl Label for CloudWait {
+    fn label(&self) -> String {
+        match self {
+            Self::ComputeUp { host } => {
                 format!("wait until nova-compute on {host} reports up again after the restart")
             }
-            Wait::HostOutput(wait) => {
+        }
+    }
+}
+
+impl Label for CloudDestructive {
+    fn label(&self) -> String {
+        match self {
+            Self::DeleteAllocation {
+                consumer,
+                resources,
+                ..
+            } => format!("delete the allocations of instance {consumer} ({resources})"),
+            Self::DeleteComputeService { id, host } => {
+                format!("delete the compute service record of {host} ({id})")
+            }
+        }
+    }
+}
+
+impl Label for HostSafe {
+    fn label(&self) -> String {
+        match self {
+            Self::HostCommand(command) => host_command(command),
+            Self::Confirm { prompt } => format!("ask an operator: {prompt}"),
+        }
+    }
+}
+
+impl Label for HostWait {
+    fn label(&self) -> String {
+        match self {
+            Self::HostOutput(wait) => {
                 let what = wait
                     .title
                     .as_ref()
@@ -82,31 +179,15 @@ pub fn step_label(action: &Action) -> String {
                     super::duration(secs(wait.timeout_secs)),
                 )
             }
-        },
-        Action::Gate { reason } => format!("a second operator approves here: {reason}"),
-        Action::Destructive(DestructiveAction::DeleteIndices { indices }) => {
-            let noun = if indices.len() == 1 {
-                "index"
-            } else {
-                "indices"
-            };
-            format!("delete {} {noun}: {}", indices.len(), compact(indices))
         }
-        Action::Destructive(DestructiveAction::RetireNode { node }) => {
-            format!("stop the search container on {node} for good")
+    }
+}
+
+impl Label for HostDestructive {
+    fn label(&self) -> String {
+        match self {
+            Self::HostCommand(command) => host_command(command),
         }
-        Action::Destructive(DestructiveAction::UnlistNode { node }) => {
-            format!("remove {node} from the search group of the deployment inventory")
-        }
-        Action::Destructive(DestructiveAction::DeleteAllocation {
-            consumer,
-            resources,
-            ..
-        }) => format!("delete the allocations of instance {consumer} ({resources})"),
-        Action::Destructive(DestructiveAction::DeleteComputeService { id, host }) => {
-            format!("delete the compute service record of {host} ({id})")
-        }
-        Action::Destructive(DestructiveAction::HostCommand(command)) => host_command(command),
     }
 }
 
@@ -149,10 +230,11 @@ fn secs(secs: u64) -> time::Duration {
     time::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX))
 }
 
-fn destructive_marker(action: &Action) -> &'static str {
-    match action {
-        Action::Destructive(_) => " (needs approval)",
-        Action::Safe(_) | Action::Wait(_) | Action::Gate { .. } => "",
+fn destructive_marker(step: StepRef<'_>) -> &'static str {
+    if step.is_destructive() {
+        " (needs approval)"
+    } else {
+        ""
     }
 }
 
@@ -160,17 +242,17 @@ fn destructive_marker(action: &Action) -> &'static str {
 /// binds to: a run's stored one, never one recomputed from a plan that a later opsbot may
 /// encode differently.
 pub fn plan(plan: &Plan, digest: &PlanDigest) -> String {
-    let mut text = format!("Plan for {} (digest {digest})\n", plan.request);
-    for (i, action) in plan.steps.iter().enumerate() {
+    let mut text = format!("Plan for {} (digest {digest})\n", plan.request());
+    for (i, step) in plan.steps().enumerate() {
         let _ = writeln!(
             text,
             "{:>3}. {}{}",
             i + 1,
-            step_label(action),
-            destructive_marker(action)
+            step_label(step),
+            destructive_marker(step)
         );
     }
-    for note in &plan.notes {
+    for note in plan.notes() {
         let _ = writeln!(text, "note: {note}");
     }
     fit(text.trim_end())

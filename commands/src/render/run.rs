@@ -4,12 +4,12 @@ use std::fmt::Write as _;
 
 use time::OffsetDateTime;
 
-use super::{compact, duration, first_that_fits, fit, hhmm, on_page, step_label, utc};
+use super::{Label, compact, duration, first_that_fits, fit, hhmm, on_page, step_label, utc};
 use crate::button::{ApprovalButton, Decision};
 use crate::cluster::{Exclusion, Observation, SettingScope};
 use crate::name::{ClusterName, NodeAddr, RunId};
 use crate::page::Page;
-use crate::plan::{Action, DestructiveAction, SafeAction};
+use crate::plan::{Action, ClusterDestructive, ClusterSafe, ClusterStep};
 use crate::request::ProcedureRequest;
 use crate::run::{Run, RunState, StepState};
 
@@ -122,7 +122,7 @@ fn headline(run: &Run, now: OffsetDateTime) -> String {
         "{} {} · {} · by {} · {when}",
         icon(&run.state),
         run.id,
-        run.plan.request,
+        run.plan.request(),
         run.requester.name
     )
 }
@@ -139,7 +139,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
             let _ = write!(text, "\n{}", standing.describe());
         }
     }
-    let total = run.plan.steps.len();
+    let total = run.plan.len();
     match &run.state {
         RunState::Running => {
             if let Some(i) = run.cursor() {
@@ -147,7 +147,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
                     text,
                     "\nstep {}/{total}: {}",
                     i + 1,
-                    step_label(&run.plan.steps[i])
+                    run.plan.step(i).map(step_label).unwrap_or_default()
                 );
                 if let Some(StepState::AwaitingOperator { prompt, .. }) = run.steps.get(i) {
                     let _ = write!(text, "\n👉 {prompt}");
@@ -174,15 +174,15 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
         }
         RunState::Succeeded => {
             // Each deletion's result, then the final word (a report or the verification).
-            for (action, state) in run.plan.steps.iter().zip(&run.steps) {
-                if let (Action::Destructive(_), StepState::Done { note, .. }) = (action, state) {
+            for (step, state) in run.plan.steps().zip(&run.steps) {
+                if let (true, StepState::Done { note, .. }) = (step.is_destructive(), state) {
                     let _ = write!(text, "\n{note}");
                 }
             }
             if let Some(note) = last_note(run) {
                 let _ = write!(text, "\n{note}");
             }
-            if let Some(next) = follow_up(&run.plan.request) {
+            if let Some(next) = follow_up(run.plan.request()) {
                 let _ = write!(text, "\n{next}");
             }
         }
@@ -192,7 +192,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
                     text,
                     "\nat step {}/{total}: {}",
                     i + 1,
-                    step_label(&run.plan.steps[i])
+                    run.plan.step(i).map(step_label).unwrap_or_default()
                 );
             }
             let _ = write!(text, "\n{error}");
@@ -239,11 +239,10 @@ pub fn run_status(run: &Run, observed: Option<&Observation>, now: OffsetDateTime
     let head = progress(run, observed, now);
     let lines: Vec<String> = run
         .plan
-        .steps
-        .iter()
+        .steps()
         .zip(&run.steps)
         .enumerate()
-        .map(|(i, (action, state))| {
+        .map(|(i, (step, state))| {
             let (mark, detail) = match state {
                 StepState::Pending => ("·", String::new()),
                 StepState::Started { .. } => ("▶", String::new()),
@@ -254,7 +253,7 @@ pub fn run_status(run: &Run, observed: Option<&Observation>, now: OffsetDateTime
                 StepState::Done { note, .. } => ("✔", format!(" ({note})")),
                 StepState::Failed { .. } => ("✖", String::new()),
             };
-            format!("{mark} {:>2}. {}{detail}", i + 1, step_label(action))
+            format!("{mark} {:>2}. {}{detail}", i + 1, step_label(step))
         })
         .collect();
     let footer = format!("plan digest {}", run.digest);
@@ -308,7 +307,7 @@ pub fn run_list(runs: &[Run], page: Page, more: bool, now: OffsetDateTime) -> St
 /// asked, or for runs that do not stop and start nodes): where a node stands is what the cluster
 /// shows, never what the run's own steps assume.
 pub fn aftermath(run: &Run, seen: Option<&Observation>) -> String {
-    match &run.plan.request {
+    match run.plan.request() {
         ProcedureRequest::ClusterStop { cluster }
         | ProcedureRequest::ClusterStart { cluster }
         | ProcedureRequest::ClusterRestart { cluster } => cluster_aftermath(run, cluster, seen),
@@ -349,18 +348,21 @@ fn follow_up(request: &ProcedureRequest) -> Option<String> {
 fn removal_aftermath(run: &Run, cluster: &ClusterName, node: NodeAddr) -> String {
     let (mut excluded, mut cleared, mut stopped, mut unlisted) = (false, false, false, false);
     let mut uncertain = Vec::new();
-    for (action, state) in run.plan.steps.iter().zip(&run.steps) {
+    for (action, state) in cluster_steps(run) {
         let done = matches!(state, StepState::Done { .. });
         let touched = !matches!(state, StepState::Pending);
         match action {
-            Action::Safe(SafeAction::ExcludeNode { .. }) => excluded = touched,
-            Action::Safe(SafeAction::ClearExclusion { .. }) => cleared = done,
-            Action::Destructive(DestructiveAction::RetireNode { .. }) => stopped = done,
-            Action::Destructive(DestructiveAction::UnlistNode { .. }) => unlisted = done,
-            _ => {}
+            Action::Safe(ClusterSafe::ExcludeNode { .. }) => excluded = touched,
+            Action::Safe(ClusterSafe::ClearExclusion { .. }) => cleared = done,
+            Action::Destructive(ClusterDestructive::RetireNode { .. }) => stopped = done,
+            Action::Destructive(ClusterDestructive::UnlistNode { .. }) => unlisted = done,
+            Action::Destructive(ClusterDestructive::DeleteIndices { .. })
+            | Action::Safe(_)
+            | Action::Wait(_)
+            | Action::Gate { .. } => {}
         }
-        if touched && !done && matches!(action, Action::Destructive(_)) {
-            uncertain.push(format!("may be half-way: {}", step_label(action)));
+        if touched && !done && action.is_destructive() {
+            uncertain.push(format!("may be half-way: {}", action.label()));
         }
     }
     let mut said = Vec::new();
@@ -397,17 +399,17 @@ fn cluster_aftermath(run: &Run, cluster: &ClusterName, seen: Option<&Observation
     let mut allocation_disabled = false;
     let mut stopped: Vec<NodeAddr> = Vec::new();
     let mut uncertain: Vec<String> = Vec::new();
-    for (action, state) in run.plan.steps.iter().zip(&run.steps) {
+    for (action, state) in cluster_steps(run) {
         let done = matches!(state, StepState::Done { .. });
         let touched = !matches!(state, StepState::Pending);
         let Action::Safe(safe) = action else { continue };
         match safe {
-            SafeAction::DisableAllocation if done => allocation_disabled = true,
-            SafeAction::EnableAllocation if done => allocation_disabled = false,
-            SafeAction::StopNode { node } if done => stopped.push(*node),
-            SafeAction::StartNode { node } if done => stopped.retain(|n| n != node),
-            SafeAction::StopNode { node } | SafeAction::StartNode { node } if touched => {
-                uncertain.push(format!("{node} may be half-way ({})", step_label(action)));
+            ClusterSafe::DisableAllocation if done => allocation_disabled = true,
+            ClusterSafe::EnableAllocation if done => allocation_disabled = false,
+            ClusterSafe::StopNode { node } if done => stopped.push(*node),
+            ClusterSafe::StartNode { node } if done => stopped.retain(|n| n != node),
+            ClusterSafe::StopNode { node } | ClusterSafe::StartNode { node } if touched => {
+                uncertain.push(format!("{node} may be half-way ({})", safe.label()));
             }
             _ => {}
         }
@@ -452,8 +454,8 @@ fn cluster_aftermath(run: &Run, cluster: &ClusterName, seen: Option<&Observation
 fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
     let total = run.plan.deleted_indices().count();
     let (mut deleted, mut kept, mut partial) = (0, Vec::new(), Vec::new());
-    for (action, state) in run.plan.steps.iter().zip(&run.steps) {
-        let Action::Destructive(DestructiveAction::DeleteIndices { indices }) = action else {
+    for (action, state) in cluster_steps(run) {
+        let Action::Destructive(ClusterDestructive::DeleteIndices { indices }) = action else {
             continue;
         };
         match state {
@@ -463,15 +465,10 @@ fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
         }
     }
     // A check after the deletes that found some still there: "deleted" would not be true.
-    let unverified = run
-        .plan
-        .steps
-        .iter()
-        .zip(&run.steps)
-        .any(|(action, state)| {
-            matches!(action, Action::Safe(SafeAction::VerifyDeleted))
-                && matches!(state, StepState::Failed { .. })
-        });
+    let unverified = cluster_steps(run).any(|(action, state)| {
+        matches!(action, Action::Safe(ClusterSafe::VerifyDeleted))
+            && matches!(state, StepState::Failed { .. })
+    });
     let mut text = if unverified {
         format!(
             "the cluster acknowledged deleting {deleted} of {total} selected indices, but the \
@@ -524,4 +521,9 @@ pub fn tail(lines: &[String], max_chars: usize) -> Vec<&str> {
     }
     shown.reverse();
     shown
+}
+
+/// A search cluster's run's steps beside their states; none for another kind of run.
+fn cluster_steps(run: &Run) -> impl Iterator<Item = (&ClusterStep, &StepState)> {
+    run.plan.cluster_steps().iter().zip(&run.steps)
 }

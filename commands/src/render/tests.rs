@@ -365,18 +365,20 @@ fn a_page_cuts_only_its_longest_lines_and_only_as_much_as_the_message_needs() {
 fn a_full_run_list_page_of_long_lines_keeps_every_run_and_the_pointer() {
     use crate::name::{ParamName, RunbookName};
     use crate::page::{PER_PAGE, Page};
+    use crate::plan::Plan;
     use crate::runbook::RunbookRequest;
     let runs: Vec<Run> = (0..PER_PAGE)
         .map(|i| {
             let mut run = restart_run();
             run.id = RunId::new(i as u64 + 1);
-            std::sync::Arc::make_mut(&mut run.plan).request =
-                ProcedureRequest::Runbook(RunbookRequest {
-                    runbook: RunbookName::parse("debug-silent-service").unwrap(),
-                    params: [(ParamName::parse("process").unwrap(), "p".repeat(300))].into(),
-                    hosts: Default::default(),
-                    maintenance: false,
-                });
+            let request = RunbookRequest {
+                runbook: RunbookName::parse("debug-silent-service").unwrap(),
+                params: [(ParamName::parse("process").unwrap(), "p".repeat(300))].into(),
+                hosts: Default::default(),
+                maintenance: false,
+            };
+            run.plan = std::sync::Arc::new(Plan::runbook(request, vec![], vec![]));
+            run.steps.clear();
             run
         })
         .collect();
@@ -440,25 +442,26 @@ fn a_stopped_cluster_run_reports_the_nodes_as_the_cluster_shows_them() {
 #[test]
 fn a_deletion_whose_check_found_indices_left_does_not_claim_them_deleted() {
     use crate::index::{IndexName, PlannedIndex};
-    use crate::plan::{Action, DestructiveAction, Plan, SafeAction};
+    use crate::plan::{ClusterDestructive, ClusterSafe, ClusterStep, Plan};
     let planned = |name: &str| PlannedIndex {
         name: IndexName::parse(name).unwrap(),
         uuid: None,
         bytes: None,
     };
-    let plan = Plan {
-        request: ProcedureRequest::IndicesDelete {
+    let plan = Plan::new(
+        ProcedureRequest::IndicesDelete {
             cluster: crate::name::ClusterName::parse("logs").unwrap(),
             index: IndexName::parse("flog-2026.01.01").unwrap(),
         },
-        steps: vec![
-            Action::Destructive(DestructiveAction::DeleteIndices {
+        vec![
+            ClusterStep::Destructive(ClusterDestructive::DeleteIndices {
                 indices: vec![planned("flog-2026.01.01")],
             }),
-            Action::Safe(SafeAction::VerifyDeleted),
+            ClusterStep::Safe(ClusterSafe::VerifyDeleted),
         ],
-        notes: vec![],
-    };
+        vec![],
+    )
+    .unwrap();
     let mut run = Run::new(
         RunId::new(5),
         plan,
@@ -484,7 +487,7 @@ fn a_deletion_whose_check_found_indices_left_does_not_claim_them_deleted() {
 #[test]
 fn a_scheduled_deletion_under_a_standing_approval_says_which_and_whose() {
     use crate::index::{IndexName, PlannedIndex};
-    use crate::plan::{Action, DestructiveAction, Plan};
+    use crate::plan::{ClusterDestructive, ClusterStep, Plan};
     use crate::retention::RetentionDays;
     use crate::schedule::standing::{Scheduled, StandingGrant};
     use crate::schedule::{Bounds, ScheduleName, StandingId};
@@ -493,17 +496,20 @@ fn a_scheduled_deletion_under_a_standing_approval_says_which_and_whose() {
         older_than: RetentionDays::parse("30").unwrap(),
         prefix: Some(IndexName::parse_prefix("flog-").unwrap()),
     };
-    let plan = Plan {
-        request: request.clone(),
-        steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
-            indices: vec![PlannedIndex {
-                name: IndexName::parse("flog-2026.09.01").unwrap(),
-                uuid: None,
-                bytes: None,
-            }],
-        })],
-        notes: vec![],
-    };
+    let plan = Plan::new(
+        request.clone(),
+        vec![ClusterStep::Destructive(
+            ClusterDestructive::DeleteIndices {
+                indices: vec![PlannedIndex {
+                    name: IndexName::parse("flog-2026.09.01").unwrap(),
+                    uuid: None,
+                    bytes: None,
+                }],
+            },
+        )],
+        vec![],
+    )
+    .unwrap();
     let grant = StandingGrant {
         id: StandingId::new(3),
         command: request.to_string(),

@@ -6,8 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::template::Template;
 use super::{Inventory, Runbook, RunbookError, RunbookRequest, StepKind, StepSpec};
 use crate::name::HostName;
-use crate::plan::{Action, DestructiveAction, HostCommand, HostWait, Plan, SafeAction, Wait};
-use crate::request::ProcedureRequest;
+use crate::plan::{HostCommand, HostDestructive, HostSafe, HostStep, HostWait, OutputWait, Plan};
 
 /// One step to plan, with the host an `each` block bound.
 struct Unrolled<'a> {
@@ -59,15 +58,14 @@ impl Runbook {
             hosts: BTreeSet::new(),
             maintenance: self.maintenance,
         };
-        let plan = self.plan(&request, inventory)?;
-        request.hosts = plan
-            .steps
+        request.hosts = self
+            .steps(&request, inventory)?
             .iter()
             .filter_map(|step| match step {
-                Action::Safe(SafeAction::HostCommand(c))
-                | Action::Destructive(DestructiveAction::HostCommand(c)) => Some(c.host.clone()),
-                Action::Wait(Wait::HostOutput(w)) => Some(w.host.clone()),
-                _ => None,
+                HostStep::Safe(HostSafe::HostCommand(c))
+                | HostStep::Destructive(HostDestructive::HostCommand(c)) => Some(c.host.clone()),
+                HostStep::Wait(HostWait::HostOutput(w)) => Some(w.host.clone()),
+                HostStep::Safe(HostSafe::Confirm { .. }) | HostStep::Gate { .. } => None,
             })
             .collect();
         Ok(request)
@@ -80,6 +78,19 @@ impl Runbook {
         request: &RunbookRequest,
         inventory: &Inventory,
     ) -> Result<Plan, RunbookError> {
+        Ok(Plan::runbook(
+            request.clone(),
+            self.steps(request, inventory)?,
+            vec![format!("runbook `{}`: {}", self.name, self.description)],
+        ))
+    }
+
+    /// The steps of `request`, bound to its values and unrolled over the inventory.
+    fn steps(
+        &self,
+        request: &RunbookRequest,
+        inventory: &Inventory,
+    ) -> Result<Vec<HostStep>, RunbookError> {
         let values: BTreeMap<&str, &str> = request
             .params
             .iter()
@@ -116,9 +127,9 @@ impl Runbook {
                         title,
                     };
                     if gated {
-                        Action::Destructive(DestructiveAction::HostCommand(command))
+                        HostStep::Destructive(HostDestructive::HostCommand(command))
                     } else {
-                        Action::Safe(SafeAction::HostCommand(command))
+                        HostStep::Safe(HostSafe::HostCommand(command))
                     }
                 }
                 StepKind::Wait {
@@ -127,7 +138,7 @@ impl Runbook {
                     until,
                     interval,
                     timeout,
-                } => Action::Wait(Wait::HostOutput(HostWait {
+                } => HostStep::Wait(HostWait::HostOutput(OutputWait {
                     host: self.host(on, &values, inventory)?,
                     argv: argv.iter().map(|w| w.bind(&values)).collect(),
                     until: until.as_str().to_owned(),
@@ -135,23 +146,19 @@ impl Runbook {
                     timeout_secs: timeout.as_secs(),
                     title,
                 })),
-                StepKind::Confirm { prompt } => Action::Safe(SafeAction::Confirm {
+                StepKind::Confirm { prompt } => HostStep::Safe(HostSafe::Confirm {
                     prompt: prompt.bind(&values),
                 }),
                 StepKind::Approval { reason } => {
                     gated = true;
-                    Action::Gate {
+                    HostStep::Gate {
                         reason: reason.clone(),
                     }
                 }
             };
             steps.push(action);
         }
-        Ok(Plan {
-            request: ProcedureRequest::Runbook(request.clone()),
-            steps,
-            notes: vec![format!("runbook `{}`: {}", self.name, self.description)],
-        })
+        Ok(steps)
     }
 
     /// The steps in the order they run: consecutive steps of one `each` group form a block,

@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::parse::{Origin, parse_line};
-use crate::plan::{Action, DestructiveAction, HostCommand, HostWait, Plan, SafeAction, Wait};
+use crate::plan::{
+    Action, HostCommand, HostDestructive, HostSafe, HostStep, HostWait, OutputWait, Plan,
+};
 use crate::request::{ProcedureRequest, Request};
 
 /// The file name every test runbook is read from.
@@ -1027,17 +1029,17 @@ fn plan(runbook: &Runbook, given: &[(&str, &str)]) -> Plan {
     runbook.plan(&request, &inventory()).unwrap()
 }
 
-fn command(action: &Action) -> &HostCommand {
+fn command(action: &HostStep) -> &HostCommand {
     match action {
-        Action::Safe(SafeAction::HostCommand(c))
-        | Action::Destructive(DestructiveAction::HostCommand(c)) => c,
+        Action::Safe(HostSafe::HostCommand(c))
+        | Action::Destructive(HostDestructive::HostCommand(c)) => c,
         other => panic!("not a host command: {other:?}"),
     }
 }
 
-fn wait(action: &Action) -> &HostWait {
+fn wait(action: &HostStep) -> &OutputWait {
     match action {
-        Action::Wait(Wait::HostOutput(w)) => w,
+        Action::Wait(HostWait::HostOutput(w)) => w,
         other => panic!("not a host wait: {other:?}"),
     }
 }
@@ -1205,26 +1207,26 @@ fn parameters_are_filled_into_the_plan() {
         &nested_virt(),
         &[("host", "cmp-2"), ("module", "kvm_intel")],
     );
-    let remove = command(&plan.steps[2]);
+    let remove = command(&plan.host_steps()[2]);
     assert_eq!(remove.host, host("cmp-2"));
     assert_eq!(words(&remove.argv), ["modprobe", "-r", "kvm_intel"]);
-    let tee = command(&plan.steps[3]);
+    let tee = command(&plan.host_steps()[3]);
     assert_eq!(words(&tee.argv), ["tee", "/etc/modprobe.d/kvm_intel.conf"]);
     assert_eq!(
         tee.stdin.as_ref().map(ToString::to_string).as_deref(),
         Some("options kvm_intel nested=1")
     );
     assert!(tee.idempotent);
-    let Action::Safe(SafeAction::Confirm { prompt }) = &plan.steps[5] else {
-        panic!("{:?}", plan.steps[5]);
+    let Action::Safe(HostSafe::Confirm { prompt }) = &plan.host_steps()[5] else {
+        panic!("{:?}", plan.host_steps()[5]);
     };
     assert_eq!(
         prompt.to_string(),
         "start a test instance on cmp-2, then close OPS-0"
     );
     assert_eq!(
-        plan.request,
-        ProcedureRequest::Runbook(
+        plan.request(),
+        &ProcedureRequest::Runbook(
             request(
                 &nested_virt(),
                 &[("host", "cmp-2"), ("module", "kvm_intel")]
@@ -1233,7 +1235,7 @@ fn parameters_are_filled_into_the_plan() {
         )
     );
     assert_eq!(
-        plan.notes,
+        plan.notes(),
         ["runbook `nested-virt`: Turn nested virtualisation on for one hypervisor"]
     );
 }
@@ -1241,7 +1243,7 @@ fn parameters_are_filled_into_the_plan() {
 #[test]
 fn steps_without_settings_take_the_defaults() {
     let plan = plan(&nested_virt(), &[("host", "cmp-1")]);
-    let list = command(&plan.steps[0]);
+    let list = command(&plan.host_steps()[0]);
     assert_eq!(list.timeout_secs, 120);
     assert_eq!(list.exit_codes, [0]);
     assert!(!list.idempotent);
@@ -1249,10 +1251,10 @@ fn steps_without_settings_take_the_defaults() {
     assert_eq!(list.output, None);
     assert_eq!(list.stdin, None);
     assert_eq!(list.title.as_deref(), Some("Instances on the host"));
-    let remove = command(&plan.steps[2]);
+    let remove = command(&plan.host_steps()[2]);
     assert!(!remove.post_output);
     assert_eq!(remove.title, None);
-    let nested = wait(&plan.steps[4]);
+    let nested = wait(&plan.host_steps()[4]);
     assert_eq!((nested.interval_secs, nested.timeout_secs), (2, 60));
     assert_eq!(nested.until, "^(Y|1)$");
 
@@ -1270,7 +1272,7 @@ until = "up"
     let plan = bare
         .plan(&bare.request(&[], &inventory()).unwrap(), &inventory())
         .unwrap();
-    let up = wait(&plan.steps[0]);
+    let up = wait(&plan.host_steps()[0]);
     assert_eq!((up.interval_secs, up.timeout_secs), (5, 600));
 }
 
@@ -1278,24 +1280,29 @@ until = "up"
 fn steps_after_the_gate_are_destructive_and_approval_stops_there() {
     let plan = plan(&nested_virt(), &[("host", "cmp-1")]);
     assert!(matches!(
-        plan.steps[0],
-        Action::Safe(SafeAction::HostCommand(_))
+        plan.host_steps()[0],
+        Action::Safe(HostSafe::HostCommand(_))
     ));
-    assert!(matches!(&plan.steps[1], Action::Gate { reason } if reason.contains("nested flag")));
+    assert!(
+        matches!(&plan.host_steps()[1], Action::Gate { reason } if reason.contains("nested flag"))
+    );
     assert!(matches!(
-        plan.steps[2],
-        Action::Destructive(DestructiveAction::HostCommand(_))
+        plan.host_steps()[2],
+        Action::Destructive(HostDestructive::HostCommand(_))
     ));
     assert!(matches!(
-        plan.steps[3],
-        Action::Destructive(DestructiveAction::HostCommand(_))
+        plan.host_steps()[3],
+        Action::Destructive(HostDestructive::HostCommand(_))
     ));
-    assert!(matches!(plan.steps[4], Action::Wait(Wait::HostOutput(_))));
     assert!(matches!(
-        plan.steps[5],
-        Action::Safe(SafeAction::Confirm { .. })
+        plan.host_steps()[4],
+        Action::Wait(HostWait::HostOutput(_))
     ));
-    assert_eq!(plan.steps.len(), 6);
+    assert!(matches!(
+        plan.host_steps()[5],
+        Action::Safe(HostSafe::Confirm { .. })
+    ));
+    assert_eq!(plan.host_steps().len(), 6);
     assert_eq!(plan.approval_at(), Some(1));
     assert!(plan.needs_approval());
     assert!(nested_virt().needs_approval());
@@ -1317,8 +1324,8 @@ argv = ["uptime"]
         .plan(&runbook.request(&[], &inventory()).unwrap(), &inventory())
         .unwrap();
     assert!(matches!(
-        plan.steps[0],
-        Action::Safe(SafeAction::HostCommand(_))
+        plan.host_steps()[0],
+        Action::Safe(HostSafe::HostCommand(_))
     ));
     assert_eq!(plan.approval_at(), None);
     assert!(!plan.needs_approval());
@@ -1358,14 +1365,14 @@ fn each_blocks_are_unrolled_host_by_host_in_inventory_order() {
     let runbook = loaded(RESTART_COMPUTE);
     let plan = plan(&runbook, &[]);
     let steps: Vec<String> = plan
-        .steps
+        .host_steps()
         .iter()
         .map(|step| match step {
-            Action::Safe(SafeAction::HostCommand(c)) => {
+            Action::Safe(HostSafe::HostCommand(c)) => {
                 format!("run {} {}", c.host, c.argv[1])
             }
-            Action::Wait(Wait::HostOutput(w)) => format!("wait {}", w.host),
-            Action::Safe(SafeAction::Confirm { prompt }) => format!("ask: {prompt}"),
+            Action::Wait(HostWait::HostOutput(w)) => format!("wait {}", w.host),
+            Action::Safe(HostSafe::Confirm { prompt }) => format!("ask: {prompt}"),
             other => panic!("{other:?}"),
         })
         .collect();
@@ -1383,10 +1390,13 @@ fn each_blocks_are_unrolled_host_by_host_in_inventory_order() {
     );
     // `{{` and `}}` are literal braces: four in the file, two in the argv.
     assert_eq!(
-        words(&wait(&plan.steps[1]).argv)[3],
+        words(&wait(&plan.host_steps()[1]).argv)[3],
         "{{.State.Health.Status}}"
     );
-    assert_eq!(command(&plan.steps[0]).title.as_deref(), Some("Restart"));
+    assert_eq!(
+        command(&plan.host_steps()[0]).title.as_deref(),
+        Some("Restart")
+    );
     let request = request(&runbook, &[]).unwrap();
     assert_eq!(
         request.hosts,
@@ -1420,9 +1430,9 @@ timeout = "1m"
 "#,
     );
     let plan = plan(&runbook, &[("host", "ctl-1")]);
-    let pgrep = command(&plan.steps[0]);
+    let pgrep = command(&plan.host_steps()[0]);
     assert_eq!(pgrep.output.as_deref(), Some("^(?P<pid>[0-9]+)$"));
-    let strace = command(&plan.steps[1]);
+    let strace = command(&plan.host_steps()[1]);
     assert_eq!(
         words(&strace.argv),
         [

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::index::IndexName;
-use crate::plan::{Action, DestructiveAction, Plan};
+use crate::plan::{ClusterDestructive, ClusterStep, Plan, Targeted};
 use crate::render;
 use crate::retention::{Retention, RetentionDays, Verdict};
 
@@ -51,11 +51,22 @@ pub enum Exceeded {
 impl Bounds {
     /// Checks `plan`, made at `now`, against every bound; the first one exceeded is returned.
     pub fn admit(&self, plan: &Plan, now: OffsetDateTime) -> Result<(), Exceeded> {
-        if let Some(step) = plan.steps.iter().position(|step| {
-            matches!(step, Action::Destructive(action)
-                if !matches!(action, DestructiveAction::DeleteIndices { .. }))
-                || matches!(step, Action::Gate { .. })
-        }) {
+        // Only a deletion of indices is covered: a gate or any other destructive step is not.
+        let beyond = match plan.targeted() {
+            Targeted::Cluster { steps, .. } => steps.iter().position(|step| match step {
+                ClusterStep::Destructive(ClusterDestructive::DeleteIndices { .. })
+                | ClusterStep::Safe(_)
+                | ClusterStep::Wait(_) => false,
+                ClusterStep::Destructive(
+                    ClusterDestructive::RetireNode { .. } | ClusterDestructive::UnlistNode { .. },
+                )
+                | ClusterStep::Gate { .. } => true,
+            }),
+            Targeted::Cloud { .. } | Targeted::Hosts { .. } => plan
+                .steps()
+                .position(|step| step.is_destructive() || step.is_gate()),
+        };
+        if let Some(step) = beyond {
             return Err(Exceeded::NotIndexDeletion { step: step + 1 });
         }
         let deleted: Vec<_> = plan.deleted().collect();
@@ -132,24 +143,27 @@ mod tests {
     use crate::request::ProcedureRequest;
 
     fn plan(indices: &[(&str, Option<u64>)]) -> Plan {
-        Plan {
-            request: ProcedureRequest::IndicesPrune {
+        Plan::new(
+            ProcedureRequest::IndicesPrune {
                 cluster: ClusterName::parse("logs").unwrap(),
                 older_than: RetentionDays::parse("30").unwrap(),
                 prefix: None,
             },
-            steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
-                indices: indices
-                    .iter()
-                    .map(|(name, bytes)| PlannedIndex {
-                        name: IndexName::parse(name).unwrap(),
-                        uuid: None,
-                        bytes: *bytes,
-                    })
-                    .collect(),
-            })],
-            notes: vec![],
-        }
+            vec![ClusterStep::Destructive(
+                ClusterDestructive::DeleteIndices {
+                    indices: indices
+                        .iter()
+                        .map(|(name, bytes)| PlannedIndex {
+                            name: IndexName::parse(name).unwrap(),
+                            uuid: None,
+                            bytes: *bytes,
+                        })
+                        .collect(),
+                },
+            )],
+            vec![],
+        )
+        .unwrap()
     }
 
     fn bounds() -> Bounds {
@@ -208,10 +222,14 @@ mod tests {
 
     #[test]
     fn a_plan_with_another_destructive_step_is_never_admitted() {
-        let mut plan = plan(&[]);
-        plan.steps = vec![Action::Destructive(DestructiveAction::RetireNode {
-            node: crate::name::NodeAddr::parse("10.0.0.12").unwrap(),
-        })];
+        let plan = Plan::new(
+            plan(&[]).request().clone(),
+            vec![ClusterStep::Destructive(ClusterDestructive::RetireNode {
+                node: crate::name::NodeAddr::parse("10.0.0.12").unwrap(),
+            })],
+            vec![],
+        )
+        .unwrap();
         assert_eq!(
             bounds().admit(&plan, NOW),
             Err(Exceeded::NotIndexDeletion { step: 1 })

@@ -309,7 +309,7 @@ impl StandingGrant {
                 until: utc(self.until),
             });
         }
-        if plan.request.to_string() != self.command {
+        if plan.request().to_string() != self.command {
             return Err(NotCovered::OtherCommand {
                 command: self.command.clone(),
             });

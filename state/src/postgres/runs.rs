@@ -177,7 +177,7 @@ impl Postgres {
     /// its target's locks, a finished one (or a booked one before its time) none. A lock held
     /// by another live run refuses the write with [`StoreError::Locked`].
     fn sync_lock(&self, conn: &mut Conn<'_>, run: &Run) -> Result<(), Fail> {
-        let target = run.plan.request.target();
+        let target = run.plan.request().target();
         let id = sql_number(run.id.get());
         if !run.holds_lock() {
             conn.execute(
@@ -224,7 +224,7 @@ impl Postgres {
         Ok(run.holds_lock()
             && run
                 .plan
-                .request
+                .request()
                 .target()
                 .lock_keys()
                 .iter()

@@ -430,7 +430,7 @@ fn a_run_record_that_contradicts_itself_is_refused_naming_the_run_and_why() {
             },
         ),
         (
-            "step 1 of its plan is a cloud's step, and the run is for cluster `c`",
+            "its steps are not all a search cluster's steps: unknown variant `verify_released`",
             "plans",
             |plan| {
                 plan["steps"][0] = serde_json::json!({"safe": {
@@ -471,7 +471,7 @@ fn a_run_record_that_contradicts_itself_is_refused_naming_the_run_and_why() {
             Ok(store) => store.run(RunId::new(3)).unwrap_err(),
         };
         assert!(
-            matches!(&error, StoreError::Corrupt { key, detail, .. } if key == "r-3" && detail == why),
+            matches!(&error, StoreError::Corrupt { key, detail, .. } if key == "r-3" && detail.starts_with(why)),
             "{why}: {error:?}"
         );
     }

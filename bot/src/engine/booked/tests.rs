@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use opsbot_commands::name::{ClusterName, PersonName};
 use opsbot_commands::people::{PersonRef, Surface};
-use opsbot_commands::plan::{Action, Plan, SafeAction};
+use opsbot_commands::plan::{ClusterSafe, ClusterStep, Plan};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::{ChannelId, Run, RunState};
 use time::OffsetDateTime;
@@ -21,13 +21,14 @@ const BOOKED_AT: OffsetDateTime = datetime!(2026-11-28 02:00 UTC);
 /// alice's report on `logs`, booked at `now` (nothing destructive: booked at once).
 fn booked(now: OffsetDateTime) -> impl FnOnce(opsbot_commands::name::RunId) -> Run {
     move |id| {
-        let plan = Plan {
-            request: ProcedureRequest::ClusterRestart {
+        let plan = Plan::new(
+            ProcedureRequest::ClusterRestart {
                 cluster: ClusterName::parse("logs").unwrap(),
             },
-            steps: vec![Action::Safe(SafeAction::Report)],
-            notes: Vec::new(),
-        };
+            vec![ClusterStep::Safe(ClusterSafe::Report)],
+            Vec::new(),
+        )
+        .unwrap();
         let alice = PersonRef {
             name: PersonName::parse("alice").unwrap(),
             via: Surface::Demo,

@@ -312,9 +312,9 @@ async fn a_cancelled_prune_stops_between_chunks_and_reports_what_was_deleted() {
     let RunState::Cancelled { note, .. } = &run.state else {
         panic!("{:?}", run.state)
     };
-    let first = match &run.plan.steps[0] {
+    let first = match &run.plan.cluster_steps()[0] {
         opsbot_commands::plan::Action::Destructive(
-            opsbot_commands::plan::DestructiveAction::DeleteIndices { indices },
+            opsbot_commands::plan::ClusterDestructive::DeleteIndices { indices },
         ) => indices.len(),
         other => panic!("{other:?}"),
     };

@@ -237,9 +237,9 @@ async fn the_rpc_cap_fix_deletes_old_disabled_services_then_restarts_the_compute
     let id = h.start_run("alice", line).await;
     let plan = h.run(id).plan;
     assert!(
-        plan.notes[0].contains("requested 5.0, cap 4.17"),
+        plan.notes()[0].contains("requested 5.0, cap 4.17"),
         "{:?}",
-        plan.notes
+        plan.notes()
     );
     assert!(
         deletes(&scene, "/compute").is_empty(),

@@ -87,7 +87,7 @@ async fn a_resize_in_flight_keeps_the_allocations_it_moved_to_its_migration() {
 
     let id = h.start_run("alice", STALE).await;
     let plan = h.run(id).plan;
-    let deleted: Vec<String> = plan.steps.iter().map(step_label).collect();
+    let deleted: Vec<String> = plan.steps().map(step_label).collect();
     assert!(
         deleted.iter().any(|s| s.contains(&m.leftover.to_string()))
             && !deleted
@@ -95,7 +95,7 @@ async fn a_resize_in_flight_keeps_the_allocations_it_moved_to_its_migration() {
                 .any(|s| s.contains(&migration.uuid.to_string())),
         "{deleted:#?}"
     );
-    let notes = plan.notes.join("\n");
+    let notes = plan.notes().join("\n");
     assert!(
         notes.contains(&format!("kept {}: migration in progress", migration.uuid))
             && notes.contains("1 migration(s) in progress"),
@@ -123,7 +123,7 @@ async fn a_migration_in_progress_again_at_delete_time_keeps_its_allocations() {
     let migration = m.start(MigrationType::Resize);
     m.scene.cloud.fail_migration(migration.uuid).unwrap();
     let id = h.start_run("alice", STALE).await;
-    let planned: Vec<String> = h.run(id).plan.steps.iter().map(step_label).collect();
+    let planned: Vec<String> = h.run(id).plan.steps().map(step_label).collect();
     assert!(
         planned
             .iter()
@@ -168,7 +168,7 @@ async fn a_consumer_placement_types_as_a_migration_is_kept_though_nova_lists_non
     let h = &m.scene.harness;
     let id = h.start_run("alice", STALE).await;
     let plan = h.run(id).plan;
-    let notes = plan.notes.join("\n");
+    let notes = plan.notes().join("\n");
     assert!(
         notes.contains(&format!(
             "kept {}: migration in progress (placement types it MIGRATION",
@@ -178,11 +178,10 @@ async fn a_consumer_placement_types_as_a_migration_is_kept_though_nova_lists_non
     );
     assert!(
         !plan
-            .steps
-            .iter()
+            .steps()
             .any(|s| step_label(s).contains(&migration.uuid.to_string())),
         "{:#?}",
-        plan.steps
+        plan.cloud_steps()
     );
 }
 
@@ -358,7 +357,7 @@ async fn against_a_placement_without_consumer_types_a_resize_is_still_kept() {
     let id = h.start_run("alice", STALE).await;
     let plan = h.run(id).plan;
     let planned: Vec<Uuid> = plan.deleted_consumers().map(|c| c.uuid()).collect();
-    assert_eq!(planned, vec![m.leftover], "{:#?}", plan.steps);
+    assert_eq!(planned, vec![m.leftover], "{:#?}", plan.cloud_steps());
     let asked: Vec<(u16, Option<String>)> = m
         .scene
         .cloud

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use opsbot::config::NodeControlConfig;
 use opsbot::process::CommandTemplate;
-use opsbot_commands::plan::{Action, SafeAction};
+use opsbot_commands::plan::{Action, ClusterSafe};
 use opsbot_commands::run::{RunState, StepState};
 use opsbot_tests::{Harness, Setup};
 
@@ -107,8 +107,8 @@ async fn a_manual_step_waits_for_an_operator_and_is_verified_through_the_api() {
         tokio::time::timeout(Duration::from_secs(5), h.engine.idle())
             .await
             .expect("idle");
-        let Action::Safe(SafeAction::StopNode { node }) = run.plan.steps[step] else {
-            panic!("step {step} is {:?}", run.plan.steps[step])
+        let Action::Safe(ClusterSafe::StopNode { node }) = run.plan.cluster_steps()[step] else {
+            panic!("step {step} is {:?}", run.plan.step(step))
         };
         assert!(
             prompt.starts_with(&format!("stop the `opensearch` container on {node}")),

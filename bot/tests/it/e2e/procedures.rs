@@ -144,10 +144,10 @@ async fn the_elected_master_is_stopped_last() {
     let run = h.finished(id).await;
     let stops: Vec<String> = run
         .plan
-        .steps
+        .cluster_steps()
         .iter()
         .filter_map(|a| match a {
-            opsbot_commands::plan::Action::Safe(opsbot_commands::plan::SafeAction::StopNode {
+            opsbot_commands::plan::Action::Safe(opsbot_commands::plan::ClusterSafe::StopNode {
                 node,
             }) => Some(node.to_string()),
             _ => None,

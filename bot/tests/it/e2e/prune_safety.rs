@@ -81,7 +81,7 @@ async fn prune_without_a_prefix_keeps_what_curator_keeps_and_says_why() {
     .await;
     let id = h.start_run("alice", PRUNE_ALL).await;
     let plan = h.run(id).plan;
-    let notes = plan.notes.join("\n");
+    let notes = plan.notes().join("\n");
     for expected in [
         "indices of `logs` whose name date (the first YYYY.MM.DD in the name",
         "kept, someone else's to delete (Curator leaves them too): 2 backing a data stream",
@@ -134,7 +134,7 @@ async fn opensearch_indices_an_ism_policy_manages_are_kept() {
     })
     .await;
     let id = h.start_run("alice", PRUNE_FLOG).await;
-    let notes = h.run(id).plan.notes.join("\n");
+    let notes = h.run(id).plan.notes().join("\n");
     assert!(
         notes.contains("1 managed by an ISM policy (flog-2020.01.01)"),
         "{notes}"
@@ -174,7 +174,7 @@ async fn more_than_ten_thousand_ism_managed_indices_are_all_kept() {
     })
     .await;
     let id = h.start_run("alice", PRUNE_FLOG).await;
-    let notes = h.run(id).plan.notes.join("\n");
+    let notes = h.run(id).plan.notes().join("\n");
     assert!(notes.contains("10001 managed by an ISM policy"), "{notes}");
     h.approve("bob", id).await;
     assert_eq!(h.finished(id).await.state, RunState::Succeeded);

@@ -95,7 +95,7 @@ async fn hypervisors_with_a_live_migration_running_are_not_restarted_and_it_keep
     assert_eq!(migration.status, "running");
     let h = &scene.harness;
     let id = h.start_run("alice", RPC_CAP).await;
-    let notes = h.run(id).plan.notes.join("\n");
+    let notes = h.run(id).plan.notes().join("\n");
     for host in ["compute-02", "compute-03"] {
         assert!(
             notes.contains(&format!(

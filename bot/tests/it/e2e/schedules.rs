@@ -127,7 +127,7 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
         .collect();
     assert_eq!(planned.len(), 60, "{planned:?}");
     assert_eq!(
-        run.plan.notes[0],
+        run.plan.notes()[0],
         "waits for an approval: standing approval sa-1 does not cover this plan: it deletes 60 \
          indices, more than the bound of 20 per run"
     );

@@ -148,7 +148,7 @@ async fn an_https_cluster_with_a_private_ca_and_basic_auth_is_reached() {
         .plan(&name, &request, time::OffsetDateTime::now_utc())
         .await
         .unwrap();
-    assert!(!plan.steps.is_empty());
+    assert!(!plan.is_empty());
     assert!(
         scene.sim.calls().iter().all(|call| call.status != 401),
         "every request authenticated: {:?}",

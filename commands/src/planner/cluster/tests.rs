@@ -1,5 +1,6 @@
 use super::*;
 use crate::cluster::{Distribution, ServerVersion};
+use crate::plan::{Action, ClusterSafe};
 use crate::planner::{Facts, plan};
 use crate::render;
 
@@ -50,9 +51,12 @@ fn old_elasticsearch_gets_a_synced_flush() {
         &facts("6.8.23", formed()),
     )
     .unwrap();
-    assert!(plan.steps.contains(&Action::Safe(SafeAction::Flush {
-        mode: crate::cluster::FlushMode::Synced
-    })));
+    assert!(
+        plan.cluster_steps()
+            .contains(&Action::Safe(ClusterSafe::Flush {
+                mode: crate::cluster::FlushMode::Synced
+            }))
+    );
 }
 
 #[test]
@@ -82,8 +86,8 @@ fn restart_is_stop_then_start() {
         &facts("8.11.3", formed()),
     )
     .unwrap();
-    let joined: Vec<Action> = stop.steps.into_iter().chain(start.steps).collect();
-    assert_eq!(restart.steps, joined);
+    let joined: Vec<ClusterStep> = [stop.cluster_steps(), start.cluster_steps()].concat();
+    assert_eq!(restart.cluster_steps(), joined.as_slice());
 }
 
 #[test]

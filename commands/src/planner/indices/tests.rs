@@ -1,6 +1,7 @@
 use super::*;
 use crate::cluster::CatIndexRow;
 use crate::index::IndexUuid;
+use crate::plan::{Action, ClusterDestructive, ClusterSafe};
 use crate::planner::{Facts, plan};
 use crate::retention::{Keeper, RetentionDays};
 use time::macros::datetime;
@@ -81,8 +82,8 @@ fn nothing_to_delete_is_a_plan_without_steps_that_says_so() {
         &facts(&["flog-2026.11.20", ".kibana_1"]),
     )
     .unwrap();
-    assert!(plan.steps.is_empty());
-    assert!(plan.notes.iter().any(|n| n.starts_with(
+    assert!(plan.cluster_steps().is_empty());
+    assert!(plan.notes().iter().any(|n| n.starts_with(
         "nothing to delete: no index of `logs` starting with flog- is older than 30 days"
     )));
 }
@@ -93,8 +94,8 @@ fn chunks_keep_each_delete_path_under_the_limit_and_lose_nothing() {
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let plan = plan(&prune_request("30"), &facts(&refs)).unwrap();
     let mut seen = 0;
-    for step in &plan.steps {
-        if let Action::Destructive(DestructiveAction::DeleteIndices { indices }) = step {
+    for step in plan.cluster_steps() {
+        if let Action::Destructive(ClusterDestructive::DeleteIndices { indices }) = step {
             let path: usize = indices.iter().map(|i| i.name.as_str().len() + 1).sum();
             assert!(path <= MAX_DELETE_PATH, "{path}");
             seen += indices.len();
@@ -103,8 +104,8 @@ fn chunks_keep_each_delete_path_under_the_limit_and_lose_nothing() {
     assert_eq!(seen, plan.deleted_indices().count());
     assert!(seen > 2900);
     assert_eq!(
-        plan.steps.last(),
-        Some(&Action::Safe(SafeAction::VerifyDeleted))
+        plan.cluster_steps().last(),
+        Some(&Action::Safe(ClusterSafe::VerifyDeleted))
     );
 }
 
@@ -157,7 +158,7 @@ fn indices_someone_else_keeps_are_never_selected_and_the_plan_says_why() {
     let deleted: Vec<&str> = flog.deleted_indices().map(IndexName::as_str).collect();
     assert_eq!(deleted, ["flog-2026.01.01"]);
     let kept = flog
-        .notes
+        .notes()
         .iter()
         .find(|n| n.starts_with("kept, someone else's"))
         .unwrap();
@@ -168,11 +169,11 @@ fn indices_someone_else_keeps_are_never_selected_and_the_plan_says_why() {
          policy (flog-2026.01.03); 1 hidden (flog-2026.01.04)"
     );
     assert!(
-        flog.notes
+        flog.notes()
             .iter()
             .any(|n| n.contains("no calendar date") && n.contains("flog-0000.01.01")),
         "{:?}",
-        flog.notes
+        flog.notes()
     );
     // Without a prefix every index is considered: the date-first one too; the keepers still hold.
     let every = ProcedureRequest::IndicesPrune {

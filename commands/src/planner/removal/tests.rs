@@ -1,6 +1,7 @@
 use super::*;
 use crate::cluster::{Exclusion, SettingScope};
 use crate::people::testing::person;
+use crate::plan::{Action, ClusterSafe};
 use crate::planner::{Facts, plan};
 use crate::render;
 use crate::run::{ChannelId, Run, RunState, StepState};
@@ -54,8 +55,8 @@ fn removal_excludes_drains_stops_unlists_clears_and_redeploys_under_approval() {
     // Approval comes before the first step: the first destructive step is after the exclusion,
     // but the run waits for approval before it starts at all.
     assert!(matches!(
-        plan.steps[0],
-        Action::Safe(SafeAction::ExcludeNode { .. })
+        plan.cluster_steps()[0],
+        Action::Safe(ClusterSafe::ExcludeNode { .. })
     ));
     insta::assert_snapshot!(render::plan(&plan, &plan.digest()));
 }
@@ -65,11 +66,11 @@ fn the_elected_master_and_a_node_already_gone_are_noted() {
     let master = removal("10.0.0.11", facts()).unwrap();
     assert!(
         master
-            .notes
+            .notes()
             .iter()
             .any(|n| n.contains("10.0.0.11 is the elected master")),
         "{:?}",
-        master.notes
+        master.notes()
     );
     let mut gone = facts();
     gone.membership = Membership::Formed {
@@ -79,9 +80,9 @@ fn the_elected_master_and_a_node_already_gone_are_noted() {
     gone.node_shards = None;
     let plan = removal("10.0.0.14", gone).unwrap();
     assert!(
-        plan.notes.iter().any(|n| n.contains("has not joined")),
+        plan.notes().iter().any(|n| n.contains("has not joined")),
         "{:?}",
-        plan.notes
+        plan.notes()
     );
 }
 
@@ -148,9 +149,9 @@ fn an_exclusion_of_the_same_node_is_taken_over() {
     left_behind.allocation = excluding("10.0.0.14");
     let plan = removal("10.0.0.14", left_behind).unwrap();
     assert!(
-        plan.notes.iter().any(|n| n.contains("already excluded")),
+        plan.notes().iter().any(|n| n.contains("already excluded")),
         "{:?}",
-        plan.notes
+        plan.notes()
     );
 }
 
@@ -181,8 +182,8 @@ fn an_exclusion_that_was_set_or_may_have_been_is_cleared_before_an_early_end() {
     let mut run = started_run(removal("10.0.0.14", facts()).unwrap());
     let clear = 5;
     assert!(matches!(
-        run.plan.steps[clear],
-        Action::Safe(SafeAction::ClearExclusion { .. })
+        run.plan.cluster_steps()[clear],
+        Action::Safe(ClusterSafe::ClearExclusion { .. })
     ));
     assert_eq!(run.cleanup_steps(), Vec::<usize>::new(), "nothing set yet");
     run.steps[0] = StepState::Started {

@@ -5,7 +5,7 @@ use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::{ClusterName, PersonName, RunId};
 use opsbot_commands::page::Page;
 use opsbot_commands::people::{PersonRef, Surface};
-use opsbot_commands::plan::Plan;
+use opsbot_commands::plan::{ClusterStep, Plan};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::{ChannelId, Run, RunState};
 use time::macros::datetime;
@@ -18,13 +18,14 @@ const CUTOFF: OffsetDateTime = datetime!(2025-01-01 00:00 UTC);
 
 /// A restart of `cluster` requested a year before the cutoff, finished at `finished` if given.
 pub(crate) fn run(id: RunId, cluster: &str, finished: Option<OffsetDateTime>) -> Run {
-    let plan = Plan {
-        request: ProcedureRequest::ClusterRestart {
+    let plan = Plan::new(
+        ProcedureRequest::ClusterRestart {
             cluster: ClusterName::parse(cluster).unwrap(),
         },
-        steps: vec![],
-        notes: vec![],
-    };
+        Vec::<ClusterStep>::new(),
+        vec![],
+    )
+    .unwrap();
     let alice = PersonRef {
         name: PersonName::parse("alice").unwrap(),
         via: Surface::Discord { user: 1 },

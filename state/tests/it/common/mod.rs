@@ -11,7 +11,7 @@ use opsbot_commands::cluster::{FlushMode, HealthStatus};
 use opsbot_commands::name::PersonName;
 use opsbot_commands::name::{ClusterName, NodeAddr, RunId};
 use opsbot_commands::people::{PersonRef, Speaker, Surface};
-use opsbot_commands::plan::{Action, DestructiveAction, Plan, SafeAction, Wait};
+use opsbot_commands::plan::{ClusterDestructive, ClusterSafe, ClusterStep, ClusterWait, Plan};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::run::{ChannelId, Run, RunState, StepState};
 use time::OffsetDateTime;
@@ -32,32 +32,40 @@ pub fn cluster(name: &str) -> ClusterName {
 pub fn restart_plan(cluster_name: &str) -> Plan {
     let nodes: Vec<NodeAddr> = (1..=5).map(|i| Ipv4Addr::new(10, 0, 0, i).into()).collect();
     let mut steps = vec![
-        Action::Safe(SafeAction::DisableAllocation),
-        Action::Safe(SafeAction::Flush {
+        ClusterStep::Safe(ClusterSafe::DisableAllocation),
+        ClusterStep::Safe(ClusterSafe::Flush {
             mode: FlushMode::Plain,
         }),
     ];
     for &node in &nodes {
-        steps.push(Action::Safe(SafeAction::StopNode { node }));
-        steps.push(Action::Wait(Wait::NodeLeft { node }));
+        steps.push(ClusterStep::Safe(ClusterSafe::StopNode { node }));
+        steps.push(ClusterStep::Wait(ClusterWait::NodeLeft { node }));
     }
     for &node in &nodes {
-        steps.push(Action::Safe(SafeAction::StartNode { node }));
-        steps.push(Action::Wait(Wait::NodeJoined { node }));
+        steps.push(ClusterStep::Safe(ClusterSafe::StartNode { node }));
+        steps.push(ClusterStep::Wait(ClusterWait::NodeJoined { node }));
     }
-    steps.push(Action::Wait(Wait::ClusterFormed {
+    steps.push(ClusterStep::Wait(ClusterWait::ClusterFormed {
         nodes: nodes.len(),
         status: HealthStatus::Green,
     }));
-    steps.push(Action::Safe(SafeAction::EnableAllocation));
-    steps.push(Action::Safe(SafeAction::Report));
+    steps.push(ClusterStep::Safe(ClusterSafe::EnableAllocation));
+    steps.push(ClusterStep::Safe(ClusterSafe::Report));
     assert_eq!(steps.len(), STEPS);
-    Plan {
-        request: ProcedureRequest::ClusterRestart {
+    plan(
+        ProcedureRequest::ClusterRestart {
             cluster: cluster(cluster_name),
         },
         steps,
-        notes: vec!["Elasticsearch 7.17.9: plain flush".into()],
+        vec!["Elasticsearch 7.17.9: plain flush".into()],
+    )
+}
+
+/// A cluster's plan of `steps`.
+pub fn plan(request: ProcedureRequest, steps: Vec<ClusterStep>, notes: Vec<String>) -> Plan {
+    match Plan::new(request, steps, notes) {
+        Ok(plan) => plan,
+        Err(error) => panic!("test fixture: {error}"),
     }
 }
 
@@ -113,20 +121,22 @@ pub fn new_deletion_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<>
         Ok(index) => index,
         Err(error) => panic!("test fixture: {error}"),
     };
-    let plan = Plan {
-        request: ProcedureRequest::IndicesDelete {
+    let plan = plan(
+        ProcedureRequest::IndicesDelete {
             cluster: cluster(cluster_name),
             index: index.clone(),
         },
-        steps: vec![Action::Destructive(DestructiveAction::DeleteIndices {
-            indices: vec![opsbot_commands::index::PlannedIndex {
-                name: index,
-                uuid: None,
-                bytes: None,
-            }],
-        })],
-        notes: vec![],
-    };
+        vec![ClusterStep::Destructive(
+            ClusterDestructive::DeleteIndices {
+                indices: vec![opsbot_commands::index::PlannedIndex {
+                    name: index,
+                    uuid: None,
+                    bytes: None,
+                }],
+            },
+        )],
+        vec![],
+    );
     move |id| {
         Run::new(
             id,
