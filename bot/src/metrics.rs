@@ -128,14 +128,19 @@ impl Metrics {
     }
 
     /// Where this instance stands, for `/healthz`: active or standby while the store can be
-    /// read; the error says what is wrong (a store that cannot be read, a stepped-down bot).
+    /// read; the error says what is wrong (a store that cannot be read, a stepped-down bot, an
+    /// active one whose tenure lapsed: woken from a pause while another may have taken over).
     pub fn health(&self) -> Result<String, String> {
         self.store
             .maintenance_notice()
             .map_err(|error| format!("the store cannot be read: {error}"))?;
-        match self.tenure.role() {
-            role @ Role::SteppedDown { .. } => Err(role.describe()),
-            role => Ok(role.describe()),
+        let role = self.tenure.role();
+        match &role {
+            Role::SteppedDown { .. } => Err(role.describe()),
+            Role::Active { .. } => role.acting().map(|()| role.describe()).map_err(|why| {
+                format!("not active: {why}; it acts again only once it holds the lease")
+            }),
+            Role::Alone | Role::Standby { .. } => Ok(role.describe()),
         }
     }
 }

@@ -70,6 +70,19 @@ impl Role {
         matches!(self, Role::Active { until, .. } if Instant::now() >= *until)
     }
 
+    /// Whether a write or a side effect may start now: always when alone, only within the
+    /// tenure when active, never otherwise; the error says why not.
+    pub fn acting(&self) -> Result<(), String> {
+        match self {
+            Role::Alone => Ok(()),
+            Role::Active { epoch, .. } if self.lapsed() => Err(format!(
+                "the lease of epoch {epoch} was not renewed in time"
+            )),
+            Role::Active { .. } => Ok(()),
+            Role::Standby { .. } | Role::SteppedDown { .. } => Err(self.describe()),
+        }
+    }
+
     /// For `/healthz` and the log.
     pub fn describe(&self) -> String {
         match self {
@@ -110,17 +123,10 @@ impl Tenure {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = role;
     }
 
-    /// Whether a write or a side effect may start now: always when alone, only within the
-    /// tenure when active, never otherwise.
+    /// Whether a write or a side effect may start now ([`Role::acting`]).
     pub fn check(&self) -> Result<(), StoreError> {
-        let not_active = |detail: String| Err(StoreError::NotActive { detail });
-        match self.role() {
-            Role::Alone => Ok(()),
-            Role::Active { until, .. } if Instant::now() < until => Ok(()),
-            Role::Active { epoch, .. } => not_active(format!(
-                "the lease of epoch {epoch} was not renewed in time"
-            )),
-            other => not_active(other.describe()),
-        }
+        self.role()
+            .acting()
+            .map_err(|detail| StoreError::NotActive { detail })
     }
 }

@@ -143,6 +143,13 @@ pub enum StoreError {
          user's rights on the schema and that no one changed the store's tables by hand"
     )]
     Postgres { place: String, detail: String },
+    /// PostgreSQL refused the store's login (`28P01`, `28000`): a wrong password or a user the
+    /// server does not admit. Retrying does not help.
+    #[error(
+        "PostgreSQL ({place}) refused the store's login: {detail}; check the password \
+         ([store] password_file or password_env) and the user in [store] url"
+    )]
+    Login { place: String, detail: String },
     /// Another process wrote to the same store at the same time: only the lease holder may.
     #[error(
         "another opsbot wrote to the store on PostgreSQL ({place}) at the same time ({detail}); \

@@ -1,6 +1,8 @@
 //! The HTTP side of the metrics: `GET /metrics` for Prometheus and `GET /healthz` for a load
 //! balancer, a watchdog or a person with curl.
 
+use std::time::Duration;
+
 use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -33,18 +35,82 @@ async fn scrape(axum::extract::State(metrics): axum::extract::State<Metrics>) ->
     }
 }
 
+/// How long `/healthz` waits for the store: a load balancer or a watchdog asks with a short
+/// timeout of its own, and a store that hangs is itself the answer.
+const HEALTH_WITHIN: Duration = Duration::from_secs(1);
+
 /// `200` with the instance's role (active, or standby and who is active) while the store can
-/// be read; `503` with the reason otherwise, or once the instance stepped down.
+/// be read; `503` with the reason otherwise, once the instance stepped down, or when the store
+/// does not answer within [`HEALTH_WITHIN`].
 async fn health(axum::extract::State(metrics): axum::extract::State<Metrics>) -> Response {
-    match tokio::task::spawn_blocking(move || metrics.health()).await {
-        Ok(Ok(role)) => (StatusCode::OK, format!("ok: {role}\n")).into_response(),
-        Ok(Err(why)) => {
-            (StatusCode::SERVICE_UNAVAILABLE, format!("failing: {why}\n")).into_response()
-        }
-        Err(_) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "failing: the health check did not finish\n",
-        )
-            .into_response(),
+    checked(HEALTH_WITHIN, move || metrics.health()).await
+}
+
+/// The answer of `check`, which reads the store (blocking I/O, kept off the async threads),
+/// or a `503` once it has taken longer than `within`.
+async fn checked<F>(within: Duration, check: F) -> Response
+where
+    F: FnOnce() -> Result<String, String> + Send + 'static,
+{
+    let failing = |why: &str| (StatusCode::SERVICE_UNAVAILABLE, format!("failing: {why}\n"));
+    match tokio::time::timeout(within, tokio::task::spawn_blocking(check)).await {
+        Ok(Ok(Ok(role))) => (StatusCode::OK, format!("ok: {role}\n")).into_response(),
+        Ok(Ok(Err(why))) => failing(&why).into_response(),
+        Ok(Err(_)) => failing("the health check did not finish").into_response(),
+        Err(_) => failing(&format!("the store did not answer within {within:?}")).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn said(response: Response) -> (StatusCode, String) {
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .unwrap_or_default();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[tokio::test]
+    async fn a_store_that_hangs_is_a_prompt_503() {
+        let (release, hung) = std::sync::mpsc::channel::<()>();
+        let answer = checked(Duration::from_millis(20), move || {
+            let _ = hung.recv();
+            Ok("active".to_owned())
+        })
+        .await;
+        assert_eq!(
+            said(answer).await,
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "failing: the store did not answer within 20ms\n".to_owned()
+            )
+        );
+        let _ = release.send(());
+    }
+
+    #[tokio::test]
+    async fn the_role_or_the_reason_is_the_answer() {
+        let ok = checked(HEALTH_WITHIN, || {
+            Ok("standby (no active instance yet)".into())
+        })
+        .await;
+        assert_eq!(
+            said(ok).await,
+            (
+                StatusCode::OK,
+                "ok: standby (no active instance yet)\n".to_owned()
+            )
+        );
+        let failing = checked(HEALTH_WITHIN, || Err("the store cannot be read: x".into())).await;
+        assert_eq!(
+            said(failing).await,
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "failing: the store cannot be read: x\n".to_owned()
+            )
+        );
     }
 }

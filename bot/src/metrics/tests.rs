@@ -17,6 +17,7 @@ use super::{Backlog, Metrics};
 use crate::backend::Fault;
 use crate::progress::ProgressSink;
 use crate::refusal::Refusal;
+use crate::tenure::Role;
 
 /// A sink with runs waiting in one channel.
 struct Waiting;
@@ -117,4 +118,34 @@ fn a_scrape_shows_what_was_counted_and_what_waits_now() {
     // Events that decide nothing and end nothing count nothing.
     runs.recorded(&succeeded, &[AuditKind::CancelRequested]);
     insta::assert_snapshot!(scrape(&metrics));
+}
+
+/// An instance woken from a pause after its lease lapsed is not active, whatever it last knew:
+/// another may hold the lease at a newer epoch by now.
+#[test]
+fn health_says_active_only_within_the_tenure() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    let tenure = crate::tenure::Tenure::default();
+    let metrics = Metrics::new(store, Arc::new(Waiting), tenure.clone());
+    let until = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    tenure.set(Role::Active {
+        holder: "a".into(),
+        epoch: 3,
+        until,
+    });
+    assert_eq!(metrics.health(), Ok("active (a at epoch 3)".to_owned()));
+    tenure.set(Role::Active {
+        holder: "a".into(),
+        epoch: 3,
+        until: tokio::time::Instant::now(),
+    });
+    assert_eq!(
+        metrics.health(),
+        Err(
+            "not active: the lease of epoch 3 was not renewed in time; it acts again only once \
+             it holds the lease"
+                .to_owned()
+        )
+    );
 }

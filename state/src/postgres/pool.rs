@@ -159,6 +159,11 @@ impl Pool {
         let detail = format!("{} ({})", db.message(), code.code());
         if outage {
             self.unavailable(detail)
+        } else if code.code().starts_with("28") {
+            StoreError::Login {
+                place: self.place.clone(),
+                detail,
+            }
         } else {
             StoreError::Postgres {
                 place: self.place.clone(),

@@ -344,3 +344,22 @@ fn instances_starting_together_migrate_once() {
     let rows = sql(&config, "SELECT count(*) FROM opsbot_migrations");
     assert_eq!(rows[0].get::<_, i64>(0), 1);
 }
+
+/// A login the server refuses is named as one, with the settings to check, not as a problem
+/// of rights on the schema. (The test server trusts every known user, so an unknown one
+/// stands in for a wrong password: both are class 28.)
+#[test]
+fn a_refused_login_names_the_password_and_the_user() {
+    let server = opsbot_tmp_postgres::shared().unwrap();
+    let url = server.url("postgres").replace("opsbot@", "nobody@");
+    let config = PgConfig::new(url);
+    let error = Store::open_postgres(&config).unwrap_err();
+    assert!(matches!(error, StoreError::Login { .. }), "{error:?}");
+    let said = error.to_string();
+    assert!(
+        said.contains("refused the store's login")
+            && said.contains("(28000)")
+            && said.contains("[store] password_file or password_env"),
+        "{said}"
+    );
+}
