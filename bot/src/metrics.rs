@@ -10,7 +10,8 @@
 mod endpoint;
 mod labels;
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::run::{Run, RunState};
@@ -47,6 +48,8 @@ pub struct Metrics {
     runs: RunMetrics,
     refusals: Family<RefusalLabels, Counter>,
     backend_errors: BackendErrors,
+    /// Parts of the bot unavailable now (a chat platform out of reach), and why.
+    outages: Arc<Mutex<BTreeMap<&'static str, String>>>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -101,7 +104,25 @@ impl Metrics {
             runs,
             refusals,
             backend_errors,
+            outages: Arc::default(),
         }
+    }
+
+    /// `part` (`discord`) cannot be used now, for `why`: the bot goes on without it, and
+    /// `/healthz` says so.
+    pub fn unavailable(&self, part: &'static str, why: String) {
+        self.outages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(part, why);
+    }
+
+    /// `part` can be used again.
+    pub fn available(&self, part: &'static str) {
+        self.outages
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(part);
     }
 
     /// The counters of run transitions, for the store's writes.
@@ -142,6 +163,13 @@ impl Metrics {
             }),
             Role::Alone | Role::Standby { .. } => Ok(role.describe()),
         }
+        .map(|role| {
+            let outages = self.outages.lock().unwrap_or_else(PoisonError::into_inner);
+            let unavailable = outages
+                .iter()
+                .map(|(part, why)| format!("; {part} unavailable ({why}), retrying"));
+            std::iter::once(role).chain(unavailable).collect()
+        })
     }
 }
 

@@ -12,9 +12,9 @@ use opsbot_commands::run::{ChannelId, MessageId};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::chat::console::{self, Hub};
-use crate::chat::discord::{Discord, DiscordTransport};
+use crate::chat::discord::{Connector, Discord, DiscordTransport, Keeper, Reached, Unusable};
 use crate::clock::Clock;
-use crate::config::{Config, StoreBackend};
+use crate::config::{Config, DiscordConfig, StoreBackend};
 use crate::engine::Engine;
 use crate::lease;
 use crate::metrics;
@@ -22,13 +22,13 @@ use crate::progress::{ChatError, ChatTransport, Publisher};
 use crate::service::Service;
 use crate::store_upkeep;
 
-/// Serves until SIGTERM or Ctrl-C (or until the Discord gateway gives up), going by `clock`.
+/// Serves until SIGTERM or Ctrl-C, going by `clock`.
 pub async fn run(config: Config, clock: Clock) -> anyhow::Result<()> {
     run_until(config, clock, stop_signals()?).await
 }
 
-/// Serves until `stopped` resolves (or the Discord gateway gives up), then closes the gateway
-/// with a Close frame and returns.
+/// Serves until `stopped` resolves, then closes the Discord gateway with a Close frame and
+/// returns.
 pub async fn run_until(
     config: Config,
     clock: Clock,
@@ -41,13 +41,14 @@ pub async fn run_until(
         );
     }
     let people = config.people()?;
+    let reached = Reached::default();
     let discord = match &config.discord {
-        Some(discord) => Some(Discord::connect(discord).await?),
+        Some(discord) => Some(first_contact(discord, &reached).await?),
         None => None,
     };
     let store = config.store.open()?;
     let hub = Hub::default();
-    let transport = Routed::new(discord.as_ref().map(Discord::transport), hub.clone());
+    let transport = Routed::new(discord.is_some().then(|| reached.clone()), hub.clone());
     let publisher = Arc::new(Publisher::with_clock(
         transport,
         store.clone(),
@@ -121,13 +122,25 @@ pub async fn run_until(
             None => stopped.await,
         }
     };
-    let result = match discord {
-        Some(discord) => discord.serve(service, people, until).await,
-        None => {
-            until.await;
-            Ok(())
-        }
-    };
+    // Discord is served beside the rest, and an outage of it stops nothing else.
+    let (stop_discord, discord_stopped) = tokio::sync::watch::channel(false);
+    let discord = discord.map(|(connector, first)| {
+        let keeper = Keeper {
+            connector,
+            reached,
+            service,
+            people,
+            metrics: engine.metrics().clone(),
+            clock: engine.clock(),
+        };
+        tokio::spawn(keeper.keep(first, discord_stopped))
+    });
+    until.await;
+    let _ = stop_discord.send(true);
+    if let Some(discord) = discord {
+        // Closes the gateway with a Close frame.
+        let _ = discord.await;
+    }
     upkeep.abort();
     schedules.iter().for_each(tokio::task::JoinHandle::abort);
     abort(metrics.as_ref());
@@ -141,7 +154,37 @@ pub async fn run_until(
     if let Some((holder, _)) = &lease {
         lease::release(&store, holder, engine.tenure()).await;
     }
-    result
+    Ok(())
+}
+
+/// How long the start waits for Discord's first answer before it goes on without it.
+const FIRST_CONTACT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The first contact with Discord, at start: a token or a guild Discord refuses stops the
+/// start with what to fix; no answer (DNS, refused, a timeout, TLS, a 5xx) does not, and
+/// Discord is tried again while the bot serves.
+async fn first_contact(
+    config: &DiscordConfig,
+    reached: &Reached,
+) -> anyhow::Result<(Connector, Result<Discord, Unusable>)> {
+    let connector = Connector::new(config)?;
+    let answered = tokio::time::timeout(FIRST_CONTACT, connector.connect()).await;
+    let first = match answered.unwrap_or_else(|_| {
+        Err(Unusable::Unavailable(anyhow::anyhow!(
+            "checking the bot token: Discord did not answer within {FIRST_CONTACT:?}"
+        )))
+    }) {
+        Err(Unusable::Refused(error)) => return Err(error),
+        Err(error) => {
+            tracing::warn!(%error, "Discord does not answer; starting without it");
+            Err(error)
+        }
+        Ok(discord) => {
+            reached.reach(&discord);
+            Ok(discord)
+        }
+    };
+    Ok((connector, first))
 }
 
 fn abort<T>(task: Option<&tokio::task::JoinHandle<T>>) {
@@ -152,7 +195,8 @@ fn abort<T>(task: Option<&tokio::task::JoinHandle<T>>) {
 
 /// Each run's messages go where it was asked for: the console channel, or Discord.
 struct Routed {
-    discord: Option<DiscordTransport>,
+    /// Discord's transport once Discord has answered, when `[discord]` is configured.
+    discord: Option<Reached>,
     console: Hub,
     /// Announcements the consoles have shown, by key: an announcement Discord has not taken
     /// yet is tried again, and the consoles must not see it at every attempt.
@@ -160,7 +204,7 @@ struct Routed {
 }
 
 impl Routed {
-    fn new(discord: Option<DiscordTransport>, console: Hub) -> Self {
+    fn new(discord: Option<Reached>, console: Hub) -> Self {
         Self {
             discord,
             console,
@@ -169,13 +213,19 @@ impl Routed {
     }
 
     fn discord(&self, channel: &ChannelId) -> Result<&DiscordTransport, ChatError> {
-        self.discord.as_ref().ok_or_else(|| {
-            ChatError::Refused(format!(
+        let Some(reached) = &self.discord else {
+            return Err(ChatError::Refused(format!(
                 "a run reports to Discord channel {} but [discord] is not configured",
                 channel.0
-            ))
-        })
+            )));
+        };
+        reached.get().ok_or_else(unreached)
     }
+}
+
+/// Discord has not answered since the start: tried again, like any outage.
+fn unreached() -> ChatError {
+    ChatError::Transient("Discord has not answered since opsbot started".to_owned())
 }
 
 fn is_console(channel: &ChannelId) -> bool {
@@ -220,7 +270,13 @@ impl ChatTransport for Routed {
             self.console.announce(announcement).await?;
         }
         match &self.discord {
-            Some(discord) => discord.announce(announcement).await,
+            Some(reached) => {
+                reached
+                    .get()
+                    .ok_or_else(unreached)?
+                    .announce(announcement)
+                    .await
+            }
             None => Ok(()),
         }
     }

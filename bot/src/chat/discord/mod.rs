@@ -6,6 +6,7 @@ mod access;
 mod autocomplete;
 mod failure;
 mod handler;
+mod keep;
 mod permissions;
 mod register;
 mod suggest;
@@ -25,6 +26,7 @@ use serenity::all::{
 };
 use serenity::http::HttpError;
 
+pub use keep::{Keeper, Reached};
 pub use register::commands;
 pub use transport::DiscordTransport;
 
@@ -58,23 +60,66 @@ impl std::fmt::Debug for Discord {
     }
 }
 
+/// What connecting to Discord needs, read and checked before any request: the token and the
+/// HTTPS client. Its errors are the config's own.
+pub struct Connector {
+    token: SecretString,
+    client: reqwest::Client,
+    config: DiscordConfig,
+}
+
+impl std::fmt::Debug for Connector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connector")
+            .field("guild", &self.config.guild)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connector {
+    /// Reads the token and sets up the client; nothing is sent yet.
+    pub fn new(config: &DiscordConfig) -> anyhow::Result<Self> {
+        Ok(Self {
+            token: token(config)?,
+            client: reqwest_client(config)?,
+            config: config.clone(),
+        })
+    }
+
+    /// Checks the token, the guild and the channels against Discord, each failure with a
+    /// message that says what to fix and whether waiting can help.
+    pub async fn connect(&self) -> Result<Discord, Unusable> {
+        let http = Arc::new(http(&self.token, self.client.clone()));
+        let (bot, guild) = check(&http, &self.config).await?;
+        let forbidden = check_permissions(&http, bot, &guild, &self.config).await?;
+        Ok(Discord {
+            http,
+            token: self.token.clone(),
+            client: self.client.clone(),
+            config: self.config.clone(),
+            bot,
+            forbidden: Arc::new(forbidden),
+        })
+    }
+}
+
+/// Why Discord cannot be used now, and whether waiting can help.
+#[derive(Debug, thiserror::Error)]
+pub enum Unusable {
+    /// Discord refused (a 4xx: the token, the guild, a channel, the bot's access): the config
+    /// or the bot's invitation must change first.
+    #[error("{0:#}")]
+    Refused(anyhow::Error),
+    /// Discord did not answer, or answered that it cannot now (a 5xx, a 429): it may pass.
+    #[error("{0:#}")]
+    Unavailable(anyhow::Error),
+}
+
 impl Discord {
     /// Reads the token and checks it, the guild and the channels, each failure with a message
     /// that says what to fix.
     pub async fn connect(config: &DiscordConfig) -> anyhow::Result<Self> {
-        let token = token(config)?;
-        let client = reqwest_client(config)?;
-        let http = Arc::new(http(&token, client.clone()));
-        let (bot, guild) = check(&http, config).await?;
-        let forbidden = check_permissions(&http, bot, &guild, config).await?;
-        Ok(Self {
-            http,
-            token,
-            client,
-            config: config.clone(),
-            bot,
-            forbidden: Arc::new(forbidden),
-        })
+        Ok(Connector::new(config)?.connect().await?)
     }
 
     /// Progress and announcements in this guild, through the one rate-limited client.
@@ -184,7 +229,7 @@ fn http(token: &SecretString, client: reqwest::Client) -> Http {
 
 /// The token and the guild, checked before anything else, each with a message that says what
 /// to fix; the guild is kept for the channels' check.
-async fn check(http: &Http, discord: &DiscordConfig) -> anyhow::Result<(Bot, PartialGuild)> {
+async fn check(http: &Http, discord: &DiscordConfig) -> Result<(Bot, PartialGuild), Unusable> {
     let application = http
         .get_current_application_info()
         .await
@@ -216,7 +261,7 @@ async fn check_permissions(
     bot: Bot,
     guild: &PartialGuild,
     discord: &DiscordConfig,
-) -> anyhow::Result<HashMap<u64, Forbidden>> {
+) -> Result<HashMap<u64, Forbidden>, Unusable> {
     let member = http
         .get_member(bot.guild, bot.user)
         .await
@@ -233,11 +278,13 @@ async fn check_permissions(
                 Some(found) if found.guild_id == bot.guild => {
                     permissions::missing_in(guild, &member, &found)
                 }
-                _ => bail!(
-                    "{}: it is not a channel of guild {}; check [discord] channels",
-                    looking_up(),
-                    bot.guild
-                ),
+                _ => {
+                    return Err(Unusable::Refused(anyhow::anyhow!(
+                        "{}: it is not a channel of guild {}; check [discord] channels",
+                        looking_up(),
+                        bot.guild
+                    )));
+                }
             },
         };
         if missing.is_empty() {
@@ -255,12 +302,19 @@ async fn check_permissions(
     Ok(forbidden)
 }
 
-/// A Discord error in words an operator can act on.
-fn explain(error: serenity::Error, doing: &str) -> anyhow::Error {
-    let serenity::Error::Http(HttpError::UnsuccessfulRequest(response)) = &error else {
-        return anyhow::anyhow!("{doing}: {error}");
+/// A Discord error in words an operator can act on, and whether waiting can help.
+fn explain(error: serenity::Error, doing: &str) -> Unusable {
+    let response = match &error {
+        serenity::Error::Http(HttpError::UnsuccessfulRequest(response)) => response,
+        // No answer: say why (DNS, refused, timeout, TLS), as `opsbot check` does for clusters.
+        serenity::Error::Http(HttpError::Request(request)) => {
+            let fault = crate::backend::transport::fault(request);
+            return Unusable::Unavailable(anyhow::anyhow!("{doing}: Discord {fault}"));
+        }
+        _ => return Unusable::Unavailable(anyhow::anyhow!("{doing}: {error}")),
     };
-    let hint = match (response.status_code.as_u16(), response.error.code) {
+    let status = response.status_code.as_u16();
+    let hint = match (status, response.error.code) {
         (401, _) => format!(
             "Discord refused the bot token (401); check {TOKEN_VARIABLE} or [discord] token_file"
         ),
@@ -281,5 +335,10 @@ fn explain(error: serenity::Error, doing: &str) -> anyhow::Error {
             response.error.message
         ),
     };
-    anyhow::anyhow!("{doing}: {hint}")
+    let error = anyhow::anyhow!("{doing}: {hint}");
+    if status == 429 || status >= 500 {
+        Unusable::Unavailable(error)
+    } else {
+        Unusable::Refused(error)
+    }
 }

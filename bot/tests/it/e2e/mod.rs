@@ -10,6 +10,7 @@ mod cloud;
 mod cloud_moves;
 mod discord;
 mod discord_delivery;
+mod discord_outage;
 mod discord_people;
 mod faults;
 mod indices;
