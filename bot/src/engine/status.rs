@@ -30,6 +30,13 @@ impl Engine {
             problem: None,
             runs: Vec::new(),
         };
+        if let Membership::Unreachable = membership {
+            // The look at the nodes says only that no answer came: one more request says where
+            // it was sent and why none came (refused, DNS, a timeout, TLS).
+            if let Err(error) = cluster.search.version().await {
+                status.problem = Some(error.to_string());
+            }
+        }
         if let Membership::Formed { .. } = membership {
             let answers = async {
                 let version = retry.run(|| cluster.search.version(), quiet).await?;

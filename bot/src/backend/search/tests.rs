@@ -142,3 +142,50 @@ fn an_opensearch_401_in_plain_text_still_says_what_to_check() {
         "answered 401 (check the cluster's username and password, or its API key)"
     );
 }
+
+#[test]
+fn a_refused_delete_of_many_indices_still_names_the_privilege_to_grant() {
+    let names: Vec<String> = (1..=60)
+        .map(|day| format!("flog-2026.01.{day:02}"))
+        .collect();
+    let body = serde_json::json!({
+        "error": {
+            "type": "security_exception",
+            "reason": format!(
+                "action [indices:admin/delete] is unauthorized for user [opsbot] with effective \
+                 roles [opsbot] on indices [{}], this action is granted by the index privileges \
+                 [delete_index,manage,all]",
+                names.join(",")
+            ),
+        },
+        "status": 403,
+    });
+    assert_eq!(
+        status_fault(403, &body.to_string()),
+        Fault::Status {
+            status: 403,
+            reason: "action [indices:admin/delete] is unauthorized for user [opsbot] with \
+                     effective roles [opsbot] on indices [flog-2026.01.01,flog-2026.01.02,\
+                     flog-2026.01.03, … 60 in all], this action is granted by the index \
+                     privileges [delete_index,manage,all]"
+                .into()
+        }
+    );
+    let roles = format!("[{}]", "r".repeat(900));
+    let long = serde_json::json!({
+        "error": {"type": "security_exception", "reason": format!(
+            "action [indices:admin/delete] is unauthorized for user [opsbot] with effective \
+             roles {roles}, this action is granted by the index privileges [delete_index]"
+        )},
+        "status": 403,
+    });
+    let Fault::Status { reason, .. } = status_fault(403, &long.to_string()) else {
+        panic!("a status fault")
+    };
+    assert_eq!(reason.chars().count(), 399, "{reason}");
+    assert!(
+        reason.starts_with("action [indices:admin/delete] is unauthorized")
+            && reason.ends_with("granted by the index privileges [delete_index]"),
+        "{reason}"
+    );
+}

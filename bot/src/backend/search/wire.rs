@@ -119,13 +119,51 @@ const CREDENTIALS_HINT: &str = "check the cluster's username and password, or it
 /// The longest reason kept from an error answer: security's reasons name a user and privileges.
 const REASON_CHARS: usize = 400;
 
-/// The reason of a 401 or 403 of Elasticsearch/OpenSearch security.
+/// The reason of a 401 or 403 of Elasticsearch/OpenSearch security: the index list a refused
+/// delete names is shortened, so that what to grant (named after it) is kept.
 fn security_reason(error: &Value) -> String {
-    error["reason"]
+    let reason = error["reason"]
         .as_str()
         .or_else(|| error["type"].as_str())
-        .unwrap_or_default()
-        .chars()
-        .take(REASON_CHARS)
-        .collect()
+        .unwrap_or_default();
+    ends_kept(&indices_shortened(reason), REASON_CHARS)
+}
+
+/// How many names of a refused request's index list are kept.
+const LISTED: usize = 3;
+
+/// `… on indices [a,b,c,d,e], this action …` with the list cut to its first few names and a
+/// count: `on indices [a,b,c, … 5 in all]`.
+fn indices_shortened(reason: &str) -> String {
+    const LIST: &str = "on indices [";
+    let Some(start) = reason.find(LIST).map(|at| at + LIST.len()) else {
+        return reason.to_owned();
+    };
+    let Some(end) = reason[start..].find(']').map(|at| start + at) else {
+        return reason.to_owned();
+    };
+    let names: Vec<&str> = reason[start..end].split(',').collect();
+    if names.len() <= LISTED {
+        return reason.to_owned();
+    }
+    format!(
+        "{}{}, … {} in all{}",
+        &reason[..start],
+        names[..LISTED].join(","),
+        names.len(),
+        &reason[end..]
+    )
+}
+
+/// `text` within `limit` characters, keeping its start and its end: a reason says what was
+/// refused first and what would grant it last.
+fn ends_kept(text: &str, limit: usize) -> String {
+    let count = text.chars().count();
+    if count <= limit {
+        return text.to_owned();
+    }
+    let half = (limit - 1) / 2;
+    let head: String = text.chars().take(half).collect();
+    let tail: String = text.chars().skip(count - half).collect();
+    format!("{head}…{tail}")
 }

@@ -181,3 +181,21 @@ async fn a_delete_refused_every_time_fails_after_the_policy_s_attempts() {
         "nothing was deleted"
     );
 }
+
+/// `/cluster status` of a cluster that does not answer names where it was asked and why.
+#[tokio::test]
+async fn the_status_of_an_unreachable_cluster_names_its_address_and_the_cause() {
+    let h = restart_with(&[]).await;
+    h.sim.set_faults(vec![rule("drop")]);
+    let reply = h.slash("alice", "/cluster status cluster:logs").await;
+    let origin = h.sim.base_url().trim_end_matches('/').to_owned();
+    assert!(
+        reply.text.contains("nodes: the cluster does not answer\n")
+            && reply.text.contains(&format!(
+                "search cluster `logs`: GET / lost the connection to {origin} before a complete \
+                 answer"
+            )),
+        "{}",
+        reply.text
+    );
+}
