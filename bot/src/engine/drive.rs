@@ -65,8 +65,12 @@ pub(super) fn can_go_on(run: &Run) -> bool {
     )
 }
 
-/// How long a run task waits before it looks at its run again after the store failed it for
-/// a passing reason (see `opsbot_state::StoreError::is_passing`).
+/// How often a run task that the store failed for a passing reason (see
+/// `opsbot_state::StoreError::is_passing`) looks whether the store answers again, so that it
+/// goes on within this of the store's return, whatever the outage lasted.
+const STORE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The longest it waits before it tries its run again all the same.
 const STORE_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
@@ -85,7 +89,7 @@ pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
                 // a restart would (not busy meanwhile: nothing moves).
                 Err(error) if error.is_passing() => {
                     tracing::warn!(%error, "run task waits for the store");
-                    park(&inner, &mut busy, inner.clock.sleep(STORE_RETRY)).await;
+                    park(&inner, &mut busy, store_back(&inner)).await;
                 }
                 Err(error) => {
                     tracing::error!(%error, "run task stopped on a store error; it resumes at the next start");
@@ -183,6 +187,28 @@ async fn drive_inner(
 
 /// Waits for a person (an approver, an operator's manual step) without counting as busy, so
 /// that the console's end of input does not wait for them.
+/// Resolves once this instance may act and its store answers a read, or after
+/// [`STORE_RETRY`].
+async fn store_back(inner: &Inner) {
+    let deadline = inner.clock.instant() + STORE_RETRY;
+    loop {
+        inner.clock.sleep(STORE_POLL).await;
+        if inner.clock.instant() >= deadline {
+            return;
+        }
+        // Not acting: the lease keeper sees to that; a read would not help.
+        if inner.tenure.check().is_err() {
+            continue;
+        }
+        let store = inner.store.clone();
+        // The read blocks while the database hangs: off the async threads.
+        let answered = tokio::task::spawn_blocking(move || store.maintenance_notice().is_ok());
+        if answered.await.unwrap_or(false) {
+            return;
+        }
+    }
+}
+
 async fn park(inner: &Inner, busy: &mut Option<Busy>, until: impl Future<Output = ()>) {
     busy.take();
     until.await;
