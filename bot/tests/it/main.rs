@@ -11,6 +11,7 @@ mod support;
 mod builds;
 mod check;
 mod cli;
+mod console_ctrl_c;
 mod console_socket;
 mod crash;
 mod crash_discord;

@@ -4,6 +4,7 @@
 
 mod account;
 pub mod control;
+mod interrupt;
 mod screen;
 mod session;
 mod socket;
@@ -20,6 +21,8 @@ use opsbot_commands::people::{Actor, People, UnknownPerson};
 use opsbot_commands::request::Request;
 use opsbot_state::StoreError;
 use tokio::io::BufReader;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
 
 pub use account::{AccountError, account_of, running_account};
 pub use screen::Screen;
@@ -41,6 +44,23 @@ pub async fn run(config: Config, clock: Clock) -> anyhow::Result<()> {
     let account = running_account()?;
     let speaking = people.on_console(&account).map(Speaking::Fixed);
     terminal(&config, Opening::default(), speaking, clock).await
+}
+
+/// The console's input, line by line, read by a task of its own, so that waiting for a line
+/// can be interrupted (by Ctrl-C) without losing one half read.
+fn lines_of_stdin() -> mpsc::Receiver<std::io::Result<Option<Line>>> {
+    let (send, lines) = mpsc::channel(1);
+    tokio::spawn(async move {
+        let mut input = BufReader::new(tokio::io::stdin());
+        loop {
+            let line = session::read_line(&mut input).await;
+            let more = matches!(line, Ok(Some(_)));
+            if send.send(line).await.is_err() || !more {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 /// What a demo does once its engine is up, before the first prompt at a terminal (not under
@@ -92,16 +112,13 @@ fn answers_a_waiting_run(line: &Line) -> bool {
 /// What the console says at the end of its input (Ctrl-D) while runs execute, before it waits
 /// for them: a console that seems to hang would be killed mid-step.
 fn waiting_for(runs: &[RunId]) -> Option<String> {
-    let ids: Vec<String> = runs.iter().map(RunId::to_string).collect();
-    let (last, rest) = ids.split_last()?;
-    let names = match rest {
-        [] => last.clone(),
-        _ => format!("{} and {last}", rest.join(", ")),
-    };
-    Some(format!(
-        "end of input: waiting for {names} to finish (Ctrl-C stops waiting; an unfinished run \
-         resumes at the next start)"
-    ))
+    (!runs.is_empty()).then(|| {
+        format!(
+            "end of input: waiting for {} to finish (Ctrl-C stops waiting; an unfinished run \
+             resumes at the next start)",
+            interrupt::names(runs)
+        )
+    })
 }
 
 /// Runs a console on this terminal, spoken by `speaking`; someone the config does not know is
@@ -179,11 +196,29 @@ async fn terminal(
         Vec::new()
     };
     screen.set_prompt(session.prompt());
-    let mut input = BufReader::new(tokio::io::stdin());
-    while let Some(line) = session::read_line(&mut input)
-        .await
-        .context("reading the console input")?
-    {
+    let mut interrupts = signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?;
+    let mut lines = lines_of_stdin();
+    let (mut warned, mut interrupted) = (false, false);
+    loop {
+        let line = tokio::select! {
+            line = lines.recv() => line,
+            _ = interrupts.recv() => match interrupt::warning(&engine).filter(|_| !warned) {
+                Some(warning) => {
+                    screen.print(PRIVATE, &warning, None);
+                    warned = true;
+                    continue;
+                }
+                None => {
+                    interrupted = true;
+                    break;
+                }
+            },
+        };
+        let line = match line {
+            Some(Ok(Some(line))) => line,
+            Some(Err(error)) => return Err(error).context("reading the console input"),
+            Some(Ok(None)) | None => break,
+        };
         if !tty && answers_a_waiting_run(&line) {
             engine.idle().await;
         }
@@ -195,11 +230,17 @@ async fn terminal(
         }
         screen.set_prompt(session.prompt());
     }
-    if let Some(text) = waiting_for(&engine.executing()?) {
-        screen.print(PRIVATE, &text, None);
-    }
     schedules.iter().for_each(tokio::task::JoinHandle::abort);
-    engine.idle().await;
+    if !interrupted {
+        if let Some(text) = waiting_for(&engine.executing()?) {
+            screen.print(PRIVATE, &text, None);
+        }
+        tokio::select! {
+            () = engine.idle() => {}
+            _ = interrupts.recv() => interrupted = true,
+        }
+    }
+    let stopped = interrupted.then(|| interrupt::stopped(&engine));
     publisher.flushed().await;
     if let Some(held) = held {
         held.release().await;
@@ -207,7 +248,7 @@ async fn terminal(
     if tty {
         println!();
     }
-    Ok(())
+    stopped.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
