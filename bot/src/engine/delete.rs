@@ -110,7 +110,8 @@ fn may_be_applying(error: &BackendError) -> bool {
 /// Deletes one chunk: `planned`, the indices of approved step `step`. A DELETE is sent again
 /// within the retry policy's tries and after its delay: one the cluster refused before acting on
 /// it (no elected master, 408, 429) as it was; one that may have reached the cluster only once
-/// none of the step's is still being applied, for what is still there as approved.
+/// none of the step's is still being applied, for what is still there as approved. One the
+/// cluster answered is never sent again: what it left is named, and the step fails.
 pub(super) async fn chunk(
     inner: &Inner,
     cluster: &Cluster,
@@ -137,10 +138,13 @@ pub(super) async fn chunk(
         tries += 1;
         let doomed: Vec<IndexName> = remaining.iter().map(|p| p.name.clone()).collect();
         acting(inner)?;
-        match cluster.search.delete_indices(&remaining, &opaque).await {
-            Ok(Deleted::Acknowledged) => {}
-            // Still being applied, or perhaps: wait until it is not before looking.
-            Ok(Deleted::Pending) => settle(inner, cluster, run, &opaque, &doomed).await?,
+        let answered = match cluster.search.delete_indices(&remaining, &opaque).await {
+            // Answered (acknowledged, or still being applied): looked at once it is applied,
+            // never sent again.
+            Ok(Deleted::Acknowledged | Deleted::Pending) => {
+                settle(inner, cluster, run, &opaque, &doomed).await?;
+                true
+            }
             Err(error) if error.fault.is_transient() && tries < policy.attempts => {
                 observe_retry(inner, run, tries, policy.attempts, &error);
                 if !may_be_applying(&error) {
@@ -150,12 +154,27 @@ pub(super) async fn chunk(
                 }
                 tracing::warn!(%error, "a delete may still be applied; waiting before looking");
                 settle(inner, cluster, run, &opaque, &doomed).await?;
+                false
             }
             Err(error) => return Err(BackendError { tries, ..error }.into()),
-        }
+        };
         let after = standing(inner, cluster, run, remaining.as_slice()).await?;
         remaining.retain(|p| after.approved.contains(&p.name));
-        if !remaining.is_empty() && tries >= policy.attempts {
+        if remaining.is_empty() {
+            break;
+        }
+        if let Some(first) = remaining.iter().next().filter(|_| answered) {
+            let stayed: Vec<&PlannedIndex> = remaining.iter().collect();
+            return Err(StepFailure::Stayed {
+                asked: doomed.len(),
+                deleted: doomed.len() - stayed.len(),
+                stayed: render::compact(&stayed),
+                stayed_count: stayed.len(),
+                first: first.name.to_string(),
+                cluster: cluster.name.clone(),
+            });
+        }
+        if tries >= policy.attempts {
             return Err(StepFailure::NotDeleted {
                 tries,
                 indices: render::compact(remaining.as_slice()),

@@ -122,6 +122,27 @@ pub(super) enum StepFailure {
         indices: String,
         cluster: ClusterName,
     },
+    /// Indices the cluster answered it deleted, still there under their approved UUID with no
+    /// deletion of them pending. The DELETE is not sent again: it was answered, and opsbot never
+    /// sends a second DELETE of a name.
+    #[error(
+        "the cluster answered that it deleted {asked} {noun}, yet {stayed} {verb} still there \
+         with the approved UUID and no deletion of {pronoun} is pending: {deleted} of {asked} \
+         deleted. opsbot sends no DELETE twice; look for a snapshot in progress or an index \
+         block (GET /_snapshot/_status, GET /{first}/_settings), then /indices list \
+         cluster:{cluster}",
+        noun = if *.asked == 1 { "index" } else { "indices" },
+        verb = if *.stayed_count == 1 { "is" } else { "are" },
+        pronoun = if *.stayed_count == 1 { "it" } else { "them" },
+    )]
+    Stayed {
+        asked: usize,
+        deleted: usize,
+        stayed: String,
+        stayed_count: usize,
+        first: String,
+        cluster: ClusterName,
+    },
     /// Indices still there after the cluster acknowledged their deletion.
     #[error(
         "still present after the delete: {indices}; the cluster acknowledged it, so check its \

@@ -37,6 +37,10 @@ pub enum FaultKind {
     MalformedJson,
     /// Close the connection without a complete response.
     Drop,
+    /// Answer as if the request was done and change nothing: what a client sees of a change a
+    /// server acknowledged and did not keep (a master that failed over before every node had
+    /// it, a snapshot or a block that held the index), and of a proxy that answered for it.
+    Lost,
 }
 
 /// One fault rule. The first rule that matches a request and has count left fires.
@@ -106,6 +110,8 @@ pub enum FaultEffect {
     MalformedJson,
     /// Send this response: it aborts the connection mid-response and carries [`Dropped`].
     Drop(Response),
+    /// Answer the service's success for the request, and change nothing.
+    Lost,
 }
 
 impl FaultKind {
@@ -121,6 +127,7 @@ impl FaultKind {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             ),
             FaultKind::MalformedJson => FaultEffect::MalformedJson,
+            FaultKind::Lost => FaultEffect::Lost,
             FaultKind::Drop => {
                 // A body stream that fails at once makes hyper abort the connection.
                 let failing = futures::stream::once(async {
@@ -187,9 +194,11 @@ fn parse_kind(item: &str) -> Result<FaultKind, FaultParseError> {
         }),
         ("malformed" | "malformed_json", None) => Ok(FaultKind::MalformedJson),
         ("drop", None) => Ok(FaultKind::Drop),
-        ("status" | "latency" | "timeout" | "malformed" | "malformed_json" | "drop", _) => {
-            Err(missing())
-        }
+        ("lost", None) => Ok(FaultKind::Lost),
+        (
+            "status" | "latency" | "timeout" | "malformed" | "malformed_json" | "drop" | "lost",
+            _,
+        ) => Err(missing()),
         _ => Err(FaultParseError::UnknownKind(item.trim().to_owned())),
     }
 }
@@ -238,6 +247,7 @@ impl fmt::Display for FaultRule {
             FaultKind::Timeout { ms } => write!(f, "timeout={ms}ms")?,
             FaultKind::MalformedJson => f.write_str("malformed")?,
             FaultKind::Drop => f.write_str("drop")?,
+            FaultKind::Lost => f.write_str("lost")?,
         }
         if let Some(count) = self.count {
             write!(f, ",count={count}")?;
@@ -277,6 +287,9 @@ mod tests {
             "latency=200ms".parse::<FaultRule>().unwrap().kind,
             FaultKind::Latency { ms: 200 }
         );
+        let lost: FaultRule = "lost,count=1,method=DELETE".parse().unwrap();
+        assert_eq!(lost.kind, FaultKind::Lost);
+        assert_eq!(lost.to_string(), "lost,count=1,method=DELETE");
     }
 
     #[test]

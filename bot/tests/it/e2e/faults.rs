@@ -199,3 +199,34 @@ async fn the_status_of_an_unreachable_cluster_names_its_address_and_the_cause() 
         reply.text
     );
 }
+
+/// A DELETE the cluster answered as done while the index stays is never sent again: the step
+/// fails saying how many were deleted and which stayed.
+#[tokio::test]
+async fn a_delete_answered_while_the_index_stays_is_not_sent_again() {
+    let h = restart_with(&["lost,count=1,method=DELETE"]).await;
+    let id = h.start_run("alice", "/indices prune cluster:logs").await;
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    let RunState::Failed { error } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    assert_eq!(h.calls_by("DELETE").len(), 1, "{error}");
+    let selected = run.plan.deleted_indices().count();
+    assert!(
+        error.starts_with(&format!(
+            "the cluster answered that it deleted {selected} indices, yet "
+        )) && error.contains(&format!(
+            "are still there with the approved UUID and no deletion of them is pending: 0 of \
+             {selected} deleted. opsbot sends no DELETE twice"
+        )),
+        "{error}"
+    );
+    let left = h.index_names();
+    assert!(
+        run.plan
+            .deleted_indices()
+            .all(|n| left.contains(&n.to_string())),
+        "{left:?}"
+    );
+}

@@ -38,3 +38,9 @@ pub(super) fn malformed(api: Api) -> Response {
     };
     (StatusCode::OK, [(header::CONTENT_TYPE, JSON)], cut).into_response()
 }
+
+/// A change answered as done and not kept: `204 No Content`, what the cloud's deletions
+/// (allocations, compute services) answer once done.
+pub(super) fn lost() -> Response {
+    StatusCode::NO_CONTENT.into_response()
+}

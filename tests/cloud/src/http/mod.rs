@@ -161,6 +161,7 @@ async fn respond(app: &App, parts: &Parts, body: &Bytes) -> Response {
             FaultEffect::Status(status) => return faults::status(&ctx, api, status),
             FaultEffect::MalformedJson => return faults::malformed(api),
             FaultEffect::Drop(response) => return response,
+            FaultEffect::Lost => return faults::lost(),
         }
     }
     match api {

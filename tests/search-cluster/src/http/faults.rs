@@ -57,6 +57,18 @@ pub(crate) async fn apply(
             )
         }
         FaultEffect::Drop(response) => Some(response),
+        // Every change the cluster API takes answers this when done (index deletion, settings).
+        FaultEffect::Lost => Some(
+            (
+                StatusCode::OK,
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static(JSON_CONTENT_TYPE),
+                )],
+                r#"{"acknowledged":true}"#,
+            )
+                .into_response(),
+        ),
     }
 }
 
