@@ -107,10 +107,14 @@ impl Clusters {
     ) -> Result<Facts, EngineError> {
         match planner::facts_needed(request) {
             FactsKind::Cluster => self.cluster_facts(cluster).await,
-            FactsKind::Indices => Ok(Facts::Indices(IndexFacts {
-                indices: self.index_infos(cluster).await?,
-                now,
-            })),
+            FactsKind::Indices => {
+                let (indices, notes) = self.index_infos(cluster).await?;
+                Ok(Facts::Indices(IndexFacts {
+                    indices,
+                    notes,
+                    now,
+                }))
+            }
             FactsKind::Removal { node } => self.removal_facts(cluster, node).await,
             FactsKind::Stale { .. }
             | FactsKind::RpcCap
@@ -138,17 +142,22 @@ impl Clusters {
             .await
     }
 
-    /// Every index bound to its UUID, with whoever else keeps it: what retention plans from.
-    pub async fn index_infos(&self, cluster: &Cluster) -> Result<Vec<IndexInfo>, BackendError> {
+    /// Every index bound to its UUID, with whoever else keeps it: what retention plans from;
+    /// and what the cluster could not say about its keepers, for the plan's notes.
+    pub async fn index_infos(
+        &self,
+        cluster: &Cluster,
+    ) -> Result<(Vec<IndexInfo>, Vec<String>), BackendError> {
         let quiet = |_: &_, _| {};
         let version = self.retry.run(|| cluster.search.version(), quiet).await?;
         let rows = self.listing(cluster, version.has_hidden_indices()).await?;
         let names: Vec<&str> = rows.iter().map(|row| row.index.as_str()).collect();
-        let mut keepers = self
+        let mut kept = self
             .retry
             .run(|| cluster.search.keepers(version, &names), quiet)
             .await?;
-        rows.into_iter()
+        let infos = rows
+            .into_iter()
             .map(|row| {
                 let uuid = row
                     .uuid
@@ -161,12 +170,13 @@ impl Clusters {
                         )
                     })?;
                 Ok(IndexInfo {
-                    keepers: keepers.remove(&row.index).unwrap_or_default(),
+                    keepers: kept.by_index.remove(&row.index).unwrap_or_default(),
                     uuid,
                     row,
                 })
             })
-            .collect()
+            .collect::<Result<_, BackendError>>()?;
+        Ok((infos, kept.notes))
     }
 
     /// Who has joined and, when the cluster answers, its version.

@@ -101,11 +101,17 @@ pub struct BackendError {
 }
 
 impl BackendError {
-    /// The failure of one try; the retry policy counts further tries.
+    /// The failure of one try; the retry policy counts further tries. A long request line (a
+    /// path naming a chunk of indices) is cut: an operator reads what failed, not 3,000 names.
     pub fn once(service: impl Into<String>, request: &str, fault: Fault) -> Self {
+        const SHOWN: usize = 100;
+        let request = match request.char_indices().nth(SHOWN) {
+            Some((end, _)) => format!("{}…", &request[..end]),
+            None => request.to_owned(),
+        };
         Self {
             service: service.into(),
-            request: request.to_owned(),
+            request,
             fault,
             tries: 1,
         }
@@ -117,5 +123,26 @@ fn tries_text(tries: u32) -> String {
         format!(" after {tries} tries")
     } else {
         String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_request_line_is_cut_in_what_an_operator_reads() {
+        let names: Vec<String> = (1..=200).map(|n| format!("flog-2026.01.{n:03}")).collect();
+        let request = format!("GET /_plugins/_ism/explain/{}", names.join(","));
+        let error = BackendError::once("search cluster `logs`", &request, Fault::Timeout);
+        assert_eq!(error.request.chars().count(), 101);
+        assert!(
+            error
+                .request
+                .starts_with("GET /_plugins/_ism/explain/flog-2026.01.001,")
+        );
+        assert!(error.request.ends_with('…'));
+        let short = BackendError::once("search cluster `logs`", "GET /", Fault::Timeout);
+        assert_eq!(short.request, "GET /");
     }
 }

@@ -19,6 +19,9 @@ use crate::retention::{IndexInfo, Keeper, Retention, Verdict};
 #[derive(Debug, Clone)]
 pub struct IndexFacts {
     pub indices: Vec<IndexInfo>,
+    /// What the cluster could not say about who keeps its indices (no ISM plugin), for the
+    /// plan's notes.
+    pub notes: Vec<String>,
     pub now: OffsetDateTime,
 }
 
@@ -94,6 +97,7 @@ pub(super) fn prune(
         )),
     }
     notes.extend(passed.notes());
+    notes.extend(facts.notes.iter().cloned());
     let planned = expired
         .into_iter()
         .map(|(name, _, index)| PlannedIndex {
@@ -195,6 +199,7 @@ pub(super) fn delete(
             "{index} is not only opsbot's: {keeper}; deleting it by hand goes around that"
         ));
     }
+    notes.extend(facts.notes.iter().cloned());
     let planned = PlannedIndex {
         name: index.clone(),
         uuid: Some(info.uuid.clone()),

@@ -53,6 +53,9 @@ pub struct SimConfig {
     /// Require basic authentication as Elasticsearch security does (ES 8's default); `None`
     /// serves everyone, as Kolla's clusters do.
     pub security: Option<Security>,
+    /// OpenSearch only: its ISM plugin is installed, as in the full bundle. Without it (as in
+    /// `opensearch-min`) every `_plugins/_ism/` path answers 400 `no handler found`.
+    pub ism: bool,
 }
 
 impl Default for SimConfig {
@@ -68,6 +71,7 @@ impl Default for SimConfig {
             speed: 1.0,
             faults: Vec::new(),
             distribution: Distribution::default(),
+            ism: true,
             indices: Vec::new(),
             data_streams: Vec::new(),
             delete_apply: DEFAULT_DELETE_APPLY,

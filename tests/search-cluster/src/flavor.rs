@@ -84,6 +84,8 @@ pub enum Distribution {
 pub(crate) struct Product {
     pub flavor: Flavor,
     distribution: Distribution,
+    /// OpenSearch's ISM plugin is installed (the full bundle), not `opensearch-min`.
+    ism: bool,
 }
 
 impl Product {
@@ -97,7 +99,13 @@ impl Product {
         Product {
             flavor,
             distribution,
+            ism: true,
         }
+    }
+
+    /// The same server without OpenSearch's ISM plugin, as `opensearch-min` is.
+    pub(crate) fn without_ism(self) -> Self {
+        Product { ism: false, ..self }
     }
 
     /// `version.build_flavor` of `GET /`; OpenSearch dropped the field.
@@ -141,7 +149,7 @@ impl Product {
 
     /// ISM, OpenSearch's index-management plugin (bundled with the distribution).
     pub(crate) fn has_ism(self) -> bool {
-        self.flavor == Flavor::Os2
+        self.flavor == Flavor::Os2 && self.ism
     }
 
     /// `index.version.created` of a new index: `Version.id` (OpenSearch XORs its ids with

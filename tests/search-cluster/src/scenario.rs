@@ -236,6 +236,11 @@ fn seed_stream(
 /// The world a configuration describes, its clock starting at `wall_origin_ms`.
 pub(crate) fn build_world(config: &SimConfig, wall_origin_ms: i64) -> Result<World, ConfigError> {
     let product = Product::new(config.flavor, config.distribution);
+    let product = if config.ism {
+        product
+    } else {
+        product.without_ism()
+    };
     let ips = config.node_ips()?;
     let seeds = seeds(config, product)?;
     let mut world = World::new(

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::SearchClient;
 use super::wire::Acknowledged;
-use crate::backend::BackendError;
+use crate::backend::{BackendError, Fault};
 
 /// What a `DELETE` was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +101,20 @@ fn text(value: &Value) -> Option<String> {
     }
 }
 
+/// Who keeps which index besides opsbot, by name, and what the server could not say about it.
+#[derive(Debug, Default)]
+pub struct Kept {
+    pub by_index: HashMap<String, Vec<Keeper>>,
+    /// For the plan's notes.
+    pub notes: Vec<String>,
+}
+
+/// A route the server does not have: Elasticsearch's and OpenSearch's `RestController` answer
+/// 400 with a bare `no handler found for uri [...]` string.
+fn is_no_handler(fault: &Fault) -> bool {
+    matches!(fault, Fault::Status { status: 400, reason } if reason.starts_with("no handler found"))
+}
+
 impl SearchClient {
     /// Every index with the columns `/indices list` shows, its UUID, sizes in bytes; hidden
     /// ones too when asked (a server that has them leaves them out by default), so that a plan
@@ -125,8 +139,9 @@ impl SearchClient {
         &self,
         version: ServerVersion,
         names: &[&str],
-    ) -> Result<HashMap<String, Vec<Keeper>>, BackendError> {
+    ) -> Result<Kept, BackendError> {
         let mut keepers: HashMap<String, Vec<Keeper>> = HashMap::new();
+        let mut notes = Vec::new();
         // Only indices that have one of the settings come back.
         let expand = if version.has_hidden_indices() {
             "all"
@@ -149,11 +164,20 @@ impl SearchClient {
             }
         }
         if version.distribution == Distribution::OpenSearch {
-            for (index, policy) in self.ism_managed(names).await? {
-                keepers
-                    .entry(index)
-                    .or_default()
-                    .push(Keeper::Ism { policy });
+            match self.ism_managed(names).await? {
+                Some(managed) => {
+                    for (index, policy) in managed {
+                        keepers
+                            .entry(index)
+                            .or_default()
+                            .push(Keeper::Ism { policy });
+                    }
+                }
+                None => notes.push(
+                    "this OpenSearch has no ISM plugin (its _plugins/_ism routes do not exist), \
+                     so ISM manages no index here"
+                        .to_owned(),
+                ),
             }
         }
         if version.has_data_streams() {
@@ -169,7 +193,10 @@ impl SearchClient {
                 }
             }
         }
-        Ok(keepers)
+        Ok(Kept {
+            by_index: keepers,
+            notes,
+        })
     }
 
     /// The ISM policies of those of `names` that OpenSearch manages, explained by name. Not
@@ -178,7 +205,13 @@ impl SearchClient {
     /// managed indices would look unmanaged and a prune could take them. The names go in
     /// chunks whose path stays within [`MAX_DELETE_PATH`], the bound the deletions keep, which
     /// also keeps each chunk far below the 10,000 documents one explain finds.
-    async fn ism_managed(&self, names: &[&str]) -> Result<Vec<(String, String)>, BackendError> {
+    ///
+    /// `None` when the server has no ISM plugin (`opensearch-min`): every route of it answers
+    /// 400 `no handler found`, and no index can be managed by it.
+    async fn ism_managed(
+        &self,
+        names: &[&str],
+    ) -> Result<Option<Vec<(String, String)>>, BackendError> {
         const EXPLAIN: &str = "/_plugins/_ism/explain/";
         let mut managed = Vec::new();
         let mut rest = names;
@@ -191,14 +224,19 @@ impl SearchClient {
             let (chunk, after) = rest.split_at(fits.count().max(1));
             rest = after;
             let path = format!("{EXPLAIN}{}", chunk.join(","));
-            let explained: BTreeMap<String, Value> = self.json(Method::GET, &path, None).await?;
+            let explained: BTreeMap<String, Value> = match self.json(Method::GET, &path, None).await
+            {
+                Ok(explained) => explained,
+                Err(error) if is_no_handler(&error.fault) => return Ok(None),
+                Err(error) => return Err(error),
+            };
             // An entry per named index (null policy ids when unmanaged), beside
             // `total_managed_indices`.
             managed.extend(explained.into_iter().filter_map(|(index, entry)| {
                 Some((index, entry.get("policy_id").and_then(text)?))
             }));
         }
-        Ok(managed)
+        Ok(Some(managed))
     }
 
     /// The UUIDs of those of `names` that exist now, by name, in one request scoped to them: a

@@ -146,6 +146,40 @@ async fn opensearch_indices_an_ism_policy_manages_are_kept() {
     assert!(!gone.contains("flog-2020.01.01"));
 }
 
+/// An OpenSearch without the ISM plugin (`opensearch-min`) answers its routes `no handler`:
+/// that means no index is managed by ISM, which the plan says, and the prune goes on.
+#[tokio::test]
+async fn an_opensearch_without_ism_is_pruned_and_the_plan_says_so() {
+    let h = Harness::start(Setup {
+        flavor: Flavor::Os2,
+        days_of_indices: 35,
+        sim: |config| SimConfig {
+            ism: false,
+            ..config
+        },
+        ..Setup::default()
+    })
+    .await;
+    let id = h.start_run("alice", PRUNE_FLOG).await;
+    let notes = h.run(id).plan.notes().join("\n");
+    assert!(
+        notes.contains(
+            "this OpenSearch has no ISM plugin (its _plugins/_ism routes do not exist), so ISM \
+             manages no index here"
+        ),
+        "{notes}"
+    );
+    assert!(
+        h.calls_by("GET")
+            .iter()
+            .any(|c| c.path.starts_with("/_plugins/_ism/explain/") && c.status == 400),
+        "ISM was asked"
+    );
+    h.approve("bob", id).await;
+    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    assert_eq!(deleted(&h).len(), 5);
+}
+
 /// More ISM-managed indices than an OpenSearch search reaches (10,000): every one is still
 /// found managed and kept, not only those explain's pages list.
 #[tokio::test]

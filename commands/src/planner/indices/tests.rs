@@ -34,6 +34,7 @@ fn facts(names: &[&str]) -> Facts {
 fn facts_of(indices: Vec<IndexInfo>) -> Facts {
     Facts::Indices(IndexFacts {
         indices,
+        notes: Vec::new(),
         now: datetime!(2026-11-21 03:00:00 UTC),
     })
 }

@@ -322,6 +322,9 @@ mod tests {
         );
         assert!(endpoint("/_index_template/t", Flavor::Es6).is_none());
         assert!(endpoint("/_plugins/_ism/explain", Flavor::Es8).is_none());
+        let minimal = product(Flavor::Os2).without_ism();
+        assert!(route("/_plugins/_ism/explain/x", minimal).is_none());
+        assert!(route("/_opendistro/_ism/explain/x", minimal).is_none());
         let legacy = route("/_opendistro/_ism/add/x", product(Flavor::Os2)).unwrap();
         assert_eq!(legacy.endpoint, Endpoint::IsmAdd(Some("x".into())));
         assert_eq!(legacy.replaced, Some("add/{index}"));
