@@ -116,10 +116,24 @@ impl Plan {
         self.notes.insert(0, note);
     }
 
-    /// The digest of the canonical encoding: any change to the steps changes it, so an approval
-    /// given for one plan can never carry over to another.
+    /// The digest of what the plan will do: its request (the rules it was made by) and its
+    /// steps, canonically encoded. Any change to them changes it, so an approval given for one
+    /// plan never carries over to another. The notes are left out: they describe the cluster
+    /// as it was seen (`selected 11 of 40 indices`), and a new index the plan does not touch
+    /// must not send a booked prune back for approval.
     pub fn digest(&self) -> PlanDigest {
-        PlanDigest::of(self)
+        PlanDigest::of(&Digested {
+            request: &self.request,
+            steps: self.step_list(),
+        })
+    }
+
+    fn step_list(&self) -> StepList<'_> {
+        match &self.targeted {
+            Targeted::Cluster { steps, .. } => StepList::Cluster(steps),
+            Targeted::Cloud { steps, .. } => StepList::Cloud(steps),
+            Targeted::Hosts { steps } => StepList::Hosts(steps),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -229,7 +243,7 @@ struct Encoded<'p> {
     notes: &'p [String],
 }
 
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 #[serde(untagged)]
 enum StepList<'p> {
     Cluster(&'p [Action<OnCluster>]),
@@ -239,18 +253,20 @@ enum StepList<'p> {
 
 impl Serialize for Plan {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let steps = match &self.targeted {
-            Targeted::Cluster { steps, .. } => StepList::Cluster(steps),
-            Targeted::Cloud { steps, .. } => StepList::Cloud(steps),
-            Targeted::Hosts { steps } => StepList::Hosts(steps),
-        };
         Encoded {
             request: &self.request,
-            steps,
+            steps: self.step_list(),
             notes: &self.notes,
         }
         .serialize(serializer)
     }
+}
+
+/// What the digest covers.
+#[derive(Debug, Serialize)]
+struct Digested<'p> {
+    request: &'p ProcedureRequest,
+    steps: StepList<'p>,
 }
 
 /// A stored plan before its steps are read: they are read as the request's kind, so a step of

@@ -93,3 +93,23 @@ fn approval_is_asked_at_the_gate_or_before_a_destructive_plan() {
     assert_eq!(safe.approval_at(), None);
     assert!(!safe.needs_approval());
 }
+
+/// A new index a prune does not touch changes its notes (`selected 11 of 41`), never its
+/// digest: a booked prune keeps its approval. A changed step changes it.
+#[test]
+fn the_digest_covers_the_request_and_the_steps_not_the_notes() {
+    let seen = Plan::new(restart(), steps(), vec!["selected 11 of 40 indices".into()]).unwrap();
+    let later = Plan::new(restart(), steps(), vec!["selected 11 of 41 indices".into()]).unwrap();
+    assert_eq!(seen.digest(), later.digest());
+    let mut fewer = steps();
+    fewer.pop();
+    let changed = Plan::new(restart(), fewer, vec!["selected 11 of 40 indices".into()]).unwrap();
+    assert_ne!(seen.digest(), changed.digest());
+    let other = ProcedureRequest::ClusterRestart {
+        cluster: ClusterName::parse("logs2").unwrap(),
+    };
+    assert_ne!(
+        seen.digest(),
+        Plan::new(other, steps(), vec![]).unwrap().digest()
+    );
+}

@@ -169,7 +169,7 @@ fn check_reads_every_record_and_finds_a_damaged_one() {
         store.append_run_log(run.id, &["line 1", "line 2"]).unwrap();
         store.create_run(finished_run("b"), None).unwrap();
     }
-    let good = opsbot_state::check(&crate::common::store_in(dir.path())).unwrap();
+    let good = crate::common::check(dir.path()).unwrap();
     assert_eq!(
         good.to_string(),
         "runs: 2 (1 unfinished, last r-2), audit entries: 2 (last #2), run log lines: 2"
@@ -183,7 +183,7 @@ fn check_reads_every_record_and_finds_a_damaged_one() {
     db.flush().unwrap();
     drop(db);
     drop(crate::common::open(dir.path()).unwrap());
-    let error = opsbot_state::check(&crate::common::store_in(dir.path())).unwrap_err();
+    let error = crate::common::check(dir.path()).unwrap_err();
     assert!(
         matches!(&error, StoreError::Corrupt { tree: "audit", key, .. } if key == "#2"),
         "{error:?}"
