@@ -40,6 +40,12 @@ pub async fn spawn(engine: &Engine) -> Result<Vec<JoinHandle<()>>, EngineError> 
             text,
         );
     }
+    let now = engine.clock().now();
+    for schedule in engine.schedules().iter() {
+        for change in schedule.cron.clock_changes(now) {
+            tracing::warn!(schedule = %schedule.name, "a clock change moves a fire: {change}");
+        }
+    }
     Ok(engine
         .schedules()
         .iter()

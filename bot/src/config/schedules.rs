@@ -143,6 +143,10 @@ fn check_bounds(request: &ProcedureRequest, bounds: Option<&Bounds>) -> anyhow::
             "[schedules.bounds] limit index deletions, and `{request}` deletes no indices; \
              remove them (each destructive run of this schedule waits for an approval)"
         ),
+        (true, Some(bounds)) if bounds.max_indices == 0 => bail!(
+            "[schedules.bounds] max_indices = 0 lets no run delete anything under the standing \
+             approval, so every run would wait for a person; give the most one run may delete"
+        ),
         (true, Some(bounds)) => {
             if let ProcedureRequest::IndicesPrune {
                 older_than, prefix, ..
@@ -172,9 +176,21 @@ fn check_bounds(request: &ProcedureRequest, bounds: Option<&Bounds>) -> anyhow::
     }
 }
 
+/// The least `[scheduling] min_interval` may be: a procedure run every minute is never meant.
+const MIN_INTERVAL_FLOOR: Duration = Duration::from_secs(60);
+
 /// Checks the schedules against the rest of the config: unique names, a target and a channel
 /// that exist, and fires no closer than the minimum interval.
 pub(super) fn validate(config: &Config) -> anyhow::Result<()> {
+    let min_interval = config.scheduling.min_interval;
+    if min_interval < MIN_INTERVAL_FLOOR {
+        bail!(
+            "[scheduling] min_interval = {} turns off the check that refuses a schedule such as \
+             `* 2 * * *` (every minute of 02:00, sixty runs); give at least {}",
+            opsbot_commands::render::duration(crate::clock::span(min_interval)),
+            opsbot_commands::render::duration(crate::clock::span(MIN_INTERVAL_FLOOR))
+        );
+    }
     let mut names = std::collections::BTreeSet::new();
     let now = OffsetDateTime::now_utc();
     for ScheduleConfig(schedule) in &config.schedules {

@@ -264,6 +264,10 @@ fn bad_schedules_are_refused_at_start_up_with_what_to_write() {
             "every run would exceed them",
         ),
         (
+            EXAMPLE.replace("max_indices = 60", "max_indices = 0"),
+            "max_indices = 0 lets no run delete anything under the standing approval",
+        ),
+        (
             EXAMPLE.replace("channel = \"console\"", "channel = \"general\""),
             "channel `general` is neither `console` nor one of [discord] channels",
         ),
@@ -347,4 +351,16 @@ fn bad_store_settings_are_refused_with_the_reason_and_never_echo_a_password() {
         assert!(error.contains(expected), "{store}: {error}");
         assert!(!error.contains("hunter2"), "{store}: {error}");
     }
+}
+
+/// A `min_interval` that turns the guard against every-minute schedules off is refused.
+#[test]
+fn a_minimum_interval_below_a_minute_is_refused() {
+    let text = format!("{EXAMPLE}\n[scheduling]\nmin_interval = \"0s\"\n");
+    let error = format!("{:#}", parse(&text).unwrap_err());
+    assert!(
+        error.contains("[scheduling] min_interval = 0s turns off the check")
+            && error.contains("give at least 1m"),
+        "{error}"
+    );
 }

@@ -125,6 +125,76 @@ impl CronSchedule {
         }
     }
 
+    /// The fires of the year after `from` that a clock change moves or repeats, each in words
+    /// with what opsbot does then (see the module's note): a time the spring-forward skips
+    /// fires right after the gap; one the fall-back repeats fires once, or in both hours for a
+    /// schedule that fires every hour.
+    pub fn clock_changes(&self, from: OffsetDateTime) -> Vec<String> {
+        let Ok(start) = jiff::Timestamp::from_nanosecond(from.unix_timestamp_nanos()) else {
+            return Vec::new();
+        };
+        let Ok(end) = start.saturating_add(jiff::SignedDuration::from_hours(24 * 366)) else {
+            return Vec::new();
+        };
+        self.zone
+            .following(start)
+            .take_while(|transition| transition.timestamp() < end)
+            .filter_map(|transition| self.clock_change(transition.timestamp()))
+            .collect()
+    }
+
+    /// What the clock change at `at` does to this schedule, if anything.
+    fn clock_change(&self, at: jiff::Timestamp) -> Option<String> {
+        let just_before = at.checked_sub(jiff::SignedDuration::from_nanos(1)).ok()?;
+        let (before, after) = (self.zone.to_offset(just_before), self.zone.to_offset(at));
+        // The wall-clock times that do not exist (forward) or happen twice (back).
+        let (first, last, forward) = if after > before {
+            (before.to_datetime(at), after.to_datetime(at), true)
+        } else {
+            (after.to_datetime(at), before.to_datetime(at), false)
+        };
+        let minutes = std::iter::successors(Some(first), |minute| {
+            minute
+                .checked_add(jiff::SignedDuration::from_mins(1))
+                .ok()
+                .filter(|next| *next < last)
+        });
+        let affected = minutes.into_iter().find(|minute| {
+            minute
+                .to_zoned(TimeZone::UTC)
+                .is_ok_and(|wall| self.cron.is_time_matching(&wall).unwrap_or(false))
+        })?;
+        let wall = affected.strftime("%Y-%m-%d %H:%M");
+        let zone = &self.zone_name;
+        let to_time = |stamp: jiff::Timestamp| {
+            OffsetDateTime::from_unix_timestamp_nanos(stamp.as_nanosecond()).ok()
+        };
+        if forward {
+            let fires = self.next_after(to_time(just_before)?)?;
+            return Some(format!(
+                "{wall} does not exist in {zone} (clocks go forward): it fires at {} instead",
+                self.local(fires)
+            ));
+        }
+        let repeated = before.duration_since(after);
+        let window_start = to_time(at.checked_sub(repeated).ok()?)?;
+        let window_end = to_time(at.checked_add(repeated).ok()?)?;
+        let fires: Vec<String> = self
+            .fires_after(window_start - time::Duration::NANOSECOND)
+            .take_while(|fire| *fire < window_end)
+            .map(|fire| self.local(fire))
+            .collect();
+        Some(match fires.as_slice() {
+            [once] => {
+                format!("{wall} happens twice in {zone} (clocks go back): it fires once, at {once}")
+            }
+            many => format!(
+                "{wall} happens twice in {zone} (clocks go back): it fires at {}",
+                many.join(" and ")
+            ),
+        })
+    }
+
     /// `at` as a wall-clock time of the schedule's zone, e.g. `2026-11-28 02:00 CET`.
     pub fn local(&self, at: OffsetDateTime) -> String {
         match self.zoned(at) {
@@ -169,6 +239,41 @@ mod tests {
                 "2026-03-30 02:30 CEST",
                 "2026-03-31 02:30 CEST"
             ]
+        );
+    }
+
+    /// Said at start-up: which fires of the coming year a clock change moves, and to when.
+    #[test]
+    fn the_clock_changes_a_schedule_meets_are_named_with_what_happens() {
+        let nightly = CronSchedule::parse("30 2 * * *", "Europe/Berlin").unwrap();
+        assert_eq!(
+            nightly.clock_changes(datetime!(2026-01-01 00:00 UTC)),
+            [
+                "2026-03-29 02:30 does not exist in Europe/Berlin (clocks go forward): it fires \
+                 at 2026-03-29 03:00 CEST instead",
+                "2026-10-25 02:30 happens twice in Europe/Berlin (clocks go back): it fires \
+                 once, at 2026-10-25 02:30 CEST",
+            ]
+        );
+        let hourly = CronSchedule::parse("15 * * * *", "Europe/Berlin").unwrap();
+        let said = hourly.clock_changes(datetime!(2026-06-01 00:00 UTC));
+        assert_eq!(
+            said.first().map(String::as_str),
+            Some(
+                "2026-10-25 02:15 happens twice in Europe/Berlin (clocks go back): it fires at \
+                 2026-10-25 02:15 CEST and 2026-10-25 02:15 CET"
+            )
+        );
+        let untouched = CronSchedule::parse("0 4 * * *", "Europe/Berlin").unwrap();
+        assert!(
+            untouched
+                .clock_changes(datetime!(2026-01-01 00:00 UTC))
+                .is_empty()
+        );
+        let utc = CronSchedule::parse("30 2 * * *", "UTC").unwrap();
+        assert!(
+            utc.clock_changes(datetime!(2026-01-01 00:00 UTC))
+                .is_empty()
         );
     }
 
