@@ -2,6 +2,7 @@
 //! their inputs (time included), so that each is snapshot-tested. One module per subject; the
 //! functions are used as `render::progress`, `render::plan`, ...
 
+mod aftermath;
 mod audit;
 mod cloud;
 mod cluster;
@@ -11,14 +12,15 @@ mod run;
 mod runbook;
 mod schedule;
 
+pub use aftermath::aftermath;
 pub use audit::audit;
 pub use cloud::{allocations, services};
 pub use cluster::{cluster_status, report};
 pub use indices::{bytes, compact, index_list};
 pub use plan::{Label, approval_preview, plan, started, step_label};
 pub use run::{
-    ApprovalButtons, ProgressView, Tone, aftermath, progress, progress_view, run_list, run_log,
-    run_status, tail,
+    ApprovalButtons, ProgressView, Tone, progress, progress_view, run_list, run_log, run_status,
+    tail,
 };
 pub use runbook::{runbook_list, runbook_show};
 pub use schedule::{ScheduleState, schedule_list, schedule_show, standing_asked};

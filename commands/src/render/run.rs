@@ -4,12 +4,11 @@ use std::fmt::Write as _;
 
 use time::OffsetDateTime;
 
-use super::{Label, compact, duration, first_that_fits, fit, hhmm, on_page, step_label, utc};
+use super::{duration, first_that_fits, fit, hhmm, on_page, step_label, utc};
 use crate::button::{ApprovalButton, Decision};
-use crate::cluster::{Exclusion, Observation, SettingScope};
-use crate::name::{ClusterName, NodeAddr, RunId};
+use crate::cluster::Observation;
+use crate::name::RunId;
 use crate::page::Page;
-use crate::plan::{Action, ClusterDestructive, ClusterSafe, ClusterStep};
 use crate::request::ProcedureRequest;
 use crate::run::{Run, RunState, StepState};
 
@@ -301,28 +300,6 @@ pub fn run_list(runs: &[Run], page: Page, more: bool, now: OffsetDateTime) -> St
     fit(&lines.join("\n"))
 }
 
-/// What a run that stopped early leaves behind, and the command that undoes or finishes it.
-/// Shown when a run fails or is cancelled, so nobody has to work the state out at 3 a.m.
-/// `seen` is how the cluster showed its nodes when the run stopped (`None` when it could not be
-/// asked, or for runs that do not stop and start nodes): where a node stands is what the cluster
-/// shows, never what the run's own steps assume.
-pub fn aftermath(run: &Run, seen: Option<&Observation>) -> String {
-    match run.plan.request() {
-        ProcedureRequest::ClusterStop { cluster }
-        | ProcedureRequest::ClusterStart { cluster }
-        | ProcedureRequest::ClusterRestart { cluster } => cluster_aftermath(run, cluster, seen),
-        ProcedureRequest::ClusterRemoveNode { cluster, node } => {
-            removal_aftermath(run, cluster, *node)
-        }
-        ProcedureRequest::IndicesPrune { cluster, .. }
-        | ProcedureRequest::IndicesDelete { cluster, .. } => deletion_aftermath(run, cluster),
-        ProcedureRequest::PlacementStale { .. }
-        | ProcedureRequest::ComputeRpcCap { .. }
-        | ProcedureRequest::ImageProperties { .. }
-        | ProcedureRequest::Runbook(_) => super::cloud::aftermath(run),
-    }
-}
-
 /// What a successful run leaves for the operator to do.
 fn follow_up(request: &ProcedureRequest) -> Option<String> {
     match request {
@@ -342,152 +319,6 @@ fn follow_up(request: &ProcedureRequest) -> Option<String> {
         | ProcedureRequest::ImageProperties { .. }
         | ProcedureRequest::Runbook(_) => None,
     }
-}
-
-/// For a node removal: whether the exclusion is still set, and where the node is.
-fn removal_aftermath(run: &Run, cluster: &ClusterName, node: NodeAddr) -> String {
-    let (mut excluded, mut cleared, mut stopped, mut unlisted) = (false, false, false, false);
-    let mut uncertain = Vec::new();
-    for (action, state) in cluster_steps(run) {
-        let done = matches!(state, StepState::Done { .. });
-        let touched = !matches!(state, StepState::Pending);
-        match action {
-            Action::Safe(ClusterSafe::ExcludeNode { .. }) => excluded = touched,
-            Action::Safe(ClusterSafe::ClearExclusion { .. }) => cleared = done,
-            Action::Destructive(ClusterDestructive::RetireNode { .. }) => stopped = done,
-            Action::Destructive(ClusterDestructive::UnlistNode { .. }) => unlisted = done,
-            Action::Destructive(ClusterDestructive::DeleteIndices { .. })
-            | Action::Safe(_)
-            | Action::Wait(_)
-            | Action::Gate { .. } => {}
-        }
-        if touched && !done && action.is_destructive() {
-            uncertain.push(format!("may be half-way: {}", action.label()));
-        }
-    }
-    let mut said = Vec::new();
-    if excluded && cleared {
-        said.push(format!("the exclusion of {node} was cleared"));
-    }
-    if excluded && !cleared {
-        let exclusion = Exclusion {
-            scope: SettingScope::Transient,
-            value: node.to_string(),
-        };
-        said.push(format!(
-            "still set: {exclusion}; clear it with PUT /_cluster/settings {} on cluster `{cluster}`",
-            exclusion.clearing_body()
-        ));
-    }
-    said.extend(uncertain);
-    let finish = format!("/cluster remove-node cluster:{cluster} node:{node}");
-    match (stopped, unlisted) {
-        (false, _) => said.push(format!("{node} still runs and stays in the deployment")),
-        (true, false) => said.push(format!(
-            "{node} is stopped but still in the deployment inventory; to finish, ask again: \
-             {finish}; to bring it back, start its search container"
-        )),
-        (true, true) => said.push(format!(
-            "{node} is stopped and out of the deployment inventory; redeploy the search service \
-             with serial 1 to finish"
-        )),
-    }
-    said.join("\n")
-}
-
-fn cluster_aftermath(run: &Run, cluster: &ClusterName, seen: Option<&Observation>) -> String {
-    let mut allocation_disabled = false;
-    let mut stopped: Vec<NodeAddr> = Vec::new();
-    let mut uncertain: Vec<String> = Vec::new();
-    for (action, state) in cluster_steps(run) {
-        let done = matches!(state, StepState::Done { .. });
-        let touched = !matches!(state, StepState::Pending);
-        let Action::Safe(safe) = action else { continue };
-        match safe {
-            ClusterSafe::DisableAllocation if done => allocation_disabled = true,
-            ClusterSafe::EnableAllocation if done => allocation_disabled = false,
-            ClusterSafe::StopNode { node } if done => stopped.push(*node),
-            ClusterSafe::StartNode { node } if done => stopped.retain(|n| n != node),
-            ClusterSafe::StopNode { node } | ClusterSafe::StartNode { node } if touched => {
-                uncertain.push(format!("{node} may be half-way ({})", safe.label()));
-            }
-            _ => {}
-        }
-    }
-    let mut left = Vec::new();
-    if allocation_disabled {
-        left.push(
-            "shard allocation is disabled (persistent cluster.routing.allocation.enable: none)"
-                .to_owned(),
-        );
-    }
-    left.extend(uncertain);
-    let all_joined = seen.is_some_and(|seen| {
-        seen.missing.is_empty()
-            && seen.note.is_none()
-            && seen.nodes_joined.is_some_and(|(joined, of)| joined == of)
-    });
-    match seen {
-        Some(seen) if !all_joined => {
-            left.push(format!("as the cluster shows its nodes now: {seen}"))
-        }
-        Some(_) => {}
-        None if !stopped.is_empty() => {
-            let nodes: Vec<String> = stopped.iter().map(ToString::to_string).collect();
-            left.push(format!(
-                "the cluster could not be asked where its nodes stand; this run stopped {}",
-                nodes.join(", ")
-            ));
-        }
-        None => {}
-    }
-    if left.is_empty() {
-        return "nothing was left changed".to_owned();
-    }
-    format!(
-        "left in place: {}\nto bring the cluster back: /cluster start cluster:{cluster}",
-        left.join("; ")
-    )
-}
-
-/// For deletions: what was deleted, what was not, and what may be half-way.
-fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
-    let total = run.plan.deleted_indices().count();
-    let (mut deleted, mut kept, mut partial) = (0, Vec::new(), Vec::new());
-    for (action, state) in cluster_steps(run) {
-        let Action::Destructive(ClusterDestructive::DeleteIndices { indices }) = action else {
-            continue;
-        };
-        match state {
-            StepState::Done { .. } => deleted += indices.len(),
-            StepState::Pending => kept.extend(indices.iter().cloned()),
-            _ => partial.extend(indices.iter().cloned()),
-        }
-    }
-    // A check after the deletes that found some still there: "deleted" would not be true.
-    let unverified = cluster_steps(run).any(|(action, state)| {
-        matches!(action, Action::Safe(ClusterSafe::VerifyDeleted))
-            && matches!(state, StepState::Failed { .. })
-    });
-    let mut text = if unverified {
-        format!(
-            "the cluster acknowledged deleting {deleted} of {total} selected indices, but the \
-             check after found some still there (above)"
-        )
-    } else {
-        format!("deleted {deleted} of {total} selected indices")
-    };
-    if !kept.is_empty() {
-        let _ = write!(text, "; not deleted: {}", compact(&kept));
-    }
-    if !partial.is_empty() {
-        let _ = write!(
-            text,
-            "; may be partly deleted: {} (/indices list cluster:{cluster} shows what remains)",
-            compact(&partial)
-        );
-    }
-    text
 }
 
 /// `/run log`: the latest lines of a run's command output that fit one message, out of
@@ -521,9 +352,4 @@ pub fn tail(lines: &[String], max_chars: usize) -> Vec<&str> {
     }
     shown.reverse();
     shown
-}
-
-/// A search cluster's run's steps beside their states; none for another kind of run.
-fn cluster_steps(run: &Run) -> impl Iterator<Item = (&ClusterStep, &StepState)> {
-    run.plan.cluster_steps().iter().zip(&run.steps)
 }

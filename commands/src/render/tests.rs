@@ -547,3 +547,35 @@ fn a_scheduled_deletion_under_a_standing_approval_says_which_and_whose() {
     let ordinary = progress(&restart_run(), None, T0);
     assert!(!ordinary.contains("standing approval"), "{ordinary}");
 }
+
+/// A start stopped after its first node came up leaves one node up and no master: the report
+/// says so, never "nothing was left changed".
+#[test]
+fn a_start_stopped_after_its_first_node_says_which_node_it_started() {
+    let nodes: Vec<NodeAddr> = (11..=13)
+        .map(|i| NodeAddr::parse(&format!("10.0.0.{i}")).unwrap())
+        .collect();
+    let facts = Facts::Cluster(ClusterFacts {
+        inventory: nodes,
+        version: None,
+        membership: Membership::Unreachable,
+    });
+    let request = ProcedureRequest::ClusterStart {
+        cluster: crate::name::ClusterName::parse("logs").unwrap(),
+    };
+    let plan = make_plan(&request, &facts).unwrap();
+    let mut run = Run::new(
+        RunId::new(4),
+        plan,
+        person("alice"),
+        ChannelId("console".into()),
+        T0,
+        time::Duration::minutes(30),
+    );
+    run.steps[0] = done("started 10.0.0.11");
+    assert_eq!(
+        aftermath(&run, None),
+        "left in place: the cluster could not be asked where its nodes stand; this run started \
+         10.0.0.11\nto bring the cluster back: /cluster start cluster:logs"
+    );
+}
