@@ -171,6 +171,7 @@ impl Clusters {
                     })?;
                 Ok(IndexInfo {
                     keepers: kept.by_index.remove(&row.index).unwrap_or_default(),
+                    created: kept.created.remove(&row.index),
                     uuid,
                     row,
                 })

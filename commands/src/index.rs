@@ -175,6 +175,14 @@ pub struct PlannedIndex {
     /// approval's size bound is checked against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
+    /// When the cluster created it, if it said: an unattended run deletes it only when this is
+    /// old enough too, not only the date in its name.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "time::serde::rfc3339::option"
+    )]
+    pub created: Option<time::OffsetDateTime>,
 }
 
 /// A planned index as stored: `{name, uuid}` now, a bare name before UUIDs were bound.
@@ -186,6 +194,8 @@ enum PlannedRecord {
         uuid: Option<IndexUuid>,
         #[serde(default)]
         bytes: Option<u64>,
+        #[serde(default, with = "time::serde::rfc3339::option")]
+        created: Option<time::OffsetDateTime>,
     },
     Name(IndexName),
 }
@@ -193,11 +203,22 @@ enum PlannedRecord {
 impl From<PlannedRecord> for PlannedIndex {
     fn from(record: PlannedRecord) -> Self {
         match record {
-            PlannedRecord::Bound { name, uuid, bytes } => Self { name, uuid, bytes },
+            PlannedRecord::Bound {
+                name,
+                uuid,
+                bytes,
+                created,
+            } => Self {
+                name,
+                uuid,
+                bytes,
+                created,
+            },
             PlannedRecord::Name(name) => Self {
                 name,
                 uuid: None,
                 bytes: None,
+                created: None,
             },
         }
     }

@@ -33,6 +33,7 @@ pub(crate) fn deletion(id: RunId) -> Run {
                     name: index,
                     uuid: None,
                     bytes: None,
+                    created: None,
                 }],
             },
         )],

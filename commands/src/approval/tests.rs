@@ -21,6 +21,7 @@ fn deletion_with(mut before: Vec<ClusterStep>) -> Plan {
                 name: IndexName::parse("flog-2026.10.01").unwrap(),
                 uuid: None,
                 bytes: None,
+                created: None,
             }],
         },
     ));

@@ -98,12 +98,29 @@ pub(super) fn prune(
     }
     notes.extend(passed.notes());
     notes.extend(facts.notes.iter().cloned());
+    // The name's date says old, the cluster says new: someone named a new index by an old
+    // date. Selected (as Curator would), and said; an unattended run refuses it (its bounds).
+    let recent: Vec<String> = expired
+        .iter()
+        .filter_map(|(name, _, index)| {
+            let created = index.created.filter(|created| *created > cutoff)?;
+            Some(format!("{name} (created {})", render::utc(created)))
+        })
+        .collect();
+    if !recent.is_empty() {
+        notes.push(format!(
+            "named as older than the cut-off but created after it: {}; check them before \
+             approving",
+            recent.join(", ")
+        ));
+    }
     let planned = expired
         .into_iter()
         .map(|(name, _, index)| PlannedIndex {
             name,
             uuid: Some(index.uuid.clone()),
             bytes: index.bytes(),
+            created: index.created,
         })
         .collect();
     Ok(Plan::new(request.clone(), deletion_steps(planned), notes)?)
@@ -204,6 +221,7 @@ pub(super) fn delete(
         name: index.clone(),
         uuid: Some(info.uuid.clone()),
         bytes: info.bytes(),
+        created: info.created,
     };
     Ok(Plan::new(
         request.clone(),

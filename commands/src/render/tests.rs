@@ -447,6 +447,7 @@ fn a_deletion_whose_check_found_indices_left_does_not_claim_them_deleted() {
         name: IndexName::parse(name).unwrap(),
         uuid: None,
         bytes: None,
+        created: None,
     };
     let plan = Plan::new(
         ProcedureRequest::IndicesDelete {
@@ -504,6 +505,7 @@ fn a_scheduled_deletion_under_a_standing_approval_says_which_and_whose() {
                     name: IndexName::parse("flog-2026.09.01").unwrap(),
                     uuid: None,
                     bytes: None,
+                    created: None,
                 }],
             },
         )],

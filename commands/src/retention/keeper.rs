@@ -62,6 +62,8 @@ pub struct IndexInfo {
     pub uuid: IndexUuid,
     /// Every reason someone else keeps it; [`IndexInfo::keeper`] names the one reported.
     pub keepers: Vec<Keeper>,
+    /// When the cluster created it (`index.creation_date`), if it said.
+    pub created: Option<time::OffsetDateTime>,
 }
 
 impl IndexInfo {

@@ -220,6 +220,7 @@ fn keepers_are_named_by_the_most_telling_reason() {
         },
         uuid: crate::index::IndexUuid::parse("u").unwrap(),
         keepers,
+        created: None,
     };
     assert_eq!(info(vec![]).keeper(), None);
     let stream = Keeper::DataStream {

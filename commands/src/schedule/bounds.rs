@@ -42,6 +42,15 @@ pub enum Exceeded {
         index: IndexName,
         min: RetentionDays,
     },
+    #[error(
+        "{index} was created {created}, less than the bound of {min} days ago, whatever its \
+         name says"
+    )]
+    CreatedRecently {
+        index: IndexName,
+        created: String,
+        min: RetentionDays,
+    },
     #[error("the size of {index} is unknown, and the bound allows at most {max} in all")]
     SizeUnknown { index: IndexName, max: String },
     #[error("it deletes {total}, more than the bound of {max} in all")]
@@ -93,6 +102,15 @@ impl Bounds {
             if !matches!(age.judge(index.name.as_str(), now), Verdict::Expired { .. }) {
                 return Err(Exceeded::TooYoung {
                     index: index.name.clone(),
+                    min: self.min_age_days,
+                });
+            }
+            if let Some(created) = index.created
+                && created > age.cutoff(now)
+            {
+                return Err(Exceeded::CreatedRecently {
+                    index: index.name.clone(),
+                    created: render::utc(created),
                     min: self.min_age_days,
                 });
             }
@@ -157,6 +175,7 @@ mod tests {
                             name: IndexName::parse(name).unwrap(),
                             uuid: None,
                             bytes: *bytes,
+                            created: None,
                         })
                         .collect(),
                 },
@@ -217,6 +236,26 @@ mod tests {
                 ("flog-2026.10.02", Some(800))
             ]),
             "it deletes 1.6kb, more than the bound of 1000b in all"
+        );
+    }
+
+    /// An unattended run deletes an index only when the cluster created it long enough ago
+    /// too, not only when its name says so.
+    #[test]
+    fn an_index_created_recently_is_not_admitted_whatever_its_name_says() {
+        let mut young = plan(&[("flog-2026.10.01", Some(1))]);
+        let mut steps = young.cluster_steps().to_vec();
+        let Some(ClusterStep::Destructive(ClusterDestructive::DeleteIndices { indices })) =
+            steps.first_mut()
+        else {
+            panic!("a deletion")
+        };
+        indices[0].created = Some(datetime!(2026-11-22 08:00 UTC));
+        young = Plan::new(young.request().clone(), steps, vec![]).unwrap();
+        assert_eq!(
+            bounds().admit(&young, NOW).unwrap_err().to_string(),
+            "flog-2026.10.01 was created 2026-11-22 08:00 UTC, less than the bound of 30 days \
+             ago, whatever its name says"
         );
     }
 

@@ -105,6 +105,8 @@ fn text(value: &Value) -> Option<String> {
 #[derive(Debug, Default)]
 pub struct Kept {
     pub by_index: HashMap<String, Vec<Keeper>>,
+    /// When each index was created (`index.creation_date`), read with the same request.
+    pub created: HashMap<String, time::OffsetDateTime>,
     /// For the plan's notes.
     pub notes: Vec<String>,
 }
@@ -132,8 +134,8 @@ impl SearchClient {
         self.json(Method::GET, &path, None).await
     }
 
-    /// Who else keeps which index, by name: ILM policies and the hidden flag from the settings
-    /// API (hidden indices included), ISM policies of `names` from ISM's explain API on
+    /// Who else keeps which index, by name: ILM policies, the hidden flag and the creation date
+    /// from the settings API (hidden indices included), ISM policies of `names` from ISM's explain API on
     /// OpenSearch, and the backing indices of data streams where the server has them.
     pub async fn keepers(
         &self,
@@ -149,10 +151,22 @@ impl SearchClient {
             "open,closed"
         };
         let path = format!(
-            "/_settings/index.lifecycle.name,index.hidden?expand_wildcards={expand}&flat_settings=true"
+            "/_settings/index.lifecycle.name,index.hidden,index.creation_date?expand_wildcards={expand}&flat_settings=true"
         );
         let settings: SettingsByIndex = self.json(Method::GET, &path, None).await?;
+        let mut created = HashMap::new();
         for (index, IndexSettings { settings }) in settings {
+            // Milliseconds since the epoch, as a string.
+            let creation = settings
+                .get("index.creation_date")
+                .and_then(text)
+                .and_then(|millis| millis.parse::<i128>().ok())
+                .and_then(|millis| {
+                    time::OffsetDateTime::from_unix_timestamp_nanos(millis * 1_000_000).ok()
+                });
+            if let Some(creation) = creation {
+                created.insert(index.clone(), creation);
+            }
             if let Some(policy) = settings.get("index.lifecycle.name").and_then(text) {
                 keepers
                     .entry(index.clone())
@@ -195,6 +209,7 @@ impl SearchClient {
         }
         Ok(Kept {
             by_index: keepers,
+            created,
             notes,
         })
     }

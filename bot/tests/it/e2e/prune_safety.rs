@@ -146,6 +146,42 @@ async fn opensearch_indices_an_ism_policy_manages_are_kept() {
     assert!(!gone.contains("flog-2020.01.01"));
 }
 
+/// An index named by an old date but created two days ago: the attended plan selects it (as
+/// Curator would) and says so, for the approver to check.
+#[tokio::test]
+async fn an_index_named_old_but_created_recently_is_pointed_out_in_the_plan() {
+    let h = Harness::start(Setup {
+        days_of_indices: 35,
+        sim: |config| SimConfig {
+            indices: vec![
+                IndexSpec::new("flog-2019.05.01")
+                    .created(time::OffsetDateTime::now_utc() - time::Duration::days(2)),
+            ],
+            ..config
+        },
+        ..Setup::default()
+    })
+    .await;
+    let id = h.start_run("alice", PRUNE_FLOG).await;
+    let notes = h.run(id).plan.notes().join("\n");
+    assert!(
+        notes.contains(
+            "named as older than the cut-off but created after it: flog-2019.05.01 (created "
+        ),
+        "{notes}"
+    );
+    let planned = h
+        .run(id)
+        .plan
+        .deleted()
+        .find(|p| p.name.as_str() == "flog-2019.05.01")
+        .cloned();
+    assert!(
+        planned.is_some_and(|p| p.created.is_some()),
+        "the plan keeps its creation date for the bounds"
+    );
+}
+
 /// An OpenSearch without the ISM plugin (`opensearch-min`) answers its routes `no handler`:
 /// that means no index is managed by ISM, which the plan says, and the prune goes on.
 #[tokio::test]

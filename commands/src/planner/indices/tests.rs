@@ -24,6 +24,7 @@ fn index(name: &str, keepers: Vec<Keeper>) -> IndexInfo {
         },
         uuid: IndexUuid::parse(&uuid).unwrap(),
         keepers,
+        created: None,
     }
 }
 

@@ -132,6 +132,7 @@ pub fn new_deletion_run(cluster_name: &str) -> impl FnOnce(RunId) -> Run + use<>
                     name: index,
                     uuid: None,
                     bytes: None,
+                    created: None,
                 }],
             },
         )],
