@@ -15,7 +15,8 @@ use crate::clock::span;
 use crate::engine::Engine;
 use crate::refusal::{EngineError, Refusal};
 
-/// How often a fire whose target is busy looks again, until `[scheduling] lock_wait`.
+/// How often a fire whose target is busy looks again, until `[scheduling] lock_wait`, besides
+/// each time one of this bot's runs finishes.
 const BUSY_LOOK: Duration = Duration::from_secs(30);
 /// How long a task waits after a store failure before it looks again.
 const AFTER_FAILURE: Duration = Duration::from_secs(60);
@@ -127,7 +128,10 @@ async fn fire(
     let give_up = clock.now() + lock_wait;
     let lateness = span(engine.scheduling().lateness);
     let target = schedule.request.target();
+    let mut released = engine.writes().released();
     loop {
+        // Marked seen before the look: a run that finishes after it wakes the wait below.
+        released.borrow_and_update();
         let holder = engine.store().lock_holder(&target)?;
         let outcome = match holder {
             Some(holder) if clock.now() >= give_up => {
@@ -136,7 +140,12 @@ async fn fire(
                     .await?
             }
             Some(_) => {
-                clock.sleep_until(clock.now() + BUSY_LOOK).await;
+                // Woken when a run of this bot finishes; looked at anyway every BUSY_LOOK, for
+                // a run another instance on the same store finished.
+                tokio::select! {
+                    () = clock.sleep_until(clock.now() + BUSY_LOOK) => {}
+                    _ = released.changed() => {}
+                }
                 continue;
             }
             None => match engine.fire(schedule, due).await {

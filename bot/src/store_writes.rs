@@ -22,6 +22,8 @@
     reason = "the one module that may call the store's synchronous writes"
 )]
 
+use std::sync::Arc;
+
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::maintenance::MaintenanceNotice;
 use opsbot_commands::name::RunId;
@@ -30,6 +32,7 @@ use opsbot_commands::run::Run;
 use opsbot_commands::schedule::{FireRecord, Pause, ScheduleName, StandingApproval, StandingId};
 use opsbot_state::{Compacted, Store, StoreError, UpdateError};
 use time::OffsetDateTime;
+use tokio::sync::watch;
 
 use crate::metrics::RunMetrics;
 use crate::tenure::Tenure;
@@ -45,6 +48,8 @@ pub struct StoreWrites {
     /// Checked before and after each write: the engine writes its write-ahead record right
     /// before a side effect, which must not start once this instance may have lost the lease.
     tenure: Tenure,
+    /// Counts the runs that finished through these writes: each released its target's lock.
+    released: Arc<watch::Sender<u64>>,
 }
 
 impl StoreWrites {
@@ -53,6 +58,7 @@ impl StoreWrites {
             store,
             counted: None,
             tenure: Tenure::default(),
+            released: Arc::new(watch::channel(0).0),
         }
     }
 
@@ -63,7 +69,14 @@ impl StoreWrites {
             store,
             counted: Some(metrics),
             tenure,
+            released: Arc::new(watch::channel(0).0),
         }
+    }
+
+    /// Changes each time a run finishes through these writes, releasing its target's lock: what
+    /// a fire waiting for a busy target wakes on.
+    pub fn released(&self) -> watch::Receiver<u64> {
+        self.released.subscribe()
     }
 
     /// See [`Store::create_run`].
@@ -103,6 +116,12 @@ impl StoreWrites {
             .await?;
         if let Some(metrics) = &self.counted {
             metrics.recorded(&run, &recorded);
+        }
+        if recorded
+            .iter()
+            .any(|event| matches!(event, AuditKind::RunFinished { .. }))
+        {
+            self.released.send_modify(|finished| *finished += 1);
         }
         Ok(run)
     }

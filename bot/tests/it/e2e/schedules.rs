@@ -210,3 +210,48 @@ async fn pausing_and_approving_nothing_are_answered_in_one_line_of_words() {
          one with /schedule approve name:nightly-prune"
     );
 }
+
+/// A fire whose target is busy starts as soon as the run holding it finishes, not at its next
+/// look 30 s later.
+#[tokio::test]
+async fn a_fire_waiting_for_a_busy_target_starts_when_the_run_holding_it_ends() {
+    let h = Harness::start(Setup {
+        days_of_indices: 90,
+        sim: |config| opsbot_search_sim::SimConfig {
+            today: FIRE.date(),
+            ..config
+        },
+        schedules: vec![nightly(100)],
+        now: Some(FIRE - LEAD),
+        ..Setup::default()
+    })
+    .await;
+    // alice's own prune waits for an approval, and holds the cluster meanwhile.
+    let held = h
+        .start_run("alice", "/indices prune cluster:logs older_than_days:60")
+        .await;
+    let schedules = opsbot::scheduler::spawn(&h.engine).await.unwrap();
+    last_fire(&h, "armed", |_| true).await;
+    h.clock.skip(LEAD);
+    // The fire is due and waits: nothing is recorded for it while the cluster is held.
+    h.engine.idle().await;
+    let waiting = h.engine.store().last_fire(&name()).unwrap().unwrap();
+    assert_ne!(waiting.at, FIRE, "{waiting:?}");
+
+    h.slash("alice", &format!("/reject id:{held} reason:\"not now\""))
+        .await;
+    let released_at = h.clock.now();
+    let fired = last_fire(&h, "fired once the cluster was free", |last| {
+        last.at == FIRE
+    })
+    .await;
+    let FireOutcome::Started { run } = fired.outcome else {
+        panic!("{:?}", fired.outcome)
+    };
+    let waited = h.run(run).created_at - released_at;
+    assert!(
+        waited < time::Duration::seconds(10),
+        "the fire started {waited} after the cluster was free"
+    );
+    schedules.iter().for_each(tokio::task::JoinHandle::abort);
+}
