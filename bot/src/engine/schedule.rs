@@ -6,7 +6,8 @@ use opsbot_commands::people::{Actor, Speaker};
 use opsbot_commands::run::Run;
 use opsbot_commands::schedule::{
     FireOutcome, FireRecord, Pause, Schedule, ScheduleName, StandingApproval, StandingRefusal,
-    StandingState, standing::Scheduled,
+    StandingState,
+    standing::{Scheduled, StandingGrant},
 };
 use opsbot_state::{StoreError, UpdateError};
 use time::OffsetDateTime;
@@ -84,29 +85,18 @@ impl Engine {
         let grant = self
             .live_standing(&schedule.name, now)?
             .and_then(|standing| standing.grant(&schedule.digest(), now));
-        if plan.needs_approval() {
-            plan.note_first(match &grant {
-                Some(grant) => match grant.covers(&plan, now) {
-                    Ok(()) => grant.describe(),
-                    Err(why) => format!(
-                        "waits for an approval: standing approval {} does not cover this plan: \
-                         {why}",
-                        grant.id
-                    ),
-                },
-                None => format!(
-                    "waits for an approval: schedule {0} has no standing approval in force \
-                     (/schedule approve name:{0})",
-                    schedule.name
-                ),
-            });
-        }
-        let ttl = span(self.0.config.approval_ttl);
         let scheduled = Scheduled {
             schedule: schedule.name.clone(),
             fire_at,
             standing: grant,
         };
+        if plan.needs_approval() {
+            let covered = || scheduled.standing.as_ref().map(StandingGrant::describe);
+            if let Some(note) = scheduled.uncovered(&plan, now).or_else(covered) {
+                plan.note_first(note);
+            }
+        }
+        let ttl = span(self.0.config.approval_ttl);
         let (requester, channel) = (schedule.name.as_requester(), schedule.channel.clone());
         let created = self
             .0

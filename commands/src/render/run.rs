@@ -157,6 +157,14 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
             }
         }
         RunState::AwaitingApproval { .. } => {
+            // A scheduled run says which bound its plan exceeds, wherever it is shown.
+            if let Some(why) = run
+                .scheduled
+                .as_ref()
+                .and_then(|scheduled| scheduled.uncovered(&run.plan, run.created_at))
+            {
+                let _ = write!(text, "\n⏰ {why}");
+            }
             if run.booking.is_some_and(|b| !b.is_ahead()) {
                 text.push_str(
                     "\nplanned again at its booked time, the plan differs from the one approved: \

@@ -329,6 +329,27 @@ impl StandingGrant {
     }
 }
 
+impl Scheduled {
+    /// Why a run of this fire with `plan`, created at `created`, waits for an approval, in
+    /// words; `None` when its standing approval covers it. Said in the plan's notes, the run's
+    /// progress message (and so `/run status`) and the fire's announcement.
+    pub fn uncovered(&self, plan: &Plan, created: OffsetDateTime) -> Option<String> {
+        let Some(grant) = &self.standing else {
+            return Some(format!(
+                "waits for an approval: schedule {0} has no standing approval in force \
+                 (/schedule approve name:{0})",
+                self.schedule
+            ));
+        };
+        grant.covers(plan, created).err().map(|why| {
+            format!(
+                "waits for an approval: standing approval {} does not cover this plan: {why}",
+                grant.id
+            )
+        })
+    }
+}
+
 /// The run a schedule's fire created: which schedule, which fire, and the standing approval it
 /// runs under, if any.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -120,6 +120,16 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
         run.state
     );
     assert!(run.approval.is_none());
+    // The bound it exceeds is named where the run is shown, not only in its plan.
+    let status = h.slash("alice", "/run status id:r-1").await;
+    assert!(
+        status.text.contains(
+            "⏰ waits for an approval: standing approval sa-1 does not cover this plan: it \
+             deletes 60 indices, more than the bound of 20 per run"
+        ),
+        "{}",
+        status.text
+    );
     let planned: BTreeSet<String> = run
         .plan
         .deleted()
