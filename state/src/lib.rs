@@ -21,6 +21,7 @@ mod dump;
 mod error;
 pub mod export;
 mod listing;
+mod now;
 mod postgres;
 mod record;
 mod sled;
@@ -31,6 +32,7 @@ pub use copy::{Copied, copy};
 pub use dump::{Counters, Entry};
 pub use error::{StoreError, UpdateError};
 pub use listing::{AuditQuery, Listing, RunLogTail};
+pub use now::Now;
 pub use postgres::{LeaseStatus, PgConfig};
 pub use sled::{
     ArchivePaths, Compacted, Restored, Summary, check, restore, store_in, wait_until_free,

@@ -67,6 +67,16 @@ impl Store {
         })
     }
 
+    /// The same store, stamping its audit entries with `now`: the bot's clock, which runs at
+    /// another time under `--now`.
+    pub fn with_now(mut self, now: crate::Now) -> Self {
+        match &mut self.backend {
+            Backend::Sled(sled) => sled.now = now,
+            Backend::Postgres(postgres) => postgres.now = now,
+        }
+        self
+    }
+
     /// `sled` or `postgres`, for logs and metrics.
     pub fn kind(&self) -> &'static str {
         match &self.backend {

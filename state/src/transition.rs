@@ -63,6 +63,7 @@ pub(crate) struct Fire {
 
 /// Builds the run `create_run` writes under `id` (whatever id `build` gave it), encoded.
 pub(crate) fn creation(
+    at: OffsetDateTime,
     id: RunId,
     build: impl FnOnce(RunId) -> Run,
     actor: Option<&Speaker>,
@@ -74,7 +75,7 @@ pub(crate) fn creation(
     let record = encode_run(&run)?;
     let plan = encode(&format!("the plan of {what}"), &*run.plan)?;
     let requested = AuditEvent {
-        at: OffsetDateTime::now_utc(),
+        at,
         run: Some(id),
         actor: actor.cloned(),
         event: AuditKind::RunRequested {
@@ -83,16 +84,16 @@ pub(crate) fn creation(
         },
     };
     let fire = fire
-        .map(|(schedule, at)| {
+        .map(|(schedule, fire_at)| {
             let fired = FireRecord {
-                at,
+                at: fire_at,
                 outcome: FireOutcome::Started { run: id },
             };
             Ok::<_, StoreError>(Fire {
                 schedule: schedule.clone(),
-                at,
+                at: fire_at,
                 record: encode("a schedule's fire", &fired)?,
-                event: fired_event(schedule, &fired, Some(id)),
+                event: fired_event(at, schedule, &fired, Some(id)),
             })
         })
         .transpose()?;
@@ -120,6 +121,7 @@ pub(crate) struct Transition {
 /// run's plan is what was approved: a change that replaces it is refused, except once for a
 /// booked run reaching its time. The id is the key: a change cannot move a run to another.
 pub(crate) fn transition<E>(
+    at: OffsetDateTime,
     id: RunId,
     before: &Run,
     actor: Option<&Speaker>,
@@ -146,7 +148,6 @@ pub(crate) fn transition<E>(
         .then(|| encode(&format!("the new plan of run {id}"), &*after.plan))
         .transpose()?;
     let record = encode_run(&after)?;
-    let at = OffsetDateTime::now_utc();
     let events = kinds
         .into_iter()
         .map(|event| AuditEvent {
@@ -166,12 +167,13 @@ pub(crate) fn transition<E>(
 
 /// The audit event of a fire, for the transaction that records it.
 pub(crate) fn fired_event(
+    at: OffsetDateTime,
     schedule: &ScheduleName,
     record: &FireRecord,
     run: Option<RunId>,
 ) -> AuditEvent {
     AuditEvent {
-        at: OffsetDateTime::now_utc(),
+        at,
         run,
         actor: Some(Speaker::from(&schedule.as_requester())),
         event: AuditKind::ScheduleFired {
@@ -188,9 +190,14 @@ pub(crate) fn fire_is_audited(record: &FireRecord) -> bool {
 }
 
 /// The audit event of a schedule paused (`true`) or resumed.
-pub(crate) fn pause_event(schedule: &ScheduleName, paused: bool, actor: &Speaker) -> AuditEvent {
+pub(crate) fn pause_event(
+    at: OffsetDateTime,
+    schedule: &ScheduleName,
+    paused: bool,
+    actor: &Speaker,
+) -> AuditEvent {
     AuditEvent {
-        at: OffsetDateTime::now_utc(),
+        at,
         run: None,
         actor: Some(actor.clone()),
         event: AuditKind::ScheduleChanged {
@@ -202,12 +209,13 @@ pub(crate) fn pause_event(schedule: &ScheduleName, paused: bool, actor: &Speaker
 
 /// The audit event of a standing approval's change, `what` in words.
 pub(crate) fn standing_event(
+    at: OffsetDateTime,
     standing: &StandingApproval,
     actor: &Speaker,
     what: String,
 ) -> AuditEvent {
     AuditEvent {
-        at: OffsetDateTime::now_utc(),
+        at,
         run: None,
         actor: Some(actor.clone()),
         event: AuditKind::ScheduleChanged {

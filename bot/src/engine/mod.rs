@@ -127,6 +127,9 @@ impl Engine {
         progress: Arc<dyn ProgressSink>,
         clock: Clock,
     ) -> anyhow::Result<Self> {
+        // The audit entries of its runs are stamped by the same clock as the runs themselves.
+        let stamps = clock.clone();
+        let store = store.with_now(opsbot_state::Now::from_fn(move || stamps.now()));
         let tenure = Tenure::default();
         let backlog: Arc<dyn crate::metrics::Backlog> = progress.clone();
         let metrics = Metrics::new(store.clone(), backlog, tenure.clone());

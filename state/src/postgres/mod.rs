@@ -47,6 +47,8 @@ const RETRIES: usize = 50;
 #[derive(Clone)]
 pub(crate) struct Postgres {
     inner: Arc<Inner>,
+    /// What audit entries are stamped with.
+    pub(crate) now: crate::Now,
 }
 
 /// Not derived: the plan cache would print every live run's plan.
@@ -79,6 +81,7 @@ impl Postgres {
     pub(crate) fn open(config: &PgConfig) -> Result<Self, StoreError> {
         let started = Instant::now();
         let store = Self {
+            now: crate::Now::system(),
             inner: Arc::new(Inner {
                 pool: Pool::new(config)?,
                 creating: Mutex::new(()),

@@ -33,7 +33,7 @@ impl Postgres {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let id = RunId::new(self.counter("run")?);
-        let creation = transition::creation(id, build, actor, fire)?;
+        let creation = transition::creation(self.now.get(), id, build, actor, fire)?;
         let what = format!("run {id}");
         let requested =
             Self::encode_audit(&format!("the audit event of {what}"), &creation.requested)?;
@@ -111,7 +111,7 @@ impl Postgres {
                 record,
                 plan,
                 events,
-            } = match transition::transition(id, &before, actor, &mut change)? {
+            } = match transition::transition(self.now.get(), id, &before, actor, &mut change)? {
                 Ok(transition) => transition,
                 Err(unchanged) => return Ok(unchanged),
             };

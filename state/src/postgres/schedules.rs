@@ -70,7 +70,7 @@ impl Postgres {
             .then(|| {
                 Self::encode_audit(
                     "the audit event of a fire",
-                    &transition::fired_event(schedule, record, None),
+                    &transition::fired_event(self.now.get(), schedule, record, None),
                 )
             })
             .transpose()?;
@@ -105,7 +105,7 @@ impl Postgres {
             .transpose()?;
         let event = Self::encode_audit(
             "the audit event of a pause",
-            &transition::pause_event(schedule, pause.is_some(), actor),
+            &transition::pause_event(self.now.get(), schedule, pause.is_some(), actor),
         )?;
         let before = self.write(|conn| {
             let before = conn.query_opt(
@@ -168,7 +168,12 @@ impl Postgres {
         let record = text(transition::encode("a standing approval", &standing)?);
         let event = Self::encode_audit(
             "the audit event of a standing approval",
-            &transition::standing_event(&standing, actor, transition::standing_created(&standing)),
+            &transition::standing_event(
+                self.now.get(),
+                &standing,
+                actor,
+                transition::standing_created(&standing),
+            ),
         )?;
         self.write(|conn| {
             if self.take_next(conn, "standing")? != id.get() {
@@ -207,7 +212,7 @@ impl Postgres {
             let record = text(transition::encode("a standing approval", &after)?);
             let event = Self::encode_audit(
                 "the audit event of a standing approval",
-                &transition::standing_event(&after, actor, what),
+                &transition::standing_event(self.now.get(), &after, actor, what),
             )?;
             let swapped = self.write(|conn| {
                 let changed = conn.execute(

@@ -62,6 +62,8 @@ pub(crate) const SCHEMA_VERSION: u32 = 3;
 /// Clones share the same database (sled handles are cheap clones).
 #[derive(Clone)]
 pub(crate) struct Sled {
+    /// What audit entries are stamped with.
+    pub(crate) now: crate::Now,
     pub(crate) db: sled::Db,
     pub(crate) meta: Tree,
     pub(crate) runs: Tree,
@@ -118,6 +120,7 @@ impl Sled {
             })?;
         safekeeping::has_records(&db, path, expected.as_ref())?;
         let store = Sled {
+            now: crate::Now::system(),
             meta: db.open_tree(META)?,
             runs: db.open_tree(RUNS)?,
             plans: db.open_tree(PLANS)?,

@@ -65,7 +65,7 @@ impl Sled {
             plan,
             fire,
             requested,
-        } = transition::creation(id, build, actor, fire)?;
+        } = transition::creation(self.now.get(), id, build, actor, fire)?;
         let what = format!("run {id}");
         let requested = self.encode_audit(&format!("the audit event of {what}"), &requested)?;
         let fired = fire
@@ -155,7 +155,7 @@ impl Sled {
                 record,
                 plan,
                 events,
-            } = match transition::transition(id, &before, actor, &mut change)? {
+            } = match transition::transition(self.now.get(), id, &before, actor, &mut change)? {
                 Ok(transition) => transition,
                 Err(unchanged) => return Ok(unchanged),
             };

@@ -77,7 +77,7 @@ impl Sled {
         let audited = transition::fire_is_audited(record);
         let entry = self.encode_audit(
             "the audit event of a fire",
-            &transition::fired_event(schedule, record, None),
+            &transition::fired_event(self.now.get(), schedule, record, None),
         )?;
         let _writing = self.writing();
         settle(
@@ -115,7 +115,7 @@ impl Sled {
             .transpose()?;
         let entry = self.encode_audit(
             "the audit event of a pause",
-            &transition::pause_event(schedule, pause.is_some(), actor),
+            &transition::pause_event(self.now.get(), schedule, pause.is_some(), actor),
         )?;
         let _writing = self.writing();
         let before = settle((&self.meta, &self.audit, &self.index).transaction(
@@ -175,7 +175,12 @@ impl Sled {
         let bytes = transition::encode("a standing approval", &standing)?;
         let entry = self.encode_audit(
             "the audit event of a standing approval",
-            &transition::standing_event(&standing, actor, transition::standing_created(&standing)),
+            &transition::standing_event(
+                self.now.get(),
+                &standing,
+                actor,
+                transition::standing_created(&standing),
+            ),
         )?;
         settle(
             (&self.meta, &self.audit, &self.index).transaction(|(meta, audit, index)| {
@@ -221,7 +226,7 @@ impl Sled {
             let bytes = transition::encode("a standing approval", &after)?;
             let entry = self.encode_audit(
                 "the audit event of a standing approval",
-                &transition::standing_event(&after, actor, what),
+                &transition::standing_event(self.now.get(), &after, actor, what),
             )?;
             let outcome =
                 (&self.meta, &self.audit, &self.index).transaction(|(meta, audit, index)| {

@@ -263,5 +263,12 @@ async fn a_fire_waiting_for_a_busy_target_starts_when_the_run_holding_it_ends() 
         waited < time::Duration::seconds(10),
         "the fire started {waited} after the cluster was free"
     );
+    // The audit goes by the bot's clock (here `--now`, in 2027), as the runs do.
+    for event in h.engine.store().audit().unwrap() {
+        assert!(
+            event.at >= FIRE - LEAD && event.at < FIRE + LEAD,
+            "{event:?}"
+        );
+    }
     schedules.iter().for_each(tokio::task::JoinHandle::abort);
 }
