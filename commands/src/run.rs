@@ -286,6 +286,14 @@ impl Run {
         run
     }
 
+    /// Why a schedule's run waits for an approval, when it does: the bound its plan exceeds, or
+    /// the standing approval it lacks.
+    pub fn scheduled_wait(&self) -> Option<String> {
+        let waiting = matches!(self.state, RunState::AwaitingApproval { .. });
+        let scheduled = self.scheduled.as_ref().filter(|_| waiting)?;
+        scheduled.uncovered(&self.plan, self.created_at)
+    }
+
     /// The first step that is not done: where execution continues.
     pub fn cursor(&self) -> Option<usize> {
         self.steps

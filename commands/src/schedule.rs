@@ -155,8 +155,13 @@ impl Schedule {
 pub enum FireOutcome {
     /// The scheduler first saw the schedule at this time: only later fires count.
     Armed,
-    /// A run was created for the fire (in the same transaction as this record).
-    Started { run: RunId },
+    /// A run was created for the fire (in the same transaction as this record); `waits` says
+    /// why it waits for an approval, when it does (the bound its plan exceeds).
+    Started {
+        run: RunId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        waits: Option<String>,
+    },
     /// The plan had nothing to do; its first note says why.
     NothingToDo { note: String },
     /// The schedule was paused.
@@ -184,7 +189,11 @@ impl FireOutcome {
     pub fn describe(&self) -> String {
         match self {
             Self::Armed => "scheduler started; no fire yet".to_owned(),
-            Self::Started { run } => format!("started {run}"),
+            Self::Started { run, waits: None } => format!("started {run}"),
+            Self::Started {
+                run,
+                waits: Some(why),
+            } => format!("started {run}, which {why}"),
             Self::NothingToDo { note } => format!("nothing to do: {note}"),
             Self::Paused => "not run: the schedule is paused".to_owned(),
             Self::Busy { holder } => format!("not run: the target was busy with {holder}"),

@@ -83,11 +83,13 @@ pub(crate) fn creation(
             digest: run.digest.as_str().to_owned(),
         },
     };
+    // Why a fire's run waits for an approval goes into the fire's record and its audit entry.
+    let waits = run.scheduled_wait();
     let fire = fire
         .map(|(schedule, fire_at)| {
             let fired = FireRecord {
                 at: fire_at,
-                outcome: FireOutcome::Started { run: id },
+                outcome: FireOutcome::Started { run: id, waits },
             };
             Ok::<_, StoreError>(Fire {
                 schedule: schedule.clone(),

@@ -111,7 +111,10 @@ impl Engine {
             Ok(run) => {
                 tracing::info!(run = %run.id, schedule = %schedule.name, "scheduled run created");
                 self.spawn(run.id);
-                Ok(Some(FireOutcome::Started { run: run.id }))
+                Ok(Some(FireOutcome::Started {
+                    run: run.id,
+                    waits: run.scheduled_wait(),
+                }))
             }
             Err(StoreError::AlreadyFired { .. }) => Ok(None),
             Err(StoreError::Locked { target, holder }) => {

@@ -167,7 +167,10 @@ async fn one_round(round: u64, phase: Phase, dice: &mut Dice, seed: u64) -> u64 
 fn started_r1() -> FireRecord {
     FireRecord {
         at: FIRE,
-        outcome: FireOutcome::Started { run: RunId::new(1) },
+        outcome: FireOutcome::Started {
+            run: RunId::new(1),
+            waits: None,
+        },
     }
 }
 

@@ -158,11 +158,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
         }
         RunState::AwaitingApproval { .. } => {
             // A scheduled run says which bound its plan exceeds, wherever it is shown.
-            if let Some(why) = run
-                .scheduled
-                .as_ref()
-                .and_then(|scheduled| scheduled.uncovered(&run.plan, run.created_at))
-            {
+            if let Some(why) = run.scheduled_wait() {
                 let _ = write!(text, "\n⏰ {why}");
             }
             if run.booking.is_some_and(|b| !b.is_ahead()) {

@@ -25,7 +25,10 @@ fn a_fire_creates_one_run_and_a_second_try_of_the_same_fire_creates_none(place: 
         store.last_fire(&nightly()).unwrap(),
         Some(FireRecord {
             at: fire,
-            outcome: FireOutcome::Started { run: run.id }
+            outcome: FireOutcome::Started {
+                run: run.id,
+                waits: None
+            }
         })
     );
     // A restarted bot that tries the same fire again (its run finished in between, so the

@@ -14,7 +14,18 @@ async fn a_maintenance_run_announces_its_start_and_its_end_once_each() {
     let id = h.start_run("alice", "/cluster restart cluster:logs").await;
     let run = h.finished(id).await;
     assert_eq!(run.state, RunState::Succeeded);
-    let said = h.chat().announcements();
+    // Announcements have a queue of their own: the run's message can show its end first.
+    let said = tokio::time::timeout(opsbot_tests::PATIENCE, async {
+        loop {
+            let said = h.chat().announcements();
+            if said.len() >= 2 {
+                break said;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("both announcements");
     assert_eq!(said.len(), 2, "{said:#?}");
     assert_eq!(
         said[0],

@@ -110,7 +110,18 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
     h.clock.skip(LEAD);
     let fired = last_fire(&h, "fired", |last| last.at == FIRE).await;
     let r1 = RunId::new(1);
-    assert_eq!(fired.outcome, FireOutcome::Started { run: r1 });
+    // The fire's record (and its audit entry) says why its run waits.
+    assert_eq!(
+        fired.outcome,
+        FireOutcome::Started {
+            run: r1,
+            waits: Some(
+                "waits for an approval: standing approval sa-1 does not cover this plan: it \
+                 deletes 60 indices, more than the bound of 20 per run"
+                    .to_owned()
+            ),
+        }
+    );
     // Let the run's task do whatever it would before an approval.
     h.engine.idle().await;
     let run = h.run(r1);
@@ -255,7 +266,7 @@ async fn a_fire_waiting_for_a_busy_target_starts_when_the_run_holding_it_ends() 
         last.at == FIRE
     })
     .await;
-    let FireOutcome::Started { run } = fired.outcome else {
+    let FireOutcome::Started { run, .. } = fired.outcome else {
         panic!("{:?}", fired.outcome)
     };
     let waited = h.run(run).created_at - released_at;
