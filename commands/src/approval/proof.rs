@@ -39,7 +39,7 @@ use crate::openstack::ids::{ConsumerId, ServiceId};
 use crate::openstack::placement::Resources;
 use crate::plan::{
     Action, CloudDestructive, ClusterDestructive, HostCommand, HostDestructive, Kind, OnCloud,
-    OnCluster, OnHosts, Plan, PlanDigest, Targeted,
+    OnCluster, OnHosts, Plan, PlanDigest,
 };
 use crate::run::Run;
 
@@ -58,8 +58,7 @@ impl<'r, K: Approvable> Approved<'r, K> {
     /// Re-checks the run's stored approval (also after a restart) for its step `step`.
     pub fn verify(run: &'r Run, step: usize) -> Result<Self, ApprovalRefusal> {
         holds(run)?;
-        let Some(Action::Destructive(action)) = K::steps(&run.plan).and_then(|s| s.get(step))
-        else {
+        let Some(Action::Destructive(action)) = K::steps(&run.plan).get(step) else {
             return Err(ApprovalRefusal::NotDestructive { run: run.id, step });
         };
         Ok(Self { run, step, action })
@@ -90,8 +89,8 @@ pub trait Approvable: Kind {
     /// What an approved destructive step acts on, as the calls that carry it out take it.
     type Act<'r>;
 
-    /// The plan's steps, when they are of this kind.
-    fn steps(plan: &Plan) -> Option<&[Action<Self>]>;
+    /// The plan's steps; none when they are of another kind.
+    fn steps(plan: &Plan) -> &[Action<Self>];
 
     fn act(run: RunId, action: &Self::Destructive) -> Self::Act<'_>;
 }
@@ -99,11 +98,8 @@ pub trait Approvable: Kind {
 impl Approvable for OnCluster {
     type Act<'r> = ClusterAct<'r>;
 
-    fn steps(plan: &Plan) -> Option<&[Action<Self>]> {
-        match plan.targeted() {
-            Targeted::Cluster { steps, .. } => Some(steps),
-            Targeted::Cloud { .. } | Targeted::Hosts { .. } => None,
-        }
+    fn steps(plan: &Plan) -> &[Action<Self>] {
+        plan.cluster_steps()
     }
 
     fn act(run: RunId, action: &ClusterDestructive) -> ClusterAct<'_> {
@@ -123,11 +119,8 @@ impl Approvable for OnCluster {
 impl Approvable for OnCloud {
     type Act<'r> = CloudAct<'r>;
 
-    fn steps(plan: &Plan) -> Option<&[Action<Self>]> {
-        match plan.targeted() {
-            Targeted::Cloud { steps, .. } => Some(steps),
-            Targeted::Cluster { .. } | Targeted::Hosts { .. } => None,
-        }
+    fn steps(plan: &Plan) -> &[Action<Self>] {
+        plan.cloud_steps()
     }
 
     fn act(_run: RunId, action: &CloudDestructive) -> CloudAct<'_> {
@@ -151,11 +144,8 @@ impl Approvable for OnCloud {
 impl Approvable for OnHosts {
     type Act<'r> = ApprovedCommand<'r>;
 
-    fn steps(plan: &Plan) -> Option<&[Action<Self>]> {
-        match plan.targeted() {
-            Targeted::Hosts { steps } => Some(steps),
-            Targeted::Cluster { .. } | Targeted::Cloud { .. } => None,
-        }
+    fn steps(plan: &Plan) -> &[Action<Self>] {
+        plan.host_steps()
     }
 
     fn act(_run: RunId, action: &HostDestructive) -> ApprovedCommand<'_> {

@@ -124,16 +124,8 @@ impl Plan {
     pub fn digest(&self) -> PlanDigest {
         PlanDigest::of(&Digested {
             request: &self.request,
-            steps: self.step_list(),
+            steps: &self.targeted,
         })
-    }
-
-    fn step_list(&self) -> StepList<'_> {
-        match &self.targeted {
-            Targeted::Cluster { steps, .. } => StepList::Cluster(steps),
-            Targeted::Cloud { steps, .. } => StepList::Cloud(steps),
-            Targeted::Hosts { steps } => StepList::Hosts(steps),
-        }
     }
 
     pub fn len(&self) -> usize {
@@ -239,23 +231,15 @@ impl Plan {
 #[derive(Serialize)]
 struct Encoded<'p> {
     request: &'p ProcedureRequest,
-    steps: StepList<'p>,
+    steps: &'p Targeted,
     notes: &'p [String],
-}
-
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-enum StepList<'p> {
-    Cluster(&'p [Action<OnCluster>]),
-    Cloud(&'p [Action<OnCloud>]),
-    Hosts(&'p [Action<OnHosts>]),
 }
 
 impl Serialize for Plan {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         Encoded {
             request: &self.request,
-            steps: self.step_list(),
+            steps: &self.targeted,
             notes: &self.notes,
         }
         .serialize(serializer)
@@ -266,7 +250,18 @@ impl Serialize for Plan {
 #[derive(Debug, Serialize)]
 struct Digested<'p> {
     request: &'p ProcedureRequest,
-    steps: StepList<'p>,
+    steps: &'p Targeted,
+}
+
+/// As the plain list of its steps: the target is the request's, stored beside it.
+impl Serialize for Targeted {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Cluster { steps, .. } => steps.serialize(serializer),
+            Self::Cloud { steps, .. } => steps.serialize(serializer),
+            Self::Hosts { steps } => steps.serialize(serializer),
+        }
+    }
 }
 
 /// A stored plan before its steps are read: they are read as the request's kind, so a step of

@@ -135,9 +135,8 @@ impl<K: Kind> Action<K> {
 }
 
 /// A plan's steps, as a planner makes them; [`super::Plan::new`] pairs them with the request's
-/// target. Stored as the plain list of steps: the request says which kind they are.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
+/// target.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Steps {
     Cluster(Vec<Action<OnCluster>>),
     Cloud(Vec<Action<OnCloud>>),
