@@ -163,11 +163,7 @@ async fn drive_inner(
                 finish(inner, id, |_| RunState::Succeeded).await?;
             }
             Next::Step { index, resumed } => {
-                let action = run
-                    .plan
-                    .step(index)
-                    .map(render::step_label)
-                    .unwrap_or_default();
+                let action = render::step_label_at(&run.plan, index);
                 let span = tracing::info_span!("step", step = index + 1, %action);
                 let outcome = step::execute(inner, &run, index, resumed, &waker)
                     .instrument(span)
@@ -236,11 +232,7 @@ async fn clean_up(
         };
         // Started means a crash interrupted this very clean-up: settle it by observation.
         let resumed = matches!(run.steps[index], StepState::Started { .. });
-        let action = run
-            .plan
-            .step(index)
-            .map(render::step_label)
-            .unwrap_or_default();
+        let action = render::step_label_at(&run.plan, index);
         let span = tracing::info_span!("clean-up", step = index + 1, %action);
         let outcome = step::execute(inner, &run, index, resumed, waker)
             .instrument(span)

@@ -166,11 +166,7 @@ async fn left_already(cluster: &Cluster, node: NodeAddr) -> Option<String> {
 /// The write-ahead record: flushed before the side effect, so a crash leaves evidence of it.
 pub(super) async fn mark_started(inner: &Inner, run: &Run, index: usize) -> Result<(), StoreError> {
     let now = inner.clock.now();
-    let action = run
-        .plan
-        .step(index)
-        .map(render::step_label)
-        .unwrap_or_default();
+    let action = render::step_label_at(&run.plan, index);
     let updated = inner
         .writes
         .update_run(run.id, None, move |run| {

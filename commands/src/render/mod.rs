@@ -17,7 +17,7 @@ pub use audit::audit;
 pub use cloud::{allocations, services};
 pub use cluster::{cluster_status, report};
 pub use indices::{bytes, compact, index_list};
-pub use plan::{Label, approval_preview, plan, started, step_label};
+pub use plan::{Label, approval_preview, plan, started, step_label, step_label_at};
 pub use run::{
     ApprovalButtons, ProgressView, Tone, progress, progress_view, run_list, run_log, run_status,
     tail,

@@ -21,6 +21,11 @@ pub fn step_label(step: StepRef<'_>) -> String {
     }
 }
 
+/// What step `index` of `plan` does, in a few words; nothing past its end.
+pub fn step_label_at(plan: &Plan, index: usize) -> String {
+    plan.step(index).map(step_label).unwrap_or_default()
+}
+
 /// What a step or a part of one does, in a few words.
 pub trait Label {
     fn label(&self) -> String;

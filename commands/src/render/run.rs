@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use time::OffsetDateTime;
 
-use super::{duration, first_that_fits, fit, hhmm, on_page, step_label, utc};
+use super::{duration, first_that_fits, fit, hhmm, on_page, step_label, step_label_at, utc};
 use crate::button::{ApprovalButton, Decision};
 use crate::cluster::Observation;
 use crate::name::RunId;
@@ -146,7 +146,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
                     text,
                     "\nstep {}/{total}: {}",
                     i + 1,
-                    run.plan.step(i).map(step_label).unwrap_or_default()
+                    step_label_at(&run.plan, i)
                 );
                 if let Some(StepState::AwaitingOperator { prompt, .. }) = run.steps.get(i) {
                     let _ = write!(text, "\n👉 {prompt}");
@@ -195,7 +195,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
                     text,
                     "\nat step {}/{total}: {}",
                     i + 1,
-                    run.plan.step(i).map(step_label).unwrap_or_default()
+                    step_label_at(&run.plan, i)
                 );
             }
             let _ = write!(text, "\n{error}");
