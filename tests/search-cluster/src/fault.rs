@@ -40,6 +40,7 @@ pub enum FaultKind {
     /// Answer as if the request was done and change nothing: what a client sees of a change a
     /// server acknowledged and did not keep (a master that failed over before every node had
     /// it, a snapshot or a block that held the index), and of a proxy that answered for it.
+    /// Only changes match it: a read (GET, HEAD) has nothing to lose and is answered as usual.
     Lost,
 }
 
@@ -72,7 +73,9 @@ impl FaultRule {
     }
 
     fn matches(&self, method: &str, path: &str) -> bool {
+        let read = method.eq_ignore_ascii_case("GET") || method.eq_ignore_ascii_case("HEAD");
         self.count != Some(0)
+            && !(read && self.kind == FaultKind::Lost)
             && self
                 .method
                 .as_deref()
@@ -290,6 +293,13 @@ mod tests {
         let lost: FaultRule = "lost,count=1,method=DELETE".parse().unwrap();
         assert_eq!(lost.kind, FaultKind::Lost);
         assert_eq!(lost.to_string(), "lost,count=1,method=DELETE");
+        // A read has no change to lose: it neither matches nor uses up the count.
+        let mut rules = vec!["lost,count=1".parse::<FaultRule>().unwrap()];
+        assert_eq!(take_matching(&mut rules, "GET", "/_cat/indices"), None);
+        assert_eq!(
+            take_matching(&mut rules, "DELETE", "/flog-2026.01.01"),
+            Some(FaultKind::Lost)
+        );
     }
 
     #[test]
