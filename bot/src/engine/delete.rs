@@ -139,9 +139,10 @@ pub(super) async fn chunk(
         let doomed: Vec<IndexName> = remaining.iter().map(|p| p.name.clone()).collect();
         acting(inner)?;
         let answered = match cluster.search.delete_indices(&remaining, &opaque).await {
-            // Answered (acknowledged, or still being applied): looked at once it is applied,
-            // never sent again.
-            Ok(Deleted::Acknowledged | Deleted::Pending) => {
+            // Answered: never sent again. Acknowledged is applied; one still being applied
+            // is looked at once it is.
+            Ok(Deleted::Acknowledged) => true,
+            Ok(Deleted::Pending) => {
                 settle(inner, cluster, run, &opaque, &doomed).await?;
                 true
             }
@@ -162,6 +163,13 @@ pub(super) async fn chunk(
         remaining.retain(|p| after.approved.contains(&p.name));
         if remaining.is_empty() {
             break;
+        }
+        if answered {
+            // Rare: what the cluster said it deleted is still there. Whatever of it the cluster
+            // is still applying is waited for before the step says what stayed.
+            settle(inner, cluster, run, &opaque, &doomed).await?;
+            let after = standing(inner, cluster, run, remaining.as_slice()).await?;
+            remaining.retain(|p| after.approved.contains(&p.name));
         }
         if let Some(first) = remaining.iter().next().filter(|_| answered) {
             let stayed: Vec<&PlannedIndex> = remaining.iter().collect();
