@@ -73,19 +73,21 @@ mod tests {
         (status, String::from_utf8_lossy(&body).into_owned())
     }
 
-    #[tokio::test]
+    /// The clock is moved past the bound, not waited for; the check itself stays blocked.
+    #[tokio::test(start_paused = true)]
     async fn a_store_that_hangs_is_a_prompt_503() {
         let (release, hung) = std::sync::mpsc::channel::<()>();
-        let answer = checked(Duration::from_millis(20), move || {
+        let answer = tokio::spawn(checked(HEALTH_WITHIN, move || {
             let _ = hung.recv();
             Ok("active".to_owned())
-        })
-        .await;
+        }));
+        tokio::task::yield_now().await;
+        tokio::time::advance(HEALTH_WITHIN).await;
         assert_eq!(
-            said(answer).await,
+            said(answer.await.unwrap()).await,
             (
                 StatusCode::SERVICE_UNAVAILABLE,
-                "failing: the store did not answer within 20ms\n".to_owned()
+                "failing: the store did not answer within 1s\n".to_owned()
             )
         );
         let _ = release.send(());
