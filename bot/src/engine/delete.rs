@@ -4,9 +4,11 @@
 //! one that vanished is reported, one re-created since (another UUID) is kept. Every DELETE
 //! carries `X-Opaque-Id: opsbot/<run>/<step>`, so that after a crash, or a DELETE that timed
 //! out, the step first waits until the cluster shows no deletion of its own still being applied
-//! (a deletion goes on after its client is gone) and never sends one twice.
+//! (a deletion goes on after its client is gone) and never sends one twice. A chunk costs two
+//! requests, its check and its DELETE; what the DELETEs left is read once, at the end, in one
+//! listing (`verify`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use opsbot_commands::approval::ApprovedIndices;
@@ -111,7 +113,7 @@ fn may_be_applying(error: &BackendError) -> bool {
 /// within the retry policy's tries and after its delay: one the cluster refused before acting on
 /// it (no elected master, 408, 429) as it was; one that may have reached the cluster only once
 /// none of the step's is still being applied, for what is still there as approved. One the
-/// cluster answered is never sent again: what it left is named, and the step fails.
+/// cluster answered is never sent again: what it left is found and named by `verify`.
 pub(super) async fn chunk(
     inner: &Inner,
     cluster: &Cluster,
@@ -138,13 +140,13 @@ pub(super) async fn chunk(
         tries += 1;
         let doomed: Vec<IndexName> = remaining.iter().map(|p| p.name.clone()).collect();
         acting(inner)?;
-        let answered = match cluster.search.delete_indices(&remaining, &opaque).await {
-            // Answered: never sent again. Acknowledged is applied; one still being applied
-            // is looked at once it is.
-            Ok(Deleted::Acknowledged) => true,
+        match cluster.search.delete_indices(&remaining, &opaque).await {
+            // Answered: never sent again, and not looked at again before the check at the end
+            // of the run, which looks at every chunk in one listing.
+            Ok(Deleted::Acknowledged) => break,
             Ok(Deleted::Pending) => {
                 settle(inner, cluster, run, &opaque, &doomed).await?;
-                true
+                break;
             }
             Err(error) if error.fault.is_transient() && tries < policy.attempts => {
                 observe_retry(inner, run, tries, policy.attempts, &error);
@@ -155,39 +157,10 @@ pub(super) async fn chunk(
                 }
                 tracing::warn!(%error, "a delete may still be applied; waiting before looking");
                 settle(inner, cluster, run, &opaque, &doomed).await?;
-                false
+                let after = standing(inner, cluster, run, remaining.as_slice()).await?;
+                remaining.retain(|p| after.approved.contains(&p.name));
             }
             Err(error) => return Err(BackendError { tries, ..error }.into()),
-        };
-        let after = standing(inner, cluster, run, remaining.as_slice()).await?;
-        remaining.retain(|p| after.approved.contains(&p.name));
-        if remaining.is_empty() {
-            break;
-        }
-        if answered {
-            // Rare: what the cluster said it deleted is still there. Whatever of it the cluster
-            // is still applying is waited for before the step says what stayed.
-            settle(inner, cluster, run, &opaque, &doomed).await?;
-            let after = standing(inner, cluster, run, remaining.as_slice()).await?;
-            remaining.retain(|p| after.approved.contains(&p.name));
-        }
-        if let Some(first) = remaining.iter().next().filter(|_| answered) {
-            let stayed: Vec<&PlannedIndex> = remaining.iter().collect();
-            return Err(StepFailure::Stayed {
-                asked: doomed.len(),
-                deleted: doomed.len() - stayed.len(),
-                stayed: render::compact(&stayed),
-                stayed_count: stayed.len(),
-                first: first.name.to_string(),
-                cluster: cluster.name.clone(),
-            });
-        }
-        if tries >= policy.attempts {
-            return Err(StepFailure::NotDeleted {
-                tries,
-                indices: render::compact(remaining.as_slice()),
-                cluster: cluster.name.clone(),
-            });
         }
     }
     Ok(StepOutcome::Done(note(&before, resumed)))
@@ -216,29 +189,70 @@ fn note(before: &Standing, resumed: bool) -> String {
     note
 }
 
-/// At the end: none of the plan's indices may remain as approved. Checked chunk by chunk with
-/// requests scoped to the names, which read a row only for an index still there.
+/// At the end: none of the plan's indices may remain as approved, checked in one listing of
+/// the cluster (a chunk is not looked at again after its DELETE was answered: two requests per
+/// chunk). What the cluster answered it deleted and still shows is waited for while a deletion
+/// of it is still being applied, then named; no DELETE is sent again.
 pub(super) async fn verify(
     inner: &Inner,
     cluster: &Cluster,
     run: &Run,
 ) -> Result<StepOutcome, StepFailure> {
-    let mut remaining = Vec::new();
-    for step in run.plan.cluster_steps() {
-        if let Action::Destructive(ClusterDestructive::DeleteIndices { indices }) = step {
-            let planned: Vec<&PlannedIndex> = indices.iter().collect();
-            remaining.extend(standing(inner, cluster, run, &planned).await?.approved);
+    let selected = run.plan.deleted().count();
+    let mut stayed = remaining(inner, cluster, run).await?;
+    if !stayed.is_empty() {
+        for (step, names) in &stayed {
+            settle(inner, cluster, run, &opaque_id(run, *step), names).await?;
+        }
+        stayed = remaining(inner, cluster, run).await?;
+    }
+    let stayed: Vec<IndexName> = stayed.into_values().flatten().collect();
+    let Some(first) = stayed.first() else {
+        return Ok(StepOutcome::Done(format!(
+            "verified: none of the {selected} selected indices remains"
+        )));
+    };
+    Err(StepFailure::Stayed {
+        asked: selected,
+        deleted: selected - stayed.len(),
+        first: first.to_string(),
+        stayed: render::compact(&stayed),
+        stayed_count: stayed.len(),
+        cluster: cluster.name.clone(),
+    })
+}
+
+/// The plan's indices still in the cluster under their approved UUID, by deleting step.
+async fn remaining(
+    inner: &Inner,
+    cluster: &Cluster,
+    run: &Run,
+) -> Result<BTreeMap<usize, Vec<IndexName>>, StepFailure> {
+    let rows = retried(inner, run, || cluster.search.cat_indices(true)).await?;
+    let present: HashMap<&str, Option<&str>> = rows
+        .iter()
+        .map(|row| (row.index.as_str(), row.uuid.as_deref()))
+        .collect();
+    let mut remaining = BTreeMap::new();
+    for (step, action) in run.plan.cluster_steps().iter().enumerate() {
+        let Action::Destructive(ClusterDestructive::DeleteIndices { indices }) = action else {
+            continue;
+        };
+        let left: Vec<IndexName> = indices
+            .iter()
+            .filter(
+                |index| match (present.get(index.name.as_str()), &index.uuid) {
+                    (None, _) => false,
+                    // Planned before names were bound to UUIDs, or listed without one: by name.
+                    (Some(_), None) | (Some(None), Some(_)) => true,
+                    (Some(Some(now)), Some(approved)) => *now == approved.as_str(),
+                },
+            )
+            .map(|index| index.name.clone())
+            .collect();
+        if !left.is_empty() {
+            remaining.insert(step, left);
         }
     }
-    if remaining.is_empty() {
-        Ok(StepOutcome::Done(format!(
-            "verified: none of the {} selected indices remains",
-            run.plan.deleted().count()
-        )))
-    } else {
-        Err(StepFailure::StillPresent {
-            indices: render::compact(&remaining),
-            cluster: cluster.name.clone(),
-        })
-    }
+    Ok(remaining)
 }

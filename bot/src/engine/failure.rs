@@ -113,15 +113,6 @@ pub(super) enum StepFailure {
         waited: String,
         what: String,
     },
-    /// Indices that survived every delete the retry policy allows.
-    #[error(
-        "after {tries} deletes, still present: {indices}; /indices list cluster:{cluster} shows them"
-    )]
-    NotDeleted {
-        tries: u32,
-        indices: String,
-        cluster: ClusterName,
-    },
     /// Indices the cluster answered it deleted, still there under their approved UUID with no
     /// deletion of them pending. The DELETE is not sent again: it was answered, and opsbot never
     /// sends a second DELETE of a name.
@@ -141,15 +132,6 @@ pub(super) enum StepFailure {
         stayed: String,
         stayed_count: usize,
         first: String,
-        cluster: ClusterName,
-    },
-    /// Indices still there after the cluster acknowledged their deletion.
-    #[error(
-        "still present after the delete: {indices}; the cluster acknowledged it, so check its \
-         log, then /indices list cluster:{cluster}"
-    )]
-    StillPresent {
-        indices: String,
         cluster: ClusterName,
     },
     /// Allocations still there after placement acknowledged their deletion.

@@ -55,6 +55,13 @@ use keys::{AUDIT, DELIVERIES, INDEX, LOCKS, META, PLANS, RUN_LOGS, RUNS};
 /// record, rewritten whole by every transition).
 pub(crate) const SCHEMA_VERSION: u32 = 3;
 
+/// What sled may keep of the store in memory. Its default is 1 GiB, and it keeps every page it
+/// writes until then: the bot grew by the size of each run it executed (about 5 KiB with its
+/// audit entries and log), for as long as it ran. The bot reads the unfinished runs and the
+/// newest history; older pages are read from the file again, which only `/run list` of an old
+/// range and the audit export do.
+const CACHE_BYTES: u64 = 1024 * 1024;
+
 /// The durable store: runs, the audit log, one lock per cluster, run logs. Every write is one
 /// sled transaction followed by a flush, so that a write that returned survives a SIGKILL.
 /// A cluster's lock is held exactly while its run is unfinished: it is taken when the run is
@@ -108,6 +115,7 @@ impl Sled {
         let (marker, expected) = safekeeping::before_open(path)?;
         let db = sled::Config::new()
             .path(path)
+            .cache_capacity(CACHE_BYTES)
             .open()
             .map_err(|error| match error {
                 // sled reports its file lock as `Other`, naming it only in the message.

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use opsbot_commands::name::RunId;
+use opsbot_commands::plan::{Action, ClusterDestructive};
 use opsbot_commands::run::{RunState, StepState};
 use opsbot_search_sim::{DataStreamSpec, Distribution, Flavor, IndexSpec, SimConfig};
 use opsbot_tests::{Harness, Setup};
@@ -359,21 +360,42 @@ async fn a_deletion_slower_than_the_request_is_waited_for_never_sent_again() {
 }
 
 #[tokio::test]
-async fn a_plan_binds_each_index_to_its_uuid_and_checks_only_its_chunk() {
+async fn a_plan_binds_each_index_to_its_uuid_and_a_chunk_costs_two_requests() {
     let h = Harness::start(Setup::default()).await;
     let id = h.start_run("alice", PRUNE_ALL).await;
     let plan = h.run(id).plan;
     let bound = plan.deleted().filter(|p| p.uuid.is_some()).count();
     assert_eq!(bound, plan.deleted().count(), "every index has its UUID");
+    let chunks = plan
+        .cluster_steps()
+        .iter()
+        .filter(|step| {
+            matches!(
+                step,
+                Action::Destructive(ClusterDestructive::DeleteIndices { .. })
+            )
+        })
+        .count();
     h.sim.clear_calls();
     h.approve("bob", id).await;
     assert_eq!(h.finished(RunId::new(1)).await.state, RunState::Succeeded);
-    // Scoped looks only: no full listing once the run is approved.
-    let listings: Vec<String> = h
-        .calls_by("GET")
+    // Per chunk, its scoped check and its DELETE; then one listing, the check at the end.
+    let calls: Vec<String> = h
+        .sim
+        .calls()
         .into_iter()
-        .filter(|c| c.path == "/_cat/indices" || c.path == "/_cat/indices/")
-        .map(|c| format!("{} {}", c.path, c.query))
+        .map(|c| format!("{} {}", c.method, c.path))
         .collect();
-    assert!(listings.is_empty(), "{listings:#?}");
+    let scoped = |c: &&String| c.starts_with("GET /") && c.ends_with("/_settings/index.uuid");
+    assert_eq!(calls.iter().filter(scoped).count(), chunks, "{calls:#?}");
+    assert_eq!(
+        calls.iter().filter(|c| c.starts_with("DELETE /")).count(),
+        chunks
+    );
+    assert_eq!(
+        calls.last().map(String::as_str),
+        Some("GET /_cat/indices"),
+        "{calls:#?}"
+    );
+    assert_eq!(calls.len(), 2 * chunks + 1, "{calls:#?}");
 }

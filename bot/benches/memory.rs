@@ -1,0 +1,170 @@
+//! `cargo bench -p opsbot --bench memory`: the resident memory of the real binary as it
+//! executes thousands of runs, one after another.
+//!
+//! Not a timed test: it asserts nothing, it prints figures for docs/PERFORMANCE.md. The run is
+//! the cheapest one that goes through everything a run goes through (plan, store, lock,
+//! progress, audit, run log): a one-step runbook whose step runs `true` on a "host" reached
+//! through a two-line launcher script. The bot is `opsbot console`, the same engine, store and progress publisher as
+//! `opsbot run`, typed into on its stdin.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, anyhow};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// Runs executed under `--bench`, and how often memory is read on the way.
+const RUNS: u32 = 10_000;
+const EVERY: u32 = 1_000;
+/// Under `cargo test --all-targets` (no `--bench`): enough to show the benchmark still works.
+const SMOKE_RUNS: u32 = 20;
+/// The longest one run is waited for; keeps the benchmark bounded if something hangs.
+/// How long the bot is left alone after its start before its memory is read first.
+const IDLE: Duration = Duration::from_secs(2);
+const PATIENCE: Duration = Duration::from_secs(30);
+const COMMAND: &str = "/runbook run name:ping host:h-01";
+
+const RUNBOOK: &str = r#"
+name = "ping"
+description = "Runs true on a host"
+
+[[params]]
+name = "host"
+kind = "host"
+help = "The host"
+
+[[steps]]
+kind = "run"
+title = "Run true"
+on = "{host}"
+argv = ["true"]
+idempotent = true
+"#;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let (runs, every) = if std::env::args().any(|a| a == "--bench") {
+        (RUNS, EVERY)
+    } else {
+        (SMOKE_RUNS, SMOKE_RUNS / 2)
+    };
+    let dir = tempfile::tempdir()?;
+    let config = write_config(dir.path())?;
+    let mut bot = tokio::process::Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .args(["console", "--config"])
+        .arg(&config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let pid = bot.id().context("the bot exited at once")?;
+    let mut stdin = bot.stdin.take().context("no stdin")?;
+    let mut stdout = BufReader::new(bot.stdout.take().context("no stdout")?).lines();
+
+    println!("opsbot console (the real binary), one-step runbook runs one after another:");
+    println!(
+        "| runs executed | VmRSS | of which heap and stacks (RssAnon) | VmHWM (peak) | wall time \
+         for the last {every} |"
+    );
+    println!("|---:|---:|---:|---:|---:|");
+    // Started and idle: its store opened, its front end waiting for a line.
+    tokio::time::sleep(IDLE).await;
+    let mut since = Instant::now();
+    report(pid, 0, Duration::ZERO)?;
+    for n in 1..=runs {
+        stdin.write_all(format!("{COMMAND}\n").as_bytes()).await?;
+        stdin.flush().await?;
+        let done = format!("✅ r-{n} ");
+        tokio::time::timeout(PATIENCE, async {
+            while let Some(line) = stdout.next_line().await? {
+                if line.contains(&done) {
+                    return Ok(());
+                }
+            }
+            Err(anyhow!("the bot's output ended before r-{n} finished"))
+        })
+        .await
+        .with_context(|| format!("r-{n} did not finish"))??;
+        if n % every == 0 {
+            report(pid, n, since.elapsed())?;
+            since = Instant::now();
+        }
+    }
+    bot.kill().await?;
+    Ok(())
+}
+
+fn report(pid: u32, runs: u32, wall: Duration) -> anyhow::Result<()> {
+    println!(
+        "| {runs} | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:.1} s |",
+        mib(proc_status_kib(pid, "VmRSS:")?),
+        mib(proc_status_kib(pid, "RssAnon:")?),
+        mib(proc_status_kib(pid, "VmHWM:")?),
+        wall.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// A store, the one runbook, one host reached through a launcher that drops the host's name and
+/// runs the rest, and the person at the console.
+fn write_config(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let books = dir.join("runbooks");
+    std::fs::create_dir(&books)?;
+    std::fs::write(books.join("ping.toml"), RUNBOOK)?;
+    let launcher = dir.join("launch");
+    std::fs::write(&launcher, "#!/bin/sh\nshift\nexec \"$@\"\n")?;
+    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755))?;
+    let me = opsbot::chat::console::running_account()?;
+    let config = dir.join("opsbot.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[store]
+path = "{store}"
+
+[runbooks]
+dir = "{books}"
+
+[runbooks.inventory]
+hosts = ["h-01"]
+
+[runbooks.access]
+kind = "command"
+prefix = ["{launcher}", "{{host}}"]
+
+# As many edits as the runs make: the figure is memory, not a chat platform's rate limit.
+[progress]
+edits_per_window = 1000
+window = "1s"
+
+[[people]]
+name = "alice"
+roles = ["operator"]
+accounts = ["{me}"]
+"#,
+            store = dir.join("store").display(),
+            books = books.display(),
+            launcher = launcher.display(),
+        ),
+    )?;
+    Ok(config)
+}
+
+/// A `kB` field of /proc/<pid>/status.
+fn proc_status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
+    let path = Path::new("/proc").join(pid.to_string()).join("status");
+    let status = std::fs::read_to_string(&path)?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .with_context(|| format!("no {field} in {}", path.display()))
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
