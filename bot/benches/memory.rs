@@ -4,14 +4,17 @@
 //! Not a timed test: it asserts nothing, it prints figures for docs/PERFORMANCE.md. The run is
 //! the cheapest one that goes through everything a run goes through (plan, store, lock,
 //! progress, audit, run log): a one-step runbook whose step runs `true` on a "host" reached
-//! through a two-line launcher script. The bot is `opsbot console`, the same engine, store and progress publisher as
-//! `opsbot run`, typed into on its stdin.
+//! through a two-line launcher script. The bot is `opsbot console`, the same engine, store and
+//! progress publisher as `opsbot run`, typed into on its stdin.
+
+mod common;
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
+use common::{mib, proc_status_kib};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// Runs executed under `--bench`, and how often memory is read on the way.
@@ -152,19 +155,4 @@ accounts = ["{me}"]
         ),
     )?;
     Ok(config)
-}
-
-/// A `kB` field of /proc/<pid>/status.
-fn proc_status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
-    let path = Path::new("/proc").join(pid.to_string()).join("status");
-    let status = std::fs::read_to_string(&path)?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        .with_context(|| format!("no {field} in {}", path.display()))
-}
-
-fn mib(kib: u64) -> f64 {
-    kib as f64 / 1024.0
 }

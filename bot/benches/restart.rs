@@ -6,19 +6,22 @@
 //! the stored run's step timestamps can be set against the simulator's world; the memory figures
 //! come from the real binary, because the in-process figures would include the simulator.
 
+mod common;
+
 #[allow(dead_code)] // The bench uses a part of the tests' helpers.
 #[path = "../tests/it/support/mod.rs"]
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail, ensure};
+use common::{mib, proc_status_kib};
 use opsbot::config::Config;
 use opsbot::engine::Engine;
 use opsbot::progress::{ChatError, ChatTransport, Publisher};
@@ -472,17 +475,6 @@ async fn bot_memory() -> anyhow::Result<Memory> {
     Ok(memory)
 }
 
-/// A `kB` field of /proc/<pid>/status.
-fn proc_status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
-    let path = Path::new("/proc").join(pid.to_string()).join("status");
-    let status = std::fs::read_to_string(&path)?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        .with_context(|| format!("no {field} in {}", path.display()))
-}
-
 /// Nearest-rank percentile of sorted values.
 fn percentile(sorted: &[f64], p: usize) -> f64 {
     let rank = (sorted.len() * p).div_ceil(100).max(1);
@@ -493,10 +485,6 @@ fn sorted(values: impl Iterator<Item = f64>) -> Vec<f64> {
     let mut values: Vec<f64> = values.collect();
     values.sort_by(f64::total_cmp);
     values
-}
-
-fn mib(kib: u64) -> f64 {
-    kib as f64 / 1024.0
 }
 
 fn print_report(runs: &[RunFigures], memory: &Memory) {

@@ -93,6 +93,12 @@ pub enum AuditKind {
         schedule: String,
         what: String,
     },
+    /// The announcement channel was told this (a booking, a reminder, a start or an end of
+    /// maintenance, a notice): recorded once it was delivered, so the log shows who was warned
+    /// and when.
+    Announced {
+        text: String,
+    },
 }
 
 /// Where an audit listing starts: `2h` ago, or at an RFC 3339 instant.
@@ -213,6 +219,7 @@ impl AuditKind {
                 outcome,
             } => format!("schedule {schedule} fire of {fire_at}: {outcome}"),
             Self::ScheduleChanged { schedule, what } => format!("schedule {schedule}: {what}"),
+            Self::Announced { text } => format!("announced: {text}"),
         }
     }
 }

@@ -102,6 +102,7 @@ pub fn reminder_due(run: &Run, leads: &[Duration], now: OffsetDateTime) -> Optio
             lead.as_secs() / 60,
             stamp(booking)
         ),
+        run: Some(run.id),
         text: format!(
             "⏰ in {}: {} ({}), booked by {} for {}",
             render::duration(booking.at - now),

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::name::Notice;
+use crate::name::{Notice, RunId};
 use crate::people::PersonRef;
 use crate::render;
 use crate::run::{Run, RunState, StepState};
@@ -23,6 +23,7 @@ impl MaintenanceNotice {
     pub fn announcement(&self) -> Announcement {
         Announcement {
             key: self.key('n'),
+            run: None,
             text: format!("📣 maintenance: {} ({})", self.text, self.by.name),
         }
     }
@@ -31,6 +32,7 @@ impl MaintenanceNotice {
     pub fn ending(&self, by: &PersonRef) -> Announcement {
         Announcement {
             key: self.key('e'),
+            run: None,
             text: format!(
                 "✅ maintenance over ({}, announced by {} at {}); ended by {}",
                 self.text,
@@ -52,6 +54,8 @@ impl MaintenanceNotice {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Announcement {
     pub key: String,
+    /// The run it is about, for the audit record of its delivery.
+    pub run: Option<RunId>,
     pub text: String,
 }
 
@@ -69,7 +73,11 @@ impl Announcement {
             let digest = crate::plan::PlanDigest::of(&name);
             format!("h{}", &digest.as_str()[..Self::MAX_KEY - 1])
         };
-        Self { key, text }
+        Self {
+            key,
+            run: None,
+            text,
+        }
     }
 }
 
@@ -133,6 +141,7 @@ pub fn announcement(run: &Run) -> Option<Announcement> {
     };
     Some(Announcement {
         key: format!("m{}{phase}-{stamp}", run.id.get()),
+        run: Some(run.id),
         text,
     })
 }

@@ -130,6 +130,10 @@ pub enum StepState {
         #[serde(with = "time::serde::rfc3339")]
         at: OffsetDateTime,
         error: String,
+        /// The server refused the step's change before acting on it: nothing of the step was
+        /// done, which the run's report says instead of "may be partly done".
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unchanged: bool,
     },
 }
 

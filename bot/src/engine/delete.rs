@@ -160,6 +160,21 @@ pub(super) async fn chunk(
                 let after = standing(inner, cluster, run, remaining.as_slice()).await?;
                 remaining.retain(|p| after.approved.contains(&p.name));
             }
+            // Refused before the cluster acted on it, with no earlier try that may have:
+            // nothing of this chunk was deleted.
+            Err(error)
+                if tries == 1
+                    && !resumed
+                    && matches!(
+                        error.fault,
+                        Fault::Status {
+                            status: 400..=499,
+                            ..
+                        }
+                    ) =>
+            {
+                return Err(StepFailure::Refused(Box::new(error)));
+            }
             Err(error) => return Err(BackendError { tries, ..error }.into()),
         }
     }

@@ -169,7 +169,7 @@ async fn drive_inner(
                     .instrument(span)
                     .await?;
                 let mut ended = OnFailure::EndRun { seen: None };
-                if let StepOutcome::Failed(_) = outcome {
+                if outcome.failure().is_some() {
                     clean_up(inner, id, Some(index), &waker).await?;
                     ended = OnFailure::EndRun {
                         seen: seen(inner, &run).await,
@@ -276,10 +276,7 @@ async fn record(
 ) -> Result<(), opsbot_state::StoreError> {
     let now = inner.clock.now();
     let approval_ttl = span(inner.config.approval_ttl);
-    let failure = match &outcome {
-        StepOutcome::Failed(error) => Some(error.clone()),
-        _ => None,
-    };
+    let failure = outcome.failure().map(str::to_owned);
     let updated = inner.writes.update_run(id, None, move |run| {
         Ok::<_, std::convert::Infallible>(match &outcome {
             StepOutcome::Done(note) => {
@@ -318,16 +315,20 @@ async fn record(
             }
             StepOutcome::Cancelled => vec![],
             // A step a cancel interrupted fails like a clean-up step: the cancel ends the run.
-            StepOutcome::Interrupted(error) | StepOutcome::Failed(error) => {
+            StepOutcome::Interrupted(error)
+            | StepOutcome::Failed(error)
+            | StepOutcome::Refused(error) => {
                 run.steps[index] = StepState::Failed {
                     at: now,
                     error: error.clone(),
+                    unchanged: matches!(outcome, StepOutcome::Refused(_)),
                 };
                 let failed = AuditKind::StepFailed {
                     step: index,
                     error: error.clone(),
                 };
-                let (StepOutcome::Failed(_), OnFailure::EndRun { seen }) = (&outcome, &on_failure)
+                let (StepOutcome::Failed(_) | StepOutcome::Refused(_), OnFailure::EndRun { seen }) =
+                    (&outcome, &on_failure)
                 else {
                     return Ok(vec![failed]);
                 };

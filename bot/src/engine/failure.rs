@@ -16,6 +16,10 @@ pub(super) enum StepFailure {
     /// the next: a failure is rare, and a small `Result` is passed on every step.)
     #[error(transparent)]
     Backend(Box<BackendError>),
+    /// The server refused the step's change before acting on it (a 4xx to the step's first
+    /// request that changes anything): nothing of the step was done.
+    #[error(transparent)]
+    Refused(Box<BackendError>),
     /// A call that failed while the step was doing something it names.
     #[error("{error}; while {doing}")]
     During {
@@ -154,6 +158,9 @@ impl From<BackendError> for StepFailure {
 /// A failure ends the step with its text, as the run records it.
 impl From<StepFailure> for StepOutcome {
     fn from(failure: StepFailure) -> Self {
-        StepOutcome::Failed(failure.to_string())
+        match failure {
+            StepFailure::Refused(_) => StepOutcome::Refused(failure.to_string()),
+            _ => StepOutcome::Failed(failure.to_string()),
+        }
     }
 }

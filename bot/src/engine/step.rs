@@ -40,6 +40,18 @@ pub(super) enum StepOutcome {
     Interrupted(String),
     /// What happened, in words for the operator.
     Failed(String),
+    /// Failed before it changed anything: the server refused its change.
+    Refused(String),
+}
+
+impl StepOutcome {
+    /// Why the step failed, if it did (a cancel's interruption is not a failure).
+    pub(super) fn failure(&self) -> Option<&str> {
+        match self {
+            Self::Failed(error) | Self::Refused(error) => Some(error),
+            _ => None,
+        }
+    }
 }
 
 pub(super) async fn execute(

@@ -182,6 +182,7 @@ async fn forbidden_announcements_stop_and_the_run_channel_is_told_what_to_grant(
     for key in ["start-1", "end-1", "start-2"] {
         let announcement = Announcement {
             key: key.into(),
+            run: None,
             text: format!("maintenance {key}"),
         };
         publisher.announce(announcement, ChannelId("ops".into()));
@@ -209,6 +210,7 @@ async fn an_announcement_tried_again_keeps_its_place_before_the_next() {
     for key in ["start", "end"] {
         let announcement = Announcement {
             key: key.into(),
+            run: None,
             text: format!("maintenance {key}"),
         };
         publisher.announce(announcement, ChannelId("ops".into()));

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::name::RunId;
 use opsbot_commands::render::{self, ProgressView};
@@ -115,6 +116,17 @@ pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, 
                         tries = 0;
                         if let Err(error) = shared.writes.first_delivery(key).await {
                             tracing::error!(%error, "cannot remember an announcement as sent");
+                        }
+                        let delivered = AuditEvent {
+                            at: shared.clock.now(),
+                            run: queued.announcement.run,
+                            actor: None,
+                            event: AuditKind::Announced {
+                                text: queued.announcement.text.clone(),
+                            },
+                        };
+                        if let Err(error) = shared.writes.append_audit(delivered).await {
+                            tracing::error!(%error, "cannot record an announcement in the audit");
                         }
                     }
                     Err(ChatError::Transient(error)) => {

@@ -468,9 +468,21 @@ async fn audit_export_writes_json_lines_and_refuses_a_store_in_use() {
     assert_eq!(first_step["event"]["step"], 1);
     assert_eq!(events[0]["actor"]["person"], "alice");
     assert_eq!(events[0]["actor"]["via"]["surface"], "console");
+    // The run's end, then the announcement of it once the announcement channel had it.
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["event"]["kind"].as_str())
+        .collect();
+    assert_eq!(kinds[kinds.len() - 2..], ["run_finished", "announced"]);
     assert_eq!(
-        events.last().unwrap()["event"],
+        events[events.len() - 2]["event"],
         serde_json::json!({"kind": "run_finished", "state": "succeeded"})
+    );
+    assert!(
+        events.last().unwrap()["event"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("✅ maintenance over: /cluster stop cluster:logs (r-1)")
     );
 
     // A run that does not exist is an error, not an empty export.

@@ -168,7 +168,10 @@ fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
         };
         match state {
             StepState::Done { .. } => deleted += indices.len(),
-            StepState::Pending => kept.extend(indices.iter().cloned()),
+            StepState::Pending
+            | StepState::Failed {
+                unchanged: true, ..
+            } => kept.extend(indices.iter().cloned()),
             _ => partial.extend(indices.iter().cloned()),
         }
     }

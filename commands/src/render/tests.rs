@@ -81,6 +81,7 @@ fn final_states_read_well() {
     failed.steps[1] = StepState::Failed {
         at: later,
         error: "x".into(),
+        unchanged: false,
     };
     failed.finish(
         RunState::Failed {
@@ -402,6 +403,7 @@ fn a_stopped_cluster_run_reports_the_nodes_as_the_cluster_shows_them() {
     run.steps[3] = StepState::Failed {
         at: T0,
         error: "gave up".into(),
+        unchanged: false,
     };
     let node = |n: u8| NodeAddr::parse(&format!("10.0.0.{n}")).unwrap();
     // The cluster shows 10.0.0.13 gone and 10.0.0.11 still there: a wrong host mapping.
@@ -475,6 +477,7 @@ fn a_deletion_whose_check_found_indices_left_does_not_claim_them_deleted() {
     run.steps[1] = StepState::Failed {
         at: T0,
         error: "still present after the delete: flog-2026.01.01".into(),
+        unchanged: false,
     };
     assert_eq!(
         aftermath(&run, None),

@@ -28,6 +28,7 @@ fn every_step_state() -> Vec<StepState> {
         StepState::Failed {
             at,
             error: "HTTP 503 from 10.0.0.2".into(),
+            unchanged: false,
         },
     ]
 }

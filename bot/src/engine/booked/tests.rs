@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use opsbot_commands::name::{ClusterName, PersonName};
+use opsbot_commands::audit::AuditKind;
+use opsbot_commands::name::{ClusterName, PersonName, RunId};
 use opsbot_commands::people::{PersonRef, Surface};
 use opsbot_commands::plan::{ClusterSafe, ClusterStep, Plan};
 use opsbot_commands::request::ProcedureRequest;
@@ -84,12 +85,13 @@ fn life(
         let config = crate::engine::tests::config(dir, Vec::new());
         let store = open_when_free(&config.store);
         let chat = Script::recording();
-        let publisher = Arc::new(Publisher::new(
+        let clock = Clock::starting_at(start);
+        let publisher = Arc::new(Publisher::with_clock(
             Arc::clone(&chat),
             store.clone(),
             config.progress,
+            clock.clone(),
         ));
-        let clock = Clock::starting_at(start);
         let engine = Engine::with_clock(&config, store, publisher, clock.clone()).unwrap();
         if book {
             let run = engine
@@ -160,4 +162,33 @@ fn each_reminder_reaches_the_chat_once_across_restarts() {
         .map(|(key, _)| key.as_str())
         .collect();
     assert_eq!(keys.len(), 3, "three announcements, three keys: {keys:?}");
+
+    // Each one delivered is in the audit log, under the run, at its time on the bot's clock.
+    let config = crate::engine::tests::config(&dir, Vec::new());
+    let audited: Vec<(Option<RunId>, OffsetDateTime, String)> = open_when_free(&config.store)
+        .audit()
+        .unwrap()
+        .into_iter()
+        .filter_map(|entry| match entry.event {
+            AuditKind::Announced { text } => Some((entry.run, entry.at, text)),
+            _ => None,
+        })
+        .collect();
+    let delivered: Vec<&str> = first
+        .iter()
+        .chain(&third)
+        .map(|(_, t)| t.as_str())
+        .collect();
+    let texts: Vec<&str> = audited.iter().map(|(_, _, text)| text.as_str()).collect();
+    assert_eq!(texts, delivered);
+    assert!(
+        audited
+            .iter()
+            .all(|(run, _, _)| *run == Some(RunId::new(1)))
+    );
+    let reminded = audited[1].1;
+    assert!(
+        (datetime!(2026-11-27 02:00 UTC)..datetime!(2026-11-27 03:00 UTC)).contains(&reminded),
+        "{reminded}"
+    );
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::{RunState, StepState};
 use opsbot_search_sim::FaultRule;
 use opsbot_tests::{Harness, Setup};
 
@@ -228,5 +228,40 @@ async fn a_delete_answered_while_the_index_stays_is_not_sent_again() {
             .deleted_indices()
             .all(|n| left.contains(&n.to_string())),
         "{left:?}"
+    );
+}
+
+/// A DELETE the cluster refuses (403) deleted nothing: the report says which indices were not
+/// deleted, not that they "may be partly deleted".
+#[tokio::test]
+async fn a_refused_delete_is_reported_as_nothing_deleted() {
+    let h = restart_with(&["status=403,method=DELETE"]).await;
+    let id = h.start_run("alice", "/indices prune cluster:logs").await;
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    let RunState::Failed { error } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    let selected = run.plan.deleted_indices().count();
+    assert!(
+        error.contains(&format!(
+            "deleted 0 of {selected} selected indices; not deleted: "
+        )),
+        "{error}"
+    );
+    assert!(!error.contains("may be partly deleted"), "{error}");
+    assert_eq!(h.calls_by("DELETE").len(), 1, "{error}");
+    assert!(
+        matches!(
+            run.steps
+                .iter()
+                .find(|s| matches!(s, StepState::Failed { .. })),
+            Some(StepState::Failed {
+                unchanged: true,
+                ..
+            })
+        ),
+        "{:?}",
+        run.steps
     );
 }
