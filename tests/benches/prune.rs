@@ -59,7 +59,8 @@ struct BotFigures {
     cpu: Duration,
     rss_before: u64,
     peak: u64,
-    /// One more `update_run` of the finished run: what a step transition costs it (median).
+    /// One more `update_run` of the finished run (median): a transition that reads the plan from
+    /// the store, as only unfinished runs' plans are cached.
     transition: Duration,
 }
 
@@ -155,6 +156,9 @@ fn drive_bot(url: &str) -> anyhow::Result<()> {
         let run_time = approved.elapsed();
         let cpu = cpu_time()? - cpu_before;
         ensure!(run.state == RunState::Succeeded, "{:?}", run.state);
+        // The prune's peak, before the updates below decode the finished run's plan 50 times
+        // (only unfinished runs' plans are cached).
+        let peak = proc_status_kib("VmHWM:")?;
 
         let mut transitions: Vec<Duration> = (0..50)
             .map(|_| {
@@ -186,7 +190,7 @@ fn drive_bot(url: &str) -> anyhow::Result<()> {
             run: run_time,
             cpu,
             rss_before,
-            peak: proc_status_kib("VmHWM:")?,
+            peak,
             transition: transitions[transitions.len() / 2],
         })
     })?;

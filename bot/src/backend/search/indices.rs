@@ -42,7 +42,22 @@ type SettingsByIndex = BTreeMap<String, IndexSettings>;
 #[derive(Debug, Deserialize)]
 struct IndexSettings {
     #[serde(default)]
-    settings: BTreeMap<String, Value>,
+    settings: Settings,
+}
+
+/// The settings opsbot asks for, by their flat names; any other is skipped unread. A map of
+/// each index's settings cost hundreds of bytes per index, and the plan of a prune reads every
+/// index's creation date: 30 MB more at the peak of a prune of a 30,000-index cluster.
+#[derive(Debug, Default, Deserialize)]
+struct Settings {
+    #[serde(rename = "index.uuid")]
+    uuid: Option<Value>,
+    #[serde(rename = "index.creation_date")]
+    creation_date: Option<Value>,
+    #[serde(rename = "index.lifecycle.name")]
+    lifecycle_name: Option<Value>,
+    #[serde(rename = "index.hidden")]
+    hidden: Option<Value>,
 }
 
 /// `GET /_data_stream`.
@@ -158,7 +173,8 @@ impl SearchClient {
         for (index, IndexSettings { settings }) in settings {
             // Milliseconds since the epoch, as a string.
             let creation = settings
-                .get("index.creation_date")
+                .creation_date
+                .as_ref()
                 .and_then(text)
                 .and_then(|millis| millis.parse::<i128>().ok())
                 .and_then(|millis| {
@@ -167,13 +183,13 @@ impl SearchClient {
             if let Some(creation) = creation {
                 created.insert(index.clone(), creation);
             }
-            if let Some(policy) = settings.get("index.lifecycle.name").and_then(text) {
+            if let Some(policy) = settings.lifecycle_name.as_ref().and_then(text) {
                 keepers
                     .entry(index.clone())
                     .or_default()
                     .push(Keeper::Ilm { policy });
             }
-            if settings.get("index.hidden").and_then(text).as_deref() == Some("true") {
+            if settings.hidden.as_ref().and_then(text).as_deref() == Some("true") {
                 keepers.entry(index).or_default().push(Keeper::Hidden);
             }
         }
@@ -271,7 +287,7 @@ impl SearchClient {
         Ok(settings
             .into_iter()
             .filter_map(|(index, found)| {
-                Some((index, found.settings.get("index.uuid").and_then(text)?))
+                Some((index, found.settings.uuid.as_ref().and_then(text)?))
             })
             .collect())
     }
