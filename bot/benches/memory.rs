@@ -10,12 +10,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, anyhow};
-use common::{mib, proc_status_kib};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use common::{Console, mib, proc_status_kib};
 
 /// Runs executed under `--bench`, and how often memory is read on the way.
 const RUNS: u32 = 10_000;
@@ -54,17 +51,8 @@ async fn main() -> anyhow::Result<()> {
     };
     let dir = tempfile::tempdir()?;
     let config = write_config(dir.path())?;
-    let mut bot = tokio::process::Command::new(env!("CARGO_BIN_EXE_opsbot"))
-        .args(["console", "--config"])
-        .arg(&config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let pid = bot.id().context("the bot exited at once")?;
-    let mut stdin = bot.stdin.take().context("no stdin")?;
-    let mut stdout = BufReader::new(bot.stdout.take().context("no stdout")?).lines();
+    let mut bot = Console::start(&config)?;
+    let pid = bot.pid;
 
     println!("opsbot console (the real binary), one-step runbook runs one after another:");
     println!(
@@ -77,25 +65,12 @@ async fn main() -> anyhow::Result<()> {
     let mut since = Instant::now();
     report(pid, 0, Duration::ZERO)?;
     for n in 1..=runs {
-        stdin.write_all(format!("{COMMAND}\n").as_bytes()).await?;
-        stdin.flush().await?;
-        let done = format!("✅ r-{n} ");
-        tokio::time::timeout(PATIENCE, async {
-            while let Some(line) = stdout.next_line().await? {
-                if line.contains(&done) {
-                    return Ok(());
-                }
-            }
-            Err(anyhow!("the bot's output ended before r-{n} finished"))
-        })
-        .await
-        .with_context(|| format!("r-{n} did not finish"))??;
+        bot.until(COMMAND, &format!("✅ r-{n} "), PATIENCE).await?;
         if n % every == 0 {
             report(pid, n, since.elapsed())?;
             since = Instant::now();
         }
     }
-    bot.kill().await?;
     Ok(())
 }
 

@@ -15,13 +15,12 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail, ensure};
-use common::{mib, proc_status_kib};
+use common::{Console, mib, proc_status_kib};
 use opsbot::config::Config;
 use opsbot::engine::Engine;
 use opsbot::progress::{ChatError, ChatTransport, Publisher};
@@ -34,7 +33,6 @@ use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId, Run, RunState, StepState};
 use opsbot_search_sim::{Call, HealthStatus, NodeStatus, SimConfig, SimHandle};
 use time::OffsetDateTime;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const COMMAND: &str = "/cluster restart cluster:logs";
 /// The engine's poll interval: the bound the issue sets for noticing a condition.
@@ -434,36 +432,16 @@ struct Memory {
 
 async fn bot_memory() -> anyhow::Result<Memory> {
     let scene = Scene::start(SPEEDS[0]).await?;
-    // `kill_on_drop`: an error on the way out must not leave a bot running.
-    let mut bot = tokio::process::Command::new(env!("CARGO_BIN_EXE_opsbot"))
-        .args(["console", "--config"])
-        .arg(&scene.config)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let pid = bot.id().context("the bot exited at once")?;
-    // Held open until the end: the console exits at the end of its input.
-    let mut stdin = bot.stdin.take().context("no stdin")?;
-    let mut stdout = BufReader::new(bot.stdout.take().context("no stdout")?).lines();
+    let mut bot = Console::start(&scene.config)?;
+    let pid = bot.pid;
 
     tokio::time::sleep(IDLE).await;
     let idle_rss = proc_status_kib(pid, "VmRSS:")?;
 
     let sent = Instant::now();
-    stdin.write_all(format!("{COMMAND}\n").as_bytes()).await?;
-    stdin.flush().await?;
-    tokio::time::timeout(PATIENCE, async {
-        while let Some(line) = stdout.next_line().await? {
-            if line.contains("✅ r-1") {
-                return Ok(());
-            }
-        }
-        Err(anyhow!("the bot's output ended before the run finished"))
-    })
-    .await
-    .context("the restart through the binary did not finish")??;
+    bot.until(COMMAND, "✅ r-1", PATIENCE)
+        .await
+        .context("the restart through the binary did not finish")?;
     let run_wall = sent.elapsed();
     let memory = Memory {
         idle_rss,
@@ -471,7 +449,6 @@ async fn bot_memory() -> anyhow::Result<Memory> {
         after_run_peak: proc_status_kib(pid, "VmHWM:")?,
         run_wall,
     };
-    bot.kill().await?;
     Ok(memory)
 }
 

@@ -1,8 +1,11 @@
 //! What the benchmarks read of the bot process they measure.
 
 use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
 
-use anyhow::Context;
+use anyhow::{Context, anyhow};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 
 /// A `kB` field of /proc/<pid>/status (`VmRSS:`, `VmHWM:`, `RssAnon:`).
 pub fn proc_status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
@@ -17,4 +20,55 @@ pub fn proc_status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
 
 pub fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
+}
+
+/// `opsbot console --config CONFIG`, the real binary, typed into on its stdin; killed when
+/// dropped, so that an error on the way out leaves no bot running. Its stdin stays open: the
+/// console exits at the end of its input.
+pub struct Console {
+    pub pid: u32,
+    stdin: tokio::process::ChildStdin,
+    stdout: Lines<BufReader<tokio::process::ChildStdout>>,
+    _child: tokio::process::Child,
+}
+
+impl Console {
+    pub fn start(config: &Path) -> anyhow::Result<Self> {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_opsbot"))
+            .args(["console", "--config"])
+            .arg(config)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()?;
+        Ok(Self {
+            pid: child.id().context("the bot exited at once")?,
+            stdin: child.stdin.take().context("no stdin")?,
+            stdout: BufReader::new(child.stdout.take().context("no stdout")?).lines(),
+            _child: child,
+        })
+    }
+
+    /// Types `line` and reads the console's output until a line contains `marker`, for at
+    /// most `patience`.
+    pub async fn until(
+        &mut self,
+        line: &str,
+        marker: &str,
+        patience: Duration,
+    ) -> anyhow::Result<()> {
+        self.stdin.write_all(format!("{line}\n").as_bytes()).await?;
+        self.stdin.flush().await?;
+        tokio::time::timeout(patience, async {
+            while let Some(shown) = self.stdout.next_line().await? {
+                if shown.contains(marker) {
+                    return Ok(());
+                }
+            }
+            Err(anyhow!("the console's output ended before `{marker}`"))
+        })
+        .await
+        .with_context(|| format!("`{line}`: no `{marker}` within {patience:?}"))?
+    }
 }
