@@ -174,17 +174,7 @@ fn drive_bot(url: &str) -> anyhow::Result<()> {
         transitions.sort();
         anyhow::Ok(BotFigures {
             selected: run.plan.deleted().count(),
-            chunks: run
-                .plan
-                .cluster_steps()
-                .iter()
-                .filter(|step| {
-                    matches!(
-                        step,
-                        Action::Destructive(ClusterDestructive::DeleteIndices { .. })
-                    )
-                })
-                .count(),
+            chunks: run.plan.index_deletions().count(),
             notes: run.plan.notes().to_vec(),
             plan,
             run: run_time,

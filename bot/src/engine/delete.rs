@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use opsbot_commands::approval::ApprovedIndices;
 use opsbot_commands::index::{IndexName, PlannedIndex};
-use opsbot_commands::plan::{Action, ClusterDestructive};
 use opsbot_commands::render;
 use opsbot_commands::run::Run;
 
@@ -109,6 +108,18 @@ fn may_be_applying(error: &BackendError) -> bool {
     )
 }
 
+/// A DELETE the cluster turned down (a 4xx: no privilege, a block, a bad name) before it
+/// deleted anything.
+fn refused_before_acting(error: &BackendError) -> bool {
+    matches!(
+        error.fault,
+        Fault::Status {
+            status: 400..=499,
+            ..
+        }
+    )
+}
+
 /// Deletes one chunk: `planned`, the indices of approved step `step`. A DELETE is sent again
 /// within the retry policy's tries and after its delay: one the cluster refused before acting on
 /// it (no elected master, 408, 429) as it was; one that may have reached the cluster only once
@@ -162,17 +173,7 @@ pub(super) async fn chunk(
             }
             // Refused before the cluster acted on it, with no earlier try that may have:
             // nothing of this chunk was deleted.
-            Err(error)
-                if tries == 1
-                    && !resumed
-                    && matches!(
-                        error.fault,
-                        Fault::Status {
-                            status: 400..=499,
-                            ..
-                        }
-                    ) =>
-            {
+            Err(error) if tries == 1 && !resumed && refused_before_acting(&error) => {
                 return Err(StepFailure::Refused(Box::new(error)));
             }
             Err(error) => return Err(BackendError { tries, ..error }.into()),
@@ -214,22 +215,24 @@ pub(super) async fn verify(
     run: &Run,
 ) -> Result<StepOutcome, StepFailure> {
     let selected = run.plan.deleted().count();
-    let mut stayed = remaining(inner, cluster, run).await?;
-    if !stayed.is_empty() {
-        for (step, names) in &stayed {
+    let mut left = remaining(inner, cluster, run).await?;
+    if !left.stayed.is_empty() {
+        for (step, names) in &left.stayed {
             settle(inner, cluster, run, &opaque_id(run, *step), names).await?;
         }
-        stayed = remaining(inner, cluster, run).await?;
+        left = remaining(inner, cluster, run).await?;
     }
-    let stayed: Vec<IndexName> = stayed.into_values().flatten().collect();
+    let stayed: Vec<IndexName> = left.stayed.into_values().flatten().collect();
     let Some(first) = stayed.first() else {
         return Ok(StepOutcome::Done(format!(
             "verified: none of the {selected} selected indices remains"
         )));
     };
+    // Re-created since the plan: kept, never asked to be deleted (the chunks' notes name them).
+    let asked = selected - left.recreated;
     Err(StepFailure::Stayed {
-        asked: selected,
-        deleted: selected - stayed.len(),
+        asked,
+        deleted: asked - stayed.len(),
         first: first.to_string(),
         stayed: render::compact(&stayed),
         stayed_count: stayed.len(),
@@ -237,37 +240,40 @@ pub(super) async fn verify(
     })
 }
 
-/// The plan's indices still in the cluster under their approved UUID, by deleting step.
-async fn remaining(
-    inner: &Inner,
-    cluster: &Cluster,
-    run: &Run,
-) -> Result<BTreeMap<usize, Vec<IndexName>>, StepFailure> {
+/// What the deletions left of the plan's indices, from one listing.
+struct Left {
+    /// Still there under their approved UUID, by deleting step.
+    stayed: BTreeMap<usize, Vec<IndexName>>,
+    /// There under another UUID: re-created since the plan, so kept.
+    recreated: usize,
+}
+
+async fn remaining(inner: &Inner, cluster: &Cluster, run: &Run) -> Result<Left, StepFailure> {
     let rows = retried(inner, run, || cluster.search.cat_indices(true)).await?;
     let present: HashMap<&str, Option<&str>> = rows
         .iter()
         .map(|row| (row.index.as_str(), row.uuid.as_deref()))
         .collect();
-    let mut remaining = BTreeMap::new();
-    for (step, action) in run.plan.cluster_steps().iter().enumerate() {
-        let Action::Destructive(ClusterDestructive::DeleteIndices { indices }) = action else {
-            continue;
-        };
-        let left: Vec<IndexName> = indices
-            .iter()
-            .filter(
-                |index| match (present.get(index.name.as_str()), &index.uuid) {
-                    (None, _) => false,
-                    // Planned before names were bound to UUIDs, or listed without one: by name.
-                    (Some(_), None) | (Some(None), Some(_)) => true,
-                    (Some(Some(now)), Some(approved)) => *now == approved.as_str(),
-                },
-            )
-            .map(|index| index.name.clone())
-            .collect();
-        if !left.is_empty() {
-            remaining.insert(step, left);
+    let mut left = Left {
+        stayed: BTreeMap::new(),
+        recreated: 0,
+    };
+    for (step, indices) in run.plan.index_deletions() {
+        let mut stayed = Vec::new();
+        for index in indices {
+            match (present.get(index.name.as_str()), &index.uuid) {
+                (None, _) => {}
+                // Planned before names were bound to UUIDs, or listed without one: by name.
+                (Some(_), None) | (Some(None), Some(_)) => stayed.push(index.name.clone()),
+                (Some(Some(now)), Some(approved)) if *now == approved.as_str() => {
+                    stayed.push(index.name.clone());
+                }
+                (Some(Some(_)), Some(_)) => left.recreated += 1,
+            }
+        }
+        if !stayed.is_empty() {
+            left.stayed.insert(step, stayed);
         }
     }
-    Ok(remaining)
+    Ok(left)
 }

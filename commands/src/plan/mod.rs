@@ -199,17 +199,25 @@ impl Plan {
 
     /// Every index the plan deletes, bound to its incarnation, in plan order.
     pub fn deleted(&self) -> impl Iterator<Item = &PlannedIndex> {
-        self.cluster_steps().iter().flat_map(|step| match step {
-            Action::Destructive(ClusterDestructive::DeleteIndices { indices }) => {
-                indices.as_slice()
-            }
-            Action::Destructive(
-                ClusterDestructive::RetireNode { .. } | ClusterDestructive::UnlistNode { .. },
-            )
-            | Action::Safe(_)
-            | Action::Wait(_)
-            | Action::Gate { .. } => &[],
-        })
+        self.index_deletions().flat_map(|(_, indices)| indices)
+    }
+
+    /// Each step that deletes indices (a chunk): its position in the plan and its indices.
+    pub fn index_deletions(&self) -> impl Iterator<Item = (usize, &[PlannedIndex])> {
+        self.cluster_steps()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, step)| match step {
+                Action::Destructive(ClusterDestructive::DeleteIndices { indices }) => {
+                    Some((i, indices.as_slice()))
+                }
+                Action::Destructive(
+                    ClusterDestructive::RetireNode { .. } | ClusterDestructive::UnlistNode { .. },
+                )
+                | Action::Safe(_)
+                | Action::Wait(_)
+                | Action::Gate { .. } => None,
+            })
     }
 
     /// Every consumer whose allocations the plan deletes, in plan order.

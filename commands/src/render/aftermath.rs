@@ -162,17 +162,19 @@ fn cluster_aftermath(run: &Run, cluster: &ClusterName, seen: Option<&Observation
 fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
     let total = run.plan.deleted_indices().count();
     let (mut deleted, mut kept, mut partial) = (0, Vec::new(), Vec::new());
-    for (action, state) in cluster_steps(run) {
-        let Action::Destructive(ClusterDestructive::DeleteIndices { indices }) = action else {
-            continue;
-        };
-        match state {
-            StepState::Done { .. } => deleted += indices.len(),
-            StepState::Pending
-            | StepState::Failed {
-                unchanged: true, ..
-            } => kept.extend(indices.iter().cloned()),
-            _ => partial.extend(indices.iter().cloned()),
+    for (step, indices) in run.plan.index_deletions() {
+        match run.steps.get(step) {
+            Some(StepState::Done { .. }) => deleted += indices.len(),
+            None
+            | Some(
+                StepState::Pending
+                | StepState::Failed {
+                    unchanged: true, ..
+                },
+            ) => {
+                kept.extend(indices.iter().cloned());
+            }
+            Some(_) => partial.extend(indices.iter().cloned()),
         }
     }
     // A check after the deletes that found some still there: "deleted" would not be true.

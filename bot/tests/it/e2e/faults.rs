@@ -265,3 +265,39 @@ async fn a_refused_delete_is_reported_as_nothing_deleted() {
         run.steps
     );
 }
+
+/// When a DELETE is answered while its indices stay, the count says what opsbot asked for:
+/// an index re-created since the plan was kept, not asked for, and is not counted as deleted.
+#[tokio::test]
+async fn what_stayed_is_counted_without_the_indices_re_created_since_the_plan() {
+    let h = restart_with(&[]).await;
+    let id = h.start_run("alice", "/indices prune cluster:logs").await;
+    let plan = h.run(id).plan;
+    let selected = plan.deleted_indices().count();
+    let target = plan.deleted_indices().next().unwrap().to_string();
+    let http = reqwest::Client::new();
+    let url = format!("{}/{target}", h.sim.base_url());
+    assert!(
+        http.delete(&url)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .is_success()
+    );
+    assert!(http.put(&url).send().await.unwrap().status().is_success());
+    h.sim.set_faults(vec![rule("lost,count=1,method=DELETE")]);
+
+    h.approve("bob", id).await;
+    let run = h.finished(id).await;
+    let RunState::Failed { error } = &run.state else {
+        panic!("{:?}", run.state)
+    };
+    let asked = selected - 1;
+    assert!(
+        error.starts_with(&format!(
+            "the cluster answered that it deleted {asked} indices, yet "
+        )) && error.contains(&format!(": 0 of {asked} deleted.")),
+        "{error}"
+    );
+}

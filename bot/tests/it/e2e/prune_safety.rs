@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use opsbot_commands::name::RunId;
-use opsbot_commands::plan::{Action, ClusterDestructive};
 use opsbot_commands::run::{RunState, StepState};
 use opsbot_search_sim::{DataStreamSpec, Distribution, Flavor, IndexSpec, SimConfig};
 use opsbot_tests::{Harness, Setup};
@@ -366,16 +365,7 @@ async fn a_plan_binds_each_index_to_its_uuid_and_a_chunk_costs_two_requests() {
     let plan = h.run(id).plan;
     let bound = plan.deleted().filter(|p| p.uuid.is_some()).count();
     assert_eq!(bound, plan.deleted().count(), "every index has its UUID");
-    let chunks = plan
-        .cluster_steps()
-        .iter()
-        .filter(|step| {
-            matches!(
-                step,
-                Action::Destructive(ClusterDestructive::DeleteIndices { .. })
-            )
-        })
-        .count();
+    let chunks = plan.index_deletions().count();
     h.sim.clear_calls();
     h.approve("bob", id).await;
     assert_eq!(h.finished(RunId::new(1)).await.state, RunState::Succeeded);
