@@ -30,7 +30,7 @@ use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
 use opsbot_commands::plan::{Action, ClusterWait};
 use opsbot_commands::render::ProgressView;
-use opsbot_commands::run::{ChannelId, MessageId, Run, RunState, StepState};
+use opsbot_commands::run::{ChannelId, MessageId, Outcome, Run, StepState};
 use opsbot_search_sim::{Call, HealthStatus, NodeStatus, SimConfig, SimHandle};
 use time::OffsetDateTime;
 
@@ -319,7 +319,7 @@ async fn restart_in_process(speed: f64) -> anyhow::Result<RunFigures> {
     let run = finished?;
     flushed.context("progress was not delivered")?;
     ensure!(
-        run.state == RunState::Succeeded,
+        run.outcome() == Some(&Outcome::Succeeded),
         "the restart did not succeed: {:?}",
         run.state
     );
@@ -337,7 +337,7 @@ async fn restart_in_process(speed: f64) -> anyhow::Result<RunFigures> {
     );
     Ok(RunFigures {
         speed,
-        duration: (run.finished_at.unwrap_or(typed) - typed).try_into()?,
+        duration: (run.finished_at().unwrap_or(typed) - typed).try_into()?,
         requests: requests(&scene.sim.calls()),
         waits: wait_lags(&run, &seen)?,
         events: counters.events.load(Ordering::Relaxed),

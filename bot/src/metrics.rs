@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use opsbot_commands::audit::AuditKind;
-use opsbot_commands::run::{Run, RunState};
+use opsbot_commands::run::{Outcome, Run};
 use opsbot_state::Store;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -196,7 +196,9 @@ impl RunMetrics {
                 AuditKind::ApprovalGranted { .. } => Some("approved"),
                 AuditKind::Rejected { .. } => Some("rejected"),
                 AuditKind::Withdrawn { .. } => Some("withdrawn"),
-                AuditKind::RunFinished { .. } if run.state == RunState::Expired => Some("expired"),
+                AuditKind::RunFinished { .. } if run.outcome() == Some(&Outcome::Expired) => {
+                    Some("expired")
+                }
                 _ => None,
             };
             if let Some(decision) = decision {

@@ -15,7 +15,7 @@ use opsbot_commands::people::{Actor, Speaker, UnknownPerson};
 use opsbot_commands::plan::PlanDigest;
 use opsbot_commands::render;
 use opsbot_commands::request::{ProcedureRequest, Request};
-use opsbot_commands::run::{ChannelId, Run, RunState};
+use opsbot_commands::run::{ChannelId, Outcome, Run, RunState};
 use opsbot_state::AuditQuery;
 use time::OffsetDateTime;
 
@@ -278,12 +278,18 @@ impl Service {
             Request::RunCancel { id } => {
                 let run = self.engine.cancel(actor, id).await?;
                 Reply::public(match &run.state {
-                    RunState::Withdrawn { .. } => format!(
+                    RunState::Finished {
+                        outcome: Outcome::Withdrawn { .. },
+                        ..
+                    } => format!(
                         "{} withdrawn by {} before approval; nothing was done",
                         run.id,
                         actor.name()
                     ),
-                    RunState::Cancelled { note, .. } => {
+                    RunState::Finished {
+                        outcome: Outcome::Cancelled { note, .. },
+                        ..
+                    } => {
                         format!("{} cancelled by {}: {note}", run.id, actor.name())
                     }
                     _ => format!(
@@ -320,7 +326,10 @@ impl Service {
             Request::Reject { id, reason } => {
                 let run = self.engine.reject(actor, id, &reason).await?;
                 let verb = match run.state {
-                    RunState::Withdrawn { .. } => "withdrawn",
+                    RunState::Finished {
+                        outcome: Outcome::Withdrawn { .. },
+                        ..
+                    } => "withdrawn",
                     _ => "rejected",
                 };
                 Reply::public(format!("{} {verb} by {}: {reason}", run.id, actor.name()))

@@ -12,7 +12,7 @@ use crate::name::RunId;
 use crate::people::{Actor, PersonRef};
 use crate::plan::PlanDigest;
 use crate::render::utc;
-use crate::run::{Run, RunState};
+use crate::run::{Outcome, Run, RunState};
 
 /// The stored record of an approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,31 +119,27 @@ pub fn decided(run: &Run) -> Option<String> {
             utc(grant.at)
         ));
     }
-    let at = run.finished_at.map(utc).unwrap_or_default();
-    match &run.state {
+    let (at, outcome) = match &run.state {
         RunState::AwaitingApproval { .. } | RunState::Booked | RunState::Running => {
-            run.cancel.as_ref().map(|c| {
+            return run.cancel.as_ref().map(|c| {
                 format!(
                     "is being cancelled (asked by {} at {})",
                     c.by.name,
                     utc(c.at)
                 )
-            })
+            });
         }
-        RunState::Rejected { by, .. } => {
-            Some(format!("is already rejected by {} at {at}", by.name))
+        RunState::Finished { at, outcome } => (utc(*at), outcome),
+    };
+    Some(match outcome {
+        Outcome::Rejected { by, .. } => format!("is already rejected by {} at {at}", by.name),
+        Outcome::Withdrawn { by, .. } => format!("is already withdrawn by {} at {at}", by.name),
+        Outcome::Cancelled { by, .. } => format!("is already cancelled by {} at {at}", by.name),
+        Outcome::Expired => format!("already expired at {at}: nobody approved in time"),
+        Outcome::Succeeded | Outcome::Failed { .. } => {
+            format!("has already finished ({})", outcome.label())
         }
-        RunState::Withdrawn { by, .. } => {
-            Some(format!("is already withdrawn by {} at {at}", by.name))
-        }
-        RunState::Cancelled { by, .. } => {
-            Some(format!("is already cancelled by {} at {at}", by.name))
-        }
-        RunState::Expired => Some(format!("already expired at {at}: nobody approved in time")),
-        RunState::Succeeded | RunState::Failed { .. } => {
-            Some(format!("has already finished ({})", run.state.label()))
-        }
-    }
+    })
 }
 
 /// The checks every decision shares: the plan needs approval, nobody decided yet, the run waits

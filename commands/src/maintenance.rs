@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use crate::name::{Notice, RunId};
 use crate::people::PersonRef;
 use crate::render;
-use crate::run::{Run, RunState, StepState};
+use crate::run::{Outcome, Run, RunState, StepState};
 
 /// An operator's own announcement, in force until `/maintenance end`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,24 +91,35 @@ pub fn announcement(run: &Run) -> Option<Announcement> {
     }
     let stamp = run.created_at.unix_timestamp();
     let what = format!("{} ({})", run.plan.request(), run.id);
-    let took = || render::duration(run.finished_at.unwrap_or(run.created_at) - run.started_at());
     let (phase, text) = match &run.state {
         RunState::Running if !matches!(run.steps.first(), None | Some(StepState::Pending)) => (
             "s",
             format!("🔧 maintenance started by {}: {what}", run.requester.name),
         ),
-        RunState::Succeeded => (
+        RunState::Finished {
+            at,
+            outcome: Outcome::Succeeded,
+        } => (
             "e",
-            format!("✅ maintenance over: {what} succeeded in {}", took()),
+            format!(
+                "✅ maintenance over: {what} succeeded in {}",
+                render::duration(*at - run.started_at())
+            ),
         ),
-        RunState::Failed { .. } => (
+        RunState::Finished {
+            outcome: Outcome::Failed { .. },
+            ..
+        } => (
             "e",
             format!(
                 "❌ maintenance failed: {what}; /run status id:{} says where and what is left",
                 run.id
             ),
         ),
-        RunState::Cancelled { by, .. } => (
+        RunState::Finished {
+            outcome: Outcome::Cancelled { by, .. },
+            ..
+        } => (
             "e",
             format!("⏹ maintenance cancelled by {}: {what}", by.name),
         ),
@@ -121,23 +132,23 @@ pub fn announcement(run: &Run) -> Option<Announcement> {
             ),
         ),
         // Booked and announced, then planned again at its time: the new plan was not approved.
-        RunState::Rejected { .. } | RunState::Withdrawn { .. } | RunState::Expired
-            if run.booking.is_some_and(|b| !b.is_ahead()) =>
-        {
-            (
-                "e",
-                format!(
-                    "❌ booked maintenance did not start: {what} was {} after its plan changed",
-                    run.state.label()
-                ),
-            )
-        }
+        RunState::Finished {
+            outcome: Outcome::Rejected { .. } | Outcome::Withdrawn { .. } | Outcome::Expired,
+            ..
+        } if run.booking.is_some_and(|b| !b.is_ahead()) => (
+            "e",
+            format!(
+                "❌ booked maintenance did not start: {what} was {} after its plan changed",
+                run.state.label()
+            ),
+        ),
         // Never started: nothing was announced, so nothing ends.
         RunState::AwaitingApproval { .. }
         | RunState::Running
-        | RunState::Rejected { .. }
-        | RunState::Withdrawn { .. }
-        | RunState::Expired => return None,
+        | RunState::Finished {
+            outcome: Outcome::Rejected { .. } | Outcome::Withdrawn { .. } | Outcome::Expired,
+            ..
+        } => return None,
     };
     Some(Announcement {
         key: format!("m{}{phase}-{stamp}", run.id.get()),

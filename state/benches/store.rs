@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use common::{Place, STEPS, T0, finished_run, new_run};
 use opsbot_commands::audit::AuditKind;
-use opsbot_commands::run::{RunState, StepState};
+use opsbot_commands::run::{Outcome, StepState};
 use opsbot_state::Store;
 use time::OffsetDateTime;
 
@@ -101,7 +101,7 @@ fn transitions(store: &Store) -> Result<(), Box<dyn Error>> {
             pairs.push(started + done);
         }
         store.update_run(run.id, None, |run| {
-            run.finish(RunState::Succeeded, T0);
+            run.finish(Outcome::Succeeded, T0);
             Ok::<_, Infallible>(vec![])
         })?;
         run = store.create_run(new_run("logs"), None)?;

@@ -46,8 +46,7 @@ pub enum Entry {
     Counters(Counters),
     Notice(MaintenanceNotice),
     /// A run, whole (record and plan, checked as a read checks it), with the times it is filed
-    /// under for listings: its creation, and its finish (`None` while unfinished; a finished
-    /// record without a finish time is filed at its creation). Both are kept to the
+    /// under for listings: its creation, and its finish (`None` while unfinished). Both are kept to the
     /// microsecond, as PostgreSQL's `timestamptz` keeps them.
     Run {
         run: Box<Run>,
@@ -90,10 +89,7 @@ impl Entry {
     /// A run entry, with its times filed as both backends file them.
     pub(crate) fn run(run: Run) -> Entry {
         let created_at = micros(run.created_at);
-        let finished_at = run
-            .state
-            .is_finished()
-            .then(|| micros(run.finished_at.unwrap_or(run.created_at)));
+        let finished_at = run.finished_at().map(micros);
         Entry::Run {
             run: Box::new(run),
             created_at,

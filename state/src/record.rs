@@ -26,8 +26,8 @@ pub(crate) struct RunRecord {
     channel: ChannelId,
     #[serde(with = "time::serde::rfc3339")]
     created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339::option")]
-    finished_at: Option<OffsetDateTime>,
+    /// Stored as the run's `finished_at` and `state`, checked against each other when read.
+    #[serde(flatten)]
     state: RunState,
     steps: Vec<StepState>,
     approval: Option<ApprovalGrant>,
@@ -52,7 +52,6 @@ impl RunRecord {
             requester,
             channel,
             created_at,
-            finished_at,
             state,
             steps,
             approval,
@@ -68,7 +67,6 @@ impl RunRecord {
             requester: requester.clone(),
             channel: channel.clone(),
             created_at: *created_at,
-            finished_at: *finished_at,
             state: state.clone(),
             steps: steps.clone(),
             approval: approval.clone(),
@@ -88,7 +86,6 @@ impl RunRecord {
             requester,
             channel,
             created_at,
-            finished_at,
             state,
             steps,
             approval,
@@ -105,7 +102,6 @@ impl RunRecord {
             requester,
             channel,
             created_at,
-            finished_at,
             state,
             steps,
             approval,
@@ -139,29 +135,12 @@ impl RunRecord {
         &self.digest
     }
 
-    /// Where this record's run is filed among the finished (see [`filed_at`]).
+    /// Where this record's run is filed among the finished: at when it finished, so that
+    /// "finished since" is one range (sled's `index` tree, PostgreSQL's `runs.finished_at`);
+    /// `None` while it is unfinished (those are listed by id).
     pub(crate) fn filed_at(&self) -> Option<OffsetDateTime> {
-        filed(&self.state, self.finished_at, self.created_at)
+        self.state.finished_at()
     }
-}
-
-/// Where a run is filed for listings by time: a finished one at when it finished, so that
-/// "finished since" is one range (sled's `index` tree, PostgreSQL's `runs.finished_at`);
-/// `None` while it is unfinished (those are listed by id).
-pub(crate) fn filed_at(run: &Run) -> Option<OffsetDateTime> {
-    filed(&run.state, run.finished_at, run.created_at)
-}
-
-/// A finished run without a finish time (never written by this opsbot, but decodable) is
-/// filed at its creation: it finished no earlier than that.
-fn filed(
-    state: &RunState,
-    finished_at: Option<OffsetDateTime>,
-    created_at: OffsetDateTime,
-) -> Option<OffsetDateTime> {
-    state
-        .is_finished()
-        .then(|| finished_at.unwrap_or(created_at))
 }
 
 /// The plans of unfinished runs, by run: they are read at every step. Only those are put here

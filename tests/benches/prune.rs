@@ -21,8 +21,7 @@ use opsbot::progress::Publisher;
 use opsbot::service::Service;
 use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
-use opsbot_commands::plan::{Action, ClusterDestructive};
-use opsbot_commands::run::{ChannelId, RunState};
+use opsbot_commands::run::{ChannelId, Outcome};
 use opsbot_search_sim::{Call, Distribution, IndexSpec, SimConfig, WorldSnapshot};
 use opsbot_tests::{RecordingChat, Setup, actor, cluster_config, config};
 use serde::{Deserialize, Serialize};
@@ -155,7 +154,11 @@ fn drive_bot(url: &str) -> anyhow::Result<()> {
         let run = engine.run(id)?;
         let run_time = approved.elapsed();
         let cpu = cpu_time()? - cpu_before;
-        ensure!(run.state == RunState::Succeeded, "{:?}", run.state);
+        ensure!(
+            run.outcome() == Some(&Outcome::Succeeded),
+            "{:?}",
+            run.state
+        );
         // The prune's peak, before the updates below decode the finished run's plan 50 times
         // (only unfinished runs' plans are cached).
         let peak = proc_status_kib("VmHWM:")?;

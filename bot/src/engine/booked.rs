@@ -10,7 +10,7 @@ use opsbot_commands::audit::AuditKind;
 use opsbot_commands::booking;
 use opsbot_commands::name::RunId;
 use opsbot_commands::plan::Plan;
-use opsbot_commands::run::{Run, RunState, StepState};
+use opsbot_commands::run::{Outcome, Run, RunState, StepState};
 use opsbot_state::{StoreError, UpdateError};
 use time::OffsetDateTime;
 
@@ -66,7 +66,7 @@ pub(super) async fn arrive(inner: &Inner, run: &Run) -> Result<Arrival, StoreErr
             let error = format!(
                 "at its booked time there was nothing to do ({notes}); nothing was changed"
             );
-            drive::finish(inner, run.id, move |_| RunState::Failed {
+            drive::finish(inner, run.id, move |_| Outcome::Failed {
                 error: error.clone(),
             })
             .await?;
@@ -92,7 +92,7 @@ pub(super) async fn arrive(inner: &Inner, run: &Run) -> Result<Arrival, StoreErr
         opsbot_commands::render::utc(at),
         opsbot_commands::render::utc(now)
     );
-    drive::finish(inner, run.id, move |_| RunState::Failed {
+    drive::finish(inner, run.id, move |_| Outcome::Failed {
         error: error.clone(),
     })
     .await?;

@@ -7,7 +7,7 @@ use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::{Reason, RunId};
 use opsbot_commands::people::Actor;
 use opsbot_commands::render;
-use opsbot_commands::run::{CancelRequest, Run, RunState, StepState};
+use opsbot_commands::run::{CancelRequest, Outcome, Run, RunState, StepState};
 
 use super::{Engine, require_operator};
 use crate::refusal::{EngineError, Refusal};
@@ -33,7 +33,7 @@ impl Engine {
             }
             if run.state == RunState::Booked {
                 run.finish(
-                    RunState::Cancelled {
+                    Outcome::Cancelled {
                         by: by.clone(),
                         note: "cancelled before its booked time; nothing was done".to_owned(),
                     },
@@ -50,7 +50,7 @@ impl Engine {
             if awaiting && run.cleanup_steps().is_empty() {
                 if by.is_certainly(&run.requester) {
                     run.finish(
-                        RunState::Withdrawn {
+                        Outcome::Withdrawn {
                             by: by.clone(),
                             reason: None,
                         },
@@ -70,7 +70,7 @@ impl Engine {
                     render::aftermath(run, None)
                 };
                 run.finish(
-                    RunState::Cancelled {
+                    Outcome::Cancelled {
                         by: by.clone(),
                         note,
                     },
@@ -143,17 +143,17 @@ impl Engine {
         let (rejecter, reason) = (actor.clone(), reason.to_string());
         let updated = self.0.update(id, actor, move |run| {
             let reason = reason.clone();
-            let (state, event) =
+            let (outcome, event) =
                 match approval::reject(run, &rejecter, now).map_err(Refusal::Approval)? {
                     Rejection::Rejected => (
-                        RunState::Rejected {
+                        Outcome::Rejected {
                             by: rejecter.person.clone(),
                             reason: reason.clone(),
                         },
                         AuditKind::Rejected { reason },
                     ),
                     Rejection::Withdrawn => (
-                        RunState::Withdrawn {
+                        Outcome::Withdrawn {
                             by: rejecter.person.clone(),
                             reason: Some(reason.clone()),
                         },
@@ -162,8 +162,8 @@ impl Engine {
                         },
                     ),
                 };
-            let label = state.label().to_owned();
-            run.finish(state, now);
+            let label = outcome.label().to_owned();
+            run.finish(outcome, now);
             Ok(vec![event, AuditKind::RunFinished { state: label }])
         });
         let run = updated.await?;

@@ -8,7 +8,7 @@ use opsbot_commands::cluster::Observation;
 use opsbot_commands::name::RunId;
 use opsbot_commands::render;
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::{Run, RunState, StepState};
+use opsbot_commands::run::{Outcome, Run, RunState, StepState};
 use time::OffsetDateTime;
 use tracing::Instrument;
 
@@ -122,7 +122,7 @@ async fn drive_inner(
             Next::Cancel => {
                 clean_up(inner, id, None, &waker).await?;
                 let seen = seen(inner, &run).await;
-                finish(inner, id, move |run| RunState::Cancelled {
+                finish(inner, id, move |run| Outcome::Cancelled {
                     by: run
                         .cancel
                         .as_ref()
@@ -160,7 +160,7 @@ async fn drive_inner(
             }
             Next::AwaitOperator => park(inner, busy, waker.notified()).await,
             Next::Succeed => {
-                finish(inner, id, |_| RunState::Succeeded).await?;
+                finish(inner, id, |_| Outcome::Succeeded).await?;
             }
             Next::Step { index, resumed } => {
                 let action = render::step_label_at(&run.plan, index);
@@ -332,11 +332,11 @@ async fn record(
                 else {
                     return Ok(vec![failed]);
                 };
-                let state = RunState::Failed {
+                let outcome = Outcome::Failed {
                     error: format!("{error}\n{}", render::aftermath(run, seen.as_ref())),
                 };
-                let label = state.label().to_owned();
-                run.finish(state, now);
+                let label = outcome.label().to_owned();
+                run.finish(outcome, now);
                 vec![failed, AuditKind::RunFinished { state: label }]
             }
         })
@@ -360,33 +360,33 @@ pub(super) async fn expire(
         if !approval::expired(run, now) {
             return Ok::<_, std::convert::Infallible>(vec![]);
         }
-        run.finish(RunState::Expired, now);
+        run.finish(Outcome::Expired, now);
         Ok(vec![AuditKind::RunFinished {
             state: run.state.label().to_owned(),
         }])
     });
     let run = updated.await.map_err(store_only)?;
-    if run.state == RunState::Expired {
+    if run.outcome() == Some(&Outcome::Expired) {
         tracing::info!("run expired: nobody approved in time");
     }
     inner.progress.changed(&run);
     Ok(())
 }
 
-/// Ends the run in the state `state` gives, unless it already ended.
+/// Ends the run with the outcome `outcome` gives, unless it already ended.
 pub(super) async fn finish(
     inner: &Inner,
     id: RunId,
-    state: impl Fn(&Run) -> RunState + Send + 'static,
+    outcome: impl Fn(&Run) -> Outcome + Send + 'static,
 ) -> Result<(), opsbot_state::StoreError> {
     let now = inner.clock.now();
     let updated = inner.writes.update_run(id, None, move |run| {
         if run.state.is_finished() {
             return Ok::<_, std::convert::Infallible>(vec![]);
         }
-        let new_state = state(run);
-        let label = new_state.label().to_owned();
-        run.finish(new_state, now);
+        let outcome = outcome(run);
+        let label = outcome.label().to_owned();
+        run.finish(outcome, now);
         Ok(vec![AuditKind::RunFinished { state: label }])
     });
     let run = updated.await.map_err(store_only)?;

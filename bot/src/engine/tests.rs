@@ -7,7 +7,7 @@ use opsbot_commands::cluster::Observation;
 use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::name::{PersonName, RunId};
 use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
-use opsbot_commands::run::{ChannelId, Run, RunState};
+use opsbot_commands::run::{ChannelId, Outcome, Run, RunState};
 use time::OffsetDateTime;
 
 use super::*;
@@ -106,7 +106,10 @@ async fn an_expiry_ends_a_request_nobody_decided() {
     drive::expire(&engine.0, run.id, now + time::Duration::hours(1))
         .await
         .unwrap();
-    assert_eq!(engine.run(run.id).unwrap().state, RunState::Expired);
+    assert_eq!(
+        engine.run(run.id).unwrap().outcome(),
+        Some(&Outcome::Expired)
+    );
     let refused = engine
         .approve(&bob(), run.id, run.digest.as_str())
         .await
@@ -289,7 +292,7 @@ async fn a_parked_approval_expires_when_the_clock_is_skipped_past_it() {
     ));
     clock.skip(std::time::Duration::from_secs(31 * 60));
     let expired = async {
-        while engine.run(run.id).unwrap().state != RunState::Expired {
+        while engine.run(run.id).unwrap().outcome() != Some(&Outcome::Expired) {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
     };

@@ -9,7 +9,7 @@ use opsbot_commands::name::{ClusterName, PersonName, RunId};
 use opsbot_commands::people::{PersonRef, Surface};
 use opsbot_commands::plan::{ClusterSafe, ClusterStep, Plan};
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::{ChannelId, Run, RunState};
+use opsbot_commands::run::{ChannelId, Outcome, Run};
 use opsbot_state::Store;
 use time::OffsetDateTime;
 
@@ -67,7 +67,7 @@ fn scrape(metrics: &Metrics) -> String {
     lines.join("\n")
 }
 
-fn restart(state: RunState) -> Run {
+fn restart(outcome: Outcome) -> Run {
     let plan = Plan::new(
         ProcedureRequest::ClusterRestart {
             cluster: ClusterName::parse("logs").unwrap(),
@@ -89,7 +89,7 @@ fn restart(state: RunState) -> Run {
         now,
         time::Duration::minutes(30),
     );
-    run.state = state;
+    run.finish(outcome, now);
     run
 }
 
@@ -106,14 +106,14 @@ fn a_scrape_shows_what_was_counted_and_what_waits_now() {
     errors.count("prod", "placement", unavailable.kind());
     metrics.refused(Refusal::NotOperator.kind());
     let runs = metrics.runs();
-    let succeeded = restart(RunState::Succeeded);
+    let succeeded = restart(Outcome::Succeeded);
     runs.created(&succeeded);
     let finished = AuditKind::RunFinished {
         state: "succeeded".into(),
     };
     runs.recorded(&succeeded, std::slice::from_ref(&finished));
     // An expired plan is a decision too (nobody made one in time).
-    let expired = restart(RunState::Expired);
+    let expired = restart(Outcome::Expired);
     runs.recorded(&expired, &[finished]);
     // Events that decide nothing and end nothing count nothing.
     runs.recorded(&succeeded, &[AuditKind::CancelRequested]);

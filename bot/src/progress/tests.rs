@@ -4,7 +4,7 @@ use opsbot_commands::name::ClusterName;
 use opsbot_commands::people::{PersonRef, Surface};
 use opsbot_commands::plan::{ClusterStep, Plan};
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::Outcome;
 
 use time::OffsetDateTime;
 
@@ -54,7 +54,7 @@ pub(super) fn new_run(store: &Store, cluster: &str) -> Run {
 pub(super) fn finish(store: &Store, id: RunId) -> Run {
     store
         .update_run(id, None, |run| {
-            run.finish(RunState::Succeeded, OffsetDateTime::now_utc());
+            run.finish(Outcome::Succeeded, OffsetDateTime::now_utc());
             Ok::<_, std::convert::Infallible>(vec![])
         })
         .unwrap()

@@ -8,7 +8,7 @@ use opsbot_commands::name::{ClusterName, PersonName};
 use opsbot_commands::people::{PersonRef, Surface};
 use opsbot_commands::plan::{ClusterDestructive, ClusterStep, Plan};
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::{ChannelId, RunState};
+use opsbot_commands::run::{ChannelId, Outcome};
 
 use super::*;
 
@@ -101,7 +101,7 @@ async fn a_transition_keeps_its_refusal_and_its_audit() {
     assert!(matches!(refused, Err(UpdateError::Refused("not now"))));
     let expired = writes
         .update_run(run.id, None, |run| {
-            run.finish(RunState::Expired, OffsetDateTime::now_utc());
+            run.finish(Outcome::Expired, OffsetDateTime::now_utc());
             Ok::<_, std::convert::Infallible>(vec![AuditKind::RunFinished {
                 state: "expired".into(),
             }])

@@ -21,7 +21,7 @@ use opsbot::engine::Engine;
 use opsbot_commands::index::IndexName;
 use opsbot_commands::name::RunId;
 use opsbot_commands::retention::{Retention, RetentionDays, Verdict};
-use opsbot_commands::run::{Run, RunState};
+use opsbot_commands::run::{Outcome, Run};
 use opsbot_commands::schedule::{FireOutcome, FireRecord, ScheduleName};
 use opsbot_search_sim::{FaultRule, SimConfig};
 use time::OffsetDateTime;
@@ -342,7 +342,7 @@ fn check(scene: &Scene, before: &[String], what: &str) {
     assert_eq!(last, Some(started_r1()), "{what}: the fire's record");
     assert_eq!(runs.len(), 1, "{what}: one run for one fire: {runs:#?}");
     let run = &runs[0];
-    assert_eq!(run.state, RunState::Succeeded, "{what}: {run:#?}");
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{what}: {run:#?}");
     let scheduled = run.scheduled.as_ref().unwrap();
     assert_eq!(scheduled.fire_at, FIRE, "{what}");
     assert!(

@@ -39,7 +39,7 @@ use crate::support::{
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::RunId;
 use opsbot_commands::render;
-use opsbot_commands::run::{Run, RunState};
+use opsbot_commands::run::{Outcome, Run};
 use opsbot_host_sim::TestHosts;
 use opsbot_state::Store;
 
@@ -219,8 +219,8 @@ fn check(config: &Path, hosts: &TestHosts, run: &Run, what: &str) {
          restart it must go to an operator, never be replayed blindly: {log:?}"
     );
     assert_eq!(
-        run.state,
-        RunState::Succeeded,
+        run.outcome(),
+        Some(&Outcome::Succeeded),
         "{what}: the run did not succeed; {HOST} ran {log:?}"
     );
     assert_eq!(

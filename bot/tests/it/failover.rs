@@ -33,7 +33,7 @@ use opsbot_commands::audit::AuditKind;
 use opsbot_commands::index::IndexName;
 use opsbot_commands::name::RunId;
 use opsbot_commands::retention::{Retention, RetentionDays, Verdict};
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::Outcome;
 use opsbot_search_sim::{FaultRule, SimConfig, SimHandle};
 use time::OffsetDateTime;
 
@@ -403,7 +403,7 @@ async fn torture_round(round: u64, dice: &mut Dice, seed: u64, takeovers: &mut V
     let states = ha::until_finished(&store, &ids, &what).await;
     let logs = || format!("{}\n{}", active.logs(), standby.logs());
     assert!(
-        states.iter().all(|s| *s == RunState::Succeeded),
+        states.iter().all(|s| *s == Outcome::Succeeded),
         "{what}: after {kills} kills the runs ended {states:?}; the logs:\n{}",
         logs()
     );
@@ -505,7 +505,7 @@ async fn fencing_round(what: &str, after: usize, delay: Duration) {
     );
 
     let states = ha::until_finished(&store, &[id], what).await;
-    assert_eq!(states, [RunState::Succeeded], "{what}: {}", b.logs());
+    assert_eq!(states, [Outcome::Succeeded], "{what}: {}", b.logs());
     let after: Vec<String> = tap.requests_since(woke_at);
     let changing: Vec<&String> = after.iter().filter(|r| !r.starts_with("GET ")).collect();
     assert!(
@@ -576,7 +576,7 @@ async fn sigterm_hands_the_lease_over_at_once() {
         "{what}: b took over {took:?} after a stopped:\n{log}"
     );
     let states = ha::until_finished(&store, &[id], what).await;
-    assert_eq!(states, [RunState::Succeeded], "{what}: {}", b.logs());
+    assert_eq!(states, [Outcome::Succeeded], "{what}: {}", b.logs());
     world.check_prune(what);
     check_approvals(&store, &[id], what).await;
     println!("{what}: b took over {took:.2?} after a was stopped cleanly");

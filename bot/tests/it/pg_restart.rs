@@ -15,7 +15,7 @@ use crate::support::ha::{self, Health, Instance};
 use opsbot_commands::index::IndexName;
 use opsbot_commands::name::RunId;
 use opsbot_commands::retention::{Retention, RetentionDays, Verdict};
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::Outcome;
 use opsbot_search_sim::{SimConfig, SimHandle};
 use opsbot_tmp_postgres::Server;
 use time::OffsetDateTime;
@@ -196,7 +196,7 @@ async fn a_brief_database_restart_pauses_the_run_which_then_succeeds_under_the_s
 
     let states = ha::until_finished(&scene.store, &[RunId::new(1)], what).await;
     let log = scene.instance.log();
-    assert_eq!(states, [RunState::Succeeded], "{what}: {log}");
+    assert_eq!(states, [Outcome::Succeeded], "{what}: {log}");
     assert!(scene.instance.is_running(), "{what}: it ended:\n{log}");
     let health = scene.instance.health().await;
     assert!(health.is_active(), "{what}: {health:?}\n{log}");
@@ -240,7 +240,7 @@ async fn a_database_outage_longer_than_the_tenure_makes_the_instance_step_down_a
     let states = ha::until_finished(&scene.store, &[RunId::new(1)], what).await;
     assert_eq!(
         states,
-        [RunState::Succeeded],
+        [Outcome::Succeeded],
         "{what}: {}",
         scene.instance.logs()
     );

@@ -143,7 +143,7 @@ fn a_second_approval_says_who_approved_and_when() {
     );
     // The same for bob himself, and once the run has finished.
     let mut done = run.clone();
-    done.finish(RunState::Succeeded, NOW);
+    done.finish(Outcome::Succeeded, NOW);
     for (run, who) in [(&run, "bob"), (&done, "dave")] {
         assert!(matches!(
             approve(run, &actor(who, true), &shown(run), NOW),
@@ -159,28 +159,28 @@ fn a_second_approval_says_who_approved_and_when() {
 fn decisions_by_others_are_named_truthfully() {
     let cases = [
         (
-            RunState::Rejected {
+            Outcome::Rejected {
                 by: person("bob"),
                 reason: "not tonight".into(),
             },
             "run r-9 is already rejected by bob at 2026-11-21 03:00 UTC",
         ),
         (
-            RunState::Withdrawn {
+            Outcome::Withdrawn {
                 by: person("alice"),
                 reason: None,
             },
             "run r-9 is already withdrawn by alice at 2026-11-21 03:00 UTC",
         ),
         (
-            RunState::Cancelled {
+            Outcome::Cancelled {
                 by: person("carol"),
                 note: String::new(),
             },
             "run r-9 is already cancelled by carol at 2026-11-21 03:00 UTC",
         ),
         (
-            RunState::Expired,
+            Outcome::Expired,
             "run r-9 already expired at 2026-11-21 03:00 UTC: nobody approved in time",
         ),
     ];

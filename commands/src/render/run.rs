@@ -10,7 +10,7 @@ use crate::cluster::Observation;
 use crate::name::RunId;
 use crate::page::Page;
 use crate::request::ProcedureRequest;
-use crate::run::{Run, RunState, StepState};
+use crate::run::{Outcome, Run, RunState, StepState};
 
 /// How a run's message looks apart from its text (Discord colours its embed by it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,12 +56,14 @@ pub fn progress_view(
         RunState::AwaitingApproval { .. } | RunState::Booked => Tone::Waiting,
         RunState::Running if run.awaiting_operator().is_some() => Tone::Waiting,
         RunState::Running => Tone::Running,
-        RunState::Succeeded => Tone::Succeeded,
-        RunState::Failed { .. } => Tone::Failed,
-        RunState::Cancelled { .. }
-        | RunState::Rejected { .. }
-        | RunState::Withdrawn { .. }
-        | RunState::Expired => Tone::Stopped,
+        RunState::Finished { outcome, .. } => match outcome {
+            Outcome::Succeeded => Tone::Succeeded,
+            Outcome::Failed { .. } => Tone::Failed,
+            Outcome::Cancelled { .. }
+            | Outcome::Rejected { .. }
+            | Outcome::Withdrawn { .. }
+            | Outcome::Expired => Tone::Stopped,
+        },
     };
     let buttons = run.plan.needs_approval().then(|| ApprovalButtons {
         approve: ApprovalButton::new(Decision::Approve, run.id, &run.digest),
@@ -82,19 +84,20 @@ fn icon(state: &RunState) -> &'static str {
         RunState::AwaitingApproval { .. } => "⏸",
         RunState::Booked => "📅",
         RunState::Running => "⏳",
-        RunState::Succeeded => "✅",
-        RunState::Failed { .. } => "❌",
-        RunState::Cancelled { .. } => "⏹",
-        RunState::Rejected { .. } => "🚫",
-        RunState::Withdrawn { .. } => "↩",
-        RunState::Expired => "⌛",
+        RunState::Finished { outcome, .. } => match outcome {
+            Outcome::Succeeded => "✅",
+            Outcome::Failed { .. } => "❌",
+            Outcome::Cancelled { .. } => "⏹",
+            Outcome::Rejected { .. } => "🚫",
+            Outcome::Withdrawn { .. } => "↩",
+            Outcome::Expired => "⌛",
+        },
     }
 }
 
 /// `⏳ r-3 · /cluster restart cluster:logs · by alice · running 1m12s`.
 fn headline(run: &Run, now: OffsetDateTime) -> String {
-    let end = run.finished_at.unwrap_or(now);
-    let took = duration(end - run.started_at());
+    let took = duration(now - run.started_at());
     let when = match &run.state {
         RunState::AwaitingApproval { expires_at } => {
             format!(
@@ -110,12 +113,19 @@ fn headline(run: &Run, now: OffsetDateTime) -> String {
             format!("waiting for an operator · {took}")
         }
         RunState::Running => format!("running {took}"),
-        RunState::Succeeded => format!("succeeded in {took}"),
-        RunState::Failed { .. } => format!("failed after {took}"),
-        RunState::Cancelled { by, .. } => format!("cancelled by {} after {took}", by.name),
-        RunState::Rejected { by, .. } => format!("rejected by {}", by.name),
-        RunState::Withdrawn { by, .. } => format!("withdrawn by {} before approval", by.name),
-        RunState::Expired => "expired: nobody approved in time".to_owned(),
+        RunState::Finished { at, outcome } => {
+            let took = duration(*at - run.started_at());
+            match outcome {
+                Outcome::Succeeded => format!("succeeded in {took}"),
+                Outcome::Failed { .. } => format!("failed after {took}"),
+                Outcome::Cancelled { by, .. } => format!("cancelled by {} after {took}", by.name),
+                Outcome::Rejected { by, .. } => format!("rejected by {}", by.name),
+                Outcome::Withdrawn { by, .. } => {
+                    format!("withdrawn by {} before approval", by.name)
+                }
+                Outcome::Expired => "expired: nobody approved in time".to_owned(),
+            }
+        }
     };
     format!(
         "{} {} · {} · by {} · {when}",
@@ -175,7 +185,10 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
                 id = run.id
             );
         }
-        RunState::Succeeded => {
+        RunState::Finished {
+            outcome: Outcome::Succeeded,
+            ..
+        } => {
             // Each deletion's result, then the final word (a report or the verification).
             for (step, state) in run.plan.steps().zip(&run.steps) {
                 if let (true, StepState::Done { note, .. }) = (step.is_destructive(), state) {
@@ -189,7 +202,10 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
                 let _ = write!(text, "\n{next}");
             }
         }
-        RunState::Failed { error } => {
+        RunState::Finished {
+            outcome: Outcome::Failed { error },
+            ..
+        } => {
             if let Some(i) = run.cursor() {
                 let _ = write!(
                     text,
@@ -200,18 +216,35 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
             }
             let _ = write!(text, "\n{error}");
         }
-        RunState::Cancelled { note, .. } => {
+        RunState::Finished {
+            outcome: Outcome::Cancelled { note, .. },
+            ..
+        } => {
             let _ = write!(text, "\n{note}");
         }
-        RunState::Rejected { reason, .. }
-        | RunState::Withdrawn {
-            reason: Some(reason),
+        RunState::Finished {
+            outcome: Outcome::Rejected { reason, .. },
+            ..
+        }
+        | RunState::Finished {
+            outcome:
+                Outcome::Withdrawn {
+                    reason: Some(reason),
+                    ..
+                },
             ..
         } => {
             let _ = write!(text, "\nreason: {reason}");
         }
-        RunState::Withdrawn { reason: None, .. } => {}
-        RunState::Booked | RunState::Expired => {}
+        RunState::Finished {
+            outcome: Outcome::Withdrawn { reason: None, .. },
+            ..
+        } => {}
+        RunState::Booked
+        | RunState::Finished {
+            outcome: Outcome::Expired,
+            ..
+        } => {}
     }
     if let Some(booking) = run
         .booking

@@ -6,7 +6,7 @@ use crate::people::testing::person;
 use crate::planner::{ClusterFacts, Facts, plan as make_plan};
 use crate::request::ProcedureRequest;
 use crate::run::ChannelId;
-use crate::run::{Run, RunState, StepState};
+use crate::run::{Outcome, Run, RunState, StepState};
 use time::macros::datetime;
 
 const T0: OffsetDateTime = datetime!(2026-11-21 03:00:00 UTC);
@@ -73,7 +73,7 @@ fn final_states_read_well() {
         *step = done("");
     }
     ok.steps[last] = done("status green · nodes 3/3 · shards 186 active · no recoveries running");
-    ok.finish(RunState::Succeeded, later);
+    ok.finish(Outcome::Succeeded, later);
     texts.push(progress(&ok, None, later));
 
     let mut failed = restart_run();
@@ -84,7 +84,7 @@ fn final_states_read_well() {
         unchanged: false,
     };
     failed.finish(
-        RunState::Failed {
+        Outcome::Failed {
             error: "search cluster `logs`: POST /_flush answered 503 after 5 tries; check the \
                     cluster, then /cluster restart cluster:logs again"
                 .into(),
@@ -95,7 +95,7 @@ fn final_states_read_well() {
 
     let mut cancelled = restart_run();
     cancelled.finish(
-        RunState::Cancelled {
+        Outcome::Cancelled {
             by: bob.clone(),
             note: "allocation is still disabled; /cluster start cluster:logs re-enables it".into(),
         },

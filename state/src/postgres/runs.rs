@@ -15,7 +15,6 @@ use time::OffsetDateTime;
 use super::pool::{Conn, Fail, params};
 use super::{Audited, Postgres, number, sql_number, text};
 use crate::error::{StoreError, UpdateError};
-use crate::record;
 use crate::transition::{self, Transition};
 
 impl Postgres {
@@ -61,7 +60,7 @@ impl Postgres {
                     record.clone(),
                     plan.clone(),
                     run.created_at,
-                    record::filed_at(&run)
+                    run.finished_at()
                 ],
             )?;
             if let Some((fire, record, event)) = &fired {
@@ -131,7 +130,7 @@ impl Postgres {
                         rev,
                         record.clone(),
                         plan.clone(),
-                        record::filed_at(&after)
+                        after.finished_at()
                     ],
                 )?;
                 if changed == 0 {

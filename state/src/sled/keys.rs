@@ -7,7 +7,7 @@ use opsbot_commands::name::RunId;
 use opsbot_commands::run::Run;
 use time::OffsetDateTime;
 
-use crate::record::{self, RunRecord};
+use crate::record::RunRecord;
 
 pub(crate) const META: &str = "meta";
 pub(crate) const RUNS: &str = "runs";
@@ -87,10 +87,10 @@ pub(crate) fn finished_key(at: OffsetDateTime, run: RunId) -> Vec<u8> {
 }
 
 /// Where a run is filed in the `index` tree: an unfinished one by its id, a finished one by
-/// when it finished (see [`record::filed_at`]), so that "unfinished" and "finished since" are
+/// when it finished (see [`RunRecord::filed_at`]), so that "unfinished" and "finished since" are
 /// each one range read.
 pub(crate) fn run_index_key(run: &Run) -> Vec<u8> {
-    index_key_at(run.id, record::filed_at(run))
+    index_key_at(run.id, run.finished_at())
 }
 
 /// [`run_index_key`] of a run record.

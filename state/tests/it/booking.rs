@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::common::{Place, T0, alice, cluster, new_run, restart_plan};
-use opsbot_commands::run::{ChannelId, Run, RunState, StepState};
+use opsbot_commands::run::{ChannelId, Outcome, Run, RunState, StepState};
 use opsbot_commands::target::Target;
 use opsbot_state::{StoreError, UpdateError};
 
@@ -41,7 +41,7 @@ fn a_booked_run_takes_its_targets_lock_at_its_time_and_its_plan_is_replaced_once
     let other = store.create_run(new_run("logs"), None).unwrap();
     assert_eq!(store.lock_holder(&target).unwrap(), Some(other.id));
     let done = |run: &mut Run| {
-        run.finish(RunState::Succeeded, T0);
+        run.finish(Outcome::Succeeded, T0);
         run.steps = vec![
             StepState::Done {
                 at: T0,

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::common::{T0, cluster, finished_run, new_run};
 use opsbot_commands::name::RunId;
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::{Outcome, RunState};
 use opsbot_commands::target::Target;
 use opsbot_state::StoreError;
 
@@ -404,7 +404,7 @@ fn a_lock_left_on_a_missing_run_counts_as_free() {
     let run = store.create_run(new_run("d"), None).unwrap();
     store
         .update_run(run.id, None, |run| {
-            run.finish(RunState::Succeeded, T0);
+            run.finish(Outcome::Succeeded, T0);
             Ok::<_, ()>(vec![])
         })
         .unwrap();

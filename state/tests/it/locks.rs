@@ -7,7 +7,7 @@ use std::convert::Infallible;
 use crate::common::{Place, T0, bob, cluster, new_run};
 use opsbot_commands::name::RunId;
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::{Outcome, RunState};
 use opsbot_state::{Store, StoreError, UpdateError};
 use proptest::prelude::*;
 
@@ -40,24 +40,25 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn state(n: usize) -> RunState {
-    match n {
-        0 => RunState::Withdrawn {
+    let outcome = match n {
+        1 => return RunState::Running,
+        0 => Outcome::Withdrawn {
             by: bob(),
             reason: None,
         },
-        1 => RunState::Running,
-        2 => RunState::Succeeded,
-        3 => RunState::Failed { error: "x".into() },
-        4 => RunState::Cancelled {
+        2 => Outcome::Succeeded,
+        3 => Outcome::Failed { error: "x".into() },
+        4 => Outcome::Cancelled {
             by: bob(),
             note: "x".into(),
         },
-        5 => RunState::Rejected {
+        5 => Outcome::Rejected {
             by: bob(),
             reason: "x".into(),
         },
-        _ => RunState::Expired,
-    }
+        _ => Outcome::Expired,
+    };
+    RunState::Finished { at: T0, outcome }
 }
 
 /// Applies `op`: the id of a created run, or the store's refusal.
@@ -69,9 +70,7 @@ fn apply(store: &Store, created: &[RunId], op: &Op) -> Result<Option<RunId>, Sto
             let result = store.update_run(id, None, |run| {
                 match op {
                     Op::SetState { .. } => {
-                        let state = state(n);
-                        run.finished_at = state.is_finished().then_some(T0);
-                        run.state = state;
+                        run.state = state(n);
                     }
                     _ => {
                         run.plan = std::sync::Arc::new(crate::common::plan(

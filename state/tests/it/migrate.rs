@@ -8,7 +8,7 @@ use opsbot_commands::maintenance::MaintenanceNotice;
 use opsbot_commands::name::{Notice, RunId};
 use opsbot_commands::page::Page;
 use opsbot_commands::retention::RetentionDays;
-use opsbot_commands::run::{ChannelId, Run, RunState, StepState};
+use opsbot_commands::run::{ChannelId, Outcome, Run, StepState};
 use opsbot_commands::schedule::bounds::Bounds;
 use opsbot_commands::schedule::{
     FireOutcome, FireRecord, Pause, ScheduleName, StandingApproval, StandingId, StandingState,
@@ -86,7 +86,7 @@ fn history(store: &Store) {
         .unwrap();
     store
         .update_run(fired.id, None, |run| {
-            run.finish(RunState::Succeeded, T0 + time::Duration::minutes(7));
+            run.finish(Outcome::Succeeded, T0 + time::Duration::minutes(7));
             Ok::<_, ()>(vec![])
         })
         .unwrap();

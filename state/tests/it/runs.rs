@@ -7,7 +7,7 @@ use crate::common::{Place, T0, alice, bob, cluster, finished_run, new_run};
 use opsbot_commands::approval::ApprovalGrant;
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::RunId;
-use opsbot_commands::run::{CancelRequest, MessageId, RunState, StepState};
+use opsbot_commands::run::{CancelRequest, MessageId, Outcome, RunState, StepState};
 use opsbot_commands::target::Target;
 use opsbot_state::{StoreError, UpdateError};
 use time::macros::datetime;
@@ -39,24 +39,31 @@ fn every_run_state() -> Vec<RunState> {
             expires_at: datetime!(2025-03-04 03:30:00 UTC),
         },
         RunState::Running,
-        RunState::Succeeded,
-        RunState::Failed {
-            error: "step 4 failed".into(),
-        },
-        RunState::Cancelled {
-            by: bob(),
-            note: "allocation left disabled".into(),
-        },
-        RunState::Rejected {
-            by: bob(),
-            reason: "not tonight".into(),
-        },
-        RunState::Withdrawn {
-            by: alice(),
-            reason: Some("wrong cluster".into()),
-        },
-        RunState::Expired,
     ]
+    .into_iter()
+    .chain(
+        [
+            Outcome::Succeeded,
+            Outcome::Failed {
+                error: "step 4 failed".into(),
+            },
+            Outcome::Cancelled {
+                by: bob(),
+                note: "allocation left disabled".into(),
+            },
+            Outcome::Rejected {
+                by: bob(),
+                reason: "not tonight".into(),
+            },
+            Outcome::Withdrawn {
+                by: alice(),
+                reason: Some("wrong cluster".into()),
+            },
+            Outcome::Expired,
+        ]
+        .map(|outcome| RunState::Finished { at: T0, outcome }),
+    )
+    .collect()
 }
 
 fn a_run_survives_close_and_reopen_exactly(place: Place) {
@@ -85,11 +92,7 @@ fn a_run_survives_close_and_reopen_exactly(place: Place) {
                         });
                         run.cancel = Some(CancelRequest { by: bob(), at: T0 });
                         run.progress_message = Some(MessageId("998877".into()));
-                        if state.is_finished() {
-                            run.finish(state, T0);
-                        } else {
-                            run.state = state;
-                        }
+                        run.state = state;
                         run
                     },
                     Some(&crate::common::speaking(alice())),
@@ -137,7 +140,7 @@ fn ids_are_dense_and_increase_across_reopen(place: Place) {
         ));
         store
             .update_run(RunId::new(ids.len() as u64), None, |run| {
-                run.finish(RunState::Succeeded, T0);
+                run.finish(Outcome::Succeeded, T0);
                 Ok::<_, ()>(vec![])
             })
             .unwrap();
@@ -182,7 +185,7 @@ fn a_finished_run_releases_its_cluster(place: Place) {
     store
         .update_run(first.id, Some(&crate::common::speaking(bob())), |run| {
             run.finish(
-                RunState::Cancelled {
+                Outcome::Cancelled {
                     by: bob(),
                     note: "nothing started".into(),
                 },
@@ -209,7 +212,6 @@ fn a_finished_run_releases_its_cluster(place: Place) {
     // A finished run cannot come back to life while another run holds its cluster.
     let revived = store.update_run(first.id, None, |run| {
         run.state = RunState::Running;
-        run.finished_at = None;
         Ok::<_, ()>(vec![])
     });
     assert!(matches!(
@@ -287,7 +289,7 @@ fn a_refused_change_writes_nothing(place: Place) {
     let run = store.create_run(new_run("logs"), None).unwrap();
     let audit = store.audit().unwrap();
     let refused = store.update_run(run.id, None, |run| {
-        run.finish(RunState::Succeeded, T0);
+        run.finish(Outcome::Succeeded, T0);
         run.steps.clear();
         Err("the approver is the requester")
     });
@@ -421,7 +423,7 @@ fn listing_a_long_history_keeps_the_live_runs_plans_shared(place: Place) {
     // Once it finishes, its plan is not kept either.
     let finished = store
         .update_run(live.id, None, |run| {
-            run.finish(RunState::Succeeded, T0);
+            run.finish(Outcome::Succeeded, T0);
             Ok::<_, ()>(vec![])
         })
         .unwrap();

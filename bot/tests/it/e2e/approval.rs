@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use opsbot_commands::audit::AuditKind;
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::{Outcome, RunState};
 use opsbot_tests::{Harness, Setup, actor};
 
 const PRUNE: &str = "/indices prune cluster:logs older_than_days:30";
@@ -34,7 +34,7 @@ async fn a_prune_approved_by_a_second_operator_deletes_exactly_the_selection() {
         format!("r-1 approved by bob (plan digest {})", h.run(id).digest)
     );
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.state);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.state);
 
     let planned: BTreeSet<String> = run.plan.deleted_indices().map(|i| i.to_string()).collect();
     let deleted: BTreeSet<String> = h.deleted_names().into_iter().collect();
@@ -136,7 +136,7 @@ async fn a_stale_digest_is_refused() {
     );
     let digest = h.run(id).digest.short().to_owned();
     h.engine.approve(&actor("bob"), id, &digest).await.unwrap();
-    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(id).await.outcome(), Some(&Outcome::Succeeded));
 }
 
 #[tokio::test]
@@ -146,7 +146,7 @@ async fn an_unanswered_request_expires_and_cannot_be_approved_after() {
     // Past the approval's time to live, on the bot's clock: nobody waits for it.
     h.clock.skip(Setup::default().engine.approval_ttl);
     let id = opsbot_commands::name::RunId::new(1);
-    assert_eq!(h.finished(id).await.state, RunState::Expired);
+    assert_eq!(h.finished(id).await.outcome(), Some(&Outcome::Expired));
     let late = h.approve("bob", "r-1").await;
     assert!(
         late.text.starts_with("run r-1 already expired at ")
@@ -186,7 +186,7 @@ async fn a_second_approval_is_told_who_approved_and_approval_after_cancel_is_ref
         again.text
     );
     let run = h.finished(opsbot_commands::name::RunId::new(1)).await;
-    assert_eq!(run.state, RunState::Succeeded);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded));
     assert_eq!(h.deleted_names().len(), 60, "deleted once");
 
     let newest = h
@@ -214,7 +214,7 @@ async fn a_second_approval_is_told_who_approved_and_approval_after_cancel_is_ref
     );
     let run = h.finished(opsbot_commands::name::RunId::new(2)).await;
     assert!(
-        matches!(run.state, RunState::Cancelled { .. }),
+        matches!(run.outcome(), Some(Outcome::Cancelled { .. })),
         "{:?}",
         run.state
     );
@@ -236,7 +236,7 @@ async fn a_rejected_plan_deletes_nothing() {
         .await;
     assert_eq!(rejected.text, "r-1 rejected by bob: not during the audit");
     let run = h.finished(opsbot_commands::name::RunId::new(1)).await;
-    assert!(matches!(run.state, RunState::Rejected { .. }));
+    assert!(matches!(run.outcome(), Some(Outcome::Rejected { .. })));
     assert!(h.calls_by("DELETE").is_empty());
     assert!(
         h.chat().messages()[0]
@@ -274,7 +274,7 @@ async fn indices_that_vanish_are_reported_and_ones_that_appear_are_never_deleted
     h.sim.clear_calls();
     h.approve("bob", "r-1").await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.state);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.state);
     let deleted = h.deleted_names();
     assert!(!deleted.contains(gone));
     assert!(!deleted.iter().any(|d| d == "flog-2020.01.01"));
@@ -309,7 +309,7 @@ async fn a_cancelled_prune_stops_between_chunks_and_reports_what_was_deleted() {
     .await;
     h.slash("alice", "/run cancel id:r-1").await;
     let run = h.finished(id).await;
-    let RunState::Cancelled { note, .. } = &run.state else {
+    let Some(Outcome::Cancelled { note, .. }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     let first = match &run.plan.cluster_steps()[0] {

@@ -1,7 +1,7 @@
 //! Bad input gets a short, clear error that says what to type instead; nothing reaches the
 //! cluster and nothing in the store changes.
 
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::Outcome;
 use opsbot_tests::{Harness, Setup};
 
 #[tokio::test]
@@ -95,7 +95,7 @@ async fn cancelling_a_finished_run_is_refused_and_changes_nothing() {
     let h = Harness::start(Setup::default()).await;
     let id = h.start_run("alice", "/cluster restart cluster:logs").await;
     let before = h.finished(id).await;
-    assert_eq!(before.state, RunState::Succeeded);
+    assert_eq!(before.outcome(), Some(&Outcome::Succeeded));
     let audit = h.engine.store().audit().unwrap();
     let calls = h.calls().len();
 

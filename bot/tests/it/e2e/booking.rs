@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use opsbot_commands::name::RunId;
-use opsbot_commands::run::{Run, RunState};
+use opsbot_commands::run::{Outcome, Run, RunState};
 use opsbot_tests::{Harness, Setup};
 use time::format_description::well_known::Rfc3339;
 
@@ -97,7 +97,7 @@ async fn a_booked_prune_waits_without_the_lock_and_runs_at_its_time_under_its_ap
 
     skip_to_the_booked_time(&h);
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     assert_eq!(
         run.digest, booked.digest,
         "the plan approved is the plan run"
@@ -168,7 +168,7 @@ async fn a_booked_run_whose_plan_changed_waits_for_a_fresh_approval() {
     assert!(stale.contains("is not the one you name"), "{stale}");
     h.approve("bob", booked.id).await;
     let run = h.finished(booked.id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     let mut expected = planned(&waiting);
     expected.insert(gone.clone());
     assert_eq!(deleted(&h), expected);
@@ -188,7 +188,7 @@ async fn a_booked_run_cancelled_before_its_time_does_nothing_and_says_so() {
         .await;
     let run = h.run(booked.id);
     assert!(
-        matches!(&run.state, RunState::Cancelled { note, .. } if note.contains("before its booked time")),
+        matches!(run.outcome(), Some(Outcome::Cancelled { note, .. }) if note.contains("before its booked time")),
         "{:?} ({})",
         run.state,
         reply.text

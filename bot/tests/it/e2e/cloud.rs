@@ -7,7 +7,7 @@ use opsbot_cloud_sim::{
     CloudSimConfig, ComputeServiceSeed, Interface, ServiceState, ServiceStatus,
 };
 use opsbot_commands::name::RunId;
-use opsbot_commands::run::{RunState, StepState};
+use opsbot_commands::run::{Outcome, StepState};
 use opsbot_search_sim::FaultRule;
 use opsbot_tests::cloud::CloudScene;
 use time::OffsetDateTime;
@@ -67,7 +67,7 @@ async fn stale_allocations_are_deleted_after_a_second_operators_approval_and_onl
         "{approved}"
     );
     let run = h.finished(RunId::new(1)).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
 
     let left: Vec<Uuid> = scene.cloud.allocations(provider).into_keys().collect();
     assert_eq!(
@@ -135,7 +135,7 @@ async fn an_instance_that_exists_is_never_deleted() {
     scene.cloud.add_server(uuid(3), "restored", "ACTIVE");
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     let notes: Vec<&str> = run
         .steps
         .iter()
@@ -247,7 +247,7 @@ async fn the_rpc_cap_fix_deletes_old_disabled_services_then_restarts_the_compute
     );
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     assert_eq!(
         deletes(&scene, "/compute"),
         vec![format!("/compute/v2.1/os-services/{old}")]
@@ -279,7 +279,7 @@ async fn image_properties_are_set_with_one_json_patch_of_what_differs() {
         )
         .await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     let patches: Vec<serde_json::Value> = scene
         .cloud
         .calls()

@@ -10,7 +10,7 @@ use opsbot_cloud_sim::{
     RestartFault,
 };
 use opsbot_commands::render::step_label;
-use opsbot_commands::run::{RunState, StepState};
+use opsbot_commands::run::{Outcome, StepState};
 use opsbot_search_sim::FaultRule;
 use opsbot_tests::Setup;
 use opsbot_tests::cloud::CloudScene;
@@ -104,7 +104,7 @@ async fn a_resize_in_flight_keeps_the_allocations_it_moved_to_its_migration() {
 
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     let left: Vec<Uuid> = m.scene.cloud.allocations(m.source).into_keys().collect();
     assert_eq!(left, vec![migration.uuid], "only the leftover went");
     // The resize can still be reverted: the source allocations go back to the instance.
@@ -136,7 +136,7 @@ async fn a_migration_in_progress_again_at_delete_time_keeps_its_allocations() {
         .unwrap();
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     let left: Vec<Uuid> = m.scene.cloud.allocations(m.source).into_keys().collect();
     assert!(left.contains(&migration.uuid), "{left:?}");
     assert!(!left.contains(&m.leftover), "{left:?}");
@@ -229,7 +229,7 @@ async fn rpc_cap_restarts_roll_one_host_at_a_time_under_approval() {
     let id = opsbot_commands::name::RunId::new(1);
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     let restarts = scene.cloud.compute_restarts();
     let hosts: Vec<&str> = restarts.iter().map(|r| r.host.as_str()).collect();
     assert_eq!(hosts, ["compute-01", "compute-02", "compute-03"]);
@@ -270,9 +270,10 @@ async fn failing_rolling_restart(
         h.clock.skip(COMPUTE_TIMEOUT);
     }
     let run = h.finished(id).await;
-    let RunState::Failed { error } = run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
+    let error = error.clone();
     (scene, run.steps, error)
 }
 
@@ -325,7 +326,7 @@ async fn a_refused_look_at_the_compute_services_fails_the_wait_at_once() {
     ]);
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(

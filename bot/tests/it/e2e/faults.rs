@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use opsbot_commands::run::{RunState, StepState};
+use opsbot_commands::run::{Outcome, StepState};
 use opsbot_search_sim::FaultRule;
 use opsbot_tests::{Harness, Setup};
 
@@ -38,7 +38,12 @@ async fn each_transient_fault_on_an_action_is_retried_and_the_run_recovers() {
         let h = restart_with(&[fault]).await;
         let id = h.start_run("alice", "/cluster restart cluster:logs").await;
         let run = h.finished(id).await;
-        assert_eq!(run.state, RunState::Succeeded, "{fault}: {:?}", run.state);
+        assert_eq!(
+            run.outcome(),
+            Some(&Outcome::Succeeded),
+            "{fault}: {:?}",
+            run.state
+        );
         let state = h.sim.state();
         assert!(
             !state
@@ -61,7 +66,12 @@ async fn transient_faults_during_a_wait_are_retried() {
         let id = h.start_run("alice", "/cluster stop cluster:logs").await;
         h.sim.set_faults(vec![rule(fault)]);
         let run = h.finished(id).await;
-        assert_eq!(run.state, RunState::Succeeded, "{fault}: {:?}", run.state);
+        assert_eq!(
+            run.outcome(),
+            Some(&Outcome::Succeeded),
+            "{fault}: {:?}",
+            run.state
+        );
     }
 }
 
@@ -69,7 +79,7 @@ async fn transient_faults_during_a_wait_are_retried() {
 async fn a_passing_master_election_does_not_block_planning() {
     let h = restart_with(&["status=503,count=2,method=GET,path=/_cat/nodes"]).await;
     let id = h.start_run("alice", "/cluster stop cluster:logs").await;
-    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(id).await.outcome(), Some(&Outcome::Succeeded));
 }
 
 #[tokio::test]
@@ -77,7 +87,7 @@ async fn a_persistent_server_error_fails_the_step_saying_what_to_do_next() {
     let h = restart_with(&["status=500,method=POST,path=/_flush"]).await;
     let id = h.start_run("alice", "/cluster restart cluster:logs").await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert_eq!(
@@ -108,7 +118,7 @@ async fn a_client_error_is_not_retried() {
     let h = restart_with(&["status=400,method=PUT,path=/_cluster/settings"]).await;
     let id = h.start_run("alice", "/cluster stop cluster:logs").await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(
@@ -148,7 +158,12 @@ async fn a_delete_refused_before_the_cluster_acted_is_sent_again() {
         let id = h.start_run("alice", "/indices prune cluster:logs").await;
         h.approve("bob", id).await;
         let run = h.finished(id).await;
-        assert_eq!(run.state, RunState::Succeeded, "{fault}: {:?}", run.steps);
+        assert_eq!(
+            run.outcome(),
+            Some(&Outcome::Succeeded),
+            "{fault}: {:?}",
+            run.steps
+        );
         let left = h.index_names();
         assert!(
             run.plan
@@ -167,7 +182,7 @@ async fn a_delete_refused_every_time_fails_after_the_policy_s_attempts() {
     let id = h.start_run("alice", "/indices prune cluster:logs").await;
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(error.contains("429"), "{error}");
@@ -208,7 +223,7 @@ async fn a_delete_answered_while_the_index_stays_is_not_sent_again() {
     let id = h.start_run("alice", "/indices prune cluster:logs").await;
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert_eq!(h.calls_by("DELETE").len(), 1, "{error}");
@@ -239,7 +254,7 @@ async fn a_refused_delete_is_reported_as_nothing_deleted() {
     let id = h.start_run("alice", "/indices prune cluster:logs").await;
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     let selected = run.plan.deleted_indices().count();
@@ -290,7 +305,7 @@ async fn what_stayed_is_counted_without_the_indices_re_created_since_the_plan() 
 
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     let asked = selected - 1;

@@ -1,7 +1,7 @@
 //! Maintenance announcements: maintenance runs announce their start and end, operators post
 //! and end their own notice, and `/maintenance status` shows both.
 
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::Outcome;
 use opsbot_tests::{Harness, Setup};
 
 #[tokio::test]
@@ -13,7 +13,7 @@ async fn a_maintenance_run_announces_its_start_and_its_end_once_each() {
     .await;
     let id = h.start_run("alice", "/cluster restart cluster:logs").await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded));
     // Announcements have a queue of their own: the run's message can show its end first.
     let said = tokio::time::timeout(opsbot_tests::PATIENCE, async {
         loop {

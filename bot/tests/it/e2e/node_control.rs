@@ -6,7 +6,7 @@ use std::time::Duration;
 use opsbot::config::NodeControlConfig;
 use opsbot::process::CommandTemplate;
 use opsbot_commands::plan::{Action, ClusterSafe};
-use opsbot_commands::run::{RunState, StepState};
+use opsbot_commands::run::{Outcome, StepState};
 use opsbot_tests::{Harness, Setup};
 
 fn slow() -> Setup {
@@ -41,7 +41,7 @@ async fn a_cancelled_restart_stops_at_a_safe_point_and_says_what_is_left() {
         format!("{id} will stop at its next safe point (cancel requested by bob)")
     );
     let run = h.finished(id).await;
-    let RunState::Cancelled { by, note } = &run.state else {
+    let Some(Outcome::Cancelled { by, note }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert_eq!(by.name.as_str(), "bob");
@@ -76,7 +76,7 @@ async fn a_cancelled_restart_stops_at_a_safe_point_and_says_what_is_left() {
     };
     assert!(note.contains(&shown), "{note} / {gone:?}");
     let start = h.start_run("alice", "/cluster start cluster:logs").await;
-    assert_eq!(h.finished(start).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(start).await.outcome(), Some(&Outcome::Succeeded));
 }
 
 #[tokio::test]
@@ -122,7 +122,7 @@ async fn a_manual_step_waits_for_an_operator_and_is_verified_through_the_api() {
             reply.text
         );
     }
-    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(id).await.outcome(), Some(&Outcome::Succeeded));
 }
 
 #[tokio::test]
@@ -145,7 +145,7 @@ async fn a_manual_step_confirmed_but_not_done_fails_its_verification() {
     .await;
     h.slash("alice", &format!("/run done id:{id}")).await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(
@@ -173,7 +173,7 @@ async fn command_node_control_runs_argv_and_keeps_its_output() {
     })
     .await;
     let id = h.start_run("alice", "/cluster stop cluster:logs").await;
-    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(id).await.outcome(), Some(&Outcome::Succeeded));
     let log = h.engine.store().run_log(id).unwrap();
     assert_eq!(log.len(), 5, "{log:?}");
     assert!(log[0].contains("\"changed\":true"), "{log:?}");
@@ -188,7 +188,7 @@ async fn a_failing_command_fails_the_step_with_its_exit_code() {
     .await;
     let id = h.start_run("alice", "/cluster stop cluster:logs").await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(

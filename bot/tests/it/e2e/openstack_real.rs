@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use opsbot::config::EngineConfig;
 use opsbot_cloud_sim::{CloudSimConfig, CloudSimHandle};
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::{Outcome, RunState};
 use opsbot_tests::cloud::{Account, cloud_config};
 use opsbot_tests::openstack::{RealCloud, real_cloud, unique};
 use opsbot_tests::{Harness, Setup};
@@ -149,7 +149,7 @@ async fn a_stale_allocation_run_against_real_keystone_and_placement() {
     );
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
 
     let left: Vec<Uuid> = r
         .cloud
@@ -225,7 +225,7 @@ async fn a_migration_consumer_is_never_planned_against_the_real_placement() {
     assert!(!planned.contains(&migration), "{planned:?}");
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     let left = r.cloud.provider_allocations(provider).await;
     assert!(
         left.contains_key(&migration) && left.contains_key(&running),

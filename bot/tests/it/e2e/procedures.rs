@@ -1,6 +1,6 @@
 //! Each maintenance procedure end to end against the simulator, on every server flavour.
 
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::Outcome;
 use opsbot_search_sim::Flavor;
 use opsbot_tests::{Harness, Setup};
 
@@ -23,7 +23,12 @@ async fn restart_on(flavor: Flavor, expected_flush: &str) {
     let h = Harness::start(harness_for(flavor)).await;
     let id = h.start_run("alice", "/cluster restart cluster:logs").await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{flavor}: {:?}", run.state);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{flavor}: {:?}",
+        run.state
+    );
 
     // Allocation: disabled once, re-enabled once, in that order, and nothing else.
     assert_eq!(
@@ -96,7 +101,7 @@ async fn restart_on_opensearch_2_uses_the_plain_flush() {
 async fn stop_then_start_brings_the_cluster_down_and_back() {
     let h = Harness::start(Setup::default()).await;
     let stop = h.start_run("alice", "/cluster stop cluster:logs").await;
-    assert_eq!(h.finished(stop).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(stop).await.outcome(), Some(&Outcome::Succeeded));
     let state = h.sim.state();
     assert!(
         state
@@ -125,7 +130,7 @@ async fn stop_then_start_brings_the_cluster_down_and_back() {
     );
 
     let start = h.start_run("bob", "/cluster start cluster:logs").await;
-    assert_eq!(h.finished(start).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(start).await.outcome(), Some(&Outcome::Succeeded));
     let state = h.sim.state();
     assert!(state.nodes.iter().all(|n| format!("{:?}", n.state) == "Up"));
     assert!(

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use opsbot_commands::name::RunId;
-use opsbot_commands::run::{RunState, StepState};
+use opsbot_commands::run::{Outcome, StepState};
 use opsbot_search_sim::{DataStreamSpec, Distribution, Flavor, IndexSpec, SimConfig};
 use opsbot_tests::{Harness, Setup};
 
@@ -95,7 +95,7 @@ async fn prune_without_a_prefix_keeps_what_curator_keeps_and_says_why() {
     }
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
 
     let gone = deleted(&h);
     assert!(
@@ -140,7 +140,7 @@ async fn opensearch_indices_an_ism_policy_manages_are_kept() {
         "{notes}"
     );
     h.approve("bob", id).await;
-    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(id).await.outcome(), Some(&Outcome::Succeeded));
     let gone = deleted(&h);
     assert_eq!(gone.len(), 5, "{gone:?}");
     assert!(!gone.contains("flog-2020.01.01"));
@@ -212,7 +212,7 @@ async fn an_opensearch_without_ism_is_pruned_and_the_plan_says_so() {
         "ISM was asked"
     );
     h.approve("bob", id).await;
-    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(id).await.outcome(), Some(&Outcome::Succeeded));
     assert_eq!(deleted(&h).len(), 5);
 }
 
@@ -247,7 +247,7 @@ async fn more_than_ten_thousand_ism_managed_indices_are_all_kept() {
     let notes = h.run(id).plan.notes().join("\n");
     assert!(notes.contains("10001 managed by an ISM policy"), "{notes}");
     h.approve("bob", id).await;
-    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(id).await.outcome(), Some(&Outcome::Succeeded));
     let gone = deleted(&h);
     assert_eq!(gone.len(), 5, "{gone:?}");
 }
@@ -272,7 +272,7 @@ async fn a_chunk_with_an_index_being_snapshotted_fails_its_step_and_deletes_noth
     h.sim.set_snapshotting(&[planned[2].as_str()]);
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(
@@ -310,7 +310,7 @@ async fn an_index_re_created_after_the_approval_is_never_deleted() {
 
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     assert!(
         h.index_names().contains(&target),
         "the new {target} is there"
@@ -344,7 +344,7 @@ async fn a_deletion_slower_than_the_request_is_waited_for_never_sent_again() {
     let id = h.start_run("alice", PRUNE_ALL).await;
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     assert_never_sent_twice(&h);
     assert_eq!(deleted(&h).len(), 10);
     let notes = done_notes(&run);
@@ -368,7 +368,10 @@ async fn a_plan_binds_each_index_to_its_uuid_and_a_chunk_costs_two_requests() {
     let chunks = plan.index_deletions().count();
     h.sim.clear_calls();
     h.approve("bob", id).await;
-    assert_eq!(h.finished(RunId::new(1)).await.state, RunState::Succeeded);
+    assert_eq!(
+        h.finished(RunId::new(1)).await.outcome(),
+        Some(&Outcome::Succeeded)
+    );
     // Per chunk, its scoped check and its DELETE; then one listing, the check at the end.
     let calls: Vec<String> = h
         .sim

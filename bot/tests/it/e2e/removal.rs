@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use opsbot::config::NodeControlConfig;
-use opsbot_commands::run::{RunState, StepState};
+use opsbot_commands::run::{Outcome, StepState};
 use opsbot_search_sim::{FaultRule, Flavor, NodeStatus};
 use opsbot_tests::{Harness, Setup};
 use serde_json::json;
@@ -73,8 +73,8 @@ async fn an_approved_removal_drains_the_node_before_stopping_it_on_every_flavour
         );
         let run = h.finished(opsbot_commands::name::RunId::new(1)).await;
         assert_eq!(
-            run.state,
-            RunState::Succeeded,
+            run.outcome(),
+            Some(&Outcome::Succeeded),
             "{flavor:?}: {:?}",
             run.state
         );
@@ -233,7 +233,7 @@ async fn a_cancelled_removal_clears_the_exclusion_it_set() {
     h.slash("dave-approver", &format!("/run cancel id:{id}"))
         .await;
     let run = h.finished(id).await;
-    let RunState::Cancelled { note, .. } = &run.state else {
+    let Some(Outcome::Cancelled { note, .. }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert_eq!(
@@ -259,7 +259,7 @@ async fn a_cancel_that_cannot_clear_says_which_setting_remains_and_how_to_clear_
     ]);
     h.slash("alice", &format!("/run cancel id:{id}")).await;
     let run = h.finished(id).await;
-    let RunState::Cancelled { note, .. } = &run.state else {
+    let Some(Outcome::Cancelled { note, .. }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert_eq!(
@@ -279,7 +279,7 @@ async fn a_drain_that_times_out_fails_and_clears_the_exclusion() {
     let id = h.start_run("alice", REMOVE).await;
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(
@@ -331,6 +331,6 @@ async fn manual_node_control_asks_for_the_stop_the_inventory_and_the_redeploy() 
         assert!(!done.private, "{}", done.text);
     }
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.state);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.state);
     assert_eq!(exclusion(&h), "");
 }

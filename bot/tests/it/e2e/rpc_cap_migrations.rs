@@ -11,7 +11,7 @@ use opsbot_cloud_sim::{CloudSimConfig, ComputeServiceSeed, Migration, MigrationT
 use opsbot_commands::name::{CloudName, PersonName, RunId};
 use opsbot_commands::people::{PersonRef, Surface};
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::{ChannelId, Run, RunState, StepState};
+use opsbot_commands::run::{ChannelId, Outcome, Run, RunState, StepState};
 use opsbot_tests::Setup;
 use opsbot_tests::cloud::CloudScene;
 use time::OffsetDateTime;
@@ -109,7 +109,7 @@ async fn hypervisors_with_a_live_migration_running_are_not_restarted_and_it_keep
     }
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
     assert_eq!(restarts(&scene), ["compute-01"]);
     assert_eq!(status(&scene, &migration), "running", "not reset to error");
 }
@@ -147,7 +147,7 @@ async fn a_live_migration_started_after_the_approval_stops_the_run_before_its_ho
     let migration = live_migrate(&scene, 2, 1);
     scene.cloud.advance_clock(Duration::from_secs(70));
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(
@@ -214,7 +214,7 @@ async fn a_restart_found_started_after_a_crash_is_not_put_to_an_operator_while_a
         .unwrap();
     assert_eq!(h.engine.resume_all().await.unwrap(), 1);
     let run = h.finished(created.id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(
@@ -244,7 +244,7 @@ async fn migrations_that_cannot_be_read_before_a_restart_stop_the_run_before_it(
     ]);
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    let RunState::Failed { error } = &run.state else {
+    let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(

@@ -4,7 +4,7 @@
 //! hangs. And the bad input that must never reach a host.
 
 use opsbot_commands::render::Tone;
-use opsbot_commands::run::{RunState, StepState};
+use opsbot_commands::run::{Outcome, RunState, StepState};
 use opsbot_tests::runbooks::{Hosts, shipped, test_hosts};
 use opsbot_tests::{Harness, Setup};
 
@@ -30,7 +30,10 @@ fn ran(hosts: &Hosts, host: &str) -> Vec<String> {
 
 fn failure(state: &RunState) -> &str {
     match state {
-        RunState::Failed { error } => error,
+        RunState::Finished {
+            outcome: Outcome::Failed { error },
+            ..
+        } => error,
         other => panic!("expected a failed run, got {other:?}"),
     }
 }
@@ -77,7 +80,7 @@ async fn nested_virt_stops_at_its_gate_then_reloads_the_module_and_restarts_nova
     assert!(own.private, "{}", own.text);
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{run:?}");
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{run:?}");
     assert_eq!(
         hosts
             .hosts
@@ -164,7 +167,7 @@ async fn debug_silent_service_traces_the_process_it_found_and_posts_the_end_of_t
         )
         .await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{run:?}");
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{run:?}");
     let pid = run.captured.get("pid").expect("pid captured").clone();
     assert!(
         ran(&hosts, "compute-01").contains(&format!("timeout 5 strace -f -tt -p {pid}")),
@@ -232,7 +235,7 @@ async fn workflow_db_populate_fills_an_empty_action_list_and_refuses_a_full_one(
         )
         .await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{run:?}");
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{run:?}");
     assert!(
         ran(&hosts, "ctl-01")
             .iter()
@@ -264,7 +267,7 @@ async fn compute_rpc_cap_restart_goes_host_by_host_hypervisors_first() {
         .start_run("alice", "/runbook run name:compute-rpc-cap-restart")
         .await;
     let run = h.finished(id).await;
-    assert_eq!(run.state, RunState::Succeeded, "{run:?}");
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{run:?}");
     let restarts: Vec<(String, String)> = hosts
         .hosts
         .journal()
@@ -360,7 +363,7 @@ async fn cancel_stops_a_long_host_command_and_keeps_its_output() {
     let reply = h.slash("bob", &format!("/run cancel id:{id}")).await;
     assert!(reply.text.contains("will stop"), "{}", reply.text);
     let run = h.finished(id).await;
-    let RunState::Cancelled { note, .. } = &run.state else {
+    let Some(Outcome::Cancelled { note, .. }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(
@@ -448,7 +451,7 @@ async fn a_cancelled_command_whose_output_is_not_posted_keeps_it_out_of_chat() {
     .await;
     h.slash("bob", &format!("/run cancel id:{id}")).await;
     let run = h.finished(id).await;
-    let RunState::Cancelled { note, .. } = &run.state else {
+    let Some(Outcome::Cancelled { note, .. }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
     assert!(note.contains("stopped by the cancel"), "{note}");
@@ -540,7 +543,7 @@ async fn two_runbooks_on_one_host_do_not_run_at_once() {
             "/runbook run name:debug-silent-service host:compute-02 process:nova-compute seconds:5",
         )
         .await;
-    assert_eq!(h.finished(other).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(other).await.outcome(), Some(&Outcome::Succeeded));
 }
 
 #[tokio::test]
@@ -604,7 +607,7 @@ async fn with_manual_access_an_operator_runs_each_command_and_confirms_it() {
         );
         h.slash("bob", &format!("/run done id:{id}")).await;
     }
-    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(id).await.outcome(), Some(&Outcome::Succeeded));
     assert!(
         ran(&hosts, "compute-01").is_empty(),
         "no command ran by itself"

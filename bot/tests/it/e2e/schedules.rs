@@ -12,7 +12,7 @@ use opsbot_commands::name::{ClusterName, PersonName, RunId};
 use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::retention::RetentionDays;
-use opsbot_commands::run::{ChannelId, RunState};
+use opsbot_commands::run::{ChannelId, Outcome, RunState};
 use opsbot_commands::schedule::{
     Bounds, CronSchedule, FireOutcome, FireRecord, Schedule, ScheduleName,
 };
@@ -173,7 +173,7 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
     let reply = h.approve("bob", "r-1").await;
     assert!(!reply.private, "{}", reply.text);
     let run = h.finished(r1).await;
-    assert_eq!(run.state, RunState::Succeeded, "{:#?}", run.steps);
+    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:#?}", run.steps);
 
     let sent = h.deleted_names();
     let once: BTreeSet<String> = sent.iter().cloned().collect();

@@ -9,7 +9,7 @@ use opsbot::config::Role;
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::{Reason, RunId};
 use opsbot_commands::people::{Actor, People, Speaker, Surface};
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::{Outcome, RunState};
 use opsbot_tests::{Harness, Setup, actor};
 use tokio::sync::Barrier;
 
@@ -138,7 +138,7 @@ async fn the_typed_approve_shows_the_plan_and_its_digest_before_approving_it() {
         approved.text,
         format!("r-1 approved by bob (plan digest {digest})")
     );
-    assert_eq!(h.finished(id).await.state, RunState::Succeeded);
+    assert_eq!(h.finished(id).await.outcome(), Some(&Outcome::Succeeded));
 }
 
 #[tokio::test]
@@ -152,7 +152,7 @@ async fn the_requester_withdraws_a_pending_plan_with_reject_or_cancel() {
     assert_eq!(withdrawn.text, "r-1 withdrawn by alice: wrong cluster");
     let run = h.finished(RunId::new(1)).await;
     assert!(
-        matches!(&run.state, RunState::Withdrawn { by, reason: Some(r) } if by.name.as_str() == "alice" && r == "wrong cluster"),
+        matches!(run.outcome(), Some(Outcome::Withdrawn { by, reason: Some(r) }) if by.name.as_str() == "alice" && r == "wrong cluster"),
         "{:?}",
         run.state
     );
@@ -168,8 +168,8 @@ async fn the_requester_withdraws_a_pending_plan_with_reject_or_cancel() {
         "r-2 withdrawn by alice before approval; nothing was done"
     );
     assert!(matches!(
-        h.finished(RunId::new(2)).await.state,
-        RunState::Withdrawn { reason: None, .. }
+        h.finished(RunId::new(2)).await.outcome(),
+        Some(Outcome::Withdrawn { reason: None, .. })
     ));
     let late = h.approve("bob", "r-2").await;
     assert!(
@@ -279,7 +279,10 @@ fn check_one_winner(run: &opsbot_commands::run::Run, told: &[Told], round: u64) 
         .collect();
     let approved = run.approval.is_some();
     match &run.state {
-        RunState::Cancelled { by, .. } if approved => {
+        RunState::Finished {
+            outcome: Outcome::Cancelled { by, .. },
+            ..
+        } if approved => {
             // Approved first, then a cancel stopped the run at a safe point.
             assert_eq!(won.len(), 1, "round {round}: {told:#?}");
             assert_eq!(won[0].what, "approve", "round {round}");
@@ -289,16 +292,29 @@ fn check_one_winner(run: &opsbot_commands::run::Run, told: &[Told], round: u64) 
                 "round {round}: {told:#?}"
             );
         }
-        RunState::Succeeded => {
+        RunState::Finished {
+            outcome: Outcome::Succeeded,
+            ..
+        } => {
             assert_eq!(won.len(), 1, "round {round}: {told:#?}");
             assert_eq!(won[0].what, "approve", "round {round}");
         }
-        RunState::Rejected { by, .. } => {
+        RunState::Finished {
+            outcome: Outcome::Rejected { by, .. },
+            ..
+        } => {
             assert!(!approved);
             assert_eq!(won.len(), 1, "round {round}: {told:#?}");
             assert_eq!((won[0].what, won[0].who), ("reject", by.name.as_str()));
         }
-        RunState::Withdrawn { .. } | RunState::Cancelled { .. } => {
+        RunState::Finished {
+            outcome: Outcome::Withdrawn { .. },
+            ..
+        }
+        | RunState::Finished {
+            outcome: Outcome::Cancelled { .. },
+            ..
+        } => {
             assert!(!approved, "round {round}");
             assert!(won.is_empty(), "round {round}: {told:#?}");
         }
@@ -310,19 +326,19 @@ fn check_one_winner(run: &opsbot_commands::run::Run, told: &[Told], round: u64) 
         .filter(|t| t.answer.is_err() && t.what != "cancel")
     {
         let said = t.answer.as_ref().unwrap_err();
-        let truthful = match (&run.state, &grant) {
+        let truthful = match (run.outcome(), &grant) {
             (_, Some(by)) => {
                 said.starts_with(&format!("run {} is already approved by {by} at ", run.id))
             }
-            (RunState::Rejected { by, .. }, None) => said.starts_with(&format!(
+            (Some(Outcome::Rejected { by, .. }), None) => said.starts_with(&format!(
                 "run {} is already rejected by {} at ",
                 run.id, by.name
             )),
-            (RunState::Withdrawn { by, .. }, None) => said.starts_with(&format!(
+            (Some(Outcome::Withdrawn { by, .. }), None) => said.starts_with(&format!(
                 "run {} is already withdrawn by {} at ",
                 run.id, by.name
             )),
-            (RunState::Cancelled { by, .. }, None) => said.starts_with(&format!(
+            (Some(Outcome::Cancelled { by, .. }), None) => said.starts_with(&format!(
                 "run {} is already cancelled by {} at ",
                 run.id, by.name
             )),
@@ -358,8 +374,8 @@ async fn an_approval_racing_the_expiry_either_wins_or_is_told_it_expired() {
             Ok(_) => {
                 won += 1;
                 assert_ne!(
-                    run.state,
-                    RunState::Expired,
+                    run.outcome(),
+                    Some(&Outcome::Expired),
                     "round {round}: approved, then expired"
                 );
                 assert!(run.approval.is_some());
@@ -368,7 +384,7 @@ async fn an_approval_racing_the_expiry_either_wins_or_is_told_it_expired() {
                 expired += 1;
                 let said = error.to_string();
                 assert!(said.contains("expired at "), "round {round}: {said}");
-                assert_eq!(run.state, RunState::Expired, "round {round}");
+                assert_eq!(run.outcome(), Some(&Outcome::Expired), "round {round}");
                 assert!(run.approval.is_none());
             }
         }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use opsbot_commands::name::RunId;
-use opsbot_commands::run::{Run, RunState};
+use opsbot_commands::run::{Outcome, Run, RunState};
 use opsbot_state::Store;
 
 use super::PATIENCE;
@@ -404,18 +404,19 @@ pub async fn approve(socket: &Path, store: &Store, id: RunId, what: &str) {
 }
 
 /// Waits (bounded) until every run of `ids` has ended, as the store says; their states.
-pub async fn until_finished(store: &Store, ids: &[RunId], what: &str) -> Vec<RunState> {
+pub async fn until_finished(store: &Store, ids: &[RunId], what: &str) -> Vec<Outcome> {
     let deadline = Instant::now() + PATIENCE;
     loop {
         let mut states = Vec::new();
         for id in ids {
             states.push(run(store, *id).await.map(|run| run.state));
         }
-        if states
+        let outcomes: Option<Vec<Outcome>> = states
             .iter()
-            .all(|state| state.as_ref().is_some_and(|s| *s != RunState::Running))
-        {
-            return states.into_iter().flatten().collect();
+            .map(|state| state.as_ref()?.outcome().cloned())
+            .collect();
+        if let Some(outcomes) = outcomes {
+            return outcomes;
         }
         assert!(Instant::now() < deadline, "{what}: runs still {states:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;

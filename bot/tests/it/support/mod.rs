@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use opsbot_cloud_sim::CloudSimHandle;
 use opsbot_commands::name::RunId;
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::{Outcome, RunState};
 use opsbot_fake_discord::{FakeConfig, FakeDiscord, FakeMessage};
 use opsbot_host_sim::TestHosts;
 use opsbot_search_sim::{SimConfig, SimHandle};
@@ -538,7 +538,10 @@ pub async fn complete(config: &Path, input: &str, what: &str) {
         let state = store.run(RunId::new(1)).unwrap().map(|run| run.state);
         drop(store);
         match state {
-            Some(RunState::Succeeded) => return,
+            Some(RunState::Finished {
+                outcome: Outcome::Succeeded,
+                ..
+            }) => return,
             Some(RunState::Running) => {}
             other => panic!("{what}: {other:?}\n{stdout}"),
         }

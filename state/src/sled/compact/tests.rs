@@ -7,7 +7,7 @@ use opsbot_commands::page::Page;
 use opsbot_commands::people::{PersonRef, Surface};
 use opsbot_commands::plan::{ClusterStep, Plan};
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::{ChannelId, Run, RunState};
+use opsbot_commands::run::{ChannelId, Outcome, Run};
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 
@@ -39,7 +39,7 @@ pub(crate) fn run(id: RunId, cluster: &str, finished: Option<OffsetDateTime>) ->
         Duration::minutes(30),
     );
     if let Some(at) = finished {
-        run.finish(RunState::Succeeded, at);
+        run.finish(Outcome::Succeeded, at);
     }
     run
 }

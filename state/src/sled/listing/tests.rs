@@ -4,7 +4,7 @@
 use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::name::RunId;
 use opsbot_commands::page::Page;
-use opsbot_commands::run::RunState;
+use opsbot_commands::run::Outcome;
 use time::OffsetDateTime;
 use time::macros::datetime;
 
@@ -34,7 +34,7 @@ fn a_run_that_finishes_after_its_unfinished_key_was_read_is_skipped() {
     // The run finishes between the listing's two reads.
     store
         .update_run(id, None, |run| {
-            run.finish(RunState::Succeeded, LONG_AGO);
+            run.finish(Outcome::Succeeded, LONG_AGO);
             Ok::<_, ()>(vec![])
         })
         .unwrap();

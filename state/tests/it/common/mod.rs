@@ -13,7 +13,7 @@ use opsbot_commands::name::{ClusterName, NodeAddr, RunId};
 use opsbot_commands::people::{PersonRef, Speaker, Surface};
 use opsbot_commands::plan::{ClusterDestructive, ClusterSafe, ClusterStep, ClusterWait, Plan};
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::{ChannelId, Run, RunState, StepState};
+use opsbot_commands::run::{ChannelId, Outcome, Run, StepState};
 use time::OffsetDateTime;
 use time::macros::datetime;
 
@@ -170,7 +170,7 @@ pub fn finished_run_at(
             };
             STEPS
         ];
-        run.finish(RunState::Succeeded, at);
+        run.finish(Outcome::Succeeded, at);
         run
     }
 }

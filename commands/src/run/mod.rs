@@ -14,6 +14,10 @@ use crate::people::PersonRef;
 use crate::plan::{Action, Kind, Plan, PlanDigest, Targeted};
 use crate::schedule::standing::Scheduled;
 
+mod phase;
+
+pub use phase::{Outcome, RunState};
+
 /// Where a run reports: a channel id of the front end that started it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -38,72 +42,6 @@ impl ChannelId {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MessageId(pub String);
-
-/// Where a run is in its life.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum RunState {
-    /// A destructive plan waits for a second operator until `expires_at`.
-    AwaitingApproval {
-        #[serde(with = "time::serde::rfc3339")]
-        expires_at: OffsetDateTime,
-    },
-    /// Approved (or needing no approval), waiting for its booked time; it holds no lock yet.
-    Booked,
-    /// The engine is executing steps (or waiting for an operator's manual step).
-    Running,
-    Succeeded,
-    /// A step failed; `error` says what happened and what to do next.
-    Failed {
-        error: String,
-    },
-    /// Stopped by an operator at a safe point; `note` says what is left in place.
-    Cancelled {
-        by: PersonRef,
-        note: String,
-    },
-    Rejected {
-        by: PersonRef,
-        reason: String,
-    },
-    /// Taken back by its requester before anyone approved it; nothing was done.
-    Withdrawn {
-        by: PersonRef,
-        reason: Option<String>,
-    },
-    /// Nobody approved in time.
-    Expired,
-}
-
-impl RunState {
-    /// Finished runs release their cluster's lock and are never resumed.
-    pub fn is_finished(&self) -> bool {
-        match self {
-            Self::AwaitingApproval { .. } | Self::Booked | Self::Running => false,
-            Self::Succeeded
-            | Self::Failed { .. }
-            | Self::Cancelled { .. }
-            | Self::Rejected { .. }
-            | Self::Withdrawn { .. }
-            | Self::Expired => true,
-        }
-    }
-
-    /// A short word for lists.
-    pub fn label(&self) -> &'static str {
-        match self {
-            Self::AwaitingApproval { .. } => "awaiting approval",
-            Self::Booked => "booked",
-            Self::Running => "running",
-            Self::Succeeded => "succeeded",
-            Self::Failed { .. } => "failed",
-            Self::Cancelled { .. } => "cancelled",
-            Self::Rejected { .. } => "rejected",
-            Self::Withdrawn { .. } => "withdrawn",
-            Self::Expired => "expired",
-        }
-    }
-}
 
 /// One step's state. `Started` is written (and flushed) before the side effect: a run found with
 /// a started step after a crash settles it by observing the world, never by replaying blindly.
@@ -157,8 +95,8 @@ pub struct Run {
     pub channel: ChannelId,
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339::option")]
-    pub finished_at: Option<OffsetDateTime>,
+    /// Stored as the two fields `finished_at` and `state` of earlier versions.
+    #[serde(flatten)]
     pub state: RunState,
     /// One entry per plan step, in order.
     pub steps: Vec<StepState>,
@@ -203,7 +141,6 @@ impl Run {
             requester,
             channel,
             created_at: now,
-            finished_at: None,
             state,
             approval: None,
             cancel: None,
@@ -342,9 +279,9 @@ impl Run {
             .collect()
     }
 
-    /// What is wrong with a stored record, if anything: its steps must match its plan's, its
-    /// state its finish time, and a destructive step may have begun only under an approval of
-    /// its digest by someone other than the requester. A run task trusts these (it indexes steps
+    /// What is wrong with a stored record, if anything: its steps must match its plan's, and a
+    /// destructive step may have begun only under an approval of its digest by someone other
+    /// than the requester (a finished run's finish time is checked by its decoder). A run task trusts these (it indexes steps
     /// by the plan's), so the store refuses a record that breaks them. The digest itself is not
     /// recomputed: it is what was shown and approved, and a later opsbot may write the same plan
     /// differently.
@@ -355,14 +292,6 @@ impl Run {
                 self.steps.len(),
                 self.plan.len()
             ));
-        }
-        if self.state.is_finished() != self.finished_at.is_some() {
-            let has = if self.finished_at.is_some() {
-                "has a finish time"
-            } else {
-                "has no finish time"
-            };
-            return Some(format!("it is {} but {has}", self.state.label()));
         }
         match self.state {
             RunState::Booked if !self.is_ahead() => {
@@ -399,9 +328,18 @@ impl Run {
         None
     }
 
-    /// Ends the run in `state` at `now`.
-    pub fn finish(&mut self, state: RunState, now: OffsetDateTime) {
-        self.state = state;
-        self.finished_at = Some(now);
+    /// Ends the run with `outcome` at `now`.
+    pub fn finish(&mut self, outcome: Outcome, now: OffsetDateTime) {
+        self.state = RunState::Finished { at: now, outcome };
+    }
+
+    /// When the run finished, if it has.
+    pub fn finished_at(&self) -> Option<OffsetDateTime> {
+        self.state.finished_at()
+    }
+
+    /// How the run ended, if it has.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        self.state.outcome()
     }
 }
