@@ -426,21 +426,22 @@ async fn torture_round(round: u64, dice: &mut Dice, seed: u64, takeovers: &mut V
     println!("{what}: {kills} kills{waiting}, the runs succeeded");
 }
 
-/// Rounds of the fencing test; each stops a at a drawn moment of its deletes.
-const FENCING_ROUNDS: u64 = 3;
+crate::in_parts!(
+    a_stopped_active_instance_that_wakes_after_a_takeover_does_nothing_and_steps_down
+    => fencing: part_1 = 0, part_2 = 1, part_3 = 2
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stopped_active_instance_that_wakes_after_a_takeover_does_nothing_and_steps_down() {
-    let mut dice = Dice::from_env();
+/// One round of the fencing test (of three, run side by side): a is stopped at a drawn moment
+/// of its deletes.
+async fn fencing(part: u64) {
+    let mut dice = Dice::for_part(part);
     let seed = dice.seed();
-    for round in 0..FENCING_ROUNDS {
-        // After the first, second or third DELETE arrived, plus up to 400 ms: while it is
-        // applied, after it was answered, during the look before the next one.
-        let after = 1 + dice.below(3) as usize;
-        let delay = Duration::from_millis(dice.below(400));
-        let what = format!("fencing {round} (seed {seed}): stopped {delay:?} after DELETE {after}");
-        fencing_round(&what, after, delay).await;
-    }
+    // After the first, second or third DELETE arrived, plus up to 400 ms: while it is
+    // applied, after it was answered, during the look before the next one.
+    let after = 1 + dice.below(3) as usize;
+    let delay = Duration::from_millis(dice.below(400));
+    let what = format!("fencing {part} (seed {seed}): stopped {delay:?} after DELETE {after}");
+    fencing_round(&what, after, delay).await;
 }
 
 async fn fencing_round(what: &str, after: usize, delay: Duration) {
