@@ -154,6 +154,10 @@ impl Server {
             .args(["-p", &self.port.to_string()])
             .args(["-c", "listen_addresses=127.0.0.1"])
             .args(["-c", "max_connections=200"])
+            // A throwaway server: what it has written survives any process killed, its own
+            // included (the kernel keeps it), so only a power cut could lose it. No test cuts
+            // the power; every commit's disk sync would cost every test.
+            .args(["-c", "fsync=off", "-c", "full_page_writes=off"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
