@@ -1,6 +1,7 @@
 //! Bad input gets a short, clear error that says what to type instead; nothing reaches the
 //! cluster and nothing in the store changes.
 
+use opsbot_commands::audit::AuditKind;
 use opsbot_commands::run::Outcome;
 use opsbot_tests::{Harness, Setup};
 
@@ -96,6 +97,13 @@ async fn cancelling_a_finished_run_is_refused_and_changes_nothing() {
     let id = h.start_run("alice", "/cluster restart cluster:logs").await;
     let before = h.finished(id).await;
     assert_eq!(before.outcome(), Some(&Outcome::Succeeded));
+    // The end of the maintenance is announced, and audited, after the run finished.
+    crate::support::until("the end of the maintenance is audited", || {
+        h.engine.store().audit().unwrap().iter().any(|entry| {
+            matches!(&entry.event, AuditKind::Announced { text } if text.contains("maintenance over"))
+        })
+    })
+    .await;
     let audit = h.engine.store().audit().unwrap();
     let calls = h.calls().len();
 
@@ -131,7 +139,7 @@ async fn approving_a_run_that_needs_no_approval_is_refused() {
         .audit()
         .unwrap()
         .into_iter()
-        .filter(|e| matches!(e.event, opsbot_commands::audit::AuditKind::Refused { .. }))
+        .filter(|e| matches!(e.event, AuditKind::Refused { .. }))
         .count();
     assert_eq!(refused, 2);
 }
