@@ -46,8 +46,8 @@ pub enum Entry {
     Counters(Counters),
     Notice(MaintenanceNotice),
     /// A run, whole (record and plan, checked as a read checks it), with the times it is filed
-    /// under for listings: its creation, and its finish (`None` while unfinished). Both are kept to the
-    /// microsecond, as PostgreSQL's `timestamptz` keeps them.
+    /// under for listings: its creation, and its finish (`None` while unfinished). Both are
+    /// kept to the microsecond, as PostgreSQL's `timestamptz` keeps them.
     Run {
         run: Box<Run>,
         created_at: OffsetDateTime,

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use opsbot_commands::name::RunId;
-use opsbot_commands::run::{Outcome, Run, RunState};
+use opsbot_commands::run::{Outcome, Run};
 use opsbot_state::Store;
 
 use super::PATIENCE;
@@ -403,7 +403,7 @@ pub async fn approve(socket: &Path, store: &Store, id: RunId, what: &str) {
     assert!(approved.is_some(), "{what}: bob approved {id}:\n{said}");
 }
 
-/// Waits (bounded) until every run of `ids` has ended, as the store says; their states.
+/// Waits (bounded) until every run of `ids` has ended, as the store says; their outcomes.
 pub async fn until_finished(store: &Store, ids: &[RunId], what: &str) -> Vec<Outcome> {
     let deadline = Instant::now() + PATIENCE;
     loop {
@@ -427,7 +427,7 @@ pub async fn until_finished(store: &Store, ids: &[RunId], what: &str) -> Vec<Out
 pub async fn all_finished(store: &Store, ids: &[RunId]) -> bool {
     for id in ids {
         match run(store, *id).await {
-            Some(run) if run.state != RunState::Running => {}
+            Some(run) if run.state.is_finished() => {}
             _ => return false,
         }
     }
