@@ -15,7 +15,7 @@ use opsbot_commands::people::{Actor, Speaker, UnknownPerson};
 use opsbot_commands::plan::PlanDigest;
 use opsbot_commands::render;
 use opsbot_commands::request::{ProcedureRequest, Request};
-use opsbot_commands::run::{ChannelId, Outcome, Run, RunState};
+use opsbot_commands::run::{ChannelId, Outcome, Run};
 use opsbot_state::AuditQuery;
 use time::OffsetDateTime;
 
@@ -277,19 +277,13 @@ impl Service {
             }
             Request::RunCancel { id } => {
                 let run = self.engine.cancel(actor, id).await?;
-                Reply::public(match &run.state {
-                    RunState::Finished {
-                        outcome: Outcome::Withdrawn { .. },
-                        ..
-                    } => format!(
+                Reply::public(match run.outcome() {
+                    Some(Outcome::Withdrawn { .. }) => format!(
                         "{} withdrawn by {} before approval; nothing was done",
                         run.id,
                         actor.name()
                     ),
-                    RunState::Finished {
-                        outcome: Outcome::Cancelled { note, .. },
-                        ..
-                    } => {
+                    Some(Outcome::Cancelled { note, .. }) => {
                         format!("{} cancelled by {}: {note}", run.id, actor.name())
                     }
                     _ => format!(
@@ -325,11 +319,8 @@ impl Service {
             }
             Request::Reject { id, reason } => {
                 let run = self.engine.reject(actor, id, &reason).await?;
-                let verb = match run.state {
-                    RunState::Finished {
-                        outcome: Outcome::Withdrawn { .. },
-                        ..
-                    } => "withdrawn",
+                let verb = match run.outcome() {
+                    Some(Outcome::Withdrawn { .. }) => "withdrawn",
                     _ => "rejected",
                 };
                 Reply::public(format!("{} {verb} by {}: {reason}", run.id, actor.name()))

@@ -185,66 +185,45 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
                 id = run.id
             );
         }
-        RunState::Finished {
-            outcome: Outcome::Succeeded,
-            ..
-        } => {
-            // Each deletion's result, then the final word (a report or the verification).
-            for (step, state) in run.plan.steps().zip(&run.steps) {
-                if let (true, StepState::Done { note, .. }) = (step.is_destructive(), state) {
+        RunState::Finished { outcome, .. } => match outcome {
+            Outcome::Succeeded => {
+                // Each deletion's result, then the final word (a report or the verification).
+                for (step, state) in run.plan.steps().zip(&run.steps) {
+                    if let (true, StepState::Done { note, .. }) = (step.is_destructive(), state) {
+                        let _ = write!(text, "\n{note}");
+                    }
+                }
+                if let Some(note) = last_note(run) {
                     let _ = write!(text, "\n{note}");
                 }
+                if let Some(next) = follow_up(run.plan.request()) {
+                    let _ = write!(text, "\n{next}");
+                }
             }
-            if let Some(note) = last_note(run) {
+            Outcome::Failed { error } => {
+                if let Some(i) = run.cursor() {
+                    let _ = write!(
+                        text,
+                        "\nat step {}/{total}: {}",
+                        i + 1,
+                        step_label_at(&run.plan, i)
+                    );
+                }
+                let _ = write!(text, "\n{error}");
+            }
+            Outcome::Cancelled { note, .. } => {
                 let _ = write!(text, "\n{note}");
             }
-            if let Some(next) = follow_up(run.plan.request()) {
-                let _ = write!(text, "\n{next}");
+            Outcome::Rejected { reason, .. }
+            | Outcome::Withdrawn {
+                reason: Some(reason),
+                ..
+            } => {
+                let _ = write!(text, "\nreason: {reason}");
             }
-        }
-        RunState::Finished {
-            outcome: Outcome::Failed { error },
-            ..
-        } => {
-            if let Some(i) = run.cursor() {
-                let _ = write!(
-                    text,
-                    "\nat step {}/{total}: {}",
-                    i + 1,
-                    step_label_at(&run.plan, i)
-                );
-            }
-            let _ = write!(text, "\n{error}");
-        }
-        RunState::Finished {
-            outcome: Outcome::Cancelled { note, .. },
-            ..
-        } => {
-            let _ = write!(text, "\n{note}");
-        }
-        RunState::Finished {
-            outcome: Outcome::Rejected { reason, .. },
-            ..
-        }
-        | RunState::Finished {
-            outcome:
-                Outcome::Withdrawn {
-                    reason: Some(reason),
-                    ..
-                },
-            ..
-        } => {
-            let _ = write!(text, "\nreason: {reason}");
-        }
-        RunState::Finished {
-            outcome: Outcome::Withdrawn { reason: None, .. },
-            ..
-        } => {}
-        RunState::Booked
-        | RunState::Finished {
-            outcome: Outcome::Expired,
-            ..
-        } => {}
+            Outcome::Withdrawn { reason: None, .. } | Outcome::Expired => {}
+        },
+        RunState::Booked => {}
     }
     if let Some(booking) = run
         .booking

@@ -278,11 +278,8 @@ fn check_one_winner(run: &opsbot_commands::run::Run, told: &[Told], round: u64) 
         .filter(|t| t.answer.is_ok() && t.what != "cancel")
         .collect();
     let approved = run.approval.is_some();
-    match &run.state {
-        RunState::Finished {
-            outcome: Outcome::Cancelled { by, .. },
-            ..
-        } if approved => {
+    match run.outcome() {
+        Some(Outcome::Cancelled { by, .. }) if approved => {
             // Approved first, then a cancel stopped the run at a safe point.
             assert_eq!(won.len(), 1, "round {round}: {told:#?}");
             assert_eq!(won[0].what, "approve", "round {round}");
@@ -292,29 +289,16 @@ fn check_one_winner(run: &opsbot_commands::run::Run, told: &[Told], round: u64) 
                 "round {round}: {told:#?}"
             );
         }
-        RunState::Finished {
-            outcome: Outcome::Succeeded,
-            ..
-        } => {
+        Some(Outcome::Succeeded) => {
             assert_eq!(won.len(), 1, "round {round}: {told:#?}");
             assert_eq!(won[0].what, "approve", "round {round}");
         }
-        RunState::Finished {
-            outcome: Outcome::Rejected { by, .. },
-            ..
-        } => {
+        Some(Outcome::Rejected { by, .. }) => {
             assert!(!approved);
             assert_eq!(won.len(), 1, "round {round}: {told:#?}");
             assert_eq!((won[0].what, won[0].who), ("reject", by.name.as_str()));
         }
-        RunState::Finished {
-            outcome: Outcome::Withdrawn { .. },
-            ..
-        }
-        | RunState::Finished {
-            outcome: Outcome::Cancelled { .. },
-            ..
-        } => {
+        Some(Outcome::Withdrawn { .. } | Outcome::Cancelled { .. }) => {
             assert!(!approved, "round {round}");
             assert!(won.is_empty(), "round {round}: {told:#?}");
         }
