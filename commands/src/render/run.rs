@@ -148,16 +148,10 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
             let _ = write!(text, "\n{}", standing.describe());
         }
     }
-    let total = run.plan.len();
     match &run.state {
         RunState::Running => {
             if let Some(i) = run.cursor() {
-                let _ = write!(
-                    text,
-                    "\nstep {}/{total}: {}",
-                    i + 1,
-                    step_label_at(&run.plan, i)
-                );
+                let _ = write!(text, "\nstep {}", step_of(run, i));
                 if let Some(StepState::AwaitingOperator { prompt, .. }) = run.steps.get(i) {
                     let _ = write!(text, "\n👉 {prompt}");
                 }
@@ -202,12 +196,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
             }
             Outcome::Failed { error } => {
                 if let Some(i) = run.cursor() {
-                    let _ = write!(
-                        text,
-                        "\nat step {}/{total}: {}",
-                        i + 1,
-                        step_label_at(&run.plan, i)
-                    );
+                    let _ = write!(text, "\nat step {}", step_of(run, i));
                 }
                 let _ = write!(text, "\n{error}");
             }
@@ -368,4 +357,14 @@ pub fn tail(lines: &[String], max_chars: usize) -> Vec<&str> {
     }
     shown.reverse();
     shown
+}
+
+/// `3/25: stop the search container on 10.0.0.12`: where step `index` stands in its run.
+fn step_of(run: &Run, index: usize) -> String {
+    format!(
+        "{}/{}: {}",
+        index + 1,
+        run.plan.len(),
+        step_label_at(&run.plan, index)
+    )
 }
