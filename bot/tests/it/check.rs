@@ -16,11 +16,7 @@ async fn check_prints_a_line_per_target_and_fails_when_one_fails() {
     )
     .await
     .unwrap();
-    let closed = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let (_held, closed) = crate::support::refusing_address();
     let cluster = |name: &str, url: &str| {
         format!(
             "[[clusters]]\nname = \"{name}\"\nurl = \"{url}\"\nnodes = [\"10.0.0.11\"]\n\

@@ -426,11 +426,7 @@ async fn the_simulator_answers_like_elasticsearch_security() {
 #[tokio::test]
 async fn an_unreachable_cluster_says_its_address_and_the_cause() {
     let dir = tempfile::tempdir().unwrap();
-    let closed = TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let (_held, closed) = crate::support::refusing_address();
     let url = format!("http://{closed}");
     let line = line_of(&config(dir.path(), &cluster(&url, ""))).await;
     assert_eq!(

@@ -617,3 +617,13 @@ window = "1s"
         ),
     )
 }
+
+/// An address that refuses connections for as long as the returned socket lives: bound, never
+/// listening. A listener bound and dropped instead frees its port for a test beside this one,
+/// whose server would then answer (and hang up) where a refusal was expected.
+pub fn refusing_address() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(([127, 0, 0, 1], 0).into()).unwrap();
+    let address = socket.local_addr().unwrap();
+    (socket, address)
+}
