@@ -402,7 +402,7 @@ fn wait_lags(run: &Run, seen: &Transitions) -> anyhow::Result<Vec<WaitLag>> {
         let Some(held_since) = held_since else {
             bail!("step {}: the sampler never saw `{what}`", step + 1);
         };
-        let StepState::Done { at, note } = &run.steps[step] else {
+        let StepState::Done { at, note, .. } = &run.steps[step] else {
             bail!("step {} is not done: {:?}", step + 1, run.steps[step]);
         };
         lags.push(WaitLag {

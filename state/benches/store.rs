@@ -87,10 +87,8 @@ fn transitions(store: &Store) -> Result<(), Box<dyn Error>> {
             })?;
             let done = timed(|| {
                 store.update_run(run.id, None, |run| {
-                    run.steps[step] = StepState::Done {
-                        at: OffsetDateTime::now_utc(),
-                        note: "node left the cluster".into(),
-                    };
+                    run.steps[step] =
+                        StepState::done(OffsetDateTime::now_utc(), "node left the cluster");
                     Ok::<_, Infallible>(vec![AuditKind::StepDone {
                         step,
                         note: "ok".into(),

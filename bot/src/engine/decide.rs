@@ -103,10 +103,7 @@ impl Engine {
             let Some(step) = run.awaiting_operator().filter(|_| !run.state.is_finished()) else {
                 return Err(Refusal::NotAwaitingOperator { run: run.id });
             };
-            run.steps[step] = StepState::Done {
-                at: now,
-                note: note.clone(),
-            };
+            run.steps[step] = StepState::done(now, note.clone());
             Ok(vec![AuditKind::OperatorConfirmed { step }])
         });
         let run = updated.await?;

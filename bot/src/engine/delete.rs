@@ -179,7 +179,10 @@ pub(super) async fn chunk(
             Err(error) => return Err(BackendError { tries, ..error }.into()),
         }
     }
-    Ok(StepOutcome::Done(note(&before, resumed)))
+    Ok(StepOutcome::Deleted {
+        note: note(&before, resumed),
+        deleted: before.approved.len(),
+    })
 }
 
 /// `deleted 187; already gone before the delete (not an error): …; kept, re-created since
@@ -228,11 +231,10 @@ pub(super) async fn verify(
             "verified: none of the {selected} selected indices remains"
         )));
     };
-    // Re-created since the plan: kept, never asked to be deleted (the chunks' notes name them).
-    let asked = selected - left.recreated;
     Err(StepFailure::Stayed {
-        asked,
-        deleted: asked - stayed.len(),
+        selected,
+        gone: selected - stayed.len() - left.recreated,
+        recreated: left.recreated,
         first: first.to_string(),
         stayed: render::compact(&stayed),
         stayed_count: stayed.len(),

@@ -279,22 +279,20 @@ async fn record(
     let failure = outcome.failure().map(str::to_owned);
     let updated = inner.writes.update_run(id, None, move |run| {
         Ok::<_, std::convert::Infallible>(match &outcome {
-            StepOutcome::Done(note) => {
+            StepOutcome::Done(note)
+            | StepOutcome::Deleted { note, .. }
+            | StepOutcome::Captured { note, .. } => {
                 run.steps[index] = StepState::Done {
                     at: now,
                     note: note.clone(),
+                    deleted: match &outcome {
+                        StepOutcome::Deleted { deleted, .. } => Some(*deleted),
+                        _ => None,
+                    },
                 };
-                vec![AuditKind::StepDone {
-                    step: index,
-                    note: note.clone(),
-                }]
-            }
-            StepOutcome::Captured { note, values } => {
-                run.steps[index] = StepState::Done {
-                    at: now,
-                    note: note.clone(),
-                };
-                run.captured.extend(values.clone());
+                if let StepOutcome::Captured { values, .. } = &outcome {
+                    run.captured.extend(values.clone());
+                }
                 vec![AuditKind::StepDone {
                     step: index,
                     note: note.clone(),

@@ -119,22 +119,23 @@ pub(super) enum StepFailure {
     },
     /// Indices the cluster answered it deleted, still there under their approved UUID with no
     /// deletion of them pending. The DELETE is not sent again: it was answered, and opsbot never
-    /// sends a second DELETE of a name.
+    /// sends a second DELETE of a name. Every count is the listing's, per index: what a chunk
+    /// found gone before its DELETE is counted as gone, never as deleted by opsbot.
     #[error(
-        "the cluster answered that it deleted {asked} {noun}, yet {stayed} {verb} still there \
-         with the approved UUID and no deletion of {pronoun} is pending: {deleted} of {asked} \
-         deleted. opsbot sends no DELETE twice; look for a snapshot in progress or an index \
-         block (GET /_snapshot/_status, GET /{first}/_settings), then /indices list \
-         cluster:{cluster}",
-        noun = if *.asked == 1 { "index" } else { "indices" },
+        "{stayed_count} of the {selected} selected indices {verb} still there with the approved \
+         UUID although the cluster answered every DELETE, and no deletion of {pronoun} is \
+         pending: {stayed}. Gone now: {gone}; re-created since the plan and kept: {recreated}. \
+         opsbot sends no DELETE twice; look for a snapshot in progress or an index block (GET \
+         /_snapshot/_status, GET /{first}/_settings), then /indices list cluster:{cluster}",
         verb = if *.stayed_count == 1 { "is" } else { "are" },
         pronoun = if *.stayed_count == 1 { "it" } else { "them" },
     )]
     Stayed {
-        asked: usize,
-        deleted: usize,
+        selected: usize,
         stayed: String,
         stayed_count: usize,
+        gone: usize,
+        recreated: usize,
         first: String,
         cluster: ClusterName,
     },

@@ -29,6 +29,11 @@ pub(super) enum StepOutcome {
         note: String,
         values: BTreeMap<String, String>,
     },
+    /// A chunk of index deletions done: `deleted` of its indices removed by its own DELETE.
+    Deleted {
+        note: String,
+        deleted: usize,
+    },
     /// A runbook's approval gate is reached without an approval: the run waits for one.
     AwaitApproval,
     /// A person must act; the run waits for `/run done`.

@@ -161,10 +161,15 @@ fn cluster_aftermath(run: &Run, cluster: &ClusterName, seen: Option<&Observation
 /// For deletions: what was deleted, what was not, and what may be half-way.
 fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
     let total = run.plan.deleted_indices().count();
-    let (mut deleted, mut kept, mut partial) = (0, Vec::new(), Vec::new());
+    let (mut deleted, mut spared, mut kept, mut partial) = (0, 0, Vec::new(), Vec::new());
     for (step, indices) in run.plan.index_deletions() {
         match run.steps.get(step) {
-            Some(StepState::Done { .. }) => deleted += indices.len(),
+            // A record from before chunks counted what their DELETE removed: the chunk's size.
+            Some(StepState::Done { deleted: count, .. }) => {
+                let count = count.unwrap_or(indices.len()).min(indices.len());
+                deleted += count;
+                spared += indices.len() - count;
+            }
             None
             | Some(
                 StepState::Pending
@@ -183,13 +188,24 @@ fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
             && matches!(state, StepState::Failed { .. })
     });
     let mut text = if unverified {
+        // The chunks' counts would include what was gone before its DELETE: the check's own
+        // listing, above, counts per index.
         format!(
-            "the cluster acknowledged deleting {deleted} of {total} selected indices, but the \
-             check after found some still there (above)"
+            "the cluster answered every DELETE, but the check after found some of the {total} \
+             selected indices still there (above, counted per index)"
         )
     } else {
         format!("deleted {deleted} of {total} selected indices")
     };
+    if spared > 0 {
+        let _ = write!(
+            text,
+            "; {spared} {} gone before {} delete or re-created since the plan and kept (the \
+             steps say which)",
+            if spared == 1 { "was" } else { "were" },
+            if spared == 1 { "its" } else { "their" },
+        );
+    }
     if !kept.is_empty() {
         let _ = write!(text, "; not deleted: {}", compact(&kept));
     }

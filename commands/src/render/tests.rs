@@ -38,10 +38,7 @@ fn restart_run() -> Run {
 }
 
 fn done(note: &str) -> StepState {
-    StepState::Done {
-        at: T0,
-        note: note.into(),
-    }
+    StepState::done(T0, note)
 }
 
 #[test]
@@ -481,11 +478,22 @@ fn a_deletion_whose_check_found_indices_left_does_not_claim_them_deleted() {
     };
     assert_eq!(
         aftermath(&run, None),
-        "the cluster acknowledged deleting 1 of 1 selected indices, but the check after found \
-         some still there (above)"
+        "the cluster answered every DELETE, but the check after found some of the 1 selected \
+         indices still there (above, counted per index)"
     );
     run.steps[1] = StepState::Pending;
     assert_eq!(aftermath(&run, None), "deleted 1 of 1 selected indices");
+    // The chunk's DELETE removed none of it: the index was gone before it.
+    run.steps[0] = StepState::Done {
+        at: T0,
+        note: "deleted 0; already gone before the delete (not an error): flog-2026.01.01".into(),
+        deleted: Some(0),
+    };
+    assert_eq!(
+        aftermath(&run, None),
+        "deleted 0 of 1 selected indices; 1 was gone before its delete or re-created since the \
+         plan and kept (the steps say which)"
+    );
 }
 
 #[test]

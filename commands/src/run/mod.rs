@@ -63,6 +63,11 @@ pub enum StepState {
         #[serde(with = "time::serde::rfc3339")]
         at: OffsetDateTime,
         note: String,
+        /// Of a chunk of index deletions: how many of its indices its own DELETE removed (the
+        /// others were gone already, or re-created since the plan and kept). The report counts
+        /// these, the cluster's answer per index, never the chunk's size.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deleted: Option<usize>,
     },
     Failed {
         #[serde(with = "time::serde::rfc3339")]
@@ -73,6 +78,17 @@ pub enum StepState {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         unchanged: bool,
     },
+}
+
+impl StepState {
+    /// A step done, with what it observed or did in words.
+    pub fn done(at: OffsetDateTime, note: impl Into<String>) -> Self {
+        Self::Done {
+            at,
+            note: note.into(),
+            deleted: None,
+        }
+    }
 }
 
 /// An operator asked the run to stop; the engine honours it at the next safe point.

@@ -42,13 +42,7 @@ fn a_booked_run_takes_its_targets_lock_at_its_time_and_its_plan_is_replaced_once
     assert_eq!(store.lock_holder(&target).unwrap(), Some(other.id));
     let done = |run: &mut Run| {
         run.finish(Outcome::Succeeded, T0);
-        run.steps = vec![
-            StepState::Done {
-                at: T0,
-                note: String::new()
-            };
-            run.plan.len()
-        ];
+        run.steps = vec![StepState::done(T0, String::new()); run.plan.len()];
         Ok::<_, std::convert::Infallible>(vec![])
     };
     store.update_run(other.id, None, done).unwrap();

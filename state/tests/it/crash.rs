@@ -29,10 +29,7 @@ fn transition(n: usize, run: &mut opsbot_commands::run::Run) -> AuditKind {
             action: "stop node".into(),
         }
     } else {
-        run.steps[step] = StepState::Done {
-            at: OffsetDateTime::now_utc(),
-            note: format!("step {step} done"),
-        };
+        run.steps[step] = StepState::done(OffsetDateTime::now_utc(), format!("step {step} done"));
         AuditKind::StepDone {
             step,
             note: "ok".into(),

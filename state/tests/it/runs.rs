@@ -24,6 +24,7 @@ fn every_step_state() -> Vec<StepState> {
         StepState::Done {
             at,
             note: "node left — \"quoted\" ünicode".into(),
+            deleted: Some(3),
         },
         StepState::Failed {
             at,

@@ -101,10 +101,7 @@ fn a_transition_rewrites_the_runs_state_never_its_plan() {
     for step in 0..5 {
         store
             .update_run(run.id, None, |run| {
-                run.steps[step] = StepState::Done {
-                    at: T0,
-                    note: "ok".into(),
-                };
+                run.steps[step] = StepState::done(T0, "ok");
                 Ok::<_, ()>(vec![])
             })
             .unwrap();

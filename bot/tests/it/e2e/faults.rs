@@ -230,11 +230,12 @@ async fn a_delete_answered_while_the_index_stays_is_not_sent_again() {
     let selected = run.plan.deleted_indices().count();
     assert!(
         error.starts_with(&format!(
-            "the cluster answered that it deleted {selected} indices, yet "
-        )) && error.contains(&format!(
-            "are still there with the approved UUID and no deletion of them is pending: 0 of \
-             {selected} deleted. opsbot sends no DELETE twice"
-        )),
+            "{selected} of the {selected} selected indices are still there with the approved \
+             UUID although the cluster answered every DELETE, and no deletion of them is \
+             pending: "
+        )) && error.contains(
+            ". Gone now: 0; re-created since the plan and kept: 0. opsbot sends no DELETE twice"
+        ),
         "{error}"
     );
     let left = h.index_names();
@@ -281,8 +282,9 @@ async fn a_refused_delete_is_reported_as_nothing_deleted() {
     );
 }
 
-/// When a DELETE is answered while its indices stay, the count says what opsbot asked for:
-/// an index re-created since the plan was kept, not asked for, and is not counted as deleted.
+/// When a DELETE is answered while its indices stay, every count is the cluster's per index:
+/// an index re-created since the plan was kept, and one gone before its chunk is counted as
+/// gone, neither as deleted nor as asked for.
 #[tokio::test]
 async fn what_stayed_is_counted_without_the_indices_re_created_since_the_plan() {
     let h = restart_with(&[]).await;
@@ -301,6 +303,16 @@ async fn what_stayed_is_counted_without_the_indices_re_created_since_the_plan() 
             .is_success()
     );
     assert!(http.put(&url).send().await.unwrap().status().is_success());
+    let gone = plan.deleted_indices().nth(1).unwrap().to_string();
+    let url = format!("{}/{gone}", h.sim.base_url());
+    assert!(
+        http.delete(&url)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .is_success()
+    );
     h.sim.set_faults(vec![rule("lost,count=1,method=DELETE")]);
 
     h.approve("bob", id).await;
@@ -308,11 +320,12 @@ async fn what_stayed_is_counted_without_the_indices_re_created_since_the_plan() 
     let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
-    let asked = selected - 1;
+    let stayed = selected - 2;
     assert!(
         error.starts_with(&format!(
-            "the cluster answered that it deleted {asked} indices, yet "
-        )) && error.contains(&format!(": 0 of {asked} deleted.")),
+            "{stayed} of the {selected} selected indices are still there"
+        )) && error.contains(". Gone now: 1; re-created since the plan and kept: 1.")
+            && error.contains("; 2 were gone before their delete or re-created since the plan"),
         "{error}"
     );
 }

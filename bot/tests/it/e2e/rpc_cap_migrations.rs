@@ -201,10 +201,7 @@ async fn a_restart_found_started_after_a_crash_is_not_put_to_an_operator_while_a
                     time::Duration::minutes(30),
                 );
                 run.state = RunState::Running;
-                run.steps[0] = StepState::Done {
-                    at: now,
-                    note: "approved by bob".into(),
-                };
+                run.steps[0] = StepState::done(now, "approved by bob");
                 run.steps[1] = StepState::Started { at: now };
                 run
             },

@@ -171,10 +171,7 @@ fn started_run(plan: Plan) -> Run {
 }
 
 fn done() -> StepState {
-    StepState::Done {
-        at: time::OffsetDateTime::UNIX_EPOCH,
-        note: String::new(),
-    }
+    StepState::done(time::OffsetDateTime::UNIX_EPOCH, String::new())
 }
 
 #[test]
