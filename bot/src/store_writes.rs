@@ -144,6 +144,12 @@ impl StoreWrites {
             .await
     }
 
+    /// See [`Store::announced`].
+    pub async fn announced(&self, id: String, event: AuditEvent) -> Result<bool, StoreError> {
+        self.off_thread(move |store| store.announced(&id, &event))
+            .await
+    }
+
     /// See [`Store::set_maintenance_notice`].
     pub async fn set_maintenance_notice(
         &self,

@@ -196,7 +196,15 @@ impl Store {
         on_backend!(self, store => store.first_delivery(id))
     }
 
-    /// True when `id` was recorded by [`Store::first_delivery`]; reads only.
+    /// Records a delivered announcement: its id (as [`Store::first_delivery`] does) and its
+    /// audit entry, in one transaction: a crash between the two would either announce it
+    /// again or lose its audit record. False, and nothing appended, for an id already there.
+    pub fn announced(&self, id: &str, event: &AuditEvent) -> Result<bool, StoreError> {
+        on_backend!(self, store => store.announced(id, event))
+    }
+
+    /// True when `id` was recorded by [`Store::first_delivery`] or [`Store::announced`]; reads
+    /// only.
     pub fn delivered(&self, id: &str) -> Result<bool, StoreError> {
         on_backend!(self, store => store.delivered(id))
     }

@@ -114,9 +114,6 @@ pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, 
                 match shared.transport.announce(&queued.announcement).await {
                     Ok(()) => {
                         tries = 0;
-                        if let Err(error) = shared.writes.first_delivery(key).await {
-                            tracing::error!(%error, "cannot remember an announcement as sent");
-                        }
                         let delivered = AuditEvent {
                             at: shared.clock.now(),
                             run: queued.announcement.run,
@@ -125,8 +122,8 @@ pub(super) async fn run_announcements<T: ChatTransport>(shared: Arc<Shared<T>>, 
                                 text: queued.announcement.text.clone(),
                             },
                         };
-                        if let Err(error) = shared.writes.append_audit(delivered).await {
-                            tracing::error!(%error, "cannot record an announcement in the audit");
+                        if let Err(error) = shared.writes.announced(key, delivered).await {
+                            tracing::error!(%error, "cannot record an announcement as sent");
                         }
                     }
                     Err(ChatError::Transient(error)) => {

@@ -3,6 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
+use opsbot_commands::audit::AuditEvent;
 use opsbot_commands::maintenance::MaintenanceNotice;
 
 use super::Postgres;
@@ -35,6 +36,20 @@ impl Postgres {
                 "INSERT INTO deliveries (id, at) VALUES ($1, now()) ON CONFLICT (id) DO NOTHING",
                 params![id.to_owned()],
             )?;
+            Ok(inserted == 1)
+        })
+    }
+
+    pub(crate) fn announced(&self, id: &str, event: &AuditEvent) -> Result<bool, StoreError> {
+        let event = Self::encode_audit("an announcement", event)?;
+        self.write(|conn| {
+            let inserted = conn.execute(
+                "INSERT INTO deliveries (id, at) VALUES ($1, now()) ON CONFLICT (id) DO NOTHING",
+                params![id.to_owned()],
+            )?;
+            if inserted == 1 {
+                self.put_audit(conn, &event)?;
+            }
             Ok(inserted == 1)
         })
     }

@@ -4,8 +4,19 @@
 use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use opsbot_commands::audit::AuditEvent;
+use sled::Transactional;
+
 use crate::error::StoreError;
-use crate::sled::Sled;
+use crate::sled::audit::AuditTrees;
+use crate::sled::{Sled, settle};
+
+/// Seconds since the epoch, the time a delivery id is stamped with.
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
 
 /// How long a delivery id is remembered: Discord never redelivers an interaction this old (its
 /// token is dead after 15 minutes).
@@ -19,9 +30,7 @@ impl Sled {
     /// once an hour. Not held back by a backup (it takes no [`Sled::writing`]): delivery ids
     /// need no point in time, and Discord wants its answer to an interaction within 3 seconds.
     pub fn first_delivery(&self, id: &str) -> Result<bool, StoreError> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let now = now_secs();
         let fresh = self
             .deliveries
             .compare_and_swap(id.as_bytes(), None::<&[u8]>, Some(&now.to_be_bytes()[..]))?
@@ -41,7 +50,30 @@ impl Sled {
         Ok(fresh)
     }
 
-    /// True when `id` was recorded by [`Sled::first_delivery`]; reads only.
+    /// Records a delivered announcement: its id and its audit entry in one transaction, so a
+    /// crash keeps both or neither. False, and nothing appended, when the id is already there.
+    pub fn announced(&self, id: &str, event: &AuditEvent) -> Result<bool, StoreError> {
+        let entry = self.encode_audit("an announcement", event)?;
+        let now = now_secs().to_be_bytes();
+        let _writing = self.writing();
+        let fresh = settle(
+            (&self.meta, &self.audit, &self.index, &self.deliveries).transaction(
+                |(meta, audit, index, deliveries)| {
+                    if deliveries.get(id.as_bytes())?.is_some() {
+                        return Ok(false);
+                    }
+                    deliveries.insert(id.as_bytes(), &now[..])?;
+                    self.put_audit(&AuditTrees { meta, audit, index }, &entry)?;
+                    Ok(true)
+                },
+            ),
+        )?;
+        self.flush()?;
+        Ok(fresh)
+    }
+
+    /// True when `id` was recorded by [`Sled::first_delivery`] or [`Sled::announced`]; reads
+    /// only.
     pub fn delivered(&self, id: &str) -> Result<bool, StoreError> {
         Ok(self.deliveries.contains_key(id.as_bytes())?)
     }

@@ -13,6 +13,28 @@ fn a_delivery_is_first_once_even_after_a_restart(place: Place) {
     assert!(!store.first_delivery("interaction-2").unwrap());
 }
 
+fn an_announcement_is_recorded_with_its_audit_entry_once(place: Place) {
+    use opsbot_commands::audit::{AuditEvent, AuditKind};
+
+    let store = place.open().unwrap();
+    let event = AuditEvent {
+        at: time::OffsetDateTime::UNIX_EPOCH,
+        run: None,
+        actor: None,
+        event: AuditKind::Announced {
+            text: "maintenance of cluster logs is starting".into(),
+        },
+    };
+    assert!(!store.delivered("announcement:r-1:start").unwrap());
+    assert!(store.announced("announcement:r-1:start", &event).unwrap());
+    assert!(store.delivered("announcement:r-1:start").unwrap());
+    assert!(!store.announced("announcement:r-1:start", &event).unwrap());
+    drop(store);
+    let store = place.open().unwrap();
+    assert!(!store.announced("announcement:r-1:start", &event).unwrap());
+    assert_eq!(store.audit().unwrap(), vec![event]);
+}
+
 fn the_maintenance_notice_is_kept_until_ended_and_survives_a_restart(place: Place) {
     use opsbot_commands::maintenance::MaintenanceNotice;
     use opsbot_commands::name::Notice;
@@ -38,5 +60,6 @@ fn the_maintenance_notice_is_kept_until_ended_and_survives_a_restart(place: Plac
 
 crate::backends!(
     a_delivery_is_first_once_even_after_a_restart,
+    an_announcement_is_recorded_with_its_audit_entry_once,
     the_maintenance_notice_is_kept_until_ended_and_survives_a_restart,
 );
