@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use opsbot_commands::consent::ConsentPolicy;
 use opsbot_commands::name::{CloudName, ClusterName, NodeAddr};
 use opsbot_commands::people::People;
 use serde::Deserialize;
@@ -57,6 +58,9 @@ pub struct Config {
     pub schedules: Vec<ScheduleConfig>,
     #[serde(default)]
     pub scheduling: SchedulingConfig,
+    /// Who must agree before each procedure's plan acts: `"cluster stop" = "none"`.
+    #[serde(default)]
+    pub approval: ConsentPolicy,
 }
 
 /// One search cluster. Written with flat keys (`ca_file`, `username`, `password_file`, ...),

@@ -194,6 +194,7 @@ impl RunMetrics {
         for event in events {
             let decision = match event {
                 AuditKind::ApprovalGranted { .. } => Some("approved"),
+                AuditKind::Confirmed { .. } => Some("confirmed"),
                 AuditKind::Rejected { .. } => Some("rejected"),
                 AuditKind::Withdrawn { .. } => Some("withdrawn"),
                 AuditKind::RunFinished { .. } if run.outcome() == Some(&Outcome::Expired) => {

@@ -124,10 +124,7 @@ impl Service {
     /// bound to the digest the button was posted with, so a stale button is refused. The
     /// updated run, or the private reply that says why not.
     pub async fn decide(&self, actor: &Actor, button: &ApprovalButton) -> Result<Run, Reply> {
-        let word = match button.decision {
-            Decision::Approve => "Approve",
-            Decision::Reject => "Reject",
-        };
+        let word = button.decision.label();
         let asked = Asked::new(format!("{word} button of {}", button.run), Some(button.run));
         // The catalogue's rule for /approve and /reject, which the buttons stand for.
         let decided = if !Who::Deciders.admits(actor.roles) {
@@ -135,6 +132,10 @@ impl Service {
         } else {
             match button.decision {
                 Decision::Approve => self.engine.approve(actor, button.run, &button.digest).await,
+                Decision::Confirm => {
+                    let (run, digest) = (button.run, &button.digest);
+                    self.engine.confirm_plan(actor, run, digest).await
+                }
                 Decision::Reject => {
                     // A constant that passes `Reason::parse` (unit-tested); never refused.
                     let Ok(reason) = Reason::parse(REJECTED_BY_BUTTON) else {
@@ -182,7 +183,12 @@ impl Service {
                 .start(actor, channel.clone(), procedure, at)
                 .await?
             {
-                Start::Started(run) => Reply::public(render::started(&run)),
+                Start::Started(run) => Reply {
+                    awaits: run
+                        .awaits_confirmation()
+                        .then(|| (run.id, run.digest.clone())),
+                    ..Reply::public(render::started(&run))
+                },
                 Start::NothingToDo(plan) => Reply::public(plan.notes().join("\n")),
             },
         )
@@ -317,6 +323,16 @@ impl Service {
                     run.digest
                 ))
             }
+            Request::RunConfirm { id, digest } => {
+                let run = self.engine.confirm_plan(actor, id, digest.as_str()).await?;
+                let when = if run.is_ahead() { "booked" } else { "starting" };
+                Reply::public(format!(
+                    "{} confirmed by {} (plan digest {}); {when}",
+                    run.id,
+                    actor.name(),
+                    run.digest
+                ))
+            }
             Request::Reject { id, reason } => {
                 let run = self.engine.reject(actor, id, &reason).await?;
                 let verb = match run.outcome() {
@@ -372,7 +388,8 @@ impl Service {
                 Reply::public(maintenance::status(notice.as_ref(), &runs))
             }
             Request::Help { topic } => {
-                Reply::private(render::help(topic.as_deref(), origin == Origin::Demo))
+                let (topic, demo) = (topic.as_deref(), origin == Origin::Demo);
+                Reply::private(render::help(topic, demo, self.engine.consent()))
             }
             Request::ActAs { .. } => Reply::private("`/as` works in the demo only"),
             Request::Schedule(request) => self.schedule(actor, request).await?,

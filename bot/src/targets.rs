@@ -2,6 +2,7 @@
 //! needs these and no store, so the engine and `opsbot plan` (which works while the bot runs)
 //! plan through the same [`Targets::plan`].
 
+use opsbot_commands::consent::ConsentPolicy;
 use opsbot_commands::plan::Plan;
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::target::Target;
@@ -20,6 +21,8 @@ pub struct Targets {
     pub clusters: Clusters,
     pub clouds: Clouds,
     pub library: Library,
+    /// Who must agree before each procedure's plan acts; every plan is made under it.
+    pub consent: ConsentPolicy,
 }
 
 /// Which part of the targets a request plans against.
@@ -48,6 +51,7 @@ impl Targets {
             clusters: Clusters::with_clock(config, errors, clock.clone())?,
             clouds: Clouds::new(config, errors, clock.clone())?,
             library: Library::load(&config.runbooks)?,
+            consent: config.approval.clone(),
         })
     }
 
@@ -69,6 +73,7 @@ impl Targets {
                 Part::Runbooks => Library::load(&config.runbooks)?,
                 Part::Clusters | Part::Clouds => Library::load(&RunbooksConfig::default())?,
             },
+            consent: config.approval.clone(),
         })
     }
 
@@ -79,12 +84,13 @@ impl Targets {
         request: &ProcedureRequest,
         now: OffsetDateTime,
     ) -> Result<Plan, EngineError> {
-        match (request, request.target()) {
-            (ProcedureRequest::Runbook(runbook), _) => Ok(self.library.plan(runbook)?),
-            (_, Target::Cluster(cluster)) => self.clusters.plan(&cluster, request, now).await,
-            (_, Target::Cloud(cloud)) => self.clouds.plan(&cloud, request).await,
+        let plan = match (request, request.target()) {
+            (ProcedureRequest::Runbook(runbook), _) => self.library.plan(runbook)?,
+            (_, Target::Cluster(cluster)) => self.clusters.plan(&cluster, request, now).await?,
+            (_, Target::Cloud(cloud)) => self.clouds.plan(&cloud, request).await?,
             // Only a runbook request has hosts for its target, and it was planned above.
-            (_, Target::Hosts(_)) => Err(Refusal::NotARunbook.into()),
-        }
+            (_, Target::Hosts(_)) => return Err(Refusal::NotARunbook.into()),
+        };
+        Ok(plan.under(self.consent.of(request)))
     }
 }

@@ -48,6 +48,24 @@ pub enum ApprovalRefusal {
     Expired { run: RunId, at: String },
     #[error("run {run} needs no approval: its plan has no destructive step")]
     NoApprovalNeeded { run: RunId },
+    #[error(
+        "run {run} needs no approval: {requester}, who requested it, confirms its plan (the \
+         `confirm` policy of {command})"
+    )]
+    ConfirmOnly {
+        run: RunId,
+        requester: String,
+        command: String,
+    },
+    #[error(
+        "only {requester}, who requested run {run}, confirms it; to stop it: /run cancel id:{run}"
+    )]
+    NotRequester { run: RunId, requester: String },
+    #[error(
+        "run {run} needs an approver's approval, not its requester's confirmation (/approve \
+         id:{run})"
+    )]
+    NeedsApprover { run: RunId },
     /// Someone (or the clock) decided first; `what` says who and when.
     #[error("run {run} {what}")]
     Decided { run: RunId, what: String },
@@ -113,8 +131,13 @@ fn standing(run: &Run) -> Result<(), ApprovalRefusal> {
 /// approved by bob at 2026-11-21 14:02 UTC`. `None` while the request is open.
 pub fn decided(run: &Run) -> Option<String> {
     if let Some(grant) = run.approval.as_ref().filter(|g| g.digest == run.digest) {
+        let how = if run.plan.needs_confirmation() {
+            "confirmed"
+        } else {
+            "approved"
+        };
         return Some(format!(
-            "is already approved by {} at {}",
+            "is already {how} by {} at {}",
             grant.by.name,
             utc(grant.at)
         ));
@@ -135,6 +158,9 @@ pub fn decided(run: &Run) -> Option<String> {
         Outcome::Rejected { by, .. } => format!("is already rejected by {} at {at}", by.name),
         Outcome::Withdrawn { by, .. } => format!("is already withdrawn by {} at {at}", by.name),
         Outcome::Cancelled { by, .. } => format!("is already cancelled by {} at {at}", by.name),
+        Outcome::Expired if run.plan.needs_confirmation() => {
+            format!("already expired at {at}: not confirmed in time")
+        }
         Outcome::Expired => format!("already expired at {at}: nobody approved in time"),
         Outcome::Succeeded | Outcome::Failed { .. } => {
             format!("has already finished ({})", outcome.label())
@@ -145,7 +171,7 @@ pub fn decided(run: &Run) -> Option<String> {
 /// The checks every decision shares: the plan needs approval, nobody decided yet, the run waits
 /// for it. Returns when the request expires.
 fn open(run: &Run) -> Result<OffsetDateTime, ApprovalRefusal> {
-    if !run.plan.needs_approval() {
+    if !run.plan.needs_approval() && !run.plan.needs_confirmation() {
         return Err(ApprovalRefusal::NoApprovalNeeded { run: run.id });
     }
     if let Some(what) = decided(run) {
@@ -166,6 +192,14 @@ pub fn approve(
     shown: &str,
     now: OffsetDateTime,
 ) -> Result<ApprovalGrant, ApprovalRefusal> {
+    if run.plan.needs_confirmation() {
+        let (group, sub) = run.plan.request().path();
+        return Err(ApprovalRefusal::ConfirmOnly {
+            run: run.id,
+            requester: run.requester.name.to_string(),
+            command: sub.map_or_else(|| format!("/{group}"), |sub| format!("/{group} {sub}")),
+        });
+    }
     let expires_at = open(run)?;
     if run.requester.is_legacy() {
         return Err(ApprovalRefusal::Legacy { run: run.id });
@@ -176,6 +210,18 @@ pub fn approve(
     if !actor.roles.approver {
         return Err(ApprovalRefusal::NotApprover);
     }
+    grant(run, actor, shown, now, expires_at)
+}
+
+/// The checks an approval and a confirmation share once the person may decide: the plan is
+/// the one shown, and the request has not expired.
+fn grant(
+    run: &Run,
+    actor: &Actor,
+    shown: &str,
+    now: OffsetDateTime,
+    expires_at: OffsetDateTime,
+) -> Result<ApprovalGrant, ApprovalRefusal> {
     if !run.digest.matches(shown) {
         return Err(ApprovalRefusal::StaleDigest {
             run: run.id,
@@ -194,6 +240,27 @@ pub fn approve(
         at: now,
         digest: run.digest.clone(),
     })
+}
+
+/// Checks the requester's confirmation of their own plan (the `confirm` policy): the requester
+/// alone, of the plan they were shown (`shown`, its digest or a prefix of it), before it expires.
+pub fn confirm(
+    run: &Run,
+    actor: &Actor,
+    shown: &str,
+    now: OffsetDateTime,
+) -> Result<ApprovalGrant, ApprovalRefusal> {
+    if run.plan.needs_approval() {
+        return Err(ApprovalRefusal::NeedsApprover { run: run.id });
+    }
+    let expires_at = open(run)?;
+    if !actor.person.is_certainly(&run.requester) {
+        return Err(ApprovalRefusal::NotRequester {
+            run: run.id,
+            requester: run.requester.name.to_string(),
+        });
+    }
+    grant(run, actor, shown, now, expires_at)
 }
 
 /// Checks a rejection: an approver other than the requester rejects; the requester withdraws.

@@ -31,6 +31,10 @@ pub enum AuditKind {
     ApprovalGranted {
         digest: String,
     },
+    /// The requester confirmed their own plan with this digest (the `confirm` policy).
+    Confirmed {
+        digest: String,
+    },
     /// Something was refused to someone, and why: an unknown person, a missing role, a wrong
     /// channel, a self-approval, an expired, decided or changed plan. `request` is what they
     /// tried (empty in records from before it was kept).
@@ -181,6 +185,7 @@ impl AuditKind {
                 format!("requested {command} (digest {})", short(digest))
             }
             Self::ApprovalGranted { digest } => format!("approved (digest {})", short(digest)),
+            Self::Confirmed { digest } => format!("confirmed (digest {})", short(digest)),
             Self::Refused { request, reason } if request.is_empty() => {
                 format!("refused: {reason}")
             }

@@ -14,13 +14,25 @@ pub const MAX_CUSTOM_ID: usize = 100;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
     Approve,
+    /// The requester confirms their own plan (the `confirm` policy).
+    Confirm,
     Reject,
 }
 
 impl Decision {
+    /// The button's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Approve => "Approve",
+            Self::Confirm => "Confirm",
+            Self::Reject => "Reject",
+        }
+    }
+
     fn word(self) -> &'static str {
         match self {
             Self::Approve => "approve",
+            Self::Confirm => "confirm",
             Self::Reject => "reject",
         }
     }
@@ -49,6 +61,7 @@ impl ApprovalButton {
         let mut parts = custom_id.split(':');
         let decision = match parts.next()? {
             "approve" => Decision::Approve,
+            "confirm" => Decision::Confirm,
             "reject" => Decision::Reject,
             _ => return None,
         };

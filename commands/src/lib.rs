@@ -11,6 +11,7 @@ pub mod booking;
 pub mod button;
 pub mod catalogue;
 pub mod cluster;
+pub mod consent;
 pub mod echo;
 pub mod index;
 pub mod maintenance;

@@ -60,6 +60,9 @@ pub enum Request {
     RunCancel { id: RunId },
     /// `/run done`: an operator confirms a manual step.
     RunDone { id: RunId },
+    /// `/run confirm`: the requester confirms their plan with this digest (the `confirm`
+    /// policy).
+    RunConfirm { id: RunId, digest: DigestPrefix },
     /// `/approve`: a second operator approves the destructive plan with this digest; without
     /// one, the plan and its digest are shown, so that what is approved is what was seen.
     Approve {
@@ -105,6 +108,7 @@ impl Request {
             Self::RunList { .. } => ("run", Some("list")),
             Self::RunCancel { .. } => ("run", Some("cancel")),
             Self::RunDone { .. } => ("run", Some("done")),
+            Self::RunConfirm { .. } => ("run", Some("confirm")),
             Self::Approve { .. } => ("approve", None),
             Self::Reject { .. } => ("reject", None),
             Self::Audit { .. } => ("audit", None),
@@ -148,6 +152,7 @@ impl Request {
             | Self::RunLog { id }
             | Self::RunCancel { id }
             | Self::RunDone { id }
+            | Self::RunConfirm { id, .. }
             | Self::Approve { id, .. }
             | Self::Reject { id, .. } => format!(" id:{id}"),
             Self::ActAs { user } => format!(" user:{user}"),
@@ -178,6 +183,7 @@ impl Request {
             | Self::RunLog { id }
             | Self::RunCancel { id }
             | Self::RunDone { id }
+            | Self::RunConfirm { id, .. }
             | Self::Approve { id, .. }
             | Self::Reject { id, .. } => Some(*id),
             Self::Audit { run, .. } => *run,

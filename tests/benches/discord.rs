@@ -21,6 +21,9 @@ async fn main() {
     let scene = DiscordScene::start(Setup {
         clusters: 20,
         days_of_indices: 5,
+        // What is measured is the restarts, not their requester's confirmations.
+        approval: opsbot_commands::consent::ConsentPolicy::parse([("cluster restart", "none")])
+            .expect("a policy"),
         ..Setup::default()
     })
     .await;

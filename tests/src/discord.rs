@@ -224,6 +224,19 @@ impl DiscordScene {
             .unwrap()
     }
 
+    /// The requester confirms the run that `reply`, the answer to their command, says waits
+    /// for their confirmation (the `confirm` policy), with the `/run confirm` it names: it
+    /// works where the plan's message with its Confirm button could not be posted.
+    pub async fn confirm(&self, user: &FakeUser, reply: &str) {
+        let command = reply
+            .split_once("/run confirm ")
+            .and_then(|(_, rest)| rest.split_once(','))
+            .map(|(options, _)| format!("/run confirm {options}"))
+            .unwrap_or_else(|| panic!("nothing to confirm in {reply}"));
+        let (text, private) = self.slash(user, &command).await;
+        assert!(!private && text.contains(" confirmed by "), "{text}");
+    }
+
     /// Presses a button of a message, by its label.
     pub async fn press(
         &self,

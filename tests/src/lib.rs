@@ -99,6 +99,8 @@ pub struct Setup {
     /// time when `None`. Either way the clock runs at the normal pace and the test can move it
     /// on ([`Harness::clock`]).
     pub now: Option<time::OffsetDateTime>,
+    /// The config's `[approval]` policy; the catalogue's defaults when empty.
+    pub approval: opsbot_commands::consent::ConsentPolicy,
 }
 
 impl Default for Setup {
@@ -127,6 +129,7 @@ impl Default for Setup {
             sim: |config| config,
             schedules: Vec::new(),
             now: None,
+            approval: Default::default(),
         }
     }
 }
@@ -226,6 +229,7 @@ pub fn config(setup: &Setup, clusters: Vec<ClusterConfig>, dir: &Path) -> Config
         metrics: Default::default(),
         schedules: setup.schedules.clone(),
         scheduling: Default::default(),
+        approval: setup.approval.clone(),
     }
 }
 
@@ -273,6 +277,7 @@ impl Harness {
             Err(error) => Reply {
                 text: error.to_string(),
                 private: true,
+                awaits: None,
             },
         }
     }
@@ -290,6 +295,8 @@ impl Harness {
     }
 
     /// Starts a procedure and returns its run id; panics with the reply if it did not start.
+    /// A plan that waits for the requester's confirmation (the `confirm` policy) is confirmed
+    /// by them, as the one typing it would.
     pub async fn start_run(&self, user: &str, line: &str) -> RunId {
         let reply = self.slash(user, line).await;
         let id = reply
@@ -297,7 +304,23 @@ impl Harness {
             .split_whitespace()
             .next()
             .and_then(|word| RunId::parse(word).ok());
-        id.unwrap_or_else(|| panic!("`{line}` did not start a run: {}", reply.text))
+        let id = id.unwrap_or_else(|| panic!("`{line}` did not start a run: {}", reply.text));
+        if let Some((run, digest)) = reply.awaits {
+            let confirmed = self
+                .slash(
+                    user,
+                    &format!("/run confirm id:{run} digest:{}", digest.short()),
+                )
+                .await;
+            assert!(
+                confirmed
+                    .text
+                    .starts_with(&format!("{run} confirmed by {user}")),
+                "{}",
+                confirmed.text
+            );
+        }
+        id
     }
 
     pub fn run(&self, id: RunId) -> Run {

@@ -364,3 +364,23 @@ fn a_minimum_interval_below_a_minute_is_refused() {
         "{error}"
     );
 }
+
+#[test]
+fn the_approval_policy_is_read_and_a_deletion_cannot_be_lowered() {
+    use opsbot_commands::consent::Consent;
+    let config = parse(EXAMPLE).unwrap();
+    let image = opsbot_commands::parse::command_by_path("image", Some("properties")).unwrap();
+    assert_eq!(config.approval.of_command(image), Some(Consent::SecondPerson));
+    let text = EXAMPLE.replace(
+        "\"image properties\" = \"second-person\"",
+        "\"indices prune\" = \"confirm\"",
+    );
+    let error = format!("{:#}", parse(&text).unwrap_err());
+    assert!(
+        error.contains(
+            "`indices prune` always needs a second person's approval (it deletes or removes \
+             what cannot be brought back); the config cannot lower it to `confirm`"
+        ),
+        "{error}"
+    );
+}

@@ -210,6 +210,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             min_interval: Duration::from_secs(60),
             ..SchedulingConfig::default()
         },
+        approval: Default::default(),
     };
     let banner = format!(
         "opsbot demo · simulated {flavor} log cluster `{CLUSTER}` (5 nodes, 90 daily flog-* indices) at {}\n\

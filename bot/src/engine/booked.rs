@@ -124,7 +124,7 @@ async fn replan(
             run.digest = digest;
             run.approval = None;
         }
-        run.state = if changed && plan.approval_at() == Some(0) {
+        run.state = if changed && plan.asks_before_start() {
             RunState::AwaitingApproval {
                 expires_at: now + approval_ttl,
             }

@@ -128,6 +128,30 @@ impl Engine {
         Ok(run)
     }
 
+    /// The requester confirms their own plan, whose digest (or its shown prefix) is `shown`
+    /// (the `confirm` policy).
+    pub async fn confirm_plan(
+        &self,
+        actor: &Actor,
+        id: RunId,
+        shown: &str,
+    ) -> Result<Run, EngineError> {
+        require_operator(actor)?;
+        let now = self.0.clock.now();
+        let (requester, shown) = (actor.clone(), shown.to_owned());
+        let updated = self.0.update(id, actor, move |run| {
+            let grant =
+                approval::confirm(run, &requester, &shown, now).map_err(Refusal::Approval)?;
+            let digest = grant.digest.short().to_owned();
+            run.approval = Some(grant);
+            run.state = run.approved_state();
+            Ok(vec![AuditKind::Confirmed { digest }])
+        });
+        let run = updated.await?;
+        self.0.wake(id);
+        Ok(run)
+    }
+
     /// A second operator rejects, saying why; the requester withdraws their own plan the same
     /// way.
     pub async fn reject(

@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::booking;
+use opsbot_commands::consent::ConsentPolicy;
 use opsbot_commands::name::RunId;
 use opsbot_commands::people::Actor;
 use opsbot_commands::plan::Plan;
@@ -204,6 +205,11 @@ impl Engine {
     /// The runbooks, their inventory and host access, for `/runbook` and autocomplete.
     pub fn library(&self) -> &Library {
         &self.0.targets.library
+    }
+
+    /// The operators' approval policy, for `/help`.
+    pub fn consent(&self) -> &ConsentPolicy {
+        &self.0.targets.consent
     }
 
     /// Picks up every unfinished run after a restart. Each run's task reconciles a started step

@@ -52,6 +52,7 @@ pub(crate) fn config(
         metrics: Default::default(),
         schedules,
         scheduling: Default::default(),
+        approval: Default::default(),
     }
 }
 

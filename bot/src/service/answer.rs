@@ -1,6 +1,7 @@
 //! What the service answers with, and what it records a refusal as being about.
 
 use opsbot_commands::name::RunId;
+use opsbot_commands::plan::PlanDigest;
 use opsbot_commands::request::Request;
 
 /// What to answer the person who typed the command.
@@ -9,6 +10,9 @@ pub struct Reply {
     pub text: String,
     /// Only for the person who typed it (Discord: ephemeral). Refusals and errors are private.
     pub private: bool,
+    /// The run the command started, when it waits for this person's confirmation of the plan
+    /// with this digest: a console then takes `yes` for it.
+    pub awaits: Option<(RunId, PlanDigest)>,
 }
 
 impl Reply {
@@ -16,6 +20,7 @@ impl Reply {
         Self {
             text: text.into(),
             private: false,
+            awaits: None,
         }
     }
 
@@ -23,6 +28,7 @@ impl Reply {
         Self {
             text: text.into(),
             private: true,
+            awaits: None,
         }
     }
 }

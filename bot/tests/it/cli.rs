@@ -157,7 +157,7 @@ async fn the_console_exits_at_end_of_input_leaving_a_parked_run_for_later() {
         Duration::from_secs(60),
         run(
             vec!["console".into(), "--config".into(), config.clone()],
-            "/cluster stop cluster:logs\n",
+            "/cluster stop cluster:logs\nyes\n",
         ),
     )
     .await
@@ -322,7 +322,7 @@ async fn logs_on_a_pipe_have_no_colour_and_can_be_json() {
 async fn a_line_that_is_not_utf8_is_refused_mid_run_and_the_console_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store").display().to_string();
-    let input = b"/cluster restart cluster:logs\n\xff\xfe\n/run list\n";
+    let input = b"/cluster restart cluster:logs\nyes\n\xff\xfe\n/run list\n";
     let out = output(spawn(&["demo", "--speed", "200", "--store", &store], input)).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
@@ -439,7 +439,7 @@ async fn audit_export_writes_json_lines_and_refuses_a_store_in_use() {
     let config = config_of(&scene);
     let console_run = run(
         vec!["console".into(), "--config".into(), config.clone()],
-        "/cluster stop cluster:logs\n",
+        "/cluster stop cluster:logs\nyes\n",
     )
     .await;
     assert!(console_run.status.success());
@@ -461,6 +461,10 @@ async fn audit_export_writes_json_lines_and_refuses_a_store_in_use() {
     // Runs, steps and digests as chat shows them.
     assert_eq!(events[0]["run"], "r-1");
     assert_eq!(events[0]["event"]["digest"].as_str().unwrap().len(), 12);
+    // The requester's `yes` under the `confirm` policy, bound to the plan shown.
+    assert_eq!(events[1]["event"]["kind"], "confirmed");
+    assert_eq!(events[1]["event"]["digest"], events[0]["event"]["digest"]);
+    assert_eq!(events[1]["actor"]["person"], "alice");
     let first_step = events
         .iter()
         .find(|e| e["event"]["kind"] == "step_started")

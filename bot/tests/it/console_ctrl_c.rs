@@ -23,7 +23,7 @@ async fn the_first_ctrl_c_warns_and_the_second_stops_leaving_the_run_to_resume()
         r#"kind = "sim""#,
     )
     .await;
-    let child = console_held(&scene.config, "/cluster restart cluster:logs\n");
+    let child = console_held(&scene.config, "/cluster restart cluster:logs\nyes\n");
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
     until("a node stopped", || stopped_nodes(&scene.sim) >= 1).await;
 

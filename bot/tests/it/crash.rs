@@ -40,7 +40,7 @@ async fn crash_and_resume(
             .map(|f| f.parse::<FaultRule>().unwrap())
             .collect(),
     );
-    let mut first = console(&scene.config, "/cluster restart cluster:logs\n");
+    let mut first = console(&scene.config, "/cluster restart cluster:logs\nyes\n");
     until(kill_point, || kill_when(&scene.sim)).await;
     first.kill().unwrap(); // SIGKILL
     first.wait().unwrap();

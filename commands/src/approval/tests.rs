@@ -350,3 +350,96 @@ fn a_proof_is_for_one_destructive_step_and_acts_only_on_what_it_approved() {
     approved.retain(|index| index.name != indices[0].name);
     assert!(approved.is_empty());
 }
+
+/// alice's run of a cluster stop under the `confirm` policy, waiting until 03:30.
+fn awaiting_confirmation() -> Run {
+    let stop = crate::request::ProcedureRequest::ClusterStop {
+        cluster: crate::name::ClusterName::parse("logs").unwrap(),
+    };
+    let plan = Plan::new(
+        stop,
+        vec![ClusterStep::Safe(
+            crate::plan::ClusterSafe::DisableAllocation,
+        )],
+        vec![],
+    )
+    .unwrap()
+    .under(crate::consent::Consent::Confirm);
+    Run::new(
+        RunId::new(10),
+        plan,
+        person("alice"),
+        ChannelId("c".into()),
+        NOW,
+        time::Duration::minutes(30),
+    )
+}
+
+#[test]
+fn a_confirm_plan_waits_and_only_its_requester_confirms_the_plan_shown() {
+    let run = awaiting_confirmation();
+    assert!(run.awaits_confirmation());
+    assert_eq!(
+        run.state,
+        RunState::AwaitingApproval {
+            expires_at: EXPIRES
+        }
+    );
+    let grant = confirm(&run, &actor("alice", false), &shown(&run), NOW).unwrap();
+    assert_eq!(grant.digest, run.digest);
+    assert!(grant.by.same_person(&run.requester));
+    // Bob, an approver, neither confirms nor approves it: it is alice's to confirm.
+    assert_eq!(
+        confirm(&run, &actor("bob", true), &shown(&run), NOW),
+        Err(ApprovalRefusal::NotRequester {
+            run: run.id,
+            requester: "alice".into()
+        })
+    );
+    assert_eq!(
+        approve(&run, &actor("bob", true), &shown(&run), NOW)
+            .unwrap_err()
+            .to_string(),
+        "run r-10 needs no approval: alice, who requested it, confirms its plan (the `confirm` \
+         policy of /cluster stop)"
+    );
+    assert!(matches!(
+        confirm(&run, &actor("alice", false), "000000000000", NOW),
+        Err(ApprovalRefusal::StaleDigest { .. })
+    ));
+    assert!(matches!(
+        confirm(&run, &actor("alice", false), &shown(&run), EXPIRES),
+        Err(ApprovalRefusal::Expired { .. })
+    ));
+}
+
+#[test]
+fn a_plan_that_needs_an_approver_is_never_confirmed_by_its_requester() {
+    let run = awaiting();
+    assert_eq!(
+        confirm(&run, &actor("alice", true), &shown(&run), NOW),
+        Err(ApprovalRefusal::NeedsApprover { run: run.id })
+    );
+    // Even under a `confirm` policy a destructive step asks an approver.
+    let plan = deletion().under(crate::consent::Consent::Confirm);
+    assert!(plan.needs_approval() && !plan.needs_confirmation());
+}
+
+#[test]
+fn the_policy_is_part_of_the_digest_and_a_plan_without_one_keeps_its_digest() {
+    let run = awaiting_confirmation();
+    let plain = Plan::new(
+        run.plan.request().clone(),
+        run.plan.cluster_steps().to_vec(),
+        vec![],
+    )
+    .unwrap();
+    assert_ne!(plain.digest(), run.plan.digest());
+    let stored = serde_json::to_value(&plain).unwrap();
+    assert!(stored.get("consent").is_none(), "{stored}");
+    let confirmed = serde_json::to_value(&*run.plan).unwrap();
+    assert_eq!(confirmed["consent"], "confirm");
+    let read: Plan = serde_json::from_value(confirmed).unwrap();
+    assert_eq!(read.digest(), run.plan.digest());
+    assert!(read.needs_confirmation());
+}

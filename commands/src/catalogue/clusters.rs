@@ -2,6 +2,7 @@
 
 use super::options::{AT, CLUSTER, cluster, procedure};
 use super::{CommandSpec, OptionKind, OptionSpec, Reach, Who};
+use crate::consent::{Consent, ConsentRule};
 use crate::index::{IndexName, IndexPattern};
 use crate::name::NodeAddr;
 use crate::request::{ProcedureRequest, Request};
@@ -17,6 +18,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::ClusterStatus {
                 cluster: cluster(a)?,
@@ -31,6 +33,9 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: Some(ConsentRule::Configurable {
+            default: Consent::Confirm,
+        }),
         build: |a| {
             procedure(
                 a,
@@ -48,6 +53,9 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: Some(ConsentRule::Configurable {
+            default: Consent::Confirm,
+        }),
         build: |a| {
             procedure(
                 a,
@@ -65,6 +73,9 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: Some(ConsentRule::Configurable {
+            default: Consent::Confirm,
+        }),
         build: |a| {
             procedure(
                 a,
@@ -77,7 +88,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         group: "cluster",
         sub: Some("remove-node"),
-        summary: "drain a node, stop it, take it out of the deployment (needs approval)",
+        summary: "drain a node, stop it, take it out of the deployment",
         options: &[
             CLUSTER,
             OptionSpec {
@@ -91,6 +102,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: Some(ConsentRule::SecondPerson),
         build: |a| {
             procedure(
                 a,
@@ -117,6 +129,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::IndicesList {
                 cluster: cluster(a)?,
@@ -127,7 +140,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         group: "indices",
         sub: Some("prune"),
-        summary: "delete indices whose name date is older than N days (needs approval)",
+        summary: "delete indices whose name date is older than N days",
         options: &[
             CLUSTER,
             OptionSpec {
@@ -147,6 +160,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: Some(ConsentRule::SecondPerson),
         build: |a| {
             procedure(
                 a,
@@ -163,7 +177,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         group: "indices",
         sub: Some("delete"),
-        summary: "delete one index (needs approval)",
+        summary: "delete one index",
         options: &[
             CLUSTER,
             OptionSpec {
@@ -177,6 +191,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: Some(ConsentRule::SecondPerson),
         build: |a| {
             procedure(
                 a,

@@ -25,6 +25,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::MaintenanceAnnounce {
                 text: a.required("text", Notice::parse)?,
@@ -39,6 +40,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |_| Ok(Request::MaintenanceEnd),
     },
     CommandSpec {
@@ -49,6 +51,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |_| Ok(Request::MaintenanceStatus),
     },
     CommandSpec {
@@ -73,6 +76,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::Audit {
                 run: a.optional("run", RunId::parse)?,
@@ -94,6 +98,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Anyone,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::Help {
                 topic: a.optional("topic", topic)?,
@@ -113,6 +118,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Demo,
         who: Who::Anyone,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::ActAs {
                 user: a.required("user", PersonName::parse)?,

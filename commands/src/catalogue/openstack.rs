@@ -2,6 +2,7 @@
 
 use super::options::{AT, CLOUD, HOST, PROPERTIES, cloud, host, procedure, properties};
 use super::{CommandSpec, OptionKind, OptionSpec, Reach, Who};
+use crate::consent::{Consent, ConsentRule};
 use crate::openstack::ids::{ConsumerId, ImageRef};
 use crate::openstack::rpc::VersionCapError;
 use crate::request::{ProcedureRequest, Request};
@@ -16,6 +17,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::PlacementAllocations {
                 cloud: cloud(a)?,
@@ -26,7 +28,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         group: "placement",
         sub: Some("stale"),
-        summary: "delete allocations of instances gone from the compute database (needs approval)",
+        summary: "delete allocations of instances gone from the compute database",
         options: &[
             CLOUD,
             HOST,
@@ -41,6 +43,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: Some(ConsentRule::SecondPerson),
         build: |a| {
             procedure(
                 a,
@@ -60,6 +63,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| Ok(Request::ComputeServices { cloud: cloud(a)? }),
     },
     CommandSpec {
@@ -79,6 +83,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: Some(ConsentRule::SecondPerson),
         build: |a| {
             procedure(
                 a,
@@ -110,6 +115,9 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: Some(ConsentRule::Configurable {
+            default: Consent::Confirm,
+        }),
         build: |a| {
             procedure(
                 a,

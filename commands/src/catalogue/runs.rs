@@ -3,6 +3,7 @@
 
 use super::options::{AT, PAGE, RUN, RUNBOOK, run_id, runbook_name};
 use super::{CommandSpec, OptionKind, OptionSpec, Reach, Who};
+use crate::consent::ConsentRule;
 use crate::name::Reason;
 use crate::page::Page;
 use crate::plan::DigestPrefix;
@@ -18,6 +19,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |_| Ok(Request::RunbookList),
     },
     CommandSpec {
@@ -28,6 +30,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::RunbookShow {
                 name: a.required("name", runbook_name)?,
@@ -42,6 +45,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: true,
+        consent: Some(ConsentRule::Gates),
         build: |a| {
             Ok(Request::RunbookRun {
                 name: a.required("name", runbook_name)?,
@@ -61,6 +65,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| Ok(Request::RunStatus { id: run_id(a)? }),
     },
     CommandSpec {
@@ -71,6 +76,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| Ok(Request::RunLog { id: run_id(a)? }),
     },
     CommandSpec {
@@ -81,6 +87,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::RunList {
                 page: a.optional("page", Page::parse)?.unwrap_or(Page::FIRST),
@@ -95,6 +102,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| Ok(Request::RunCancel { id: run_id(a)? }),
     },
     CommandSpec {
@@ -105,7 +113,32 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| Ok(Request::RunDone { id: run_id(a)? }),
+    },
+    CommandSpec {
+        group: "run",
+        sub: Some("confirm"),
+        summary: "run your own plan that waits for your confirmation (the `confirm` policy)",
+        options: &[
+            RUN,
+            OptionSpec {
+                name: "digest",
+                kind: OptionKind::Digest,
+                required: true,
+                summary: "the digest shown with the plan you confirm",
+            },
+        ],
+        reach: Reach::Everywhere,
+        who: Who::Operators,
+        open: false,
+        consent: None,
+        build: |a| {
+            Ok(Request::RunConfirm {
+                id: run_id(a)?,
+                digest: a.required("digest", DigestPrefix::parse)?,
+            })
+        },
     },
     CommandSpec {
         group: "approve",
@@ -123,6 +156,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Deciders,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::Approve {
                 id: run_id(a)?,
@@ -148,6 +182,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Deciders,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::Reject {
                 id: run_id(a)?,

@@ -16,6 +16,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |_| Ok(Request::Schedule(ScheduleRequest::List)),
     },
     CommandSpec {
@@ -26,6 +27,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::Schedule(ScheduleRequest::Show {
                 name: schedule(a)?,
@@ -40,6 +42,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::Schedule(ScheduleRequest::Pause {
                 name: schedule(a)?,
@@ -54,6 +57,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::Schedule(ScheduleRequest::Resume {
                 name: schedule(a)?,
@@ -82,6 +86,7 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
         reach: Reach::Everywhere,
         who: Who::Deciders,
         open: false,
+        consent: None,
         build: |a| {
             Ok(Request::Schedule(ScheduleRequest::Approve {
                 name: schedule(a)?,

@@ -1,5 +1,6 @@
 //! The types of the catalogue: what a command and its options are.
 
+use crate::consent::ConsentRule;
 use crate::index::MAX_INDEX_BYTES;
 use crate::name::{CloudName, ClusterName, HostName, PersonName, RunbookName};
 use crate::openstack::ids::ImageRef;
@@ -162,6 +163,9 @@ pub struct CommandSpec {
     /// Takes further `name:value` options beyond `options`, each checked as an
     /// [`OptionKind::Param`] here and by name where they are used (a runbook's parameters).
     pub open: bool,
+    /// For a command that starts a run: who must agree before its plan acts. `None` for one
+    /// that starts none.
+    pub consent: Option<ConsentRule>,
     /// Turns checked arguments into the request; the only place a command's options are read.
     pub build: fn(&Args<'_>) -> Result<Request, ParseError>,
 }

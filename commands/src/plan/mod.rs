@@ -9,6 +9,8 @@ mod step;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::consent::Consent;
+
 pub use cloud::{CloudDestructive, CloudSafe, CloudWait};
 pub use cluster::{ClusterDestructive, ClusterSafe, ClusterWait, MAX_DELETE_PATH};
 pub use digest::{DigestPrefix, PlanDigest};
@@ -34,6 +36,9 @@ pub struct Plan {
     targeted: Targeted,
     /// Facts the plan was computed from that an operator should see (server version, flush choice).
     notes: Vec<String>,
+    /// Who must agree before its first step, as the operators' policy said for its procedure.
+    /// A destructive step or a runbook's gate asks an approver whatever it says.
+    consent: Consent,
 }
 
 /// A plan's steps with the target they act on.
@@ -83,6 +88,7 @@ impl Plan {
             request,
             targeted,
             notes,
+            consent: Consent::None,
         })
     }
 
@@ -96,6 +102,7 @@ impl Plan {
             request: ProcedureRequest::Runbook(request),
             targeted: Targeted::Hosts { steps },
             notes,
+            consent: Consent::None,
         }
     }
 
@@ -109,6 +116,33 @@ impl Plan {
 
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// The plan under the operators' policy for its procedure (see [`Consent`]).
+    pub fn under(mut self, consent: Consent) -> Self {
+        self.consent = consent;
+        self
+    }
+
+    /// Who must agree before the first step: an approver when a step is destructive or the
+    /// policy says so (a runbook: at its gate), else the policy's word.
+    pub fn consent(&self) -> Consent {
+        if self.needs_approval() {
+            Consent::SecondPerson
+        } else {
+            self.consent
+        }
+    }
+
+    /// True when the requester must confirm the plan before its first step.
+    pub fn needs_confirmation(&self) -> bool {
+        self.consent() == Consent::Confirm
+    }
+
+    /// True when a run of the plan waits before its first step: for an approver, or for its
+    /// requester's confirmation.
+    pub fn asks_before_start(&self) -> bool {
+        self.approval_at() == Some(0) || self.needs_confirmation()
     }
 
     /// Puts `note` before the others: what the operators should read first about the plan.
@@ -125,6 +159,7 @@ impl Plan {
         PlanDigest::of(&Digested {
             request: &self.request,
             steps: &self.targeted,
+            consent: self.consent,
         })
     }
 
@@ -187,9 +222,10 @@ impl Plan {
     /// sees what the steps before it found; else, when any step is destructive, before the
     /// first step.
     pub fn approval_at(&self) -> Option<usize> {
+        let asked = self.consent == Consent::SecondPerson;
         self.steps()
             .position(StepRef::is_gate)
-            .or_else(|| self.steps().any(StepRef::is_destructive).then_some(0))
+            .or_else(|| (asked || self.steps().any(StepRef::is_destructive)).then_some(0))
     }
 
     /// Every index the plan deletes, in plan order.
@@ -241,6 +277,9 @@ struct Encoded<'p> {
     request: &'p ProcedureRequest,
     steps: &'p Targeted,
     notes: &'p [String],
+    /// Absent in plans made before the policy, which ran at once unless destructive.
+    #[serde(skip_serializing_if = "Consent::is_none")]
+    consent: Consent,
 }
 
 impl Serialize for Plan {
@@ -249,6 +288,7 @@ impl Serialize for Plan {
             request: &self.request,
             steps: &self.targeted,
             notes: &self.notes,
+            consent: self.consent,
         }
         .serialize(serializer)
     }
@@ -259,6 +299,9 @@ impl Serialize for Plan {
 struct Digested<'p> {
     request: &'p ProcedureRequest,
     steps: &'p Targeted,
+    /// Left out when `none`, so that a plan made before the policy keeps its digest.
+    #[serde(skip_serializing_if = "Consent::is_none")]
+    consent: Consent,
 }
 
 /// As the plain list of its steps: the target is the request's, stored beside it.
@@ -280,6 +323,8 @@ struct Decoded {
     request: ProcedureRequest,
     steps: Box<serde_json::value::RawValue>,
     notes: Vec<String>,
+    #[serde(default)]
+    consent: Consent,
 }
 
 impl<'de> Deserialize<'de> for Plan {
@@ -288,6 +333,7 @@ impl<'de> Deserialize<'de> for Plan {
             request,
             steps,
             notes,
+            consent,
         } = Decoded::deserialize(deserializer)?;
         let steps = steps.get();
         let targeted = match request.target() {
@@ -307,6 +353,7 @@ impl<'de> Deserialize<'de> for Plan {
             request,
             targeted,
             notes,
+            consent,
         })
     }
 }

@@ -25,6 +25,7 @@ pub use run::{
 pub use runbook::{runbook_list, runbook_show};
 pub use schedule::{ScheduleState, schedule_list, schedule_show, standing_asked};
 
+use crate::consent::{ConsentPolicy, ConsentRule};
 use time::OffsetDateTime;
 
 use crate::catalogue::{self, Reach};
@@ -64,7 +65,7 @@ pub fn utc(at: OffsetDateTime) -> String {
 }
 
 /// `/help` and `/help topic:cluster`.
-pub fn help(topic: Option<&str>, demo: bool) -> String {
+pub fn help(topic: Option<&str>, demo: bool, policy: &ConsentPolicy) -> String {
     let shown = |c: &&catalogue::CommandSpec| demo || c.reach == Reach::Everywhere;
     let commands: Vec<_> = match topic {
         Some(topic) => catalogue::group(topic).filter(shown).collect(),
@@ -85,7 +86,16 @@ pub fn help(topic: Option<&str>, demo: bool) -> String {
     let full = || {
         let lines: Vec<String> = commands
             .iter()
-            .map(|c| format!("{}\n    {}", c.usage(), c.summary))
+            .map(|c| {
+                let consent = match (c.consent, policy.of_command(c)) {
+                    (_, Some(consent)) => format!(" · approval: {consent}"),
+                    (Some(ConsentRule::Gates), None) => {
+                        " · approval: at the runbook's gates".into()
+                    }
+                    (None | Some(_), None) => String::new(),
+                };
+                format!("{}\n    {}{consent}", c.usage(), c.summary)
+            })
             .collect();
         lines.join("\n")
     };

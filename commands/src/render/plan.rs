@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use super::{compact, fit, hhmm};
 use crate::cluster::{EXCLUDE_IP, FlushMode};
+use crate::consent::Consent;
 use crate::echo::visible;
 use crate::plan::{
     Action, CloudDestructive, CloudSafe, CloudWait, ClusterDestructive, ClusterSafe, ClusterWait,
@@ -257,15 +258,36 @@ pub fn plan(plan: &Plan, digest: &PlanDigest) -> String {
             destructive_marker(step)
         );
     }
+    let _ = writeln!(text, "{}", consent_line(plan));
     for note in plan.notes() {
         let _ = writeln!(text, "note: {note}");
     }
     fit(text.trim_end())
 }
 
+/// What the plan waits for before it acts, by the operators' policy and its steps:
+/// `approval: confirm (the requester confirms the plan before it runs)`.
+fn consent_line(plan: &Plan) -> String {
+    let consent = plan.consent();
+    let when = match plan.approval_at() {
+        Some(gate @ 1..) => format!(" at step {}", gate + 1),
+        Some(0) | None if consent == Consent::None => String::new(),
+        Some(0) | None => " before it runs".to_owned(),
+    };
+    format!("approval: {consent} ({}{when})", consent.waits_for())
+}
+
 /// The answer to a procedure request: the run and its plan, and who must act next.
 pub fn started(run: &Run) -> String {
     let first = match &run.state {
+        RunState::AwaitingApproval { expires_at } if run.plan.needs_confirmation() => format!(
+            "{id} waits for {} to confirm it (expires {}): /run confirm id:{id} digest:{}, or \
+             /run cancel id:{id} to withdraw it",
+            run.requester.name,
+            hhmm(*expires_at),
+            run.digest,
+            id = run.id,
+        ),
         RunState::AwaitingApproval { expires_at } => format!(
             "{id} waits for approval by an approver (expires {}): /approve id:{id} digest:{} or \
              /reject id:{id} reason:\"...\"",

@@ -65,8 +65,14 @@ pub fn progress_view(
             | Outcome::Expired => Tone::Stopped,
         },
     };
-    let buttons = run.plan.needs_approval().then(|| ApprovalButtons {
-        approve: ApprovalButton::new(Decision::Approve, run.id, &run.digest),
+    let decision = if run.plan.needs_confirmation() {
+        Decision::Confirm
+    } else {
+        Decision::Approve
+    };
+    let decided = run.plan.needs_approval() || run.plan.needs_confirmation();
+    let buttons = decided.then(|| ApprovalButtons {
+        approve: ApprovalButton::new(decision, run.id, &run.digest),
         reject: ApprovalButton::new(Decision::Reject, run.id, &run.digest),
         enabled: awaiting,
     });
@@ -99,6 +105,11 @@ fn icon(state: &RunState) -> &'static str {
 fn headline(run: &Run, now: OffsetDateTime) -> String {
     let took = duration(now - run.started_at());
     let when = match &run.state {
+        RunState::AwaitingApproval { expires_at } if run.plan.needs_confirmation() => format!(
+            "waiting for {} to confirm (expires {})",
+            run.requester.name,
+            hhmm(*expires_at)
+        ),
         RunState::AwaitingApproval { expires_at } => {
             format!(
                 "waiting for approval by an approver (expires {})",
@@ -106,7 +117,11 @@ fn headline(run: &Run, now: OffsetDateTime) -> String {
             )
         }
         RunState::Booked => match &run.approval {
-            Some(grant) => format!("approved by {}, waiting for its time", grant.by.name),
+            Some(grant) => format!(
+                "{} by {}, waiting for its time",
+                decided_how(run),
+                grant.by.name
+            ),
             None => "waiting for its time".to_owned(),
         },
         RunState::Running if run.awaiting_operator().is_some() => {
@@ -123,7 +138,7 @@ fn headline(run: &Run, now: OffsetDateTime) -> String {
                 Outcome::Withdrawn { by, .. } => {
                     format!("withdrawn by {} before approval", by.name)
                 }
-                Outcome::Expired => "expired: nobody approved in time".to_owned(),
+                Outcome::Expired => format!("expired: not {} in time", decided_how(run)),
             }
         }
     };
@@ -171,13 +186,23 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
                      it needs a fresh approval",
                 );
             }
-            let _ = write!(
-                text,
-                "\napprove with /approve id:{id} digest:{} or reject with /reject id:{id} \
-                 reason:\"...\"",
-                run.digest,
-                id = run.id
-            );
+            let _ = if run.plan.needs_confirmation() {
+                write!(
+                    text,
+                    "\nconfirm with /run confirm id:{id} digest:{} or withdraw with /run cancel \
+                     id:{id}",
+                    run.digest,
+                    id = run.id
+                )
+            } else {
+                write!(
+                    text,
+                    "\napprove with /approve id:{id} digest:{} or reject with /reject id:{id} \
+                     reason:\"...\"",
+                    run.digest,
+                    id = run.id
+                )
+            };
         }
         RunState::Finished { outcome, .. } => match outcome {
             Outcome::Succeeded => {
@@ -367,4 +392,13 @@ fn step_of(run: &Run, index: usize) -> String {
         run.plan.len(),
         step_label_at(&run.plan, index)
     )
+}
+
+/// How the run's plan is agreed to: `approved` by an approver, or `confirmed` by its requester.
+fn decided_how(run: &Run) -> &'static str {
+    if run.plan.needs_confirmation() {
+        "confirmed"
+    } else {
+        "approved"
+    }
 }

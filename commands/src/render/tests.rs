@@ -1,6 +1,7 @@
 use super::*;
 use crate::cluster::Observation;
 use crate::cluster::{Distribution, HealthStatus, Membership, ServerVersion};
+use crate::consent::ConsentPolicy;
 use crate::name::{NodeAddr, RunId};
 use crate::people::testing::person;
 use crate::planner::{ClusterFacts, Facts, plan as make_plan};
@@ -129,10 +130,13 @@ fn run_status_lists_every_step() {
 
 #[test]
 fn help_is_derived_from_the_catalogue() {
-    insta::assert_snapshot!(help(None, true));
-    assert!(!help(None, false).contains("/as"));
-    assert!(help(Some("run"), false).contains("/run cancel id:<run id>"));
-    assert!(help(Some("nonsense"), false).starts_with("no commands about `nonsense`"));
+    insta::assert_snapshot!(help(None, true, &Default::default()));
+    assert!(!help(None, false, &Default::default()).contains("/as"));
+    assert!(help(Some("run"), false, &Default::default()).contains("/run cancel id:<run id>"));
+    assert!(
+        help(Some("nonsense"), false, &Default::default())
+            .starts_with("no commands about `nonsense`")
+    );
 }
 
 #[test]
@@ -590,5 +594,29 @@ fn a_start_stopped_after_its_first_node_says_which_node_it_started() {
         aftermath(&run, None),
         "left in place: the cluster could not be asked where its nodes stand; this run started \
          10.0.0.11\nto bring the cluster back: /cluster start cluster:logs"
+    );
+}
+
+#[test]
+fn help_says_what_each_procedure_waits_for_under_the_policy() {
+    let policy = ConsentPolicy::parse([("cluster restart", "none")]).unwrap();
+    let text = help(Some("cluster"), false, &policy);
+    assert!(
+        text.contains("stop the nodes one by one · approval: confirm\n"),
+        "{text}"
+    );
+    assert!(text.contains("as one run · approval: none\n"), "{text}");
+    assert!(
+        text.ends_with("out of the deployment · approval: second-person"),
+        "{text}"
+    );
+    assert!(
+        text.contains("runs of a cluster\n"),
+        "a command that starts no run: {text}"
+    );
+    let runbooks = help(Some("runbook"), false, &policy);
+    assert!(
+        runbooks.contains("approval: at the runbook's gates"),
+        "{runbooks}"
     );
 }

@@ -142,7 +142,7 @@ impl Run {
         now: OffsetDateTime,
         approval_ttl: time::Duration,
     ) -> Self {
-        let state = if plan.approval_at() == Some(0) {
+        let state = if plan.asks_before_start() {
             RunState::AwaitingApproval {
                 expires_at: now + approval_ttl,
             }
@@ -193,6 +193,11 @@ impl Run {
         run
     }
 
+    /// True while the run waits for its requester to confirm its plan (the `confirm` policy).
+    pub fn awaits_confirmation(&self) -> bool {
+        matches!(self.state, RunState::AwaitingApproval { .. }) && self.plan.needs_confirmation()
+    }
+
     /// True while a booked run waits for its time: it holds no lock, and an approval lets it
     /// wait on instead of running.
     pub fn is_ahead(&self) -> bool {
@@ -235,8 +240,9 @@ impl Run {
     ) -> Self {
         let mut run = Self::new(id, plan, requester, channel, now, approval_ttl);
         run.scheduled = Some(scheduled);
+        // Confirming is the requester's, and the schedule's operators made it theirs.
         if matches!(run.state, RunState::AwaitingApproval { .. })
-            && crate::approval::holds(&run).is_ok()
+            && (run.plan.needs_confirmation() || crate::approval::holds(&run).is_ok())
         {
             run.state = RunState::Running;
         }
@@ -321,7 +327,7 @@ impl Run {
         // The engine's own check, so that the store and the engine cannot disagree.
         let approved = crate::approval::holds(self).is_ok();
         if let RunState::AwaitingApproval { .. } = self.state {
-            if !self.plan.needs_approval() {
+            if !self.plan.needs_approval() && !self.plan.needs_confirmation() {
                 return Some("it awaits approval of a plan that needs none".to_owned());
             }
             if approved {

@@ -21,8 +21,70 @@ pub(crate) enum Speaking {
     Demo { people: People, current: Actor },
 }
 
-/// What a console speaker types to approve the plan `/approve id:r-N` just showed them.
+/// What a console speaker types to approve the plan `/approve id:r-N` just showed them, or to
+/// confirm the plan of the run they just asked for.
 pub(crate) const CONFIRM: &str = "yes";
+
+/// A plan on the screen that [`CONFIRM`] decides.
+#[derive(Debug, Clone)]
+struct Shown {
+    id: RunId,
+    digest: DigestPrefix,
+    /// The speaker's own run under the `confirm` policy; else a plan `/approve` showed.
+    confirms: bool,
+}
+
+impl Shown {
+    fn request(self) -> Request {
+        if self.confirms {
+            Request::RunConfirm {
+                id: self.id,
+                digest: self.digest,
+            }
+        } else {
+            Request::Approve {
+                id: self.id,
+                digest: Some(self.digest),
+            }
+        }
+    }
+
+    /// `type yes to run it`.
+    fn prompt(&self) -> String {
+        let what = if self.confirms { "run" } else { "approve" };
+        format!("type {CONFIRM} to {what} it, or anything else to leave it waiting")
+    }
+
+    /// What a near miss (`y`, `YES`) is told: the plan still waits, and how to decide it.
+    fn still_waiting(&self) -> String {
+        let how = if self.confirms {
+            format!(
+                "/run confirm id:{id} digest:{digest} later; /run cancel id:{id} withdraws it",
+                id = self.id,
+                digest = self.digest.as_str()
+            )
+        } else {
+            format!(
+                "/approve id:{} digest:{} later",
+                self.id,
+                self.digest.as_str()
+            )
+        };
+        format!(
+            "{} still waits: {} (exactly `{CONFIRM}`), or {how}",
+            self.id,
+            self.prompt()
+        )
+    }
+}
+
+/// A line that looks like an answer to a `yes` prompt but is not [`CONFIRM`].
+fn near_miss(line: &str) -> bool {
+    line != CONFIRM
+        && ["yes", "y", "ok", "yep"]
+            .iter()
+            .any(|w| line.eq_ignore_ascii_case(w))
+}
 
 /// The answer to a line that is not UTF-8 (a stray byte, a terminal in another encoding).
 const NOT_UTF8: &str = "that line is not UTF-8 text, so it was not read; type it again";
@@ -48,9 +110,8 @@ impl Line {
 pub(crate) struct Session {
     service: Service,
     speaking: Speaking,
-    /// The plan `/approve` showed last, with its digest: what `yes` approves. Any other line
-    /// forgets it.
-    shown: Option<(RunId, DigestPrefix)>,
+    /// The plan shown last that `yes` decides. Any other line but a near miss forgets it.
+    shown: Option<Shown>,
 }
 
 impl Session {
@@ -96,16 +157,18 @@ impl Session {
         }
         let shown = self.shown.take();
         let origin = self.origin();
-        let request = if line == CONFIRM {
-            let Some((id, digest)) = shown else {
-                let nothing =
-                    "nothing to confirm: /approve id:r-N shows a plan, then yes approves it";
+        let request = if line == CONFIRM || near_miss(line) {
+            let Some(shown) = shown else {
+                let nothing = "nothing to confirm: /approve id:r-N shows a plan, then yes \
+                               approves it; a plan that waits for your confirmation asks for it";
                 return Some((PRIVATE, nothing.to_owned()));
             };
-            Request::Approve {
-                id,
-                digest: Some(digest),
+            if line != CONFIRM {
+                let text = shown.still_waiting();
+                self.shown = Some(shown);
+                return Some((PRIVATE, text));
             }
+            shown.request()
         } else {
             match parse::parse_line(line, origin) {
                 Ok(request) => request,
@@ -124,19 +187,36 @@ impl Session {
             .service
             .handle(self.speaker(), &channel, origin, request)
             .await;
-        Some((if reply.private { PRIVATE } else { PUBLIC }, reply.text))
+        let mut text = reply.text;
+        if let Some((id, digest)) = reply.awaits {
+            if let Ok(digest) = DigestPrefix::parse(digest.as_str()) {
+                let shown = Shown {
+                    id,
+                    digest,
+                    confirms: true,
+                };
+                text = format!("{text}\n{}", shown.prompt());
+                self.shown = Some(shown);
+            }
+        }
+        Some((if reply.private { PRIVATE } else { PUBLIC }, text))
     }
 
     /// `/approve` without a digest: the plan, and `yes` on the next line approves exactly it.
     async fn preview(&mut self, id: RunId) -> String {
         match self.service.preview(self.speaker(), id).await {
             Ok((text, digest)) => {
-                let digest = DigestPrefix::parse(digest.as_str()).ok();
-                let confirm = digest.as_ref().map_or(String::new(), |_| {
-                    format!("\ntype {CONFIRM} to approve it, or anything else to leave it")
-                });
-                self.shown = digest.map(|digest| (id, digest));
-                format!("{text}{confirm}")
+                let Ok(digest) = DigestPrefix::parse(digest.as_str()) else {
+                    return text;
+                };
+                let shown = Shown {
+                    id,
+                    digest,
+                    confirms: false,
+                };
+                let text = format!("{text}\n{}", shown.prompt());
+                self.shown = Some(shown);
+                text
             }
             Err(refusal) => refusal.text,
         }

@@ -90,6 +90,7 @@ fn needs_a_backend(request: &Request) -> bool {
         | Request::RunList { .. }
         | Request::RunCancel { .. }
         | Request::RunDone { .. }
+        | Request::RunConfirm { .. }
         | Request::Approve { .. }
         | Request::Reject { .. }
         | Request::Audit { .. }

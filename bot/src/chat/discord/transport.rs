@@ -147,15 +147,15 @@ pub(super) fn buttons(view: &ProgressView) -> Vec<CreateActionRow> {
     let Some(buttons) = &view.buttons else {
         return Vec::new();
     };
-    let button = |button: &ApprovalButton, label: &str, style: ButtonStyle| {
+    let button = |button: &ApprovalButton, style: ButtonStyle| {
         CreateButton::new(button.to_string())
-            .label(label)
+            .label(button.decision.label())
             .style(style)
             .disabled(!buttons.enabled)
     };
     vec![CreateActionRow::Buttons(vec![
-        button(&buttons.approve, "Approve", ButtonStyle::Success),
-        button(&buttons.reject, "Reject", ButtonStyle::Danger),
+        button(&buttons.approve, ButtonStyle::Success),
+        button(&buttons.reject, ButtonStyle::Danger),
     ])]
 }
 

@@ -2,6 +2,7 @@
 //! cluster and nothing in the store changes.
 
 use opsbot_commands::audit::AuditKind;
+use opsbot_commands::consent::ConsentPolicy;
 use opsbot_commands::run::Outcome;
 use opsbot_tests::{Harness, Setup};
 
@@ -120,7 +121,11 @@ async fn cancelling_a_finished_run_is_refused_and_changes_nothing() {
 
 #[tokio::test]
 async fn approving_a_run_that_needs_no_approval_is_refused() {
-    let h = Harness::start(Setup::default()).await;
+    let h = Harness::start(Setup {
+        approval: ConsentPolicy::parse([("cluster stop", "none")]).unwrap(),
+        ..Setup::default()
+    })
+    .await;
     let id = h.start_run("alice", "/cluster stop cluster:logs").await;
     h.finished(id).await;
     // Its requester is told that, not that someone else must approve it.

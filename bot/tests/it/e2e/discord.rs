@@ -83,6 +83,20 @@ async fn a_restart_from_a_slash_command_edits_one_progress_message_to_the_end() 
         .slash(&user("alice"), "/cluster restart cluster:logs")
         .await;
     assert!(!private, "a start is public: {reply}");
+    // The `confirm` policy of a restart: the plan waits under a Confirm button that only its
+    // requester's press starts.
+    let plan = scene.progress("r-1", |text| text.starts_with("⏸")).await;
+    assert!(
+        embed_text(&plan).contains("waiting for alice to confirm"),
+        "{}",
+        embed_text(&plan)
+    );
+    let (refused, private) = scene.press(&user("bob"), &plan, "Confirm").await;
+    assert!(
+        private && refused.starts_with("only alice, who requested run r-1, confirms it"),
+        "{refused}"
+    );
+    scene.press(&user("alice"), &plan, "Confirm").await;
     let done = scene.progress("r-1", |text| text.starts_with("✅")).await;
     assert!(
         embed_text(&done).contains("succeeded in"),
@@ -230,6 +244,7 @@ async fn twenty_runs_at_once_in_one_channel_stay_within_the_rate_limit_and_all_e
         futures::future::join_all(lines.iter().map(|line| scene.slash(&alice, line))).await;
     for (line, (text, private)) in lines.iter().zip(&replies) {
         assert!(!private, "{line}: {text}");
+        scene.confirm(&alice, text).await;
     }
     for n in 1..=20 {
         scene
@@ -684,15 +699,21 @@ async fn a_restart_booked_from_discord_is_announced_ahead_and_runs_at_its_time()
         )
         .await;
     assert!(!private, "a booking is public: {reply}");
-    assert!(reply.starts_with("r-1 booked\n📅 starts at"), "{reply}");
-    let done = scene.progress("r-1", |text| text.starts_with("✅")).await;
-    let first = done
-        .history
-        .first()
-        .map(|v| v["embeds"][0]["description"].to_string());
     assert!(
-        first.as_deref().is_some_and(|t| t.contains("📅 r-1")),
-        "the message showed the booking first: {first:?}"
+        reply.starts_with("r-1 waits for alice to confirm it") && reply.contains("\n📅 starts at"),
+        "{reply}"
+    );
+    scene.confirm(&user("alice"), &reply).await;
+    let done = scene.progress("r-1", |text| text.starts_with("✅")).await;
+    let shown: Vec<String> = done
+        .history
+        .iter()
+        .map(|v| v["embeds"][0]["description"].to_string())
+        .collect();
+    assert!(
+        shown.first().is_some_and(|t| t.contains("⏸ r-1"))
+            && shown.iter().any(|t| t.contains("📅 r-1")),
+        "the message showed the plan waiting, then the booking: {shown:?}"
     );
     let said = scene.announced_until("✅ maintenance over").await;
     assert_eq!(said.len(), 3, "{said:#?}");

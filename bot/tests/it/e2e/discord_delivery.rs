@@ -36,10 +36,18 @@ async fn maintenance_over(scene: &DiscordScene) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_progress_message_is_posted_again_once_and_shows_the_final_state() {
     let scene = DiscordScene::start(slow_restart()).await;
-    scene
+    let (reply, _) = scene
         .slash(&user("alice"), "/cluster restart cluster:logs")
         .await;
+    scene.confirm(&user("alice"), &reply).await;
     let first = scene.progress("r-1", |text| text.starts_with("⏳")).await;
+    let on_first = || {
+        scene
+            .fake
+            .requests_under(&format!("channels/{CHANNEL}/messages/{}", first.id))
+    };
+    // The plan was posted waiting for the confirmation, then edited to running.
+    let before = on_first();
     scene.fake.delete_message(CHANNEL, first.id);
 
     let done = scene.progress("r-1", |text| text.starts_with("✅")).await;
@@ -51,10 +59,11 @@ async fn a_deleted_progress_message_is_posted_again_once_and_shows_the_final_sta
         .filter(|m| embed_text(m).contains(" r-1 · "))
         .collect();
     assert_eq!(shown.len(), 1, "one message shows the run");
-    let on_deleted = scene
-        .fake
-        .requests_under(&format!("channels/{CHANNEL}/messages/{}", first.id));
-    assert_eq!(on_deleted, 1, "one edit found it gone, then no more");
+    assert_eq!(
+        on_first() - before,
+        1,
+        "one edit found it gone, then no more"
+    );
     assert!(
         done.history.len() >= 2,
         "edits continued on the new message: {} versions",
@@ -69,9 +78,10 @@ async fn announcements_refused_by_permissions_stop_and_the_run_channel_is_told_w
     scene
         .fake
         .set_bot_permissions(ANNOUNCE_CHANNEL, MEMBER & !SEND_MESSAGES);
-    scene
+    let (reply, _) = scene
         .slash(&user("alice"), "/cluster restart cluster:logs")
         .await;
+    scene.confirm(&user("alice"), &reply).await;
     let told = scene.told(CHANNEL).await;
     assert_eq!(
         told.content,
@@ -155,6 +165,8 @@ async fn a_run_from_the_console_is_told_at_the_console_when_announcements_are_re
     console.line().await.unwrap();
     let started = console.say("/cluster restart cluster:logs").await;
     assert!(started.contains("r-1"), "{started}");
+    let confirmed = console.say("yes").await;
+    assert!(confirmed.contains("r-1 confirmed by alice"), "{confirmed}");
     let told = loop {
         let line = console.line().await.expect("the console hung up");
         if line.starts_with("opsbot: ⚠️") {
@@ -183,6 +195,7 @@ async fn progress_in_a_channel_the_bot_may_not_embed_in_stops_after_one_request(
         .slash(&user("alice"), "/cluster restart cluster:logs")
         .await;
     assert!(reply.contains("r-1"), "commands still work there: {reply}");
+    scene.confirm(&user("alice"), &reply).await;
     // The announcement lane is another channel's: it still delivers, so it marks the end.
     maintenance_over(&scene).await;
     let progress = scene.message_requests(CHANNEL);
@@ -211,9 +224,10 @@ async fn start_up_names_the_missing_permission_and_posts_nothing_where_it_lacks(
             "the bot lacks Send Messages, Embed Links in channel {ANNOUNCE_CHANNEL}"
         )]
     );
-    scene
+    let (reply, _) = scene
         .slash(&user("alice"), "/cluster restart cluster:logs")
         .await;
+    scene.confirm(&user("alice"), &reply).await;
     let told = scene.told(CHANNEL).await;
     assert!(
         told.content.contains("Send Messages, Embed Links"),
@@ -284,9 +298,10 @@ async fn a_request_discord_never_answers_times_out_and_progress_goes_on() {
         fake.hang_next_message_requests(1);
     })
     .await;
-    scene
+    let (reply, _) = scene
         .slash(&user("alice"), "/cluster restart cluster:logs")
         .await;
+    scene.confirm(&user("alice"), &reply).await;
     scene.progress("r-1", |text| text.starts_with("✅")).await;
     maintenance_over(&scene).await;
     assert_eq!(scene.fake.hung(), 1, "one request was held open");

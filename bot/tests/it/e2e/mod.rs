@@ -8,6 +8,7 @@ mod bad_input;
 mod booking;
 mod cloud;
 mod cloud_moves;
+mod consent;
 mod discord;
 mod discord_delivery;
 mod discord_outage;
