@@ -1,4 +1,4 @@
-//! The command line: `opsbot run | console | plan | check | audit | store`, and in demo builds
+//! The command line: `opsbot run | console | plan | check | audit | run-log | store`, and in demo builds
 //! `opsbot demo | sim`. Errors end here, printed with their whole cause chain and a non-zero exit code.
 
 use std::path::PathBuf;
@@ -87,6 +87,11 @@ enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
+    /// A run's command output.
+    RunLog {
+        #[command(subcommand)]
+        command: RunLogCommand,
+    },
     /// The store: backups, checks, restores.
     Store {
         #[command(subcommand)]
@@ -131,6 +136,20 @@ enum AuditCommand {
         /// Only the events of this run, e.g. r-42.
         #[arg(long, value_parser = |s: &str| RunId::parse(s).map_err(|e| e.to_string()))]
         run: Option<RunId>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum RunLogCommand {
+    /// Write every line of a run's command output that the store keeps to stdout (what
+    /// `/run log` pages through). While the bot runs, it is asked through its [console] socket.
+    Export {
+        /// The TOML config (documented in deploy/opsbot.example.toml).
+        #[arg(long)]
+        config: PathBuf,
+        /// The run, e.g. r-42.
+        #[arg(long, value_parser = |s: &str| RunId::parse(s).map_err(|e| e.to_string()))]
+        run: RunId,
     },
 }
 
@@ -220,6 +239,9 @@ async fn run(command: Command) -> anyhow::Result<()> {
             let filter = crate::audit_export::Filter { since, run };
             crate::store_cli::export_audit(&Config::load(&config)?, filter).await
         }
+        Command::RunLog {
+            command: RunLogCommand::Export { config, run },
+        } => crate::store_cli::export_run_log(&Config::load(&config)?, run).await,
         Command::Store { command } => crate::store_cli::run(command).await,
         Command::Plan {
             config,

@@ -255,18 +255,18 @@ impl Service {
                 self.start(actor, channel, ProcedureRequest::Runbook(request), at)
                     .await?
             }
-            Request::RunLog { id } => {
-                let tail = self
+            Request::RunLog { id, page, grep } => {
+                let lines = self
                     .engine
                     .store()
-                    .run_log_tail(id, render::MESSAGE_LIMIT)
+                    .run_log(id)
                     .map_err(|error| match error {
                         opsbot_state::StoreError::NotFound { run } => {
                             EngineError::from(Refusal::NoSuchRun { run })
                         }
                         other => other.into(),
                     })?;
-                Reply::public(render::run_log(id, tail.total, &tail.lines))
+                Reply::public(render::run_log(id, &lines, page, grep.as_deref()))
             }
             Request::RunStatus { id } => {
                 let run = self.engine.run(id)?;

@@ -1,6 +1,6 @@
-//! `opsbot store backup | check | restore` and `opsbot audit export`: the commands that read or
-//! replace the store. The store admits one process, so backup and export ask the running bot
-//! over its console socket when it holds the store.
+//! `opsbot store backup | check | restore`, `opsbot audit export` and `opsbot run-log export`:
+//! the commands that read or replace the store. The store admits one process, so backups and
+//! exports ask the running bot over its console socket when it holds the store.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,9 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use opsbot_state::{Store, StoreError};
 
-use crate::audit_export::{self, Filter};
+use opsbot_commands::name::RunId;
+
+use crate::audit_export::Filter;
 use crate::chat::console::control::{self, Request};
 use crate::config::Config;
 
@@ -87,45 +89,35 @@ pub async fn run(command: StoreCommand) -> anyhow::Result<()> {
     }
 }
 
-/// `opsbot audit export`: JSON lines on stdout, from the store or from the running bot.
-pub async fn export_audit(config: &Config, filter: Filter) -> anyhow::Result<()> {
+/// Does `request` (an export or a backup) and writes its answer to stdout: on the store when
+/// no bot holds it, else asked of the running bot through its console socket.
+async fn exchange(config: &Config, request: Request) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match open(config)? {
-        Some(store) => {
-            audit_export::write(&store, filter, |line| Ok(writeln!(out, "{line}")?))?;
-        }
+        Some(store) => control::perform(&store, request, |line| Ok(writeln!(out, "{line}")?))?,
         None => {
             let socket = socket(config)?;
-            control::ask(socket, &Request::AuditExport(filter), |line| {
-                Ok(writeln!(out, "{line}")?)
-            })
-            .await?;
+            control::ask(socket, &request, |line| Ok(writeln!(out, "{line}")?)).await?;
         }
     }
     out.flush()?;
     Ok(())
 }
 
+/// `opsbot audit export`: JSON lines on stdout.
+pub async fn export_audit(config: &Config, filter: Filter) -> anyhow::Result<()> {
+    exchange(config, Request::AuditExport(filter)).await
+}
+
+/// `opsbot run-log export`: every line of a run's command output the store keeps, on stdout.
+pub async fn export_run_log(config: &Config, run: RunId) -> anyhow::Result<()> {
+    exchange(config, Request::RunLogExport(run)).await
+}
+
 async fn backup(config: &Config, dest: &Path) -> anyhow::Result<()> {
     let dest = std::path::absolute(dest)
         .with_context(|| format!("{} cannot be made absolute", dest.display()))?;
-    match open(config)? {
-        Some(store) => {
-            let summary = store
-                .backup(&dest)
-                .with_context(|| format!("cannot back the store up into {}", dest.display()))?;
-            println!("{}", control::backed_up(&dest, &summary));
-        }
-        None => {
-            let socket = socket(config)?;
-            control::ask(socket, &Request::Backup(dest), |line| {
-                println!("{line}");
-                Ok(())
-            })
-            .await?;
-        }
-    }
-    Ok(())
+    exchange(config, Request::Backup(dest)).await
 }
 
 fn check(path: &Path) -> anyhow::Result<()> {

@@ -52,8 +52,13 @@ pub enum Request {
     },
     /// `/run status`: one run in detail.
     RunStatus { id: RunId },
-    /// `/run log`: the output a run's commands printed, the latest that fits.
-    RunLog { id: RunId },
+    /// `/run log`: a page of the output a run's commands printed, counted from the end, of the
+    /// lines containing `grep` if given.
+    RunLog {
+        id: RunId,
+        page: Page,
+        grep: Option<String>,
+    },
     /// `/run list`: runs that are active or finished recently.
     RunList { page: Page },
     /// `/run cancel`: stop a run at its next safe point.
@@ -149,7 +154,7 @@ impl Request {
                 format!(" name:{}", crate::echo::visible(name, 64))
             }
             Self::RunStatus { id }
-            | Self::RunLog { id }
+            | Self::RunLog { id, .. }
             | Self::RunCancel { id }
             | Self::RunDone { id }
             | Self::RunConfirm { id, .. }
@@ -180,7 +185,7 @@ impl Request {
     pub fn run(&self) -> Option<RunId> {
         match self {
             Self::RunStatus { id }
-            | Self::RunLog { id }
+            | Self::RunLog { id, .. }
             | Self::RunCancel { id }
             | Self::RunDone { id }
             | Self::RunConfirm { id, .. }

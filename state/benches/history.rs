@@ -27,10 +27,9 @@ const SPACING: time::Duration = time::Duration::minutes(5);
 /// Every tenth run kept node control output in its run log, of this many lines.
 const LOGGED_EVERY: usize = 10;
 const LOG_LINES: usize = 200;
-/// What chat asks for: a page of 20, 100 suggestions, one message's worth of log.
+/// What chat asks for: a page of 20, 100 suggestions, a run's whole log (`/run log` pages it).
 const PER_PAGE: usize = 20;
 const SUGGESTED: usize = 100;
-const LOG_TAIL_CHARS: usize = 2_000;
 /// The batch the bot compacts with (`bot/src/store_upkeep.rs`).
 const COMPACT_BATCH: usize = 500;
 /// Each read is timed this many times; the median is shown.
@@ -54,7 +53,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         AUDIT_PER_RUN + 1
     );
     println!(
-        "| runs | fill | size | open: store (sled first) | /run list | /audit | autocomplete | /run log tail | \
+        "| runs | fill | size | open: store (sled first) | /run list | /audit | autocomplete | /run log | \
          compaction (10 %) | archived | size after |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -107,7 +106,7 @@ fn measure(runs: usize) -> Result<(), Box<dyn Error>> {
     })?;
     let suggest = median(|| store.suggested_run_ids(SUGGESTED).map(drop))?;
     let logged = RunId::new(u64::try_from(runs - runs % LOGGED_EVERY)?.max(1));
-    let tail = median(|| store.run_log_tail(logged, LOG_TAIL_CHARS).map(drop))?;
+    let log = median(|| store.run_log(logged).map(drop))?;
     let shown = store.recent_runs(day_ago, Page::FIRST, PER_PAGE)?;
     if shown.items.first().map(|run| run.id) != Some(newest) {
         return Err(format!("/run list does not start with {newest}").into());
@@ -132,7 +131,7 @@ fn measure(runs: usize) -> Result<(), Box<dyn Error>> {
         ms(list),
         ms(audit),
         ms(suggest),
-        ms(tail),
+        ms(log),
         ms(compaction),
         compacted.runs,
         compacted.audit,

@@ -31,7 +31,7 @@ mod transition;
 pub use copy::{Copied, copy};
 pub use dump::{Counters, Entry};
 pub use error::{StoreError, UpdateError};
-pub use listing::{AuditQuery, Listing, RunLogTail};
+pub use listing::{AuditQuery, Listing};
 pub use now::Now;
 pub use postgres::{LeaseStatus, PgConfig};
 pub use sled::{

@@ -26,11 +26,3 @@ impl AuditQuery {
         run: None,
     };
 }
-
-/// The newest lines of a run's log, and how many it has in all.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunLogTail {
-    pub total: u64,
-    /// Oldest first.
-    pub lines: Vec<String>,
-}

@@ -17,7 +17,7 @@ use time::OffsetDateTime;
 
 use crate::dump::Entry;
 use crate::error::{StoreError, UpdateError};
-use crate::listing::{AuditQuery, Listing, RunLogTail};
+use crate::listing::{AuditQuery, Listing};
 use crate::postgres::{LeaseStatus, PgConfig, Postgres};
 use crate::sled::{ArchivePaths, Compacted, Sled, Summary};
 
@@ -278,12 +278,6 @@ impl Store {
     /// Writes `batch` of an import in one transaction (see [`Store::import`]).
     pub(crate) fn import_batch(&self, batch: &[Entry]) -> Result<(), StoreError> {
         on_backend!(self, store => store.import_batch(batch))
-    }
-
-    /// The newest lines of run `run`'s log that fit in `max_chars` (each line's characters and
-    /// its newline counted), and how many lines it has in all.
-    pub fn run_log_tail(&self, run: RunId, max_chars: usize) -> Result<RunLogTail, StoreError> {
-        on_backend!(self, store => store.run_log_tail(run, max_chars))
     }
 
     /// The maintenance notice in force, if any.

@@ -370,7 +370,10 @@ fn the_approval_policy_is_read_and_a_deletion_cannot_be_lowered() {
     use opsbot_commands::consent::Consent;
     let config = parse(EXAMPLE).unwrap();
     let image = opsbot_commands::parse::command_by_path("image", Some("properties")).unwrap();
-    assert_eq!(config.approval.of_command(image), Some(Consent::SecondPerson));
+    assert_eq!(
+        config.approval.of_command(image),
+        Some(Consent::SecondPerson)
+    );
     let text = EXAMPLE.replace(
         "\"image properties\" = \"second-person\"",
         "\"indices prune\" = \"confirm\"",

@@ -609,3 +609,51 @@ fn an_interactive_console_logs_to_a_file_and_not_to_its_screen() {
     assert!(logged.contains("store opened"), "{logged}");
     assert!(!logged.contains('\u{1b}'), "no colour in a file: {logged}");
 }
+
+/// `opsbot run-log export` writes every line the run's log keeps, and names a run that never
+/// was instead of printing nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_log_export_writes_every_line_of_a_runs_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = TestHosts::install(&dir.path().join("hosts"), &COMPUTE).unwrap();
+    let config = runbook_config(dir.path(), &hosts, &crate::support::shipped_runbooks())
+        .display()
+        .to_string();
+    let asked = run(
+        vec!["console".into(), "--config".into(), config.clone()],
+        "/runbook run name:debug-silent-service host:compute-01 process:nova-compute seconds:5\n",
+    )
+    .await;
+    let shown = String::from_utf8_lossy(&asked.stdout);
+    assert!(shown.contains("✅ r-1"), "{shown}");
+    let export = |id: &str| {
+        let args = ["run-log", "export", "--config", &config, "--run", id];
+        run(args.iter().map(|a| (*a).to_owned()).collect(), "")
+    };
+    let out = export("r-1").await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert!(lines.len() > 20, "{lines:?}");
+    assert!(
+        lines[0].starts_with("── step 1 on compute-01: `pgrep"),
+        "{lines:?}"
+    );
+    assert!(
+        lines.last().is_some_and(|l| l.contains("detached")),
+        "{lines:?}"
+    );
+    let none = export("r-9").await;
+    assert!(!none.status.success());
+    assert!(
+        String::from_utf8_lossy(&none.stderr).contains("r-9"),
+        "{}",
+        String::from_utf8_lossy(&none.stderr)
+    );
+}

@@ -71,13 +71,28 @@ pub(super) static COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         group: "run",
         sub: Some("log"),
-        summary: "what a run's commands printed (the latest lines that fit)",
-        options: &[RUN],
+        summary: "what a run's commands printed, a message a page, the latest first",
+        options: &[
+            RUN,
+            PAGE,
+            OptionSpec {
+                name: "grep",
+                kind: OptionKind::Text { max_len: 100 },
+                required: false,
+                summary: "only the lines containing this text (any case)",
+            },
+        ],
         reach: Reach::Everywhere,
         who: Who::Operators,
         open: false,
         consent: None,
-        build: |a| Ok(Request::RunLog { id: run_id(a)? }),
+        build: |a| {
+            Ok(Request::RunLog {
+                id: run_id(a)?,
+                page: a.optional("page", Page::parse)?.unwrap_or(Page::FIRST),
+                grep: a.optional("grep", |g| Ok::<_, crate::name::NameError>(g.to_owned()))?,
+            })
+        },
     },
     CommandSpec {
         group: "run",

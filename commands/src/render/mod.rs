@@ -7,6 +7,7 @@ mod audit;
 mod cloud;
 mod cluster;
 mod indices;
+mod log;
 mod plan;
 mod run;
 mod runbook;
@@ -17,11 +18,9 @@ pub use audit::audit;
 pub use cloud::{allocations, services};
 pub use cluster::{cluster_status, report};
 pub use indices::{bytes, compact, index_list};
+pub use log::{run_log, tail};
 pub use plan::{Label, approval_preview, plan, started, step_label, step_label_at};
-pub use run::{
-    ApprovalButtons, ProgressView, Tone, progress, progress_view, run_list, run_log, run_status,
-    tail,
-};
+pub use run::{ApprovalButtons, ProgressView, Tone, progress, progress_view, run_list, run_status};
 pub use runbook::{runbook_list, runbook_show};
 pub use schedule::{ScheduleState, schedule_list, schedule_show, standing_asked};
 

@@ -7,7 +7,6 @@ use time::OffsetDateTime;
 use super::{duration, first_that_fits, fit, hhmm, on_page, step_label, step_label_at, utc};
 use crate::button::{ApprovalButton, Decision};
 use crate::cluster::Observation;
-use crate::name::RunId;
 use crate::page::Page;
 use crate::request::ProcedureRequest;
 use crate::run::{Outcome, Run, RunState, StepState};
@@ -349,39 +348,6 @@ fn follow_up(request: &ProcedureRequest) -> Option<String> {
         | ProcedureRequest::ImageProperties { .. }
         | ProcedureRequest::Runbook(_) => None,
     }
-}
-
-/// `/run log`: the latest lines of a run's command output that fit one message, out of
-/// `total`; `lines` are the newest (the store reads no more than [`super::MESSAGE_LIMIT`]
-/// characters of them).
-pub fn run_log(id: RunId, total: u64, lines: &[String]) -> String {
-    if total == 0 {
-        return format!("{id} has no command output");
-    }
-    let head = format!("{id}: command output, {total} lines");
-    // Room for the head, the fences and the note on what was left out.
-    let shown = tail(lines, super::MESSAGE_LIMIT - head.len() - 80);
-    let left_out = total.saturating_sub(shown.len() as u64);
-    let mut text = format!("{head}\n```\n{}\n```", shown.join("\n"));
-    if left_out > 0 {
-        text.push_str(&format!("\n{left_out} earlier lines are not shown"));
-    }
-    fit(&text)
-}
-
-/// The last lines of `lines` that fit in `max_chars`, newlines counted: output shown in chat.
-pub fn tail(lines: &[String], max_chars: usize) -> Vec<&str> {
-    let mut shown = Vec::new();
-    let mut used = 0;
-    for line in lines.iter().rev() {
-        used += line.chars().count() + 1;
-        if used > max_chars {
-            break;
-        }
-        shown.push(line.as_str());
-    }
-    shown.reverse();
-    shown
 }
 
 /// `3/25: stop the search container on 10.0.0.12`: where step `index` stands in its run.

@@ -12,12 +12,10 @@ use tokio_postgres::Row;
 use super::pool::params;
 use super::{Postgres, number, sql_number};
 use crate::error::StoreError;
-use crate::listing::{AuditQuery, Listing, RunLogTail};
+use crate::listing::{AuditQuery, Listing};
 
 /// Audit entries an export reads at a time.
 const EXPORT_BATCH: i64 = 500;
-/// Log lines a tail reads at a time, newest first, until they fill what it can show.
-const TAIL_BATCH: i64 = 200;
 
 impl Postgres {
     pub(crate) fn unfinished_runs(&self) -> Result<Vec<Run>, StoreError> {
@@ -157,45 +155,6 @@ impl Postgres {
                     }
                 }
             }
-        })
-    }
-
-    pub(crate) fn run_log_tail(
-        &self,
-        run: RunId,
-        max_chars: usize,
-    ) -> Result<RunLogTail, StoreError> {
-        let id = sql_number(run.get());
-        self.read(|conn| {
-            Self::check_exists(conn, run)?;
-            let total = conn
-                .query_opt(
-                    "SELECT lines FROM run_log_sizes WHERE run = $1",
-                    params![id],
-                )?
-                .map_or(0, |row| number(row.get(0)));
-            let (mut lines, mut used, mut before) = (Vec::new(), 0_usize, sql_number(total) + 1);
-            'read: loop {
-                let rows = conn.query(
-                    "SELECT line, text FROM run_logs WHERE run = $1 AND line < $2 \
-                     ORDER BY line DESC LIMIT $3",
-                    params![id, before, TAIL_BATCH],
-                )?;
-                for row in &rows {
-                    let line: String = row.get(1);
-                    used = used.saturating_add(line.chars().count() + 1);
-                    if used > max_chars {
-                        break 'read;
-                    }
-                    lines.push(line);
-                    before = row.get(0);
-                }
-                if (rows.len() as i64) < TAIL_BATCH {
-                    break;
-                }
-            }
-            lines.reverse();
-            Ok(RunLogTail { total, lines })
         })
     }
 

@@ -128,8 +128,8 @@ impl Sled {
         self.flush()
     }
 
-    /// A run's log lines, in the order they were appended: all of them, for the archive (chat
-    /// reads [`Sled::run_log_tail`]).
+    /// A run's log lines, in the order they were appended: all of them, for `/run log`, its
+    /// export and the archive.
     pub fn run_log(&self, run: RunId) -> Result<Vec<String>, StoreError> {
         if !self.runs.contains_key(keys::run_key(run))? {
             return Err(StoreError::NotFound { run });

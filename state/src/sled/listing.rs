@@ -12,9 +12,9 @@ use sled::IVec;
 use time::OffsetDateTime;
 
 use crate::error::StoreError;
-use crate::listing::{AuditQuery, Listing, RunLogTail};
+use crate::listing::{AuditQuery, Listing};
 use crate::sled::Sled;
-use crate::sled::keys::{self, AUDIT, AUDIT_BY_TIME, FINISHED, INDEX, RUN_LOGS, UNFINISHED};
+use crate::sled::keys::{self, AUDIT, AUDIT_BY_TIME, FINISHED, INDEX, UNFINISHED};
 
 impl Sled {
     /// The bytes sled's files take on disk (what grows with the history until compaction),
@@ -156,29 +156,6 @@ impl Sled {
                 .and_then(|key| self.indexed_audit(&key))
                 .transpose()
         })
-    }
-
-    /// The newest lines of run `run`'s log that fit in `max_chars` (each line's characters and
-    /// its newline counted): what one chat message can show; older lines are not read.
-    pub fn run_log_tail(&self, run: RunId, max_chars: usize) -> Result<RunLogTail, StoreError> {
-        let run_key = keys::run_key(run);
-        if !self.runs.contains_key(run_key)? {
-            return Err(StoreError::NotFound { run });
-        }
-        let total = self.counter(&keys::next_log_line_key(run))? - 1;
-        let mut lines = Vec::new();
-        let mut used = 0_usize;
-        for entry in self.run_logs.scan_prefix(run_key).rev() {
-            let (key, bytes) = entry?;
-            let line: String = self.decode(RUN_LOGS, &key, &bytes)?;
-            used = used.saturating_add(line.chars().count() + 1);
-            if used > max_chars {
-                break;
-            }
-            lines.push(line);
-        }
-        lines.reverse();
-        Ok(RunLogTail { total, lines })
     }
 
     /// The index keys of the unfinished runs and the runs they name, oldest first.

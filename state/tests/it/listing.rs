@@ -149,37 +149,42 @@ fn audit_pages_are_newest_first_and_narrowed_by_time_and_run(place: Place) {
     );
 }
 
-fn a_run_log_tail_reads_the_newest_lines_that_fit(place: Place) {
+fn a_run_log_is_read_whole_in_order_and_damage_in_it_is_named(place: Place) {
     let store = place.open().unwrap();
     let run = store.create_run(new_run("logs"), None).unwrap();
     let lines: Vec<String> = (0..100).map(|n| format!("line {n:03}")).collect();
-    store.append_run_log(run.id, &lines).unwrap();
-    // Damage an early line: the tail never reads it (PostgreSQL keeps lines as plain text,
-    // with nothing to decode).
-    drop(store);
-    if let Place::Sled(dir) = &place {
-        let db = crate::common::raw_open(dir.path()).unwrap();
-        let mut key = run.id.get().to_be_bytes().to_vec();
-        key.extend(1_u64.to_be_bytes());
-        db.open_tree("run_logs")
-            .unwrap()
-            .insert(key, &b"{"[..])
-            .unwrap();
-        db.flush().unwrap();
-    }
-    let store = place.open().unwrap();
-    // "line 099\n" is 9 characters: 3 lines fit in 30.
-    let tail = store.run_log_tail(run.id, 30).unwrap();
-    assert_eq!(tail.total, 100);
-    assert_eq!(tail.lines, ["line 097", "line 098", "line 099"]);
+    store.append_run_log(run.id, &lines[..60]).unwrap();
+    store.append_run_log(run.id, &lines[60..]).unwrap();
+    assert_eq!(store.run_log(run.id).unwrap(), lines);
     assert!(matches!(
-        store.run_log_tail(RunId::new(9), 30),
+        store.run_log(RunId::new(9)),
         Err(StoreError::NotFound { .. })
     ));
+    // A damaged line is damage, never a log quietly shorter (PostgreSQL keeps lines as plain
+    // text, with nothing to decode).
+    drop(store);
+    if let Place::Sled(dir) = &place {
+        {
+            let db = crate::common::raw_open(dir.path()).unwrap();
+            let mut key = run.id.get().to_be_bytes().to_vec();
+            key.extend(1_u64.to_be_bytes());
+            db.open_tree("run_logs")
+                .unwrap()
+                .insert(key, &b"{"[..])
+                .unwrap();
+            db.flush().unwrap();
+        }
+        let store = place.open().unwrap();
+        assert!(
+            matches!(store.run_log(run.id), Err(StoreError::Corrupt { .. })),
+            "{:?}",
+            store.run_log(run.id)
+        );
+    }
 }
 
 crate::backends!(
     a_store_with_a_damaged_old_run_opens_and_lists_the_newest_pages,
     audit_pages_are_newest_first_and_narrowed_by_time_and_run,
-    a_run_log_tail_reads_the_newest_lines_that_fit,
+    a_run_log_is_read_whole_in_order_and_damage_in_it_is_named,
 );

@@ -189,7 +189,6 @@ fn reads(store: &Store) -> Vec<String> {
         reads.push(format!("{:?}", store.run(id).unwrap()));
         reads.push(format!("{:?}", store.was_created(id).unwrap()));
         reads.push(format!("{:?}", store.run_log(id).ok()));
-        reads.push(format!("{:?}", store.run_log_tail(id, 60).ok()));
     }
     reads
 }

@@ -1,5 +1,6 @@
 //! What the command line asks a running bot over its console socket, because the store admits
-//! one process: `opsbot audit export` and `opsbot store backup` while `opsbot run` holds it.
+//! one process: `opsbot audit export`, `opsbot run-log export` and `opsbot store backup` while
+//! `opsbot run` holds it.
 //!
 //! The client connects as any console does (so only the OS account of a configured person gets
 //! this far), and sends one line, [`PREFIX`] and a JSON [`Request`], which no chat command can
@@ -17,6 +18,8 @@ use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
 use super::transcript::PRIVATE;
+use opsbot_commands::name::RunId;
+
 use crate::audit_export::{self, Filter};
 use crate::service::Service;
 
@@ -33,6 +36,8 @@ const END_ERROR: &str = "opsbot-cli end error: ";
 pub enum Request {
     /// The audit log's JSON lines.
     AuditExport(Filter),
+    /// A run's command output, every line the store keeps.
+    RunLogExport(RunId),
     /// A backup into this new directory (absolute: the bot's working directory is not the
     /// caller's), written by the bot's account.
     Backup(PathBuf),
@@ -63,8 +68,13 @@ pub(crate) async fn answer(
         return;
     }
     let lines = out.clone();
+    let send = move |line: String| {
+        lines
+            .blocking_send(format!("{line}\n"))
+            .map_err(|_| anyhow::anyhow!("the command line closed the connection"))
+    };
     let outcome = match request {
-        Ok(request) => tokio::task::spawn_blocking(move || perform(&store, request, &lines))
+        Ok(request) => tokio::task::spawn_blocking(move || perform(&store, request, send))
             .await
             .unwrap_or_else(|error| Err(anyhow::anyhow!("the request was cut short: {error}"))),
         Err(error) => Err(error),
@@ -80,18 +90,16 @@ pub(crate) async fn answer(
     let _ = out.send(end).await;
 }
 
-/// Does `request`, sending each line of its answer to `out` as it comes.
-fn perform(
+/// Does `request` on `store`, calling `send` with each line of its answer as it comes: in the
+/// bot for a command line on its socket, or in the command line when it holds the store.
+pub(crate) fn perform(
     store: &opsbot_state::Store,
     request: Request,
-    out: &mpsc::Sender<String>,
+    mut send: impl FnMut(String) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let send = |line: String| {
-        out.blocking_send(format!("{line}\n"))
-            .map_err(|_| anyhow::anyhow!("the command line closed the connection"))
-    };
     match request {
         Request::AuditExport(filter) => audit_export::write(store, filter, send),
+        Request::RunLogExport(run) => store.run_log(run)?.into_iter().try_for_each(send),
         Request::Backup(dest) => {
             if !dest.is_absolute() {
                 bail!(
@@ -187,7 +195,9 @@ mod tests {
             run: None,
         };
         let export = tokio::task::spawn_blocking(move || {
-            perform(&store, Request::AuditExport(filter), &out)
+            perform(&store, Request::AuditExport(filter), |line| {
+                Ok(out.blocking_send(line)?)
+            })
         });
         let first = lines.recv().await.unwrap();
         assert!(first.contains("cancel_requested"), "{first}");
@@ -204,8 +214,7 @@ mod tests {
     fn a_backup_into_a_relative_directory_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let store = opsbot_state::Store::open(&dir.path().join("store")).unwrap();
-        let (out, _lines) = mpsc::channel(1);
-        let error = perform(&store, Request::Backup("backups/b1".into()), &out).unwrap_err();
+        let error = perform(&store, Request::Backup("backups/b1".into()), |_| Ok(())).unwrap_err();
         assert!(error.to_string().contains("is not absolute"), "{error}");
     }
 }

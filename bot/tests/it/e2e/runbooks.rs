@@ -184,8 +184,40 @@ async fn debug_silent_service_traces_the_process_it_found_and_posts_the_end_of_t
     let log = h.engine.store().run_log(id).unwrap();
     assert!(log.len() > 10, "{log:?}");
     assert!(log.iter().any(|l| l.contains("attached")), "{log:?}");
-    let tail = h.slash("alice", &format!("/run log id:{id}")).await.text;
-    assert!(tail.contains("command output"), "{tail}");
+    // `/run log` pages through every line the log keeps, the latest first.
+    let mut pages = Vec::new();
+    for page in 1.. {
+        let text = h
+            .slash("alice", &format!("/run log id:{id} page:{page}"))
+            .await
+            .text;
+        let body = text
+            .split_once("```\n")
+            .and_then(|(_, rest)| rest.split_once("\n```"));
+        let Some((body, _)) = body else {
+            assert!(text.contains("is past the earliest"), "{text}");
+            break;
+        };
+        pages.insert(0, body.to_owned());
+    }
+    assert!(pages.len() > 1, "a trace of 5 s takes pages: {pages:?}");
+    assert_eq!(
+        pages.join("\n"),
+        log.join("\n"),
+        "the pages are the whole log"
+    );
+    let attached = h
+        .slash("alice", &format!("/run log id:{id} grep:ATTACHED"))
+        .await
+        .text;
+    let matching = log
+        .iter()
+        .filter(|l| l.to_ascii_lowercase().contains("attached"))
+        .count();
+    assert!(
+        attached.contains(&format!(", {matching} containing `ATTACHED`; lines ")),
+        "{attached}"
+    );
 }
 
 #[tokio::test]
