@@ -17,6 +17,7 @@ use crate::clouds::Cloud;
 use crate::clusters::Cluster;
 use crate::config::{CloudConfig, ClusterConfig, Config, DiscordConfig};
 use crate::metrics::BackendErrors;
+use crate::runbooks::Library;
 
 /// What one target answered.
 #[derive(Debug)]
@@ -42,14 +43,18 @@ pub async fn run(config: &Config) -> anyhow::Result<bool> {
         println!("{outcome}");
     })
     .await;
-    if config.clusters.is_empty() && config.clouds.is_empty() && config.discord.is_none() {
-        println!("nothing to check: the config names no cluster, cloud or Discord");
+    let nothing = config.clusters.is_empty() && config.clouds.is_empty();
+    if nothing && config.discord.is_none() && config.runbooks.dir.is_none() {
+        println!("nothing to check: the config names no cluster, cloud, Discord or runbooks");
     }
     Ok(all_ok)
 }
 
 /// Checks every target in the config's order, handing each outcome to `report` when known.
 pub async fn check(config: &Config, mut report: impl FnMut(Outcome)) {
+    if let Some(dir) = &config.runbooks.dir {
+        report(check_runbooks(config, dir));
+    }
     for cluster in &config.clusters {
         report(check_cluster(config, cluster).await);
     }
@@ -58,6 +63,26 @@ pub async fn check(config: &Config, mut report: impl FnMut(Outcome)) {
     }
     if let Some(discord) = &config.discord {
         report(check_discord(discord, config.engine.request_timeout).await);
+    }
+}
+
+/// The runbooks as `opsbot run` loads them at its start, which refuses them all for one file it
+/// cannot use: a check that passed must not be followed by a bot that will not start.
+fn check_runbooks(config: &Config, dir: &std::path::Path) -> Outcome {
+    let result = match Library::load(&config.runbooks) {
+        Ok(library) => {
+            let names: Vec<String> = library
+                .runbooks
+                .iter()
+                .map(|r| r.name.to_string())
+                .collect();
+            Ok(format!("{} loaded: {}", names.len(), names.join(", ")))
+        }
+        Err(error) => Err(format!("{error:#}; opsbot run refuses to start with it")),
+    };
+    Outcome {
+        target: format!("runbooks {}", dir.display()),
+        result,
     }
 }
 

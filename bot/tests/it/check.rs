@@ -129,3 +129,43 @@ async fn the_simulator_serves_https_and_requires_basic_auth_from_the_command_lin
     sim.kill().unwrap();
     sim.wait().unwrap();
 }
+
+/// `check` reads the runbooks as `opsbot run` does at its start: one it would refuse fails the
+/// check, naming the file and the line, and the good ones are listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_fails_on_a_runbook_that_run_would_refuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let books = dir.path().join("runbooks");
+    std::fs::create_dir(&books).unwrap();
+    let good = "name = \"hello\"\ndescription = \"Says hello\"\n\
+                [[steps]]\nkind = \"confirm\"\nprompt = \"say hello\"\n";
+    std::fs::write(books.join("hello.toml"), good).unwrap();
+    let body = format!(
+        "[runbooks]\ndir = \"{}\"\n[runbooks.inventory]\ncompute = [\"h\"]\n",
+        books.display()
+    );
+    let config = config_file(dir.path(), &body).display().to_string();
+    let out = output(spawn(&["check", "--config", &config], "")).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.trim_end(),
+        format!("ok    runbooks {}: 1 loaded: hello", books.display())
+    );
+    assert!(out.status.success());
+
+    let shell = "name = \"bad\"\ndescription = \"Runs a shell\"\n\
+                 [[steps]]\nkind = \"run\"\ntitle = \"t\"\non = \"h\"\nargv = [\"sh\", \"-c\", \"true\"]\n";
+    std::fs::write(books.join("bad.toml"), shell).unwrap();
+    let out = output(spawn(&["check", "--config", &config], "")).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!(
+            "FAIL  runbooks {}: {}",
+            books.display(),
+            books.join("bad.toml").display()
+        )) && stdout.contains("opsbot never runs commands through a shell")
+            && stdout.contains("opsbot run refuses to start with it"),
+        "{stdout}"
+    );
+    assert!(!out.status.success());
+}
