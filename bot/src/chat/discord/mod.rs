@@ -240,10 +240,16 @@ async fn check(http: &Http, discord: &DiscordConfig) -> Result<(Bot, PartialGuil
         .await
         .map_err(|e| explain(e, "checking the bot token"))?;
     let guild = GuildId::new(discord.guild);
-    let found = http
-        .get_guild(guild)
-        .await
-        .map_err(|e| explain(e, &format!("looking up guild {}", discord.guild)))?;
+    let invite = permissions::invite_url(application.id.get(), discord.guild);
+    let found = http.get_guild(guild).await.map_err(|e| {
+        explain(
+            e,
+            &format!(
+                "looking up guild {} (the bot's invite link: {invite})",
+                discord.guild
+            ),
+        )
+    })?;
     let bot = Bot {
         guild,
         user: user.id,

@@ -13,6 +13,16 @@ pub(super) const NEEDED: Permissions = Permissions::VIEW_CHANNEL
     .union(Permissions::SEND_MESSAGES)
     .union(Permissions::EMBED_LINKS);
 
+/// The link that adds the bot to `guild` with the `bot` and `applications.commands` scopes and
+/// exactly the permissions of [`NEEDED`]: what a guild admin opens to invite it.
+pub(super) fn invite_url(application: u64, guild: u64) -> String {
+    format!(
+        "https://discord.com/oauth2/authorize?client_id={application}&scope=bot+applications.\
+         commands&permissions={}&guild_id={guild}&disable_guild_select=true",
+        NEEDED.bits()
+    )
+}
+
 /// The bot in one guild, as far as permissions go.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Bot {

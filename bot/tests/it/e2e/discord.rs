@@ -295,8 +295,14 @@ async fn start_up_problems_are_named_with_what_to_fix() {
         "{wrong_token}"
     );
     let guild = fails(&|d| d.guild = 42).await;
+    // Not in the guild yet: the check gives the link that invites it with exactly the scopes
+    // and permissions it needs (View Channel, Send Messages, Embed Links: 19456).
     assert!(
-        guild.contains("looking up guild 42: Discord knows no such guild"),
+        guild.contains(
+            "looking up guild 42 (the bot's invite link: https://discord.com/oauth2/authorize?\
+             client_id=1100000000000000001&scope=bot+applications.commands&permissions=19456&\
+             guild_id=42&disable_guild_select=true): Discord knows no such guild"
+        ),
         "{guild}"
     );
     let channel = fails(&|d| d.channels = vec![43]).await;
