@@ -168,6 +168,13 @@ async fn the_console_exits_at_end_of_input_leaving_a_parked_run_for_later() {
         stdout.contains("alice> /cluster stop cluster:logs"),
         "{stdout}"
     );
+    // The answer first, then the progress of the run it started.
+    let answer = stdout.find("opsbot: r-1 waits for alice to confirm it");
+    let progress = stdout.find("opsbot [m1]: ");
+    assert!(
+        answer.is_some() && progress.is_some() && answer < progress,
+        "{stdout}"
+    );
     assert!(
         stdout.contains(
             "👉 stop the `opensearch` container on 10.0.0.12, then type /run done id:r-1"

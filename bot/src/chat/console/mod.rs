@@ -225,9 +225,11 @@ async fn terminal(
         if !tty && !line.shown().trim().is_empty() {
             screen.print(&session.prompt(), line.shown().trim(), None);
         }
+        screen.hold();
         if let Some((header, text)) = session.answer(&line).await {
             screen.print(header, &text, None);
         }
+        screen.release();
         screen.set_prompt(session.prompt());
     }
     schedules.iter().for_each(tokio::task::JoinHandle::abort);

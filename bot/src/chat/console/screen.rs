@@ -27,6 +27,17 @@ struct ScreenState {
     last: Option<(MessageId, usize)>,
     /// The prompt of the current speaker, shown on a terminal after every output.
     prompt: String,
+    /// While a command is answered: the progress and announcements that came meanwhile, in
+    /// order, shown after the answer they follow from.
+    held: Option<Vec<Block>>,
+}
+
+/// A block the chat delivered, as [`Screen::print`] takes it.
+#[derive(Debug)]
+struct Block {
+    header: String,
+    text: String,
+    message: Option<MessageId>,
 }
 
 impl Screen {
@@ -48,9 +59,46 @@ impl Screen {
         }
     }
 
-    /// Prints a block: `header` on the first line, the rest indented under it.
+    /// Holds back what the chat delivers (a run's progress, announcements) until
+    /// [`Self::release`]: the answer to a command comes first, then the progress it started.
+    pub(super) fn hold(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.held.get_or_insert_with(Vec::new);
+    }
+
+    /// Shows what was held back, in the order it came.
+    pub(super) fn release(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        for block in state.held.take().unwrap_or_default() {
+            self.show(
+                &mut state,
+                &block.header,
+                &block.text,
+                block.message.as_ref(),
+            );
+        }
+    }
+
+    /// What the chat delivers: shown now, or after the answer being given.
+    fn deliver(&self, header: String, text: &str, message: Option<&MessageId>) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        match &mut state.held {
+            Some(held) => held.push(Block {
+                header,
+                text: text.to_owned(),
+                message: message.cloned(),
+            }),
+            None => self.show(&mut state, &header, text, message),
+        }
+    }
+
+    /// Prints a block now: `header` on the first line, the rest indented under it.
     pub(super) fn print(&self, header: &str, text: &str, message: Option<&MessageId>) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        self.show(&mut state, header, text, message);
+    }
+
+    fn show(&self, state: &mut ScreenState, header: &str, text: &str, message: Option<&MessageId>) {
         let mut out = String::new();
         if self.tty {
             match (&state.last, message) {
@@ -75,7 +123,11 @@ impl Screen {
 
 impl ChatTransport for Screen {
     async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
-        self.print(transcript::ANNOUNCEMENT, &announcement.text, None);
+        self.deliver(
+            transcript::ANNOUNCEMENT.to_owned(),
+            &announcement.text,
+            None,
+        );
         Ok(())
     }
 
@@ -88,7 +140,7 @@ impl ChatTransport for Screen {
             "m{}",
             self.next_message.fetch_add(1, Ordering::Relaxed)
         ));
-        self.print(&transcript::posted(&id), &view.text, Some(&id));
+        self.deliver(transcript::posted(&id), &view.text, Some(&id));
         Ok(id)
     }
 
@@ -104,7 +156,7 @@ impl ChatTransport for Screen {
         } else {
             transcript::edited(message)
         };
-        self.print(&header, &view.text, Some(message));
+        self.deliver(header, &view.text, Some(message));
         Ok(())
     }
 }

@@ -193,7 +193,14 @@ impl Connection {
                 }
             }
         });
-        let channel = tokio::spawn(forward(self.hub.lines.subscribe(), out.clone()));
+        // Held while a command is answered, so that its answer comes before the progress of
+        // the run it started.
+        let answering = Arc::new(tokio::sync::Mutex::new(()));
+        let channel = tokio::spawn(forward(
+            self.hub.lines.subscribe(),
+            out.clone(),
+            Arc::clone(&answering),
+        ));
         let mut session = Session::new(self.service, Speaking::Fixed(actor));
         let greeting = format!(
             "you are {}; commands as in chat, /help lists them",
@@ -212,6 +219,7 @@ impl Connection {
                 control::answer(request, session.service(), &person, &out).await;
                 break;
             }
+            let _answering = answering.lock().await;
             if let Some((header, text)) = session.answer(&line).await {
                 if out.send(transcript::block(header, &text)).await.is_err() {
                     break;
@@ -231,8 +239,13 @@ impl Connection {
     }
 }
 
-/// Copies the console channel's lines to one connection; one that fell behind is told.
-async fn forward(mut lines: broadcast::Receiver<String>, out: mpsc::Sender<String>) {
+/// Copies the console channel's lines to one connection, never while it is being answered;
+/// one that fell behind is told.
+async fn forward(
+    mut lines: broadcast::Receiver<String>,
+    out: mpsc::Sender<String>,
+    answering: Arc<tokio::sync::Mutex<()>>,
+) {
     loop {
         let line = match lines.recv().await {
             Ok(line) => line,
@@ -242,6 +255,7 @@ async fn forward(mut lines: broadcast::Receiver<String>, out: mpsc::Sender<Strin
             ),
             Err(broadcast::error::RecvError::Closed) => return,
         };
+        let _quiet = answering.lock().await;
         if out.send(line).await.is_err() {
             return;
         }
