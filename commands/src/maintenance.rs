@@ -176,7 +176,7 @@ pub fn status(notice: Option<&MaintenanceNotice>, runs: &[Run]) -> String {
             format!(
                 "{} {} {} (by {})",
                 run.id,
-                run.state.label(),
+                run.label(),
                 run.plan.request(),
                 run.requester.name
             )

@@ -59,7 +59,7 @@ impl Engine {
             .unfinished_runs()?
             .into_iter()
             .filter(|run| run.plan.request().target() == Target::Cluster(name.clone()))
-            .map(|run| format!("{} {} {}", run.id, run.state.label(), run.plan.request()))
+            .map(|run| format!("{} {} {}", run.id, run.label(), run.plan.request()))
             .collect();
         Ok(status)
     }

@@ -181,6 +181,22 @@ async fn the_console_exits_at_end_of_input_leaving_a_parked_run_for_later() {
         ),
         "{stdout}"
     );
+    // `store status` says what the run waits for, not just that it runs.
+    let status = run(
+        vec![
+            "store".into(),
+            "status".into(),
+            "--config".into(),
+            config.clone(),
+        ],
+        "",
+    )
+    .await;
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains("r-1 waiting for an operator at step 3: /cluster stop cluster:logs"),
+        "{status}"
+    );
     // The next console picks the run up where it waits.
     let next = run(
         vec!["console".into(), "--config".into(), config],

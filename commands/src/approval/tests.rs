@@ -379,6 +379,7 @@ fn awaiting_confirmation() -> Run {
 fn a_confirm_plan_waits_and_only_its_requester_confirms_the_plan_shown() {
     let run = awaiting_confirmation();
     assert!(run.awaits_confirmation());
+    assert_eq!(run.label(), "awaiting confirmation");
     assert_eq!(
         run.state,
         RunState::AwaitingApproval {

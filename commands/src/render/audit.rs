@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{first_that_fits, on_page, utc};
+use super::{first_that_fits, on_page, utc_seconds};
 use crate::audit::{AuditEvent, Since};
 use crate::name::RunId;
 use crate::page::Page;
@@ -44,7 +44,7 @@ pub fn audit(
                 .actor
                 .as_ref()
                 .map_or_else(|| "opsbot".to_owned(), ToString::to_string);
-            format!("{}{run} {who} · {}", utc(e.at), e.event.describe())
+            format!("{}{run} {who} · {}", utc_seconds(e.at), e.event.describe())
         })
         .collect();
     let lines = on_page(lines, &pointer);

@@ -63,6 +63,21 @@ pub fn utc(at: OffsetDateTime) -> String {
     )
 }
 
+/// `2026-10-22 00:00:07 UTC`: to the second, where the order of events within a minute
+/// matters (the audit trail: who approved before whom).
+pub fn utc_seconds(at: OffsetDateTime) -> String {
+    let at = at.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second()
+    )
+}
+
 /// `/help` and `/help topic:cluster`.
 pub fn help(topic: Option<&str>, demo: bool, policy: &ConsentPolicy) -> String {
     let shown = |c: &&catalogue::CommandSpec| demo || c.reach == Reach::Everywhere;

@@ -620,3 +620,27 @@ fn help_says_what_each_procedure_waits_for_under_the_policy() {
         "{runbooks}"
     );
 }
+
+#[test]
+fn audit_lines_are_timed_to_the_second() {
+    use crate::audit::{AuditEvent, AuditKind};
+    let at = |seconds| AuditEvent {
+        at: T0 + time::Duration::seconds(seconds),
+        run: Some(RunId::new(7)),
+        actor: None,
+        event: AuditKind::CancelRequested,
+    };
+    let text = audit(&[at(9), at(3)], None, None, crate::page::Page::FIRST, false);
+    let times: Vec<&str> = text.lines().map(|l| &l[11..19]).collect();
+    assert_eq!(times.len(), 2, "{text}");
+    assert!(
+        times[0] < times[1],
+        "oldest first, told apart by their seconds: {text}"
+    );
+    assert!(
+        times
+            .iter()
+            .all(|t| t.ends_with(":03") || t.ends_with(":09")),
+        "{text}"
+    );
+}

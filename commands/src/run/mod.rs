@@ -193,6 +193,18 @@ impl Run {
         run
     }
 
+    /// Where the run stands, in a few words for lists: its phase, told more exactly while it
+    /// waits for a person (`waiting for an operator at step 3`, `awaiting confirmation`).
+    pub fn label(&self) -> String {
+        match self.awaiting_operator() {
+            Some(step) if self.state == RunState::Running => {
+                format!("waiting for an operator at step {}", step + 1)
+            }
+            _ if self.awaits_confirmation() => "awaiting confirmation".to_owned(),
+            _ => self.state.label().to_owned(),
+        }
+    }
+
     /// True while the run waits for its requester to confirm its plan (the `confirm` policy).
     pub fn awaits_confirmation(&self) -> bool {
         matches!(self.state, RunState::AwaitingApproval { .. }) && self.plan.needs_confirmation()

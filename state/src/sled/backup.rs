@@ -126,8 +126,10 @@ pub fn restore(store: &Path, backup: &Path) -> Result<Restored, StoreError> {
     }
     let summary = check(&staging)?;
     files::probe_lock(store)?;
-    let stamp = OffsetDateTime::now_utc().unix_timestamp();
-    let aside = files::beside(store, &format!("replaced-{stamp}"))?;
+    let aside = files::beside(
+        store,
+        &format!("replaced-{}", stamp(OffsetDateTime::now_utc())),
+    )?;
     let moved_aside = present(store, &aside)?;
     let kept_aside = (!moved_aside.is_empty()).then(|| aside.clone());
     for (from, to) in moved_aside.into_iter().chain(present(&staging, store)?) {
@@ -137,6 +139,20 @@ pub fn restore(store: &Path, backup: &Path) -> Result<Restored, StoreError> {
         summary,
         kept_aside,
     })
+}
+
+/// `20261128T031502Z`: when a store was moved aside, readable in a directory listing and in
+/// the order of the listing.
+fn stamp(at: OffsetDateTime) -> String {
+    format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second()
+    )
 }
 
 /// A store directory and the files beside it named after it, its marker and archives: what a

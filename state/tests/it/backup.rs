@@ -232,6 +232,19 @@ fn restore_puts_a_backup_back_and_keeps_the_store_that_was_there() {
     let aside = restored
         .kept_aside
         .expect("the store that was there is kept");
+    // Named with when it was moved aside, as a person reads a time: `store.replaced-20261128T031502Z`.
+    let name = aside.file_name().unwrap().to_string_lossy().into_owned();
+    let stamp = name
+        .rsplit_once("replaced-")
+        .map(|(_, s)| s)
+        .unwrap_or_default();
+    assert!(
+        stamp.len() == 16
+            && stamp.starts_with("20")
+            && stamp.as_bytes()[8] == b'T'
+            && stamp.ends_with('Z'),
+        "{name}"
+    );
     // The store is the backup's, and opens (its marker is the backup's, not the newer one).
     let store = crate::common::open(dir.path()).unwrap();
     let runs = store.runs().unwrap();
