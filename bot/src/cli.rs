@@ -1,7 +1,6 @@
 //! The command line: `opsbot run | console | plan | check | audit | run-log | store`, and in demo builds
 //! `opsbot demo | sim`. Errors end here, printed with their whole cause chain and a non-zero exit code.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
@@ -15,7 +14,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 
 use crate::clock::Clock;
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 use crate::logging::{Destination, LogFormat};
 use crate::targets::{Part, Targets};
 
@@ -68,17 +67,15 @@ enum Command {
     /// configured guild; the token from OPSBOT_DISCORD_TOKEN or [discord] token_file) and/or
     /// the console socket of [console] socket, on one store.
     Run {
-        /// The TOML config (documented in deploy/opsbot.example.toml).
-        #[arg(long)]
-        config: PathBuf,
+        #[command(flatten)]
+        config: ConfigFile,
         #[command(flatten)]
         clock: ClockArgs,
     },
     /// The local console on this terminal, speaking as your OS account's person.
     Console {
-        /// The TOML config (documented in deploy/opsbot.example.toml).
-        #[arg(long)]
-        config: PathBuf,
+        #[command(flatten)]
+        config: ConfigFile,
         #[command(flatten)]
         clock: ClockArgs,
     },
@@ -97,19 +94,20 @@ enum Command {
         #[command(subcommand)]
         command: crate::store_cli::StoreCommand,
     },
+    /// Print an example config with every key documented, to start /etc/opsbot/opsbot.toml
+    /// from: `opsbot example-config > opsbot.toml`.
+    ExampleConfig,
     /// Reach every configured cluster, cloud and Discord as the bot would, and say per target
     /// what works and what does not (TLS, credentials, permissions, timeouts); exits non-zero
     /// if anything failed. Changes nothing.
     Check {
-        /// The TOML config (documented in deploy/opsbot.example.toml).
-        #[arg(long)]
-        config: PathBuf,
+        #[command(flatten)]
+        config: ConfigFile,
     },
     /// Print the plan a command would run, without running it.
     Plan {
-        /// The TOML config (documented in deploy/opsbot.example.toml).
-        #[arg(long)]
-        config: PathBuf,
+        #[command(flatten)]
+        config: ConfigFile,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -127,9 +125,8 @@ enum AuditCommand {
     /// team's log system; runs, steps and digests as chat shows them. While the bot runs, it
     /// is asked through its [console] socket.
     Export {
-        /// The TOML config (documented in deploy/opsbot.example.toml).
-        #[arg(long)]
-        config: PathBuf,
+        #[command(flatten)]
+        config: ConfigFile,
         /// Only events since then: 30m, 2h, 3d or an RFC 3339 time.
         #[arg(long, value_parser = |s: &str| Since::parse(s).map_err(|e| e.to_string()))]
         since: Option<Since>,
@@ -144,14 +141,17 @@ enum RunLogCommand {
     /// Write every line of a run's command output that the store keeps to stdout (what
     /// `/run log` pages through). While the bot runs, it is asked through its [console] socket.
     Export {
-        /// The TOML config (documented in deploy/opsbot.example.toml).
-        #[arg(long)]
-        config: PathBuf,
+        #[command(flatten)]
+        config: ConfigFile,
         /// The run, e.g. r-42.
         #[arg(long, value_parser = |s: &str| RunId::parse(s).map_err(|e| e.to_string()))]
         run: RunId,
     },
 }
+
+/// The example config, as shipped in `deploy/`: carried by the binary, which is often installed
+/// without its source tree.
+const EXAMPLE_CONFIG: &str = include_str!("../../deploy/opsbot.example.toml");
 
 /// The time the bot goes by.
 #[derive(Debug, Args)]
@@ -226,31 +226,33 @@ async fn run(command: Command) -> anyhow::Result<()> {
             "this is opsbot's production build: it links no simulator, so it has no `demo` or \
              `sim`; the default build has them (cargo run --release -- demo)"
         ),
-        Command::Run { config, clock } => {
-            crate::serve::run(Config::load(&config)?, clock.clock()).await
-        }
+        Command::Run { config, clock } => crate::serve::run(config.load()?, clock.clock()).await,
         Command::Console { config, clock } => {
-            crate::chat::console::run(Config::load(&config)?, clock.clock()).await
+            crate::chat::console::run(config.load()?, clock.clock()).await
         }
         Command::Audit {
             command: AuditCommand::Export { config, since, run },
         } => {
             let since = since.map(|s| s.start(OffsetDateTime::now_utc()));
             let filter = crate::audit_export::Filter { since, run };
-            crate::store_cli::export_audit(&Config::load(&config)?, filter).await
+            crate::store_cli::export_audit(&config.load()?, filter).await
         }
         Command::RunLog {
             command: RunLogCommand::Export { config, run },
-        } => crate::store_cli::export_run_log(&Config::load(&config)?, run).await,
+        } => crate::store_cli::export_run_log(&config.load()?, run).await,
         Command::Store { command } => crate::store_cli::run(command).await,
         Command::Plan {
             config,
             json,
             now,
             command,
-        } => plan(&Config::load(&config)?, json, now, &command).await,
+        } => plan(&config.load()?, json, now, &command).await,
+        Command::ExampleConfig => {
+            print!("{EXAMPLE_CONFIG}");
+            Ok(())
+        }
         Command::Check { config } => {
-            if crate::check::run(&Config::load(&config)?).await? {
+            if crate::check::run(&config.load()?).await? {
                 Ok(())
             } else {
                 bail!("some targets cannot be used; see the FAIL lines above")

@@ -15,6 +15,7 @@ use crate::process::CommandTemplate;
 
 mod access;
 mod engine;
+mod file_arg;
 mod front;
 mod runbooks;
 mod schedules;
@@ -23,6 +24,7 @@ mod store;
 use access::UrlOf;
 pub use access::{ClientIdentity, ClusterAuth, SecretSource, Tls};
 pub use engine::{EngineConfig, ProgressConfig, RetryPolicy};
+pub use file_arg::{ConfigFile, DEFAULT_PATH};
 pub use front::{ConsoleConfig, DiscordConfig, MetricsConfig, PersonConfig, Role};
 pub use runbooks::{HostAccessConfig, RunbooksConfig};
 pub use schedules::{ScheduleConfig, SchedulingConfig};

@@ -13,7 +13,7 @@ use opsbot_commands::name::RunId;
 
 use crate::audit_export::Filter;
 use crate::chat::console::control::{self, Request};
-use crate::config::Config;
+use crate::config::{Config, ConfigFile};
 
 /// `opsbot store migrate`, copying the store between sled and PostgreSQL.
 mod migrate;
@@ -23,9 +23,8 @@ pub enum StoreCommand {
     /// Copy the store into a new directory at one point in time, while the bot runs or not (a
     /// running bot writes it, through its [console] socket). Keep backups on another disk.
     Backup {
-        /// The TOML config (documented in deploy/opsbot.example.toml).
-        #[arg(long)]
-        config: PathBuf,
+        #[command(flatten)]
+        config: ConfigFile,
         /// A directory that does not exist yet (or is empty).
         dest: PathBuf,
     },
@@ -35,16 +34,14 @@ pub enum StoreCommand {
     /// Who is active on the store and what it is doing: the lease (PostgreSQL) and the
     /// unfinished runs. Reads only, so it works on a standby's host while another bot acts.
     Status {
-        /// The TOML config (documented in deploy/opsbot.example.toml).
-        #[arg(long)]
-        config: PathBuf,
+        #[command(flatten)]
+        config: ConfigFile,
     },
     /// Put a backup in place of the store (the bot must be stopped). The store that was there
     /// is moved aside, never deleted.
     Restore {
-        /// The TOML config (documented in deploy/opsbot.example.toml).
-        #[arg(long)]
-        config: PathBuf,
+        #[command(flatten)]
+        config: ConfigFile,
         /// The backup directory `opsbot store backup` wrote.
         src: PathBuf,
     },
@@ -69,7 +66,7 @@ pub struct CheckArgs {
 pub async fn run(command: StoreCommand) -> anyhow::Result<()> {
     match command {
         StoreCommand::Migrate(args) => migrate::run(&args),
-        StoreCommand::Backup { config, dest } => backup(&Config::load(&config)?, &dest).await,
+        StoreCommand::Backup { config, dest } => backup(&config.load()?, &dest).await,
         StoreCommand::Check(CheckArgs { config, path }) => {
             let path = match (config, path) {
                 (Some(config), _) => {
@@ -84,8 +81,8 @@ pub async fn run(command: StoreCommand) -> anyhow::Result<()> {
             };
             check(&path)
         }
-        StoreCommand::Restore { config, src } => restore(&Config::load(&config)?, &src),
-        StoreCommand::Status { config } => status(&Config::load(&config)?),
+        StoreCommand::Restore { config, src } => restore(&config.load()?, &src),
+        StoreCommand::Status { config } => status(&config.load()?),
     }
 }
 

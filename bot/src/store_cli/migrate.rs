@@ -34,7 +34,7 @@ impl fmt::Display for Backend {
 #[derive(Debug, Args)]
 pub struct MigrateArgs {
     /// The TOML config; its [store] is the PostgreSQL one (kind = "postgres").
-    #[arg(long)]
+    #[arg(long, value_name = "FILE", default_value = crate::config::DEFAULT_PATH)]
     config: PathBuf,
     /// The backend to copy from.
     #[arg(long, value_enum)]

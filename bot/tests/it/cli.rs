@@ -680,3 +680,23 @@ async fn run_log_export_writes_every_line_of_a_runs_output() {
         String::from_utf8_lossy(&none.stderr)
     );
 }
+
+/// A binary installed without its source tree carries its documented example config, and
+/// reads /etc/opsbot/opsbot.toml when no --config is given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_prints_its_example_config_and_defaults_to_etc() {
+    let out = run(vec!["example-config".into()], "").await;
+    assert!(out.status.success());
+    let shipped = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../deploy/opsbot.example.toml"
+    ))
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), shipped);
+    let help = run(vec!["check".into(), "--help".into()], "").await;
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("[default: /etc/opsbot/opsbot.toml]"),
+        "{}",
+        String::from_utf8_lossy(&help.stdout)
+    );
+}
