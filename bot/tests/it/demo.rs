@@ -72,3 +72,40 @@ async fn the_readme_demo_block_runs_to_the_end_without_a_refusal() {
     }
     assert!(!shown.contains("has not reached"), "{shown}");
 }
+
+/// SIGTERM (a `kill`, a service manager) ends the demo cleanly: its temporary directory, with
+/// the simulated cloud's password file, is gone once it has exited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_the_demo_and_removes_its_temporary_directory() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let mut demo = Command::new(env!("CARGO_BIN_EXE_opsbot"))
+        .arg("demo")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = demo.stdout.take().unwrap();
+    let store = tokio::task::spawn_blocking(move || {
+        BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|line| {
+                line.split_once("· store: ")
+                    .map(|(_, store)| std::path::PathBuf::from(store.trim()))
+            })
+    })
+    .await
+    .unwrap()
+    .expect("the banner names the store");
+    let temp = store.parent().unwrap().to_owned();
+    assert!(temp.join("prod-password").is_file(), "{}", temp.display());
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(demo.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let out = output(demo).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("stopped by SIGTERM"), "{stderr}");
+    assert!(!temp.exists(), "{} is left behind", temp.display());
+}

@@ -46,15 +46,16 @@ pub(super) fn warning(engine: &Engine) -> Option<String> {
     Some(text)
 }
 
-/// Why the console stopped, for the runs it leaves: the error `opsbot console` ends with.
-pub(super) fn stopped(engine: &Engine) -> anyhow::Error {
+/// Why the console stopped (`by` a second Ctrl-C, or SIGTERM), for the runs it leaves: the
+/// error `opsbot console` ends with.
+pub(super) fn stopped(engine: &Engine, by: &str) -> anyhow::Error {
     match engine.executing() {
         Ok(executing) if !executing.is_empty() => anyhow::anyhow!(
-            "stopped by Ctrl-C: {} resume{} at the next start of opsbot (console or run)",
+            "stopped by {by}: {} resume{} at the next start of opsbot (console or run)",
             names(&executing),
             if executing.len() == 1 { "s" } else { "" }
         ),
-        _ => anyhow::anyhow!("stopped by Ctrl-C"),
+        _ => anyhow::anyhow!("stopped by {by}"),
     }
 }
 

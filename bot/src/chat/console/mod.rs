@@ -174,6 +174,12 @@ async fn terminal(
     };
     let mut session = Session::new(service.clone(), speaking);
     let screen = publisher.transport();
+    // Listened for before anything is shown, so that a signal sent once the banner is up is
+    // never the default one that ends the process where it stands. SIGTERM (a service manager,
+    // `kill`) stops at once, as a second Ctrl-C does, and still ends the console cleanly: the
+    // demo's temporary directory and simulators go with it.
+    let mut interrupts = signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?;
+    let mut terms = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
     if let Some(banner) = opening.banner {
         screen.print("", &banner, None);
     }
@@ -196,12 +202,16 @@ async fn terminal(
         Vec::new()
     };
     screen.set_prompt(session.prompt());
-    let mut interrupts = signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?;
     let mut lines = lines_of_stdin();
-    let (mut warned, mut interrupted) = (false, false);
+    let mut warned = false;
+    let mut stopped_by = None;
     loop {
         let line = tokio::select! {
             line = lines.recv() => line,
+            _ = terms.recv() => {
+                stopped_by = Some("SIGTERM");
+                break;
+            }
             _ = interrupts.recv() => match interrupt::warning(&engine).filter(|_| !warned) {
                 Some(warning) => {
                     screen.print(PRIVATE, &warning, None);
@@ -209,7 +219,7 @@ async fn terminal(
                     continue;
                 }
                 None => {
-                    interrupted = true;
+                    stopped_by = Some("Ctrl-C");
                     break;
                 }
             },
@@ -233,16 +243,17 @@ async fn terminal(
         screen.set_prompt(session.prompt());
     }
     schedules.iter().for_each(tokio::task::JoinHandle::abort);
-    if !interrupted {
+    if stopped_by.is_none() {
         if let Some(text) = waiting_for(&engine.executing()?) {
             screen.print(PRIVATE, &text, None);
         }
         tokio::select! {
             () = engine.idle() => {}
-            _ = interrupts.recv() => interrupted = true,
+            _ = interrupts.recv() => stopped_by = Some("Ctrl-C"),
+            _ = terms.recv() => stopped_by = Some("SIGTERM"),
         }
     }
-    let stopped = interrupted.then(|| interrupt::stopped(&engine));
+    let stopped = stopped_by.map(|by| interrupt::stopped(&engine, by));
     publisher.flushed().await;
     if let Some(held) = held {
         held.release().await;
