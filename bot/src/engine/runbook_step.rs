@@ -162,7 +162,10 @@ async fn run_command(
         }
     };
     let finished = match reached {
-        Reached::AskOperator(prompt) => return Ok(StepOutcome::AskOperator(prompt)),
+        Reached::AskOperator(prompt) => {
+            let checks = manual_checks(command);
+            return Ok(StepOutcome::AskOperator(format!("{prompt}{checks}")));
+        }
         Reached::Ran(finished) => finished,
     };
     keep_output(inner, run, index, host.as_str(), &cmd, &finished).await;
@@ -239,6 +242,20 @@ async fn run_command(
 /// only a cancel stops a command, so the run ends interrupted, saying what may still run.
 fn uncollected(host: &HostName, error: &CommandError) -> StepOutcome {
     StepOutcome::Interrupted(format!("stopped by the cancel: on {host}, {error}"))
+}
+
+/// What the operator who runs a command by hand must check before `/run done`, as the bot
+/// would have: the exit codes that count as success, and what its output must match.
+fn manual_checks(command: &HostCommand) -> String {
+    let codes: Vec<String> = command.exit_codes.iter().map(ToString::to_string).collect();
+    let exit = match codes.as_slice() {
+        [only] => format!("it must exit {only}"),
+        _ => format!("it must exit with one of {}", codes.join(", ")),
+    };
+    match &command.output {
+        Some(pattern) => format!("; {exit}, and its output must match /{pattern}/"),
+        None => format!("; {exit}"),
+    }
 }
 
 /// The tail of an output that fits a chat message, and where the rest is.

@@ -617,10 +617,12 @@ async fn with_manual_access_an_operator_runs_each_command_and_confirms_it() {
             "/runbook run name:debug-silent-service host:compute-01 process:nova-compute seconds:5",
         )
         .await;
+    // What the bot would have checked, the operator is asked to check.
     let expected = [
-        "on compute-01, run `pgrep -o -f nova-compute`",
+        "on compute-01, run `pgrep -o -f nova-compute`; it must exit 0, and its output must \
+         match /^(?P<pid>[0-9]+)\\s*$/",
         // Nothing captured the pid: the operator sees where it goes.
-        "on compute-01, run `timeout 5 strace -f -tt -p {pid}`",
+        "on compute-01, run `timeout 5 strace -f -tt -p {pid}`; it must exit with one of 0, 124",
     ];
     for prompt in expected {
         let run = h
