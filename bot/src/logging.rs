@@ -67,14 +67,18 @@ impl Destination {
     }
 }
 
-/// `$XDG_STATE_HOME/opsbot/console.log`, else `~/.local/state/opsbot/console.log` (the XDG
-/// base directory for logs and history).
-fn console_file() -> Option<PathBuf> {
+/// `$XDG_STATE_HOME/opsbot`, else `~/.local/state/opsbot` (the XDG base directory for logs
+/// and history): the console's log and its line history.
+pub fn state_dir() -> Option<PathBuf> {
     let state = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|dir| dir.is_absolute())
         .or_else(|| Some(PathBuf::from(std::env::var_os("HOME")?).join(".local/state")))?;
-    Some(state.join("opsbot").join("console.log"))
+    Some(state.join("opsbot"))
+}
+
+fn console_file() -> Option<PathBuf> {
+    Some(state_dir()?.join("console.log"))
 }
 
 /// Installs the global subscriber. `RUST_LOG` overrides `default_level` (`warn`, `info`, or

@@ -5,6 +5,7 @@
 //! the order `/help` lists them. The options several commands share live in `options`.
 
 mod clusters;
+mod complete;
 mod general;
 mod openstack;
 mod options;
@@ -12,6 +13,7 @@ mod runs;
 mod schedules;
 mod spec;
 
+pub use complete::complete;
 pub use spec::{CommandSpec, OptionKind, OptionSpec, Reach, Who};
 
 /// The groups' tables, in the order `/help` lists them.

@@ -12,6 +12,7 @@ mod builds;
 mod check;
 mod cli;
 mod console_ctrl_c;
+mod console_editing;
 mod console_socket;
 mod crash;
 mod crash_discord;

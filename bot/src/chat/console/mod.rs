@@ -4,6 +4,7 @@
 
 mod account;
 pub mod control;
+mod editor;
 mod interrupt;
 mod screen;
 mod session;
@@ -34,6 +35,7 @@ use crate::engine::Engine;
 use crate::lease;
 use crate::progress::Publisher;
 use crate::service::{Asked, Service};
+use editor::Input;
 use session::{Line, Session, Speaking};
 use transcript::PRIVATE;
 
@@ -46,21 +48,49 @@ pub async fn run(config: Config, clock: Clock) -> anyhow::Result<()> {
     terminal(&config, Opening::default(), speaking, clock).await
 }
 
-/// The console's input, line by line, read by a task of its own, so that waiting for a line
-/// can be interrupted (by Ctrl-C) without losing one half read.
-fn lines_of_stdin() -> mpsc::Receiver<std::io::Result<Option<Line>>> {
+/// Piped input, line by line, read by a task of its own, so that waiting for a line can be
+/// interrupted (by Ctrl-C) without losing one half read.
+fn lines_of_stdin() -> mpsc::Receiver<Input> {
     let (send, lines) = mpsc::channel(1);
     tokio::spawn(async move {
         let mut input = BufReader::new(tokio::io::stdin());
         loop {
-            let line = session::read_line(&mut input).await;
-            let more = matches!(line, Ok(Some(_)));
-            if send.send(line).await.is_err() || !more {
+            let (input, more) = match session::read_line(&mut input).await {
+                Ok(Some(line)) => (Input::Line(line), true),
+                Ok(None) => (Input::End, false),
+                Err(error) => (Input::Failed(error), false),
+            };
+            if send.send(input).await.is_err() || !more {
                 break;
             }
         }
     });
     lines
+}
+
+/// Where the console's lines come from: the line editor at a terminal, else the pipe.
+enum Source {
+    Editor(editor::LineEditor),
+    Pipe(mpsc::Receiver<Input>),
+}
+
+impl Source {
+    async fn next(&mut self) -> Input {
+        let inputs = match self {
+            Self::Editor(editor) => &mut editor.inputs,
+            Self::Pipe(lines) => lines,
+        };
+        inputs.recv().await.unwrap_or(Input::End)
+    }
+
+    /// Asks for the next line under `prompt` (the editor shows it; a pipe has none).
+    fn prompt(&self, screen: &Screen, prompt: String) {
+        match self {
+            // An editor gone has sent its last input already.
+            Self::Editor(editor) => drop(editor.prompts.send(prompt)),
+            Self::Pipe(_) => screen.set_prompt(prompt),
+        }
+    }
 }
 
 /// What a demo does once its engine is up, before the first prompt at a terminal (not under
@@ -201,21 +231,33 @@ async fn terminal(
     } else {
         Vec::new()
     };
-    screen.set_prompt(session.prompt());
-    let mut lines = lines_of_stdin();
+    let mut source = if tty {
+        let history = crate::logging::state_dir().map(|dir| dir.join("console_history"));
+        let (editor, printer) = editor::start(history, demo_people.is_some())?;
+        screen.print_through(printer);
+        Source::Editor(editor)
+    } else {
+        Source::Pipe(lines_of_stdin())
+    };
+    source.prompt(screen, session.prompt());
     let mut warned = false;
     let mut stopped_by = None;
     loop {
-        let line = tokio::select! {
-            line = lines.recv() => line,
+        let input = tokio::select! {
+            input = source.next() => input,
             _ = terms.recv() => {
                 stopped_by = Some("SIGTERM");
                 break;
             }
-            _ = interrupts.recv() => match interrupt::warning(&engine).filter(|_| !warned) {
+            _ = interrupts.recv() => Input::Interrupted,
+        };
+        let line = match input {
+            Input::Line(line) => line,
+            Input::Interrupted => match interrupt::warning(&engine).filter(|_| !warned) {
                 Some(warning) => {
                     screen.print(PRIVATE, &warning, None);
                     warned = true;
+                    source.prompt(screen, session.prompt());
                     continue;
                 }
                 None => {
@@ -223,11 +265,8 @@ async fn terminal(
                     break;
                 }
             },
-        };
-        let line = match line {
-            Some(Ok(Some(line))) => line,
-            Some(Err(error)) => return Err(error).context("reading the console input"),
-            Some(Ok(None)) | None => break,
+            Input::Failed(error) => return Err(error).context("reading the console input"),
+            Input::End => break,
         };
         if !tty && answers_a_waiting_run(&line) {
             engine.idle().await;
@@ -240,7 +279,7 @@ async fn terminal(
             screen.print(header, &text, None);
         }
         screen.release();
-        screen.set_prompt(session.prompt());
+        source.prompt(screen, session.prompt());
     }
     schedules.iter().for_each(tokio::task::JoinHandle::abort);
     if stopped_by.is_none() {

@@ -10,15 +10,26 @@ use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId};
 
+use super::editor::Printer;
 use super::transcript;
 use crate::progress::{ChatError, ChatTransport};
 
 /// The terminal, as a chat transport.
-#[derive(Debug)]
 pub struct Screen {
     tty: bool,
     next_message: AtomicU64,
     state: Mutex<ScreenState>,
+    /// At a terminal, the line editor's printer: it prints above the line being typed and
+    /// draws the prompt itself.
+    editor: Mutex<Option<Printer>>,
+}
+
+impl std::fmt::Debug for Screen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Screen")
+            .field("tty", &self.tty)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -46,7 +57,13 @@ impl Screen {
             tty,
             next_message: AtomicU64::new(1),
             state: Mutex::new(ScreenState::default()),
+            editor: Mutex::new(None),
         }
+    }
+
+    /// From now on, prints through the line editor's `printer`.
+    pub(super) fn print_through(&self, printer: Printer) {
+        *self.editor.lock().unwrap_or_else(PoisonError::into_inner) = Some(printer);
     }
 
     /// Shows the prompt of `prompt`'s speaker, replacing whatever the current line holds.
@@ -112,6 +129,16 @@ impl Screen {
         let block = transcript::block(header, text);
         out.push_str(&block);
         state.last = message.map(|id| (id.clone(), block.lines().count()));
+        // The line editor clears the prompt's row first and draws the prompt again after.
+        if let Some(print) = self
+            .editor
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+        {
+            print(out.trim_start_matches("\r\x1b[K").to_owned());
+            return;
+        }
         if self.tty {
             out.push_str(&state.prompt);
         }
