@@ -9,4 +9,4 @@ pub mod search;
 pub(crate) mod transport;
 
 pub use error::{BackendError, Fault};
-pub use retry::Retry;
+pub use retry::{Retry, watched};

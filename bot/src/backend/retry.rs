@@ -2,9 +2,24 @@
 
 use std::future::Future;
 
+use tokio::sync::mpsc::UnboundedSender;
+
 use super::error::BackendError;
 use crate::clock::Clock;
 use crate::config::RetryPolicy;
+
+tokio::task_local! {
+    /// Who hears, as it happens, about the retries of the request being answered: the
+    /// console, whose operator would otherwise watch seconds of silence (a run's retries go
+    /// to its progress message instead).
+    static WATCHER: UnboundedSender<String>;
+}
+
+/// Runs `answer`, telling `watcher` of each retry it makes, in words: `GET /v3/... could not
+/// be reached ...: connection refused; trying again (2 of 5)`.
+pub async fn watched<T>(watcher: UnboundedSender<String>, answer: impl Future<Output = T>) -> T {
+    WATCHER.scope(watcher, answer).await
+}
 
 /// A retry policy and the clock its delays are slept on: the policy is configuration, the
 /// clock the engine's (a test moves it instead of waiting out a backoff).
@@ -42,6 +57,11 @@ impl Retry {
                 Ok(value) => return Ok(value),
                 Err(error) if error.fault.is_transient() && tries < self.policy.attempts => {
                     tracing::warn!(%error, tries, "transient fault, retrying");
+                    let attempts = self.policy.attempts;
+                    // Nobody watching, or gone: the log has it.
+                    let _ = WATCHER.try_with(|watcher| {
+                        watcher.send(format!("{error}; trying again ({tries} of {attempts})"))
+                    });
                     on_retry(&error, tries);
                     self.pause(tries).await;
                 }

@@ -595,38 +595,35 @@ async fn planning_on_a_cluster_needs_no_cloud_credentials() {
 
 /// A console on a terminal keeps its log lines off the screen it shares with the operator: they
 /// go to a file under the XDG state directory, which it names once at start.
-#[test]
-fn an_interactive_console_logs_to_a_file_and_not_to_its_screen() {
-    use std::io::Read;
-
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interactive_console_logs_to_a_file_and_not_to_its_screen() {
     let home = tempfile::tempdir().unwrap();
-    let pty = nix::pty::openpty(None, None).unwrap();
-    let terminal = std::fs::File::from(pty.slave);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_opsbot"))
-        .args(["demo", "--speed", "200"])
-        .env("HOME", home.path())
-        .env_remove("XDG_STATE_HOME")
-        // "store opened" is logged at info.
-        .env("RUST_LOG", "info")
-        .stdin(terminal.try_clone().unwrap())
-        .stdout(terminal.try_clone().unwrap())
-        .stderr(terminal)
-        .spawn()
-        .unwrap();
-    let mut screen = std::fs::File::from(pty.master);
-    // A line, then Ctrl-D: the end of the input on a terminal.
-    screen.write_all(b"/help topic:zzz\n\x04").unwrap();
-    let mut shown = Vec::new();
-    // Reading the terminal ends with an error (EIO) once the console has exited and closed it.
-    let _ = screen.read_to_end(&mut shown);
-    assert!(child.wait().unwrap().success());
-    let shown = String::from_utf8_lossy(&shown);
+    let mut terminal = crate::support::Terminal::spawn(
+        Command::new(env!("CARGO_BIN_EXE_opsbot"))
+            .args(["demo", "--speed", "200"])
+            .env("HOME", home.path())
+            .env_remove("XDG_STATE_HOME")
+            // "store opened" is logged at info.
+            .env("RUST_LOG", "info"),
+    );
+    // A line typed at the prompt, then Ctrl-D: the end of the input on a terminal.
+    terminal
+        .until("the prompt", |shown| shown.contains("alice> "))
+        .await;
+    terminal.type_keys(b"/help topic:zzz\r");
+    terminal
+        .until("the answer", |shown| {
+            shown.contains("no commands about `zzz`")
+        })
+        .await;
+    terminal.type_keys(b"\x04");
+    let (status, shown) = terminal.exit().await;
+    assert!(status.success(), "{shown}");
     let log = home.path().join(".local/state/opsbot/console.log");
     assert!(
         shown.contains(&format!("opsbot: log lines go to {}", log.display())),
         "{shown}"
     );
-    assert!(shown.contains("no commands about `zzz`"), "{shown}");
     assert!(!shown.contains("store opened"), "{shown}");
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.contains("store opened"), "{logged}");
@@ -698,5 +695,45 @@ async fn the_binary_prints_its_example_config_and_defaults_to_etc() {
         String::from_utf8_lossy(&help.stdout).contains("[default: /etc/opsbot/opsbot.toml]"),
         "{}",
         String::from_utf8_lossy(&help.stdout)
+    );
+}
+
+/// A command whose backend is retried says so at the console as it happens, instead of
+/// seconds of silence then the failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_says_what_a_slow_command_waits_for() {
+    let (_held, closed) = crate::support::refusing_address();
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "[engine.retry]\nattempts = 3\nbase_delay = \"50ms\"\nmax_delay = \"100ms\"\n\
+         [[clusters]]\nname = \"old\"\nurl = \"http://{closed}\"\nnodes = [\"10.0.0.11\"]\n\
+         [clusters.node_control]\nkind = \"manual\"\ncontainer = \"opensearch\"\n"
+    );
+    let config = crate::support::config_file(dir.path(), &body)
+        .display()
+        .to_string();
+    let out = run(
+        vec!["console".into(), "--config".into(), config],
+        "/indices list cluster:old\n",
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let tries: Vec<&str> = stdout
+        .lines()
+        .filter(|l| {
+            l.starts_with(
+                "opsbot (only you): still waiting: search cluster `old`: GET /_cat/indices could \
+                 not be reached at http://",
+            )
+        })
+        .collect();
+    assert_eq!(tries.len(), 2, "{stdout}");
+    assert!(
+        tries[0].ends_with("connection refused; trying again (1 of 3)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.find("trying again (2 of 3)") < stdout.find("connection refused after 3 tries"),
+        "the retries are said before the answer: {stdout}"
     );
 }

@@ -139,6 +139,42 @@ fn answers_a_waiting_run(line: &Line) -> bool {
     )
 }
 
+/// How long a command may keep the console silent before it says that the answer is still
+/// being waited for.
+const SLOW: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Answers `line`, saying on the way (at once, not held back with progress) each retry the
+/// answer makes, and that it is still waited for once it has taken [`SLOW`] without one: a
+/// console silent for the seconds a backend's retries take looks hung.
+async fn answer_watched(
+    session: &mut Session,
+    screen: &Screen,
+    engine: &Engine,
+    line: &Line,
+) -> Option<(&'static str, String)> {
+    let (watcher, mut retries) = mpsc::unbounded_channel();
+    let answer = crate::backend::watched(watcher, session.answer(line));
+    tokio::pin!(answer);
+    let clock = engine.clock();
+    let slow = clock.sleep(SLOW);
+    tokio::pin!(slow);
+    let mut told = false;
+    loop {
+        tokio::select! {
+            answer = &mut answer => return answer,
+            Some(retry) = retries.recv() => {
+                told = true;
+                screen.print(PRIVATE, &format!("still waiting: {retry}"), None);
+            }
+            () = &mut slow, if !told => {
+                told = true;
+                let waiting = format!("`{}`: still waiting for the answer", line.shown().trim());
+                screen.print(PRIVATE, &waiting, None);
+            }
+        }
+    }
+}
+
 /// What the console says at the end of its input (Ctrl-D) while runs execute, before it waits
 /// for them: a console that seems to hang would be killed mid-step.
 fn waiting_for(runs: &[RunId]) -> Option<String> {
@@ -275,7 +311,7 @@ async fn terminal(
             screen.print(&session.prompt(), line.shown().trim(), None);
         }
         screen.hold();
-        if let Some((header, text)) = session.answer(&line).await {
+        if let Some((header, text)) = answer_watched(&mut session, screen, &engine, &line).await {
             screen.print(header, &text, None);
         }
         screen.release();

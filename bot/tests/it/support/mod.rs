@@ -627,3 +627,73 @@ pub fn refusing_address() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
     let address = socket.local_addr().unwrap();
     (socket, address)
 }
+
+/// The real binary at a terminal (a pseudo-terminal): keys typed as a person types them, and
+/// the screen read as text, escape sequences left out.
+pub struct Terminal {
+    child: Child,
+    keys: std::fs::File,
+    screen: Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl Terminal {
+    /// Starts `command` with the terminal as its stdin, stdout and stderr.
+    pub fn spawn(command: &mut Command) -> Self {
+        use std::io::Read;
+
+        let pty = nix::pty::openpty(None, None).unwrap();
+        let child = command
+            .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
+            .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
+            .stderr(Stdio::from(pty.slave.try_clone().unwrap()))
+            .spawn()
+            .unwrap();
+        drop(pty.slave);
+        let screen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut reader = std::fs::File::from(pty.master.try_clone().unwrap());
+        let filled = Arc::clone(&screen);
+        // Reading ends with an error (EIO) once the program has exited and closed it.
+        std::thread::spawn(move || {
+            let mut buf = [0; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                filled.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Self {
+            child,
+            keys: std::fs::File::from(pty.master),
+            screen,
+        }
+    }
+
+    /// What the screen shows so far.
+    pub fn shown(&self) -> String {
+        Self::shown_of(&self.screen.lock().unwrap())
+    }
+
+    pub fn type_keys(&mut self, keys: &[u8]) {
+        self.keys.write_all(keys).unwrap();
+    }
+
+    /// Waits until the screen satisfies `shows` (`what`, for the failure).
+    pub async fn until(&self, what: &str, shows: impl Fn(&str) -> bool) {
+        until(what, || shows(&self.shown())).await;
+    }
+
+    /// Waits for the program to exit: its status, and the screen it left.
+    pub async fn exit(self) -> (ExitStatus, String) {
+        let Self { child, screen, .. } = self;
+        let out = output(child).await;
+        let shown = Self::shown_of(&screen.lock().unwrap());
+        (out.status, shown)
+    }
+
+    fn shown_of(raw: &[u8]) -> String {
+        let text = String::from_utf8_lossy(raw);
+        let escapes = regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").unwrap();
+        escapes.replace_all(&text, "").replace('\r', "")
+    }
+}
