@@ -25,7 +25,7 @@ use crate::refusal::{EngineError, Refusal};
 
 mod answer;
 mod schedule;
-pub use answer::{Asked, Reply};
+pub use answer::{Asked, Attachment, Reply};
 
 /// The reason recorded for a rejection by button; `/reject` takes a reason of one's own.
 const REJECTED_BY_BUTTON: &str = "rejected with the button under the plan";
@@ -266,7 +266,13 @@ impl Service {
                         }
                         other => other.into(),
                     })?;
-                Reply::public(render::run_log(id, &lines, page, grep.as_deref()))
+                Reply {
+                    attachment: render::run_log_file(id, &lines).map(|text| Attachment {
+                        name: format!("{id}.log"),
+                        text,
+                    }),
+                    ..Reply::public(render::run_log(id, &lines, page, grep.as_deref()))
+                }
             }
             Request::RunStatus { id } => {
                 let run = self.engine.run(id)?;

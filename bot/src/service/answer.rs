@@ -13,6 +13,16 @@ pub struct Reply {
     /// The run the command started, when it waits for this person's confirmation of the plan
     /// with this digest: a console then takes `yes` for it.
     pub awaits: Option<(RunId, PlanDigest)>,
+    /// All of what the text shows only a page of, as a file, where the platform takes files
+    /// (Discord); the console pages instead.
+    pub attachment: Option<Attachment>,
+}
+
+/// A text file sent with a reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    pub name: String,
+    pub text: String,
 }
 
 impl Reply {
@@ -21,6 +31,7 @@ impl Reply {
             text: text.into(),
             private: false,
             awaits: None,
+            attachment: None,
         }
     }
 
@@ -29,6 +40,7 @@ impl Reply {
             text: text.into(),
             private: true,
             awaits: None,
+            attachment: None,
         }
     }
 }

@@ -134,6 +134,40 @@ pub fn run_log(id: RunId, lines: &[String], page: Page, grep: Option<&str>) -> S
     fit(&text)
 }
 
+/// Largest file of a run's log attached to a chat reply: within Discord's 10 MiB per upload
+/// for a guild without boosts, with room to spare.
+pub const LOG_FILE_BYTES: usize = 8 << 20;
+
+/// A run's whole log as a file for chat, when `/run log` shows it in more than one page:
+/// its lines, the latest within [`LOG_FILE_BYTES`], saying so when the earliest are left out.
+pub fn run_log_file(id: RunId, lines: &[String]) -> Option<String> {
+    if Selection::of(lines, None).pages().len() < 2 {
+        return None;
+    }
+    let mut kept = 0;
+    let mut size = 0;
+    for line in lines.iter().rev() {
+        if size + line.len() + 1 > LOG_FILE_BYTES {
+            break;
+        }
+        size += line.len() + 1;
+        kept += 1;
+    }
+    let mut text = String::with_capacity(size + 200);
+    if kept < lines.len() {
+        text.push_str(&format!(
+            "… the first {} lines are left out of this file; opsbot run-log export --run {id} \
+             writes them all\n",
+            lines.len() - kept
+        ));
+    }
+    for line in &lines[lines.len() - kept..] {
+        text.push_str(line);
+        text.push('\n');
+    }
+    Some(text)
+}
+
 /// The last lines of `lines` that fit in `max_chars`, newlines counted: output shown in chat.
 pub fn tail(lines: &[String], max_chars: usize) -> Vec<&str> {
     let mut shown = Vec::new();
@@ -231,5 +265,18 @@ mod tests {
             "{text}"
         );
         assert!(text.chars().count() <= MESSAGE_LIMIT);
+    }
+
+    #[test]
+    fn a_log_of_one_page_has_no_file_and_a_huge_one_keeps_its_latest_lines() {
+        assert_eq!(run_log_file(RunId::new(1), &lines(3, 10)), None);
+        let huge = lines(9000, 1023);
+        let file = run_log_file(RunId::new(1), &huge).unwrap();
+        assert!(file.len() <= LOG_FILE_BYTES + 200, "{}", file.len());
+        assert!(
+            file.starts_with("… the first ") && file.ends_with(&format!("{}\n", huge[8999])),
+            "{}",
+            &file[..200]
+        );
     }
 }

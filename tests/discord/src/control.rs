@@ -317,6 +317,11 @@ impl FakeDiscord {
     }
 
     /// Every rule a client broke, in order.
+    /// The files the bot attached to messages, in order.
+    pub fn uploads(&self) -> Vec<crate::uploads::Upload> {
+        self.shared.read().uploads.clone()
+    }
+
     pub fn violations(&self) -> Vec<String> {
         self.shared.read().violations.clone()
     }

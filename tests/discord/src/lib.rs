@@ -40,6 +40,8 @@ mod rules;
 mod staff;
 mod state;
 pub mod tls;
+mod uploads;
+pub use uploads::Upload;
 mod webhook;
 
 use std::net::SocketAddr;

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use crate::rules::Invalid;
 use crate::state::Shared;
-use crate::{commands, interactions, invalid, messages, payloads, permissions, webhook};
+use crate::uploads::Refused;
+use crate::{commands, interactions, invalid, messages, payloads, permissions, uploads, webhook};
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new().fallback(handle).with_state(shared)
@@ -177,7 +178,35 @@ fn route(s: &Shared, method: &Method, path: &str, headers: &HeaderMap, body: &[u
             .violation(format!("{method} {path}: missing or wrong bot token"));
         return Reply::error(StatusCode::UNAUTHORIZED, 0, "401: Unauthorized");
     }
-    let json: Value = if body.is_empty() {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let json: Value = if content_type.starts_with("multipart/form-data") {
+        match uploads::parse(content_type, body, &format!("{method} {path}")) {
+            Ok((json, files)) => {
+                s.lock().uploads.extend(files);
+                json
+            }
+            Err(Refused::TooLarge { filename, size }) => {
+                tracing::debug!(
+                    filename,
+                    size,
+                    "fake discord: upload over the guild's limit"
+                );
+                return Reply::error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    40005,
+                    "Request entity too large",
+                );
+            }
+            Err(Refused::Malformed(why)) => {
+                s.lock()
+                    .violation(format!("{method} {path}: malformed form: {why}"));
+                return Reply::error(StatusCode::BAD_REQUEST, 50035, "Invalid Form Body");
+            }
+        }
+    } else if body.is_empty() {
         Value::Null
     } else {
         match serde_json::from_slice(body) {

@@ -184,6 +184,8 @@ pub(crate) struct Inner {
     pub(crate) requests: Vec<String>,
     /// Requests held open by [`Shared::hang`].
     pub(crate) hung: usize,
+    /// The files messages carried, in order.
+    pub(crate) uploads: Vec<crate::uploads::Upload>,
 }
 
 impl Inner {

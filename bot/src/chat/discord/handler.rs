@@ -12,10 +12,10 @@ use opsbot_commands::render;
 use opsbot_commands::request::Request;
 use opsbot_commands::run::ChannelId;
 use serenity::all::{
-    CommandData, CommandInteraction, ComponentInteraction, Context, CreateAutocompleteResponse,
-    CreateInteractionResponse, CreateInteractionResponseFollowup, CreateInteractionResponseMessage,
-    EditInteractionResponse, EventHandler, Http, Interaction, Member, Ready, ResolvedOption,
-    ResolvedValue, User,
+    CommandData, CommandInteraction, ComponentInteraction, Context, CreateAttachment,
+    CreateAutocompleteResponse, CreateInteractionResponse, CreateInteractionResponseFollowup,
+    CreateInteractionResponseMessage, EditInteractionResponse, EventHandler, Http, Interaction,
+    Member, Ready, ResolvedOption, ResolvedValue, User,
 };
 use std::sync::Arc;
 
@@ -65,11 +65,13 @@ fn private(text: &str) -> CreateInteractionResponse {
 }
 
 fn respond(reply: &Reply) -> CreateInteractionResponse {
-    CreateInteractionResponse::Message(
-        CreateInteractionResponseMessage::new()
-            .content(&reply.text)
-            .ephemeral(reply.private),
-    )
+    let mut message = CreateInteractionResponseMessage::new()
+        .content(&reply.text)
+        .ephemeral(reply.private);
+    if let Some(file) = &reply.attachment {
+        message = message.add_file(CreateAttachment::bytes(file.text.as_bytes(), &file.name));
+    }
+    CreateInteractionResponse::Message(message)
 }
 
 /// Requests whose answer needs a cluster or a cloud (seconds, retries): answered with a

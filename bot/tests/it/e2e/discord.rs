@@ -733,3 +733,40 @@ async fn a_restart_booked_from_discord_is_announced_ahead_and_runs_at_its_time()
     );
     scene.assert_well_behaved();
 }
+
+/// `/run log` of a log longer than a message: a page in the reply, and the whole log attached
+/// as a file, which the fake Discord takes as Discord does (multipart, within the guild's
+/// upload limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_run_log_is_paged_and_attached_whole() {
+    let (runbooks, _hosts) = opsbot_tests::runbooks::test_hosts(opsbot_tests::runbooks::shipped());
+    let scene = DiscordScene::start(Setup {
+        runbooks,
+        ..Setup::default()
+    })
+    .await;
+    let alice = user("alice");
+    let (started, _) = scene
+        .slash(
+            &alice,
+            "/runbook run name:debug-silent-service host:compute-01 process:nova-compute \
+             seconds:5",
+        )
+        .await;
+    assert!(started.starts_with("r-1 started"), "{started}");
+    scene.progress("r-1", |text| text.starts_with("✅")).await;
+    let (page, private) = scene.slash(&alice, "/run log id:r-1").await;
+    assert!(!private);
+    assert!(page.contains(", page 1 of "), "{page}");
+    let uploads = scene.fake.uploads();
+    assert_eq!(uploads.len(), 1, "{uploads:?}");
+    assert_eq!(uploads[0].filename, "r-1.log");
+    let file = String::from_utf8(uploads[0].bytes.clone()).unwrap();
+    assert!(
+        file.starts_with("── step 1 on compute-01: `pgrep -o -f nova-compute` exited 0\n")
+            && file.contains("attached with 4 threads")
+            && file.trim_end().ends_with("detached"),
+        "{file}"
+    );
+    scene.assert_well_behaved();
+}
