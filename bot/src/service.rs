@@ -15,7 +15,7 @@ use opsbot_commands::people::{Actor, Speaker, UnknownPerson};
 use opsbot_commands::plan::PlanDigest;
 use opsbot_commands::render;
 use opsbot_commands::request::{ProcedureRequest, Request};
-use opsbot_commands::run::{ChannelId, Outcome, Run};
+use opsbot_commands::run::{ChannelId, Run};
 use opsbot_state::AuditQuery;
 use time::OffsetDateTime;
 
@@ -24,6 +24,7 @@ use crate::progress::ProgressSink;
 use crate::refusal::{EngineError, Refusal};
 
 mod answer;
+mod runs;
 mod schedule;
 pub use answer::{Asked, Attachment, Reply};
 
@@ -255,25 +256,7 @@ impl Service {
                 self.start(actor, channel, ProcedureRequest::Runbook(request), at)
                     .await?
             }
-            Request::RunLog { id, page, grep } => {
-                let lines = self
-                    .engine
-                    .store()
-                    .run_log(id)
-                    .map_err(|error| match error {
-                        opsbot_state::StoreError::NotFound { run } => {
-                            EngineError::from(Refusal::NoSuchRun { run })
-                        }
-                        other => other.into(),
-                    })?;
-                Reply {
-                    attachment: render::run_log_file(id, &lines).map(|text| Attachment {
-                        name: format!("{id}.log"),
-                        text,
-                    }),
-                    ..Reply::public(render::run_log(id, &lines, page, grep.as_deref()))
-                }
-            }
+            Request::RunLog { id, page, grep } => self.run_log(id, page, grep.as_deref())?,
             Request::RunStatus { id } => {
                 let run = self.engine.run(id)?;
                 Reply::public(render::run_status(
@@ -287,24 +270,7 @@ impl Service {
                 let listing = self.engine.store().recent_runs(day_ago, page, PER_PAGE)?;
                 Reply::public(render::run_list(&listing.items, page, listing.more, now))
             }
-            Request::RunCancel { id } => {
-                let run = self.engine.cancel(actor, id).await?;
-                Reply::public(match run.outcome() {
-                    Some(Outcome::Withdrawn { .. }) => format!(
-                        "{} withdrawn by {} before approval; nothing was done",
-                        run.id,
-                        actor.name()
-                    ),
-                    Some(Outcome::Cancelled { note, .. }) => {
-                        format!("{} cancelled by {}: {note}", run.id, actor.name())
-                    }
-                    _ => format!(
-                        "{} will stop at its next safe point (cancel requested by {})",
-                        run.id,
-                        actor.name()
-                    ),
-                })
-            }
+            Request::RunCancel { id } => self.cancel(actor, id).await?,
             Request::RunDone { id } => {
                 let run = self.engine.confirm(actor, id).await?;
                 Reply::public(format!(
@@ -320,33 +286,9 @@ impl Service {
             Request::Approve {
                 id,
                 digest: Some(digest),
-            } => {
-                let run = self.engine.approve(actor, id, digest.as_str()).await?;
-                Reply::public(format!(
-                    "{} approved by {} (plan digest {})",
-                    run.id,
-                    actor.name(),
-                    run.digest
-                ))
-            }
-            Request::RunConfirm { id, digest } => {
-                let run = self.engine.confirm_plan(actor, id, digest.as_str()).await?;
-                let when = if run.is_ahead() { "booked" } else { "starting" };
-                Reply::public(format!(
-                    "{} confirmed by {} (plan digest {}); {when}",
-                    run.id,
-                    actor.name(),
-                    run.digest
-                ))
-            }
-            Request::Reject { id, reason } => {
-                let run = self.engine.reject(actor, id, &reason).await?;
-                let verb = match run.outcome() {
-                    Some(Outcome::Withdrawn { .. }) => "withdrawn",
-                    _ => "rejected",
-                };
-                Reply::public(format!("{} {verb} by {}: {reason}", run.id, actor.name()))
-            }
+            } => self.approve(actor, id, &digest).await?,
+            Request::RunConfirm { id, digest } => self.confirm(actor, id, &digest).await?,
+            Request::Reject { id, reason } => self.reject(actor, id, &reason).await?,
             Request::Audit { run, since, page } => {
                 let start = since.map_or(now - time::Duration::days(1), |s| s.start(now));
                 let query = AuditQuery {

@@ -131,13 +131,9 @@ fn standing(run: &Run) -> Result<(), ApprovalRefusal> {
 /// approved by bob at 2026-11-21 14:02 UTC`. `None` while the request is open.
 pub fn decided(run: &Run) -> Option<String> {
     if let Some(grant) = run.approval.as_ref().filter(|g| g.digest == run.digest) {
-        let how = if run.plan.needs_confirmation() {
-            "confirmed"
-        } else {
-            "approved"
-        };
         return Some(format!(
-            "is already {how} by {} at {}",
+            "is already {} by {} at {}",
+            crate::render::decided_how(run),
             grant.by.name,
             utc(grant.at)
         ));

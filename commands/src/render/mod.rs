@@ -20,6 +20,7 @@ pub use cluster::{cluster_status, report};
 pub use indices::{bytes, compact, index_list};
 pub use log::{LOG_FILE_BYTES, run_log, run_log_file, tail};
 pub use plan::{Label, approval_preview, plan, started, step_label, step_label_at};
+pub(crate) use run::decided_how;
 pub use run::{ApprovalButtons, ProgressView, Tone, progress, progress_view, run_list, run_status};
 pub use runbook::{runbook_list, runbook_show};
 pub use schedule::{ScheduleState, schedule_list, schedule_show, standing_asked};

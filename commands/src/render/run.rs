@@ -361,7 +361,7 @@ fn step_of(run: &Run, index: usize) -> String {
 }
 
 /// How the run's plan is agreed to: `approved` by an approver, or `confirmed` by its requester.
-fn decided_how(run: &Run) -> &'static str {
+pub(crate) fn decided_how(run: &Run) -> &'static str {
     if run.plan.needs_confirmation() {
         "confirmed"
     } else {
