@@ -2,12 +2,13 @@
 //! Each is one compare-and-swap in the store, checked against the run as it is when it lands,
 //! so that the first decision wins and the engine's own transitions (expiry) cannot undo it.
 
-use opsbot_commands::approval::{self, Rejection};
+use opsbot_commands::approval::{self, ApprovalGrant, ApprovalRefusal, Rejection};
 use opsbot_commands::audit::AuditKind;
 use opsbot_commands::name::{Reason, RunId};
 use opsbot_commands::people::Actor;
 use opsbot_commands::render;
 use opsbot_commands::run::{CancelRequest, Outcome, Run, RunState, StepState};
+use time::OffsetDateTime;
 
 use super::{Engine, require_operator};
 use crate::refusal::{EngineError, Refusal};
@@ -113,19 +114,8 @@ impl Engine {
 
     /// A second operator approves the plan whose digest (or its shown prefix) is `shown`.
     pub async fn approve(&self, actor: &Actor, id: RunId, shown: &str) -> Result<Run, EngineError> {
-        let now = self.0.clock.now();
-        let (approver, shown) = (actor.clone(), shown.to_owned());
-        let updated = self.0.update(id, actor, move |run| {
-            let grant =
-                approval::approve(run, &approver, &shown, now).map_err(Refusal::Approval)?;
-            let digest = grant.digest.short().to_owned();
-            run.approval = Some(grant);
-            run.state = run.approved_state();
-            Ok(vec![AuditKind::ApprovalGranted { digest }])
-        });
-        let run = updated.await?;
-        self.0.wake(id);
-        Ok(run)
+        let event = |digest| AuditKind::ApprovalGranted { digest };
+        self.agree(actor, id, shown, approval::approve, event).await
     }
 
     /// The requester confirms their own plan, whose digest (or its shown prefix) is `shown`
@@ -137,15 +127,28 @@ impl Engine {
         shown: &str,
     ) -> Result<Run, EngineError> {
         require_operator(actor)?;
+        let event = |digest| AuditKind::Confirmed { digest };
+        self.agree(actor, id, shown, approval::confirm, event).await
+    }
+
+    /// Records the agreement `check` grants (an approval or a confirmation) as one transition,
+    /// audited as `event` with the plan's short digest, and lets the run go on.
+    async fn agree(
+        &self,
+        actor: &Actor,
+        id: RunId,
+        shown: &str,
+        check: fn(&Run, &Actor, &str, OffsetDateTime) -> Result<ApprovalGrant, ApprovalRefusal>,
+        event: fn(String) -> AuditKind,
+    ) -> Result<Run, EngineError> {
         let now = self.0.clock.now();
-        let (requester, shown) = (actor.clone(), shown.to_owned());
+        let (person, shown) = (actor.clone(), shown.to_owned());
         let updated = self.0.update(id, actor, move |run| {
-            let grant =
-                approval::confirm(run, &requester, &shown, now).map_err(Refusal::Approval)?;
+            let grant = check(run, &person, &shown, now).map_err(Refusal::Approval)?;
             let digest = grant.digest.short().to_owned();
             run.approval = Some(grant);
             run.state = run.approved_state();
-            Ok(vec![AuditKind::Confirmed { digest }])
+            Ok(vec![event(digest)])
         });
         let run = updated.await?;
         self.0.wake(id);

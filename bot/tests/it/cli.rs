@@ -737,3 +737,27 @@ async fn the_console_says_what_a_slow_command_waits_for() {
         "the retries are said before the answer: {stdout}"
     );
 }
+
+/// At the `yes` prompt, a near miss (`Y`) says the plan still waits and how to decide it; `no`
+/// leaves it waiting, saying how to decide later. Neither starts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_answer_at_the_yes_prompt_leaves_the_plan_waiting_and_says_how() {
+    let scene = scene(small(), r#"kind = "sim""#).await;
+    let out = run(
+        vec!["console".into(), "--config".into(), config_of(&scene)],
+        "/cluster stop cluster:logs\nY\nno\n",
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "opsbot (only you): r-1 still waits: type `yes` exactly to run it, or later /run \
+             confirm id:r-1 digest:"
+        ) && stdout.contains("opsbot (only you): r-1 is left waiting; later: /run confirm id:r-1"),
+        "{stdout}"
+    );
+    assert!(
+        scene.sim.calls().iter().all(|c| c.method == "GET"),
+        "nothing was changed"
+    );
+}

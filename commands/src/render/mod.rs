@@ -67,16 +67,11 @@ pub fn utc(at: OffsetDateTime) -> String {
 /// `2026-10-22 00:00:07 UTC`: to the second, where the order of events within a minute
 /// matters (the audit trail: who approved before whom).
 pub fn utc_seconds(at: OffsetDateTime) -> String {
+    const SECONDS: &[time::format_description::BorrowedFormatItem<'_>] =
+        time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
+    // Formatting a UTC time with numeric components cannot fail.
     let at = at.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second()
-    )
+    at.format(SECONDS).unwrap_or_else(|_| utc(at))
 }
 
 /// `/help` and `/help topic:cluster`.

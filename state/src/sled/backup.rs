@@ -144,15 +144,11 @@ pub fn restore(store: &Path, backup: &Path) -> Result<Restored, StoreError> {
 /// `20261128T031502Z`: when a store was moved aside, readable in a directory listing and in
 /// the order of the listing.
 fn stamp(at: OffsetDateTime) -> String {
-    format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second()
-    )
+    const STAMP: &[time::format_description::BorrowedFormatItem<'_>] =
+        time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
+    // Formatting a UTC time with numeric components cannot fail; the seconds would do.
+    at.format(STAMP)
+        .unwrap_or_else(|_| at.unix_timestamp().to_string())
 }
 
 /// A store directory and the files beside it named after it, its marker and archives: what a

@@ -55,26 +55,29 @@ impl Shown {
         format!("type {CONFIRM} to {what} it, or anything else to leave it waiting")
     }
 
+    /// The command that decides it later, and how to withdraw a confirmation's run.
+    fn later(&self) -> String {
+        let (id, digest) = (self.id, self.digest.as_str());
+        if self.confirms {
+            format!("/run confirm id:{id} digest:{digest}; /run cancel id:{id} withdraws it")
+        } else {
+            format!("/approve id:{id} digest:{digest}")
+        }
+    }
+
     /// What a near miss (`y`, `YES`) is told: the plan still waits, and how to decide it.
     fn still_waiting(&self) -> String {
-        let how = if self.confirms {
-            format!(
-                "/run confirm id:{id} digest:{digest} later; /run cancel id:{id} withdraws it",
-                id = self.id,
-                digest = self.digest.as_str()
-            )
-        } else {
-            format!(
-                "/approve id:{} digest:{} later",
-                self.id,
-                self.digest.as_str()
-            )
-        };
+        let what = if self.confirms { "run" } else { "approve" };
         format!(
-            "{} still waits: {} (exactly `{CONFIRM}`), or {how}",
+            "{} still waits: type `{CONFIRM}` exactly to {what} it, or later {}",
             self.id,
-            self.prompt()
+            self.later()
         )
+    }
+
+    /// What `no` is told: nothing was decided, and how to decide later.
+    fn left_waiting(&self) -> String {
+        format!("{} is left waiting; later: {}", self.id, self.later())
     }
 }
 
@@ -84,6 +87,11 @@ fn near_miss(line: &str) -> bool {
         && ["yes", "y", "ok", "yep"]
             .iter()
             .any(|w| line.eq_ignore_ascii_case(w))
+}
+
+/// A line that answers a `yes` prompt with no.
+fn declines(line: &str) -> bool {
+    ["no", "n"].iter().any(|w| line.eq_ignore_ascii_case(w))
 }
 
 /// The answer to a line that is not UTF-8 (a stray byte, a terminal in another encoding).
@@ -157,6 +165,9 @@ impl Session {
         }
         let shown = self.shown.take();
         let origin = self.origin();
+        if let Some(shown) = shown.as_ref().filter(|_| declines(line)) {
+            return Some((PRIVATE, shown.left_waiting()));
+        }
         let request = if line == CONFIRM || near_miss(line) {
             let Some(shown) = shown else {
                 let nothing = "nothing to confirm: /approve id:r-N shows a plan, then yes \
@@ -189,7 +200,7 @@ impl Session {
             .await;
         let mut text = reply.text;
         if let Some((id, digest)) = reply.awaits {
-            if let Ok(digest) = DigestPrefix::parse(digest.as_str()) {
+            if let Ok(digest) = DigestPrefix::parse(digest.short()) {
                 let shown = Shown {
                     id,
                     digest,
@@ -206,7 +217,7 @@ impl Session {
     async fn preview(&mut self, id: RunId) -> String {
         match self.service.preview(self.speaker(), id).await {
             Ok((text, digest)) => {
-                let Ok(digest) = DigestPrefix::parse(digest.as_str()) else {
+                let Ok(digest) = DigestPrefix::parse(digest.short()) else {
                     return text;
                 };
                 let shown = Shown {
