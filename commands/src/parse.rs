@@ -2,10 +2,14 @@
 //! catalogue. A command's last option, when it is free text, takes the rest of the line without
 //! quotes (`/reject id:r-2 reason:wrong node, see r-1`). Pure: no I/O, every error is product
 //! copy that says what to type instead.
+//!
+//! Command and option names are matched with ASCII case ignored (`/CLUSTER STATUS CLUSTER:logs`,
+//! as a phone's keyboard or caps lock types them); values never are, since a cluster or index
+//! name means what it says. An unknown command's hint suggests the nearest ones ([`suggest`]).
 
 use std::collections::BTreeMap;
 
-use crate::catalogue::{self, CommandSpec, OptionKind, Reach};
+use crate::catalogue::{self, CommandSpec, OptionKind, OptionSpec, Reach};
 use crate::echo::visible;
 use crate::name::{NameError, ParamName};
 use crate::request::Request;
@@ -26,6 +30,10 @@ pub enum ParseError {
     UnknownCommand { typed: String, hint: String },
     #[error("`{token}` is not an option; give options as name:value, e.g. {usage}")]
     NotAnOption { token: String, usage: String },
+    /// `cluster: logs`: the value, split from its name, would otherwise be refused as a word
+    /// that is not an option, which hides the one space at fault.
+    #[error("`{option}:` has no value: remove the space after the colon ({fixed})")]
+    SpaceAfterColon { option: String, fixed: String },
     #[error("`{command}` has no option `{option}`; usage: {usage}")]
     UnknownOption {
         command: String,
@@ -52,8 +60,9 @@ pub enum ParseError {
 pub struct Args<'a> {
     command: &'static CommandSpec,
     values: BTreeMap<&'static str, &'a str>,
-    /// Options beyond the spec's, for an open command, in the order given.
-    extra: Vec<(&'a str, &'a str)>,
+    /// Options beyond the spec's, for an open command, in the order given; names in lower case
+    /// (parameter names are), whatever case they were typed in.
+    extra: Vec<(String, &'a str)>,
 }
 
 impl<'a> Args<'a> {
@@ -64,18 +73,19 @@ impl<'a> Args<'a> {
         given: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Self, ParseError> {
         let mut values = BTreeMap::new();
-        let mut extra: Vec<(&'a str, &'a str)> = Vec::new();
+        let mut extra: Vec<(String, &'a str)> = Vec::new();
         for (name, value) in given {
-            let Some(spec) = command.option(name) else {
-                if command.open && ParamName::parse(name).is_ok() {
+            let Some(spec) = option_named(command, name) else {
+                let lower = name.to_ascii_lowercase();
+                if command.open && ParamName::parse(&lower).is_ok() {
                     check_len("value", OptionKind::Param, value)?;
-                    if extra.iter().any(|(given, _)| *given == name) {
+                    if extra.iter().any(|(given, _)| *given == lower) {
                         return Err(ParseError::DuplicateOption {
-                            option: name.to_owned(),
+                            option: lower,
                             usage: command.usage(),
                         });
                     }
-                    extra.push((name, value));
+                    extra.push((lower, value));
                     continue;
                 }
                 return Err(ParseError::UnknownOption {
@@ -108,9 +118,11 @@ impl<'a> Args<'a> {
         })
     }
 
-    /// The options beyond the spec's of an open command, as given.
-    pub fn extra(&self) -> impl Iterator<Item = (&'a str, &'a str)> + '_ {
-        self.extra.iter().copied()
+    /// The options beyond the spec's of an open command, as given but for the names' case.
+    pub fn extra(&self) -> impl Iterator<Item = (&str, &'a str)> + '_ {
+        self.extra
+            .iter()
+            .map(|(name, value)| (name.as_str(), *value))
     }
 
     /// A required option, validated by `parse`. `new` has checked presence already.
@@ -143,6 +155,14 @@ impl<'a> Args<'a> {
             })
             .transpose()
     }
+}
+
+/// The option of `command` called `name`, ASCII case ignored.
+fn option_named(command: &CommandSpec, name: &str) -> Option<&'static OptionSpec> {
+    command
+        .options
+        .iter()
+        .find(|o| o.name.eq_ignore_ascii_case(name))
 }
 
 /// Refuses a value longer than its kind takes, before anything else looks at it.
@@ -189,19 +209,51 @@ pub fn parse_line(line: &str, origin: Origin) -> Result<Request, ParseError> {
     let Some(group) = first.strip_prefix('/') else {
         return Err(ParseError::NotACommand);
     };
-    let (command, rest) = find_command(group, &tokens[1..])?;
+    let (command, rest) = find_command(group, &tokens[1..], origin)?;
     let mut given = Vec::with_capacity(rest.len());
-    for token in rest {
+    for (at, token) in rest.iter().enumerate() {
         let Some((name, value)) = token.split_once(':') else {
             return Err(ParseError::NotAnOption {
                 token: visible(token, 40),
                 usage: command.usage(),
             });
         };
+        if let Some(next) = rest.get(at + 1).filter(|_| value.is_empty()) {
+            check_no_space_after_colon(command, name, next)?;
+        }
         given.push((name, value));
     }
     given.extend(free);
     request(command, given, origin)
+}
+
+/// Refuses `name: value`, which the tokenizer reads as an empty `name:` and then a token of its
+/// own: the next token is a value when it is no option (`cluster: logs`), or when it looks like
+/// one but `name` is an option and the next token's name none (`at: 03:00Z`, `node: fe80::14`).
+fn check_no_space_after_colon(
+    command: &CommandSpec,
+    name: &str,
+    next: &str,
+) -> Result<(), ParseError> {
+    let split = match next.split_once(':') {
+        None => !name.is_empty(),
+        Some((next_name, _)) => {
+            option_named(command, name).is_some()
+                && option_named(command, next_name).is_none()
+                && !(command.open && ParamName::parse(&next_name.to_ascii_lowercase()).is_ok())
+        }
+    };
+    if !split {
+        return Ok(());
+    }
+    let option = option_named(command, name).map_or_else(|| visible(name, 32), |o| o.name.into());
+    let value = visible(next, 40);
+    let fixed = if next.contains(char::is_whitespace) {
+        format!("{option}:\"{value}\"")
+    } else {
+        format!("{option}:{value}")
+    };
+    Err(ParseError::SpaceAfterColon { option, fixed })
 }
 
 /// A free-text option's name and its value.
@@ -213,9 +265,9 @@ type FreeText<'a> = (&'static str, &'a str);
 fn split_free_text(line: &str) -> Result<(&str, Option<FreeText<'_>>), ParseError> {
     let mut words = line.split_whitespace();
     let group = words.next().and_then(|w| w.strip_prefix('/'));
-    let sub: Vec<String> = words.next().map(str::to_owned).into_iter().collect();
+    let sub = words.next();
     let Some(name) = group
-        .and_then(|group| find_command(group, &sub).ok())
+        .and_then(|group| lookup(group, sub))
         .and_then(|(command, _)| command.free_text())
     else {
         return Ok((line, None));
@@ -224,8 +276,10 @@ fn split_free_text(line: &str) -> Result<(&str, Option<FreeText<'_>>), ParseErro
     let mut word_start = true;
     for (at, ch) in line.char_indices() {
         if word_start && !in_quotes {
-            let value = line[at..]
-                .strip_prefix(name)
+            let value = line
+                .get(at..at + name.len())
+                .filter(|typed| typed.eq_ignore_ascii_case(name))
+                .and_then(|_| line.get(at + name.len()..))
                 .and_then(|rest| rest.strip_prefix(':'));
             if let Some(value) = value {
                 return Ok((&line[..at], Some((name, unquoted(value.trim())?))));
@@ -266,33 +320,25 @@ pub fn request<'a>(
 fn find_command<'t>(
     group: &str,
     rest: &'t [String],
+    origin: Origin,
 ) -> Result<(&'static CommandSpec, &'t [String]), ParseError> {
-    let mut in_group = catalogue::group(group).peekable();
-    if in_group.peek().is_none() {
-        return Err(ParseError::UnknownCommand {
-            typed: format!("/{}", visible(group, 32)),
-            hint: "type /help for the list".into(),
-        });
-    }
-    let candidates: Vec<&'static CommandSpec> = in_group.collect();
-    if let [single] = candidates.as_slice() {
-        if single.sub.is_none() {
-            return Ok((single, rest));
-        }
-    }
-    let sub = rest.first().map(String::as_str).unwrap_or_default();
-    match candidates.iter().find(|c| c.sub == Some(sub)) {
-        Some(command) => Ok((command, &rest[1..])),
-        None => {
-            let subs: Vec<String> = candidates.iter().map(|c| c.path()).collect();
-            Err(ParseError::UnknownCommand {
-                typed: format!("/{group} {}", visible(sub, 32))
-                    .trim_end()
-                    .to_owned(),
-                hint: format!("try one of: {}", subs.join(", ")),
-            })
-        }
-    }
+    let sub = rest.first().map(String::as_str);
+    let (command, words) =
+        lookup(group, sub).ok_or_else(|| suggest::unknown_command(group, sub, origin))?;
+    Ok((command, rest.get(words..).unwrap_or_default()))
+}
+
+/// The command of `/group` (a group of one command) or `/group sub`, ASCII case ignored, and
+/// how many words after the group its path takes.
+fn lookup(group: &str, sub: Option<&str>) -> Option<(&'static CommandSpec, usize)> {
+    catalogue::commands()
+        .filter(|c| c.group.eq_ignore_ascii_case(group))
+        .find_map(|c| match c.sub {
+            None => Some((c, 0)),
+            Some(name) => sub
+                .filter(|typed| typed.eq_ignore_ascii_case(name))
+                .map(|_| (c, 1)),
+        })
 }
 
 /// Splits on white space; `name:"a b"` keeps its spaces and loses its quotes.
@@ -324,6 +370,8 @@ fn tokenize(line: &str) -> Result<Vec<String>, ParseError> {
 pub fn command_by_path(group: &str, sub: Option<&str>) -> Option<&'static CommandSpec> {
     catalogue::commands().find(|c| c.group == group && c.sub == sub)
 }
+
+mod suggest;
 
 #[cfg(test)]
 mod tests;

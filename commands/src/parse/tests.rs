@@ -2,6 +2,8 @@ use super::*;
 use crate::name::{ClusterName, PersonName, RunId};
 use crate::request::ProcedureRequest;
 
+mod hints;
+
 fn logs() -> ClusterName {
     ClusterName::parse("logs").unwrap()
 }
@@ -101,7 +103,10 @@ fn bad_lines_get_errors_that_say_what_to_type() {
         "",
         "cluster status cluster:logs",
         "/clutser status cluster:logs",
+        "/clustr",
+        "/nope status",
         "/cluster stats cluster:logs",
+        "/CLUSTER STATUS cluster:Logs",
         "/cluster",
         "/cluster status",
         "/cluster status logs",
@@ -110,6 +115,7 @@ fn bad_lines_get_errors_that_say_what_to_type() {
         "/cluster status cluster:Logs",
         "/cluster status cluster:*",
         "/cluster status cluster:",
+        "/cluster status cluster: logs",
         long.as_str(),
         "/run cancel id:forty-two",
         "/reject id:r-1 reason:\"unclosed",
