@@ -43,6 +43,10 @@ async fn at_a_terminal_tab_completes_up_recalls_and_the_history_is_kept() {
     terminal
         .until("/cluster status answered", |shown| answered(shown) == 1)
         .await;
+    // Keys typed once the editor reads again: before, the terminal is in its cooked mode.
+    terminal
+        .prompted_after("runs: none active", "alice> ")
+        .await;
     assert!(
         terminal
             .shown()
@@ -57,11 +61,12 @@ async fn at_a_terminal_tab_completes_up_recalls_and_the_history_is_kept() {
             answered(shown) == 2
         })
         .await;
+    terminal
+        .prompted_after("runs: none active", "alice> ")
+        .await;
     // A pasted line is read whole, Enter included.
     terminal.type_keys(b"/run list\r");
-    terminal
-        .until("/run list answered", |shown| shown.contains("no runs"))
-        .await;
+    terminal.prompted_after("no runs", "alice> ").await;
     terminal.type_keys(b"\x04");
     let (status, shown) = terminal.exit().await;
     assert!(status.success(), "{shown}");

@@ -19,7 +19,7 @@ async fn bad_commands_never_reach_the_cluster_nor_change_the_store() {
         (
             "alice",
             "/cluster restrat cluster:logs",
-            "unknown command `/cluster restrat`; try one of: /cluster status, /cluster stop, /cluster start, /cluster restart, /cluster remove-node",
+            "unknown command `/cluster restrat`; did you mean /cluster restart? try one of: /cluster status, /cluster stop, /cluster start, /cluster restart, /cluster remove-node",
         ),
         (
             "alice",

@@ -678,6 +678,18 @@ impl Terminal {
         self.keys.write_all(keys).unwrap();
     }
 
+    /// Waits until the prompt is shown again after `answer`: the line editor reads keys (a
+    /// Ctrl-D typed before it does reaches a terminal in its cooked mode, which swallows it).
+    pub async fn prompted_after(&self, answer: &str, prompt: &str) {
+        let what = format!("the prompt after `{answer}`");
+        until(&what, || {
+            self.shown()
+                .rsplit_once(answer)
+                .is_some_and(|(_, after)| after.contains(prompt))
+        })
+        .await;
+    }
+
     /// Waits until the screen satisfies `shows` (`what`, for the failure).
     pub async fn until(&self, what: &str, shows: impl Fn(&str) -> bool) {
         until(what, || shows(&self.shown())).await;
