@@ -432,7 +432,7 @@ mod tests {
         let bad = request(&data(
             "runbook",
             Some("run"),
-            &[("name", "nested-virt"), ("Host", "compute-01")],
+            &[("name", "nested-virt"), ("host!", "compute-01")],
         ))
         .unwrap_err();
         assert!(matches!(bad, ParseError::UnknownOption { .. }), "{bad}");
