@@ -291,28 +291,19 @@ async fn what_stayed_is_counted_without_the_indices_re_created_since_the_plan() 
     let id = h.start_run("alice", "/indices prune cluster:logs").await;
     let plan = h.run(id).plan;
     let selected = plan.deleted_indices().count();
-    let target = plan.deleted_indices().next().unwrap().to_string();
     let http = reqwest::Client::new();
-    let url = format!("{}/{target}", h.sim.base_url());
-    assert!(
-        http.delete(&url)
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .is_success()
-    );
-    assert!(http.put(&url).send().await.unwrap().status().is_success());
-    let gone = plan.deleted_indices().nth(1).unwrap().to_string();
-    let url = format!("{}/{gone}", h.sim.base_url());
-    assert!(
-        http.delete(&url)
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .is_success()
-    );
+    let index = |n: usize| {
+        let name = plan.deleted_indices().nth(n).unwrap();
+        format!("{}/{name}", h.sim.base_url())
+    };
+    // The first index re-created under its name (another UUID), the second gone already.
+    for (url, recreate) in [(index(0), true), (index(1), false)] {
+        let deleted = http.delete(&url).send().await.unwrap();
+        assert!(deleted.status().is_success());
+        if recreate {
+            assert!(http.put(&url).send().await.unwrap().status().is_success());
+        }
+    }
     h.sim.set_faults(vec![rule("lost,count=1,method=DELETE")]);
 
     h.approve("bob", id).await;
