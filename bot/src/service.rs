@@ -188,6 +188,10 @@ impl Service {
                     awaits: run
                         .awaits_confirmation()
                         .then(|| (run.id, run.digest.clone())),
+                    attachment: render::plan_file(&run).map(|text| Attachment {
+                        name: format!("{}-plan.txt", run.id),
+                        text,
+                    }),
                     ..Reply::public(render::started(&run))
                 },
                 Start::NothingToDo(plan) => Reply::public(plan.notes().join("\n")),

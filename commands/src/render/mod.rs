@@ -19,7 +19,7 @@ pub use cloud::{allocations, services};
 pub use cluster::{cluster_status, report};
 pub use indices::{bytes, compact, index_list};
 pub use log::{LOG_FILE_BYTES, run_log, run_log_file, tail};
-pub use plan::{Label, approval_preview, plan, started, step_label, step_label_at};
+pub use plan::{Label, approval_preview, plan, plan_file, started, step_label, step_label_at};
 pub(crate) use run::decided_how;
 pub use run::{ApprovalButtons, ProgressView, Tone, progress, progress_view, run_list, run_status};
 pub use runbook::{runbook_list, runbook_show};

@@ -248,6 +248,17 @@ fn destructive_marker(step: StepRef<'_>) -> &'static str {
 /// binds to: a run's stored one, never one recomputed from a plan that a later opsbot may
 /// encode differently.
 pub fn plan(plan: &Plan, digest: &PlanDigest) -> String {
+    fit(&whole_plan(plan, digest))
+}
+
+/// The plan whole, as a file for chat where the answer that shows it had to be cut: every
+/// step of a prune of thousands of indices. `None` when the answer shows all of it.
+pub fn plan_file(run: &Run) -> Option<String> {
+    let whole = whole_plan(&run.plan, &run.digest);
+    (started_text(run, &whole).chars().count() > super::MESSAGE_LIMIT).then_some(whole)
+}
+
+fn whole_plan(plan: &Plan, digest: &PlanDigest) -> String {
     let mut text = format!("Plan for {} (digest {digest})\n", plan.request());
     for (i, step) in plan.steps().enumerate() {
         let _ = writeln!(
@@ -262,7 +273,7 @@ pub fn plan(plan: &Plan, digest: &PlanDigest) -> String {
     for note in plan.notes() {
         let _ = writeln!(text, "note: {note}");
     }
-    fit(text.trim_end())
+    text.trim_end().to_owned()
 }
 
 /// What the plan waits for before it acts, by the operators' policy and its steps:
@@ -279,6 +290,11 @@ fn consent_line(plan: &Plan) -> String {
 
 /// The answer to a procedure request: the run and its plan, and who must act next.
 pub fn started(run: &Run) -> String {
+    fit(&started_text(run, &whole_plan(&run.plan, &run.digest)))
+}
+
+/// The answer to a procedure request, whole: who must act next, then `plan`.
+fn started_text(run: &Run, plan: &str) -> String {
     let first = match &run.state {
         RunState::AwaitingApproval { expires_at } if run.plan.needs_confirmation() => format!(
             "{id} waits for {} to confirm it (expires {}): /run confirm id:{id} digest:{}, or \
@@ -306,10 +322,7 @@ pub fn started(run: &Run) -> String {
             run.id
         )
     });
-    fit(&format!(
-        "{first}{booked}\n{}",
-        plan(&run.plan, &run.digest)
-    ))
+    format!("{first}{booked}\n{plan}")
 }
 
 /// `/approve` without a digest: the command that approves exactly this plan, then the plan.

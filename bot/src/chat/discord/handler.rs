@@ -270,12 +270,11 @@ impl Handler {
                 EditInteractionResponse::new().content(super::ANSWERED_BELOW),
             )
             .await?;
-        command
-            .create_followup(
-                &self.http,
-                CreateInteractionResponseFollowup::new().content(&reply.text),
-            )
-            .await?;
+        let mut followup = CreateInteractionResponseFollowup::new().content(&reply.text);
+        if let Some(file) = &reply.attachment {
+            followup = followup.add_file(CreateAttachment::bytes(file.text.as_bytes(), &file.name));
+        }
+        command.create_followup(&self.http, followup).await?;
         command.delete_response(&self.http).await
     }
 

@@ -124,6 +124,7 @@ async fn a_restart_from_a_slash_command_edits_one_progress_message_to_the_end() 
         .filter(|m| embed_text(m).contains(" r-1 · "))
         .collect();
     assert_eq!(progress.len(), 1, "one message per run");
+    assert!(scene.fake.uploads().is_empty(), "a plan that fits needs no file");
     let said = scene.announced_until("✅ maintenance over").await;
     assert_eq!(said.len(), 2, "{said:#?}");
     assert_eq!(
@@ -768,5 +769,43 @@ async fn a_long_run_log_is_paged_and_attached_whole() {
             && file.trim_end().ends_with("detached"),
         "{file}"
     );
+    scene.assert_well_behaved();
+}
+
+/// A plan longer than a message (a prune of many indices, each of its own series) is cut in
+/// the answer and attached whole, so the approver can read every index it deletes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_plan_is_attached_whole_to_the_answer() {
+    let scene = DiscordScene::start(Setup {
+        days_of_indices: 2,
+        sim: |mut sim| {
+            sim.extra_indices = (0..150).map(|n| format!("svc{n:03}-2020.01.01")).collect();
+            sim
+        },
+        ..Setup::default()
+    })
+    .await;
+    let (answer, private) = scene
+        .slash(
+            &user("alice"),
+            "/indices prune cluster:logs older_than_days:30",
+        )
+        .await;
+    assert!(!private, "{answer}");
+    assert!(
+        answer.ends_with("(cut to fit; /run status shows the rest)"),
+        "{answer}"
+    );
+    let uploads = scene.fake.uploads();
+    assert_eq!(uploads.len(), 1, "{uploads:?}");
+    assert_eq!(uploads[0].filename, "r-1-plan.txt");
+    let plan = String::from_utf8(uploads[0].bytes.clone()).unwrap();
+    assert!(
+        plan.starts_with("Plan for /indices prune cluster:logs"),
+        "{plan}"
+    );
+    for n in [0, 75, 149] {
+        assert!(plan.contains(&format!("svc{n:03}-2020.01.01")), "{plan}");
+    }
     scene.assert_well_behaved();
 }
