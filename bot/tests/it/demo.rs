@@ -109,3 +109,17 @@ async fn sigterm_ends_the_demo_and_removes_its_temporary_directory() {
     assert!(stderr.contains("stopped by SIGTERM"), "{stderr}");
     assert!(!temp.exists(), "{} is left behind", temp.display());
 }
+
+/// The demo on its own PostgreSQL ends its connections before it stops the server: nothing
+/// reports the server gone at exit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_on_postgres_exits_without_connection_errors() {
+    let out = output(spawn(&["demo", "--postgres"], "/run list\n")).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no runs in the last 24 hours"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Connection error"), "{stderr}");
+}

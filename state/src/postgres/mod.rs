@@ -110,6 +110,10 @@ impl Postgres {
         self.place().to_owned()
     }
 
+    pub(crate) fn close(&self) {
+        self.inner.pool.close();
+    }
+
     fn place(&self) -> &str {
         &self.inner.pool.place
     }

@@ -113,6 +113,12 @@ impl Pool {
     }
 
     /// A connection from the pool.
+    /// Ends the idle connections now and takes no new ones: each says goodbye to the server
+    /// instead of finding it gone later.
+    pub(crate) fn close(&self) {
+        self.pool.close();
+    }
+
     pub(crate) fn conn(&self) -> Result<Conn<'_>, StoreError> {
         let pool = self.pool.clone();
         let client = self

@@ -333,6 +333,7 @@ async fn terminal(
     if let Some(held) = held {
         held.release().await;
     }
+    store.close();
     if tty {
         println!();
     }

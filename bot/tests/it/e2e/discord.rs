@@ -124,7 +124,10 @@ async fn a_restart_from_a_slash_command_edits_one_progress_message_to_the_end() 
         .filter(|m| embed_text(m).contains(" r-1 · "))
         .collect();
     assert_eq!(progress.len(), 1, "one message per run");
-    assert!(scene.fake.uploads().is_empty(), "a plan that fits needs no file");
+    assert!(
+        scene.fake.uploads().is_empty(),
+        "a plan that fits needs no file"
+    );
     let said = scene.announced_until("✅ maintenance over").await;
     assert_eq!(said.len(), 2, "{said:#?}");
     assert_eq!(
