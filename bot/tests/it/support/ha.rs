@@ -4,6 +4,7 @@
 //! `postgres` one, which the throwaway server already needs under root) at the console socket of
 //! whichever instance is active, as a person would.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
@@ -50,10 +51,19 @@ pub fn fresh_schema(what: &str) -> String {
     )
 }
 
-/// A loopback address free now, for an instance's `/metrics`.
+/// A loopback address free now, for an instance's `/metrics`, and never handed out before in
+/// this test process: a port freed here is free for the next caller too, and two instances
+/// of tests running side by side were given one port (the second could not listen, and the
+/// first answered its health checks).
 pub fn free_addr() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap()
+    static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    loop {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        if HANDED_OUT.lock().unwrap().insert(addr.port()) {
+            return addr;
+        }
+    }
 }
 
 /// Writes `opsbot-NAME.toml` in `dir`: the PostgreSQL store `url`/`schema` (takeover 3 s), its
