@@ -162,7 +162,7 @@ async fn holding(
         Holder::Instance { name, status } => {
             Some(format!("instance `{name}` exists now ({status})"))
         }
-        Holder::Migration(migration) => Some(format!("migration in progress, {migration}")),
+        Holder::Migration(migration) => Some(migration.holding()),
         Holder::TypedMigration => Some("placement types the consumer MIGRATION now".to_owned()),
         Holder::Stale | Holder::Unknown => None,
     };

@@ -57,7 +57,7 @@ async fn the_readme_demo_block_runs_to_the_end_without_a_refusal() {
     for expected in [
         "cancelled by alice",
         // The resize's source allocations on compute-02 are kept, the two stale ones deleted.
-        "migration in progress, resize",
+        "migration awaiting a confirm or a revert, resize",
         "r-2 approved by bob",
         "✅ r-2",
         // The runbook reaches its gate before bob's approval is read, however fast the pipe.
@@ -87,6 +87,8 @@ async fn sigterm_ends_the_demo_and_removes_its_temporary_directory() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Held open until the demo has exited: its end would stop the console too.
+    let input = demo.stdin.take();
     let stdout = demo.stdout.take().unwrap();
     let store = tokio::task::spawn_blocking(move || {
         BufReader::new(stdout)
@@ -105,6 +107,7 @@ async fn sigterm_ends_the_demo_and_removes_its_temporary_directory() {
     let pid = nix::unistd::Pid::from_raw(i32::try_from(demo.id()).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let out = output(demo).await;
+    drop(input);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("stopped by SIGTERM"), "{stderr}");
     assert!(!temp.exists(), "{} is left behind", temp.display());

@@ -185,6 +185,20 @@ impl fmt::Display for InFlight<'_> {
     }
 }
 
+impl Migration {
+    /// What holds the allocations, in words: `migration in progress, resize … (running, …)`,
+    /// or `migration awaiting a confirm or a revert, …` for one Nova reports `finished` (a
+    /// resize or cold migration done but for the operator's decision).
+    pub fn holding(&self) -> String {
+        let standing = if self.status == "finished" {
+            "awaiting a confirm or a revert"
+        } else {
+            "in progress"
+        };
+        format!("migration {standing}, {self}")
+    }
+}
+
 impl fmt::Display for Migration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -115,9 +115,9 @@ pub(super) fn stale(
             Holder::Instance { name, status } => {
                 kept.push((*consumer, name.to_owned(), status.to_owned()));
             }
-            Holder::Migration(migration) => moving.push(format!(
-                "kept {consumer}: migration in progress, {migration}"
-            )),
+            Holder::Migration(migration) => {
+                moving.push(format!("kept {consumer}: {}", migration.holding()));
+            }
             Holder::TypedMigration => moving.push(format!(
                 "kept {consumer}: migration in progress (placement types it MIGRATION; Nova \
                  lists no such migration in progress: confirm or revert the migration with \
