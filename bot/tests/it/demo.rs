@@ -46,7 +46,11 @@ async fn the_readme_demo_block_runs_to_the_end_without_a_refusal() {
         {
             last = command;
             echoed += 1;
-        } else if line.starts_with("opsbot (only you): ") && !line.contains("end of input:") {
+        } else if line.starts_with("opsbot (only you): ")
+            && !line.contains("end of input:")
+            // A slow answer (a machine under load) is said to be waited for; not a refusal.
+            && !line.contains("still waiting")
+        {
             assert!(
                 answers_privately(last),
                 "`{last}` was refused: {line}\n{shown}"
