@@ -146,3 +146,28 @@ async fn a_terminal_console_of_an_account_that_maps_to_nobody_does_not_start() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// At the console socket too, a command whose backend is retried says each retry as it
+/// happens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_socket_console_says_what_a_slow_command_waits_for() {
+    let (_held, closed) = crate::support::refusing_address();
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    let body = format!(
+        "[console]\nsocket = \"{}\"\n[engine.retry]\nattempts = 3\nbase_delay = \"50ms\"\n\
+         max_delay = \"100ms\"\n[[clusters]]\nname = \"old\"\nurl = \"http://{closed}\"\n\
+         nodes = [\"10.0.0.11\"]\n[clusters.node_control]\nkind = \"manual\"\n\
+         container = \"opensearch\"\n",
+        socket.display()
+    );
+    let config = config_file(dir.path(), &body);
+    let bot = serve(&config, &socket).await;
+    let said = console_session(&socket, "/indices list cluster:old\n").await;
+    let retries = said
+        .iter()
+        .filter(|l| l.starts_with("opsbot (only you): still waiting: search cluster `old`"))
+        .count();
+    assert_eq!(retries, 2, "{said:#?}");
+    stop(bot);
+}

@@ -146,16 +146,16 @@ const SLOW: std::time::Duration = std::time::Duration::from_secs(2);
 /// Answers `line`, saying on the way (at once, not held back with progress) each retry the
 /// answer makes, and that it is still waited for once it has taken [`SLOW`] without one: a
 /// console silent for the seconds a backend's retries take looks hung.
+/// `say` shows a private line to the one who typed it (a terminal, or a socket connection).
 async fn answer_watched(
     session: &mut Session,
-    screen: &Screen,
-    engine: &Engine,
+    clock: &Clock,
     line: &Line,
+    mut say: impl FnMut(&str),
 ) -> Option<(&'static str, String)> {
     let (watcher, mut retries) = mpsc::unbounded_channel();
     let answer = crate::backend::watched(watcher, session.answer(line));
     tokio::pin!(answer);
-    let clock = engine.clock();
     let slow = clock.sleep(SLOW);
     tokio::pin!(slow);
     let mut told = false;
@@ -164,12 +164,11 @@ async fn answer_watched(
             answer = &mut answer => return answer,
             Some(retry) = retries.recv() => {
                 told = true;
-                screen.print(PRIVATE, &format!("still waiting: {retry}"), None);
+                say(&format!("still waiting: {retry}"));
             }
             () = &mut slow, if !told => {
                 told = true;
-                let waiting = format!("`{}`: still waiting for the answer", line.shown().trim());
-                screen.print(PRIVATE, &waiting, None);
+                say(&format!("`{}`: still waiting for the answer", line.shown().trim()));
             }
         }
     }
@@ -311,7 +310,10 @@ async fn terminal(
             screen.print(&session.prompt(), line.shown().trim(), None);
         }
         screen.hold();
-        if let Some((header, text)) = answer_watched(&mut session, screen, &engine, &line).await {
+        let say = |text: &str| screen.print(PRIVATE, text, None);
+        if let Some((header, text)) =
+            answer_watched(&mut session, &engine.clock(), &line, say).await
+        {
             screen.print(header, &text, None);
         }
         screen.release();

@@ -220,7 +220,12 @@ impl Connection {
                 break;
             }
             let _answering = answering.lock().await;
-            if let Some((header, text)) = session.answer(&line).await {
+            let clock = session.service().engine().clock();
+            // Told as they happen; one the connection has no room for is dropped, not waited on.
+            let say = |text: &str| drop(out.try_send(transcript::block(PRIVATE, text)));
+            if let Some((header, text)) =
+                super::answer_watched(&mut session, &clock, &line, say).await
+            {
                 if out.send(transcript::block(header, &text)).await.is_err() {
                     break;
                 }
