@@ -29,6 +29,12 @@ mod schedule;
 pub use answer::{Asked, Attachment, Reply};
 
 /// The reason recorded for a rejection by button; `/reject` takes a reason of one's own.
+/// Whether replies to `origin` carry files: chat does; a console pages instead, so a file of
+/// up to 8 MiB is not built for it.
+fn takes_files(origin: Origin) -> bool {
+    origin == Origin::Chat
+}
+
 const REJECTED_BY_BUTTON: &str = "rejected with the button under the plan";
 
 /// The request handler.
@@ -175,6 +181,7 @@ impl Service {
         &self,
         actor: &Actor,
         channel: &ChannelId,
+        origin: Origin,
         procedure: ProcedureRequest,
         at: Option<OffsetDateTime>,
     ) -> Result<Reply, EngineError> {
@@ -188,10 +195,13 @@ impl Service {
                     awaits: run
                         .awaits_confirmation()
                         .then(|| (run.id, run.digest.clone())),
-                    attachment: render::plan_file(&run).map(|text| Attachment {
-                        name: format!("{}-plan.txt", run.id),
-                        text,
-                    }),
+                    attachment: takes_files(origin)
+                        .then(|| render::plan_file(&run))
+                        .flatten()
+                        .map(|text| Attachment {
+                            name: format!("{}-plan.txt", run.id),
+                            text,
+                        }),
                     ..Reply::public(render::started(&run))
                 },
                 Start::NothingToDo(plan) => Reply::public(plan.notes().join("\n")),
@@ -214,9 +224,12 @@ impl Service {
             return Err(Refusal::NotOperator.into());
         }
         Ok(match request {
-            Request::Procedure(procedure) => self.start(actor, channel, procedure, None).await?,
+            Request::Procedure(procedure) => {
+                self.start(actor, channel, origin, procedure, None).await?
+            }
             Request::Book { procedure, at } => {
-                self.start(actor, channel, procedure, Some(at)).await?
+                self.start(actor, channel, origin, procedure, Some(at))
+                    .await?
             }
             Request::ClusterStatus { cluster } => {
                 let status = self.engine.cluster_status(&cluster).await?;
@@ -257,10 +270,18 @@ impl Service {
                     .library()
                     .request(&name, &params)
                     .map_err(Refusal::from)?;
-                self.start(actor, channel, ProcedureRequest::Runbook(request), at)
-                    .await?
+                self.start(
+                    actor,
+                    channel,
+                    origin,
+                    ProcedureRequest::Runbook(request),
+                    at,
+                )
+                .await?
             }
-            Request::RunLog { id, page, grep } => self.run_log(id, page, grep.as_deref())?,
+            Request::RunLog { id, page, grep } => {
+                self.run_log(id, page, grep.as_deref(), origin)?
+            }
             Request::RunStatus { id } => {
                 let run = self.engine.run(id)?;
                 Reply::public(render::run_status(

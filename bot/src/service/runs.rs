@@ -3,6 +3,7 @@
 
 use opsbot_commands::name::{Reason, RunId};
 use opsbot_commands::page::Page;
+use opsbot_commands::parse::Origin;
 use opsbot_commands::people::Actor;
 use opsbot_commands::plan::DigestPrefix;
 use opsbot_commands::render;
@@ -13,13 +14,14 @@ use super::{Attachment, Reply, Service};
 use crate::refusal::{EngineError, Refusal};
 
 impl Service {
-    /// `/run log`: one page of the run's output, and all of it as a file where chat takes
+    /// `/run log`: one page of the run's output, and all of it as a file where `origin` takes
     /// files.
     pub(super) fn run_log(
         &self,
         id: RunId,
         page: Page,
         grep: Option<&str>,
+        origin: Origin,
     ) -> Result<Reply, EngineError> {
         let lines = self
             .engine
@@ -30,10 +32,13 @@ impl Service {
                 other => other.into(),
             })?;
         Ok(Reply {
-            attachment: render::run_log_file(id, &lines).map(|text| Attachment {
-                name: format!("{id}.log"),
-                text,
-            }),
+            attachment: super::takes_files(origin)
+                .then(|| render::run_log_file(id, &lines))
+                .flatten()
+                .map(|text| Attachment {
+                    name: format!("{id}.log"),
+                    text,
+                }),
             ..Reply::public(render::run_log(id, &lines, page, grep))
         })
     }

@@ -201,6 +201,9 @@ async fn debug_silent_service_traces_the_process_it_found_and_posts_the_end_of_t
         pages.insert(0, body.to_owned());
     }
     assert!(pages.len() > 1, "a trace of 5 s takes pages: {pages:?}");
+    // A console pages; only chat is sent the file.
+    let console = h.slash("alice", &format!("/run log id:{id}")).await;
+    assert_eq!(console.attachment, None);
     assert_eq!(
         pages.join("\n"),
         log.join("\n"),
