@@ -52,13 +52,12 @@ pub enum StoreCommand {
 }
 
 #[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
 pub struct CheckArgs {
-    /// Check the store this config names.
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Check the store or backup directory at this path.
-    #[arg(long)]
+    /// Check the store the config names (without --path).
+    #[command(flatten)]
+    config: ConfigFile,
+    /// Check the store or backup directory at this path instead.
+    #[arg(long, value_name = "DIR", conflicts_with = "config")]
     path: Option<PathBuf>,
 }
 
@@ -68,16 +67,15 @@ pub async fn run(command: StoreCommand) -> anyhow::Result<()> {
         StoreCommand::Migrate(args) => migrate::run(&args),
         StoreCommand::Backup { config, dest } => backup(&config.load()?, &dest).await,
         StoreCommand::Check(CheckArgs { config, path }) => {
-            let path = match (config, path) {
-                (Some(config), _) => {
-                    let config = Config::load(&config)?;
+            let path = match path {
+                Some(path) => path,
+                None => {
+                    let config = config.load()?;
                     match config.store.sled_path() {
                         Some(path) => path.to_owned(),
                         None => return check_postgres(&config),
                     }
                 }
-                (None, Some(path)) => path,
-                (None, None) => bail!("give --config FILE or --path DIR"),
             };
             check(&path)
         }

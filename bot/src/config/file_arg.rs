@@ -14,7 +14,7 @@ pub const DEFAULT_PATH: &str = "/etc/opsbot/opsbot.toml";
 #[derive(Debug, Clone, Args)]
 pub struct ConfigFile {
     /// The TOML config; `opsbot example-config` prints a documented example of every key.
-    #[arg(long = "config", value_name = "FILE", default_value = DEFAULT_PATH)]
+    #[arg(id = "config", long = "config", value_name = "FILE", default_value = DEFAULT_PATH)]
     pub path: PathBuf,
 }
 

@@ -23,6 +23,7 @@ mod crash_rpc_cap;
 mod crash_runbook;
 mod crash_stale;
 mod demo;
+mod docs;
 mod e2e;
 mod failover;
 mod failover_discord;
