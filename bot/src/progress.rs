@@ -68,7 +68,8 @@ pub trait ChatTransport: Send + Sync + 'static {
 pub trait ProgressSink: Backlog {
     /// The run's record changed; publish its latest state.
     fn changed(&self, run: &Run);
-    /// A wait observed something; shown with the run until the next observation.
+    /// A wait observed something; shown with the run until the next observation or the next
+    /// step.
     fn observe(&self, run: &Run, observation: Observation);
     /// The latest observation, for `/run status`.
     fn observed(&self, id: RunId) -> Option<Observation>;
@@ -105,7 +106,9 @@ struct Shared<T> {
     /// The engine's: the time a view shows, and the waits before a send is tried again.
     clock: Clock,
     quota: Quota,
-    observed: Mutex<HashMap<RunId, Observation>>,
+    /// Each run's latest observation, with the step that made it: the next step starts
+    /// without it (a host's "up, version 66" is not the next host's).
+    observed: Mutex<HashMap<RunId, (Option<usize>, Observation)>>,
     lanes: Mutex<HashMap<ChannelId, Arc<Lane>>>,
     /// Announcements waiting to be sent, and the keys queued by this process.
     announcements: Mutex<VecDeque<Queued>>,
@@ -210,9 +213,11 @@ impl<T: ChatTransport> Publisher<T> {
 
 impl<T: ChatTransport> ProgressSink for Publisher<T> {
     fn changed(&self, run: &Run) {
-        if run.state.is_finished() {
-            lock(&self.shared.observed).remove(&run.id);
+        let mut observed = lock(&self.shared.observed);
+        if run.state.is_finished() || observed.get(&run.id).is_some_and(|o| o.0 != run.cursor()) {
+            observed.remove(&run.id);
         }
+        drop(observed);
         if let Some(announcement) = maintenance::announcement(run) {
             self.announce(announcement, run.channel.clone());
         }
@@ -233,16 +238,17 @@ impl<T: ChatTransport> ProgressSink for Publisher<T> {
 
     fn observe(&self, run: &Run, observation: Observation) {
         let mut observed = lock(&self.shared.observed);
-        if observed.get(&run.id) == Some(&observation) {
+        let seen = (run.cursor(), observation);
+        if observed.get(&run.id) == Some(&seen) {
             return;
         }
-        observed.insert(run.id, observation);
+        observed.insert(run.id, seen);
         drop(observed);
         self.enqueue(run);
     }
 
     fn observed(&self, id: RunId) -> Option<Observation> {
-        lock(&self.shared.observed).get(&id).cloned()
+        lock(&self.shared.observed).get(&id).map(|(_, o)| o.clone())
     }
 }
 

@@ -2,9 +2,9 @@
 
 use opsbot_commands::name::ClusterName;
 use opsbot_commands::people::{PersonRef, Surface};
-use opsbot_commands::plan::{ClusterStep, Plan};
+use opsbot_commands::plan::{ClusterSafe, ClusterStep, Plan};
 use opsbot_commands::request::ProcedureRequest;
-use opsbot_commands::run::Outcome;
+use opsbot_commands::run::{Outcome, StepState};
 
 use time::OffsetDateTime;
 
@@ -196,4 +196,40 @@ async fn no_window_ever_holds_more_calls_than_the_quota() {
             "{within} calls within one window from call {i}"
         );
     }
+}
+
+#[tokio::test]
+async fn an_observation_is_shown_with_its_step_only() {
+    let (_dir, store) = store();
+    let publisher = Publisher::new(Script::recording(), store.clone(), QUICK);
+    let request = ProcedureRequest::ClusterStart {
+        cluster: ClusterName::parse("logs").unwrap(),
+    };
+    let steps = [
+        ClusterSafe::DisableAllocation,
+        ClusterSafe::EnableAllocation,
+    ];
+    let plan = Plan::new(request, steps.map(ClusterStep::Safe).to_vec(), vec![]).unwrap();
+    let mut run = new_run(&store, "logs");
+    run.plan = Arc::new(plan);
+    run.steps = vec![StepState::Pending; 2];
+    let seen = Observation {
+        unassigned_shards: Some(3),
+        ..Observation::default()
+    };
+    publisher.observe(&run, seen.clone());
+    publisher.changed(&run);
+    assert_eq!(
+        publisher.observed(run.id),
+        Some(seen),
+        "the same step still shows it"
+    );
+
+    run.steps[0] = StepState::done(OffsetDateTime::now_utc(), "allocation disabled");
+    publisher.changed(&run);
+    assert_eq!(
+        publisher.observed(run.id),
+        None,
+        "the next step starts without it"
+    );
 }
