@@ -15,7 +15,7 @@ use opsbot_commands::people::{Actor, Speaker, UnknownPerson};
 use opsbot_commands::plan::PlanDigest;
 use opsbot_commands::render;
 use opsbot_commands::request::{ProcedureRequest, Request};
-use opsbot_commands::run::{ChannelId, Run};
+use opsbot_commands::run::{ChannelId, Run, RunState};
 use opsbot_state::AuditQuery;
 use time::OffsetDateTime;
 
@@ -195,6 +195,8 @@ impl Service {
                     awaits: run
                         .awaits_confirmation()
                         .then(|| (run.id, run.digest.clone())),
+                    waiting: matches!(run.state, RunState::AwaitingApproval { .. })
+                        .then_some(run.id),
                     attachment: takes_files(origin)
                         .then(|| render::plan_file(&run))
                         .flatten()

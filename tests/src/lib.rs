@@ -278,6 +278,7 @@ impl Harness {
                 text: error.to_string(),
                 private: true,
                 awaits: None,
+                waiting: None,
                 attachment: None,
             },
         }

@@ -13,6 +13,9 @@ pub struct Reply {
     /// The run the command started, when it waits for this person's confirmation of the plan
     /// with this digest: a console then takes `yes` for it.
     pub awaits: Option<(RunId, PlanDigest)>,
+    /// The run the command started, when the text shows it waiting for a decision: a console
+    /// then leaves out the progress message that would say the same right after it.
+    pub waiting: Option<RunId>,
     /// All of what the text shows only a page of, as a file, where the platform takes files
     /// (Discord); the console pages instead.
     pub attachment: Option<Attachment>,
@@ -31,6 +34,7 @@ impl Reply {
             text: text.into(),
             private: false,
             awaits: None,
+            waiting: None,
             attachment: None,
         }
     }
@@ -40,6 +44,7 @@ impl Reply {
             text: text.into(),
             private: true,
             awaits: None,
+            waiting: None,
             attachment: None,
         }
     }

@@ -171,3 +171,38 @@ async fn the_socket_console_says_what_a_slow_command_waits_for() {
     assert_eq!(retries, 2, "{said:#?}");
     stop(bot);
 }
+
+/// At the console socket, a run the answer showed waiting for a decision is not announced
+/// again by its first progress message; what follows the decision is shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_run_is_said_once_at_the_socket() {
+    let scene =
+        crate::support::scene(opsbot_search_sim::SimConfig::default(), r#"kind = "sim""#).await;
+    let socket = scene.dir.path().join("console.sock");
+    let mut text = std::fs::read_to_string(&scene.config).unwrap();
+    text.push_str(&format!("\n[console]\nsocket = \"{}\"\n", socket.display()));
+    std::fs::write(&scene.config, text).unwrap();
+    let bot = serve(&scene.config, &socket).await;
+    let stream = UnixStream::connect(&socket).await.unwrap();
+    let (read, mut write) = stream.into_split();
+    write
+        .write_all(b"/cluster restart cluster:logs\n/run cancel id:r-1\n")
+        .await
+        .unwrap();
+    // The run's messages come in order: once the withdrawal is shown, its first one was too,
+    // had it not been left out.
+    let mut read = BufReader::new(read).lines();
+    let mut said = Vec::new();
+    while !said.last().is_some_and(|l: &String| l.contains("↩ r-1")) {
+        let line = tokio::time::timeout(PATIENCE, read.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no withdrawal shown after:\n{said:#?}"))
+            .unwrap()
+            .expect("the console closed");
+        said.push(line);
+    }
+    let waits = said.iter().filter(|l| l.contains("r-1 waits for")).count();
+    assert_eq!(waits, 1, "{said:#?}");
+    assert!(!said.iter().any(|l| l.contains("⏸ r-1")), "{said:#?}");
+    stop(bot);
+}

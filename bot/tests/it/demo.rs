@@ -75,6 +75,17 @@ async fn the_readme_demo_block_runs_to_the_end_without_a_refusal() {
         assert!(shown.contains(expected), "`{expected}` missing:\n{shown}");
     }
     assert!(!shown.contains("has not reached"), "{shown}");
+    // The answer says the run waits, and for whom; its first progress message, which would
+    // say it again, is left out, and the next one (approved, running) shown.
+    assert!(
+        shown.contains("r-2 waits for approval by an approver"),
+        "{shown}"
+    );
+    assert!(!shown.contains("⏸ r-2"), "{shown}");
+    assert!(
+        shown.contains("⏳ r-2") || shown.contains("✅ r-2"),
+        "{shown}"
+    );
 }
 
 /// SIGTERM (a `kill`, a service manager) ends the demo cleanly: its temporary directory, with

@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 use super::{duration, first_that_fits, fit, hhmm, on_page, step_label, step_label_at, utc};
 use crate::button::{ApprovalButton, Decision};
 use crate::cluster::Observation;
+use crate::name::RunId;
 use crate::page::Page;
 use crate::request::ProcedureRequest;
 use crate::run::{Outcome, Run, RunState, StepState};
@@ -27,6 +28,7 @@ pub enum Tone {
 /// Approve and Reject buttons of a plan that needs approval (disabled once decided).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgressView {
+    pub run: RunId,
     /// Names the run's message for good (at most 25 characters, Discord's nonce): a front end
     /// that posts it twice, because it crashed before storing the message id, gets one message.
     pub message_key: String,
@@ -76,6 +78,7 @@ pub fn progress_view(
         enabled: awaiting,
     });
     ProgressView {
+        run: run.id,
         message_key: format!("r{}-{}", run.id.get(), run.created_at.unix_timestamp()),
         text: progress(run, observed, now),
         tone,

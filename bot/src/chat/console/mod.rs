@@ -3,6 +3,7 @@
 //! it; only the demo can switch speakers, with `/as`.
 
 mod account;
+mod answered;
 pub mod control;
 mod editor;
 mod interrupt;
@@ -316,6 +317,7 @@ async fn terminal(
         {
             screen.print(header, &text, None);
         }
+        screen.answered(session.take_waiting());
         screen.release();
         source.prompt(screen, session.prompt());
     }

@@ -7,9 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use opsbot_commands::maintenance::Announcement;
+use opsbot_commands::name::RunId;
 use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId};
 
+use super::answered::{Answered, FirstPost};
 use super::editor::Printer;
 use super::transcript;
 use crate::progress::{ChatError, ChatTransport};
@@ -22,6 +24,7 @@ pub struct Screen {
     /// At a terminal, the line editor's printer: it prints above the line being typed and
     /// draws the prompt itself.
     editor: Mutex<Option<Printer>>,
+    answered: Answered,
 }
 
 impl std::fmt::Debug for Screen {
@@ -49,6 +52,8 @@ struct Block {
     header: String,
     text: String,
     message: Option<MessageId>,
+    /// A run's first message.
+    first: Option<FirstPost>,
 }
 
 impl Screen {
@@ -58,7 +63,14 @@ impl Screen {
             next_message: AtomicU64::new(1),
             state: Mutex::new(ScreenState::default()),
             editor: Mutex::new(None),
+            answered: Answered::default(),
         }
+    }
+
+    /// The run the answer just printed showed waiting for a decision: its first progress
+    /// message, which would say the same, is left out.
+    pub(super) fn answered(&self, waiting: Option<RunId>) {
+        self.answered.showed(waiting);
     }
 
     /// From now on, prints through the line editor's `printer`.
@@ -87,25 +99,34 @@ impl Screen {
     pub(super) fn release(&self) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         for block in state.held.take().unwrap_or_default() {
-            self.show(
-                &mut state,
-                &block.header,
-                &block.text,
-                block.message.as_ref(),
-            );
+            if !block
+                .first
+                .is_some_and(|first| self.answered.repeats(first))
+            {
+                self.show(
+                    &mut state,
+                    &block.header,
+                    &block.text,
+                    block.message.as_ref(),
+                );
+            }
         }
     }
 
     /// What the chat delivers: shown now, or after the answer being given.
-    fn deliver(&self, header: String, text: &str, message: Option<&MessageId>) {
+    fn deliver(&self, block: Block) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         match &mut state.held {
-            Some(held) => held.push(Block {
-                header,
-                text: text.to_owned(),
-                message: message.cloned(),
-            }),
-            None => self.show(&mut state, &header, text, message),
+            Some(held) => held.push(block),
+            None if block
+                .first
+                .is_some_and(|first| self.answered.repeats(first)) => {}
+            None => self.show(
+                &mut state,
+                &block.header,
+                &block.text,
+                block.message.as_ref(),
+            ),
         }
     }
 
@@ -150,11 +171,12 @@ impl Screen {
 
 impl ChatTransport for Screen {
     async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
-        self.deliver(
-            transcript::ANNOUNCEMENT.to_owned(),
-            &announcement.text,
-            None,
-        );
+        self.deliver(Block {
+            header: transcript::ANNOUNCEMENT.to_owned(),
+            text: announcement.text.clone(),
+            message: None,
+            first: None,
+        });
         Ok(())
     }
 
@@ -167,7 +189,12 @@ impl ChatTransport for Screen {
             "m{}",
             self.next_message.fetch_add(1, Ordering::Relaxed)
         ));
-        self.deliver(transcript::posted(&id), &view.text, Some(&id));
+        self.deliver(Block {
+            header: transcript::posted(&id),
+            text: view.text.clone(),
+            message: Some(id.clone()),
+            first: Some(FirstPost::of(view)),
+        });
         Ok(id)
     }
 
@@ -183,7 +210,12 @@ impl ChatTransport for Screen {
         } else {
             transcript::edited(message)
         };
-        self.deliver(header, &view.text, Some(message));
+        self.deliver(Block {
+            header,
+            text: view.text.clone(),
+            message: Some(message.clone()),
+            first: None,
+        });
         Ok(())
     }
 }

@@ -120,6 +120,8 @@ pub(crate) struct Session {
     speaking: Speaking,
     /// The plan shown last that `yes` decides. Any other line but a near miss forgets it.
     shown: Option<Shown>,
+    /// The run the last answer showed waiting for a decision, until the console takes it.
+    waiting: Option<RunId>,
 }
 
 impl Session {
@@ -128,7 +130,14 @@ impl Session {
             service,
             speaking,
             shown: None,
+            waiting: None,
         }
+    }
+
+    /// The run the last answer showed waiting for a decision: its first progress message
+    /// would say the same again.
+    pub(crate) fn take_waiting(&mut self) -> Option<RunId> {
+        self.waiting.take()
     }
 
     pub(crate) fn speaker(&self) -> &Actor {
@@ -198,6 +207,7 @@ impl Session {
             .service
             .handle(self.speaker(), &channel, origin, request)
             .await;
+        self.waiting = reply.waiting;
         let mut text = reply.text;
         if let Some((id, digest)) = reply.awaits {
             if let Ok(digest) = DigestPrefix::parse(digest.short()) {

@@ -18,6 +18,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{broadcast, mpsc};
 
 use super::account::account_of;
+use super::answered::{Answered, FirstPost};
 use super::control;
 use super::session::{Line, Session, Speaking, read_line};
 use super::transcript::{self, PRIVATE, PUBLIC};
@@ -32,7 +33,7 @@ const BACKLOG: usize = 1024;
 /// The console channel for every connected console: progress and announcements go to all.
 #[derive(Debug, Clone)]
 pub struct Hub {
-    lines: broadcast::Sender<String>,
+    lines: broadcast::Sender<Delivered>,
     next_message: Arc<AtomicU64>,
 }
 
@@ -45,21 +46,30 @@ impl Default for Hub {
     }
 }
 
+/// A block of the console channel's transcript, and the run it is the first message of, if it
+/// is one.
+#[derive(Debug, Clone)]
+struct Delivered {
+    text: String,
+    first: Option<FirstPost>,
+}
+
 impl Hub {
-    fn send(&self, header: &str, text: &str) {
+    fn send(&self, header: &str, text: &str, first: Option<FirstPost>) {
         // No console connected is not an error: the run goes on and `/run status` shows it.
-        let _ = self.lines.send(transcript::block(header, text));
+        let text = transcript::block(header, text);
+        let _ = self.lines.send(Delivered { text, first });
     }
 }
 
 impl ChatTransport for Hub {
     async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
-        self.send(transcript::ANNOUNCEMENT, &announcement.text);
+        self.send(transcript::ANNOUNCEMENT, &announcement.text, None);
         Ok(())
     }
 
     async fn notice(&self, _channel: &ChannelId, text: &str) -> Result<(), ChatError> {
-        self.send(PUBLIC, text);
+        self.send(PUBLIC, text, None);
         Ok(())
     }
 
@@ -72,7 +82,11 @@ impl ChatTransport for Hub {
             "c{}",
             self.next_message.fetch_add(1, Ordering::Relaxed)
         ));
-        self.send(&transcript::posted(&id), &view.text);
+        self.send(
+            &transcript::posted(&id),
+            &view.text,
+            Some(FirstPost::of(view)),
+        );
         Ok(id)
     }
 
@@ -82,7 +96,7 @@ impl ChatTransport for Hub {
         message: &MessageId,
         view: &ProgressView,
     ) -> Result<(), ChatError> {
-        self.send(&transcript::edited(message), &view.text);
+        self.send(&transcript::edited(message), &view.text, None);
         Ok(())
     }
 }
@@ -196,10 +210,12 @@ impl Connection {
         // Held while a command is answered, so that its answer comes before the progress of
         // the run it started.
         let answering = Arc::new(tokio::sync::Mutex::new(()));
+        let answered = Arc::new(Answered::default());
         let channel = tokio::spawn(forward(
             self.hub.lines.subscribe(),
             out.clone(),
             Arc::clone(&answering),
+            Arc::clone(&answered),
         ));
         let mut session = Session::new(self.service, Speaking::Fixed(actor));
         let greeting = format!(
@@ -230,6 +246,7 @@ impl Connection {
                     break;
                 }
             }
+            answered.showed(session.take_waiting());
         }
         channel.abort();
         drop(out);
@@ -244,23 +261,32 @@ impl Connection {
     }
 }
 
-/// Copies the console channel's lines to one connection, never while it is being answered;
-/// one that fell behind is told.
+/// Copies the console channel's lines to one connection, never while it is being answered and
+/// without the first message of a run its answer showed waiting; one that fell behind is told.
 async fn forward(
-    mut lines: broadcast::Receiver<String>,
+    mut lines: broadcast::Receiver<Delivered>,
     out: mpsc::Sender<String>,
     answering: Arc<tokio::sync::Mutex<()>>,
+    answered: Arc<Answered>,
 ) {
     loop {
-        let line = match lines.recv().await {
-            Ok(line) => line,
-            Err(broadcast::error::RecvError::Lagged(missed)) => transcript::block(
-                PRIVATE,
-                &format!("{missed} progress lines were skipped; /run list shows where runs are"),
+        let (line, first) = match lines.recv().await {
+            Ok(delivered) => (delivered.text, delivered.first),
+            Err(broadcast::error::RecvError::Lagged(missed)) => (
+                transcript::block(
+                    PRIVATE,
+                    &format!(
+                        "{missed} progress lines were skipped; /run list shows where runs are"
+                    ),
+                ),
+                None,
             ),
             Err(broadcast::error::RecvError::Closed) => return,
         };
         let _quiet = answering.lock().await;
+        if first.is_some_and(|first| answered.repeats(first)) {
+            continue;
+        }
         if out.send(line).await.is_err() {
             return;
         }
