@@ -398,6 +398,12 @@ impl FakeDiscord {
         (g.identifies, g.resumes, g.heartbeats)
     }
 
+    /// From now on a client's Close frame gets no answer and the connection stays open until
+    /// the fake stops: a client that waits for the answer waits that long.
+    pub fn leave_client_closes_unanswered(&self) {
+        self.shared.lock().gateway.closes_unanswered = true;
+    }
+
     /// Closes the live gateway connection with 4000 (resumable), as Discord does at times.
     /// The client is expected to reconnect and RESUME; [`FakeDiscord::wait_ready`] waits for it.
     pub async fn disconnect(&self) {

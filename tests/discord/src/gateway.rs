@@ -84,7 +84,15 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, mut stop: watch::Rec
                 Some(Ok(Message::Close(frame))) => {
                     tracing::debug!(?frame, "fake discord: client closed the gateway connection");
                     let code = frame.as_ref().map_or(1005, |f| u16::from(f.code));
-                    shared.lock().gateway.client_closes.push(code);
+                    let unanswered = {
+                        let mut inner = shared.lock();
+                        inner.gateway.client_closes.push(code);
+                        inner.gateway.closes_unanswered
+                    };
+                    if unanswered {
+                        stopped(&mut stop).await;
+                        break None;
+                    }
                     // tungstenite has queued the reply; flushing sends it.
                     let _ = sink.flush().await;
                     break None;

@@ -336,6 +336,9 @@ pub(crate) struct Gateway {
     pub(crate) closes: Vec<u16>,
     /// Close codes the client sent, in order.
     pub(crate) client_closes: Vec<u16>,
+    /// A client's Close frame is left unanswered and its connection open, as a proxy that
+    /// holds connections does (RFC 6455 lets the peer take its time).
+    pub(crate) closes_unanswered: bool,
 }
 
 impl Gateway {

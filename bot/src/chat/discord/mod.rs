@@ -14,6 +14,7 @@ mod transport;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use failure::{MISSING_ACCESS, UNKNOWN_CHANNEL, UNKNOWN_GUILD};
@@ -168,12 +169,19 @@ impl Discord {
             ended = gateway.start() => ended.map_err(|e| explain(e, "connecting to the gateway"))?,
             () = stop => {
                 tracing::info!("stopping: closing the gateway; runs resume at the next start");
-                shards.shutdown_all().await;
+                // The Close frame goes out at once; serenity then waits up to 5 s for the
+                // answer, which a gateway (or a proxy before it) may never send.
+                if tokio::time::timeout(CLOSE_ANSWER, shards.shutdown_all()).await.is_err() {
+                    tracing::warn!("the gateway did not answer the Close frame in time; stopping");
+                }
             }
         }
         Ok(())
     }
 }
+
+/// How long a stopping bot waits for the gateway to answer its Close frame.
+const CLOSE_ANSWER: Duration = Duration::from_secs(1);
 
 /// The bot token, from `token_file` or the environment; never logged.
 fn token(discord: &DiscordConfig) -> anyhow::Result<SecretString> {
