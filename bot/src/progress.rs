@@ -71,8 +71,8 @@ pub trait ProgressSink: Backlog {
     /// A wait observed something; shown with the run until the next observation or the next
     /// step.
     fn observe(&self, run: &Run, observation: Observation);
-    /// The latest observation, for `/run status`.
-    fn observed(&self, id: RunId) -> Option<Observation>;
+    /// The latest observation of the run's current step, for `/run status`.
+    fn observed(&self, run: &Run) -> Option<Observation>;
     /// Sends an announcement, once: a key already sent (by this process or, as the store
     /// remembers, by an earlier one) is not sent again. `origin` is the channel it came from
     /// (the run's, or the one the command was typed in), told if announcements cannot be sent.
@@ -128,6 +128,17 @@ struct Lane {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl<T> Shared<T> {
+    /// The run's latest observation, if its current step made it: one of the step before
+    /// (a host's "up, version 66") is not shown with the next (the next host's restart).
+    fn observation(&self, run: &Run) -> Option<Observation> {
+        lock(&self.observed)
+            .get(&run.id)
+            .filter(|(step, _)| *step == run.cursor())
+            .map(|(_, observation)| observation.clone())
+    }
 }
 
 impl<T: ChatTransport> Publisher<T> {
@@ -247,8 +258,8 @@ impl<T: ChatTransport> ProgressSink for Publisher<T> {
         self.enqueue(run);
     }
 
-    fn observed(&self, id: RunId) -> Option<Observation> {
-        lock(&self.shared.observed).get(&id).map(|(_, o)| o.clone())
+    fn observed(&self, run: &Run) -> Option<Observation> {
+        self.shared.observation(run)
     }
 }
 

@@ -288,7 +288,7 @@ impl Service {
                 let run = self.engine.run(id)?;
                 Reply::public(render::run_status(
                     &run,
-                    self.progress.observed(id).as_ref(),
+                    self.progress.observed(&run).as_ref(),
                     now,
                 ))
             }

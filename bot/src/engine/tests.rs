@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::maintenance::Announcement;
-use opsbot_commands::name::{PersonName, RunId};
+use opsbot_commands::name::PersonName;
 use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
 use opsbot_commands::run::{ChannelId, Outcome, Run, RunState};
 use time::OffsetDateTime;
@@ -18,7 +18,7 @@ struct Silent;
 impl ProgressSink for Silent {
     fn changed(&self, _: &Run) {}
     fn observe(&self, _: &Run, _: Observation) {}
-    fn observed(&self, _: RunId) -> Option<Observation> {
+    fn observed(&self, _: &Run) -> Option<Observation> {
         None
     }
     fn announce(&self, _: Announcement, _: ChannelId) {}

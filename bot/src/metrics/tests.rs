@@ -25,7 +25,7 @@ struct Waiting;
 impl ProgressSink for Waiting {
     fn changed(&self, _: &Run) {}
     fn observe(&self, _: &Run, _: Observation) {}
-    fn observed(&self, _: RunId) -> Option<Observation> {
+    fn observed(&self, _: &Run) -> Option<Observation> {
         None
     }
     fn announce(&self, _: Announcement, _: ChannelId) {}

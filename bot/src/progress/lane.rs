@@ -212,7 +212,7 @@ async fn show<T: ChatTransport>(
     run: &Run,
 ) -> Result<(), ChatError> {
     let id = run.id;
-    let observed = lock(&shared.observed).get(&id).map(|(_, o)| o.clone());
+    let observed = shared.observation(run);
     let view = render::progress_view(run, observed.as_ref(), shared.clock.now());
     if state.sent.get(&id) == Some(&view) {
         return Ok(());

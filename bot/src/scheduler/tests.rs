@@ -11,7 +11,7 @@ use opsbot_commands::audit::AuditKind;
 use opsbot_commands::cluster::Observation;
 use opsbot_commands::index::IndexName;
 use opsbot_commands::maintenance::Announcement;
-use opsbot_commands::name::{ClusterName, RunId};
+use opsbot_commands::name::ClusterName;
 use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::retention::RetentionDays;
 use opsbot_commands::run::{ChannelId, Run};
@@ -35,7 +35,7 @@ impl crate::metrics::Backlog for Announced {}
 impl ProgressSink for Announced {
     fn changed(&self, _: &Run) {}
     fn observe(&self, _: &Run, _: Observation) {}
-    fn observed(&self, _: RunId) -> Option<Observation> {
+    fn observed(&self, _: &Run) -> Option<Observation> {
         None
     }
     fn announce(&self, announcement: Announcement, _: ChannelId) {

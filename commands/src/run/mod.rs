@@ -39,7 +39,7 @@ impl ChannelId {
 }
 
 /// The one progress message of a run, kept so that a restarted bot edits the same message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct MessageId(pub String);
 

@@ -2,6 +2,7 @@
 //! while it is the last thing on screen; piped, every delivered edit is printed as a line of the
 //! transcript, labelled with its message id.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -44,6 +45,9 @@ struct ScreenState {
     /// While a command is answered: the progress and announcements that came meanwhile, in
     /// order, shown after the answer they follow from.
     held: Option<Vec<Block>>,
+    /// Messages whose post was left out (it repeated the answer): the first edit shown of
+    /// each is labelled as the post.
+    left_out: HashSet<MessageId>,
 }
 
 /// A block the chat delivered, as [`Screen::print`] takes it.
@@ -99,17 +103,7 @@ impl Screen {
     pub(super) fn release(&self) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         for block in state.held.take().unwrap_or_default() {
-            if !block
-                .first
-                .is_some_and(|first| self.answered.repeats(first))
-            {
-                self.show(
-                    &mut state,
-                    &block.header,
-                    &block.text,
-                    block.message.as_ref(),
-                );
-            }
+            self.show_delivered(&mut state, block);
         }
     }
 
@@ -118,16 +112,24 @@ impl Screen {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         match &mut state.held {
             Some(held) => held.push(block),
-            None if block
-                .first
-                .is_some_and(|first| self.answered.repeats(first)) => {}
-            None => self.show(
-                &mut state,
-                &block.header,
-                &block.text,
-                block.message.as_ref(),
-            ),
+            None => self.show_delivered(&mut state, block),
         }
+    }
+
+    /// Shows a delivered block, but a run's first message that repeats the answer before it.
+    fn show_delivered(&self, state: &mut ScreenState, mut block: Block) {
+        let message = block.message.clone();
+        if block
+            .first
+            .is_some_and(|first| self.answered.repeats(first))
+        {
+            state.left_out.extend(message);
+            return;
+        }
+        if let Some(id) = message.as_ref().filter(|id| state.left_out.remove(*id)) {
+            block.header = transcript::posted(id);
+        }
+        self.show(state, &block.header, &block.text, message.as_ref());
     }
 
     /// Prints a block now: `header` on the first line, the rest indented under it.

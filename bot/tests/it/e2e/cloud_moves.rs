@@ -263,7 +263,7 @@ async fn failing_rolling_restart(
         // past the timeout instead of the test waiting it out.
         let looked = format!("nova-compute on {host}:");
         h.wait_for(id, "waiting for the host", |run| {
-            let note = h.engine.progress().observed(id).and_then(|o| o.note);
+            let note = h.engine.progress().observed(run).and_then(|o| o.note);
             run.state.is_finished() || note.is_some_and(|note| note.contains(&looked))
         })
         .await;

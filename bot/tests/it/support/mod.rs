@@ -116,7 +116,10 @@ impl opsbot::metrics::Backlog for Silent {}
 impl opsbot::progress::ProgressSink for Silent {
     fn changed(&self, _: &opsbot_commands::run::Run) {}
     fn observe(&self, _: &opsbot_commands::run::Run, _: opsbot_commands::cluster::Observation) {}
-    fn observed(&self, _: RunId) -> Option<opsbot_commands::cluster::Observation> {
+    fn observed(
+        &self,
+        _: &opsbot_commands::run::Run,
+    ) -> Option<opsbot_commands::cluster::Observation> {
         None
     }
     fn announce(
