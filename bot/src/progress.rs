@@ -106,8 +106,8 @@ struct Shared<T> {
     /// The engine's: the time a view shows, and the waits before a send is tried again.
     clock: Clock,
     quota: Quota,
-    /// Each run's latest observation, with the step that made it: the next step starts
-    /// without it (a host's "up, version 66" is not the next host's).
+    /// Each run's latest observation, with the step that made it: read for that step only
+    /// (a host's "up, version 66" is not the next host's).
     observed: Mutex<HashMap<RunId, (Option<usize>, Observation)>>,
     lanes: Mutex<HashMap<ChannelId, Arc<Lane>>>,
     /// Announcements waiting to be sent, and the keys queued by this process.
@@ -224,11 +224,9 @@ impl<T: ChatTransport> Publisher<T> {
 
 impl<T: ChatTransport> ProgressSink for Publisher<T> {
     fn changed(&self, run: &Run) {
-        let mut observed = lock(&self.shared.observed);
-        if run.state.is_finished() || observed.get(&run.id).is_some_and(|o| o.0 != run.cursor()) {
-            observed.remove(&run.id);
+        if run.state.is_finished() {
+            lock(&self.shared.observed).remove(&run.id);
         }
-        drop(observed);
         if let Some(announcement) = maintenance::announcement(run) {
             self.announce(announcement, run.channel.clone());
         }

@@ -234,5 +234,9 @@ async fn an_observation_is_shown_with_its_step_only() {
         "the next step is shown without it"
     );
     publisher.changed(&run);
-    assert_eq!(publisher.observed(&run), None, "and it is forgotten");
+    assert_eq!(
+        publisher.observed(&run),
+        None,
+        "nor once the publisher is told"
+    );
 }

@@ -1,7 +1,7 @@
 //! The operators' pages in `docs/` hold against the binary: every shell block runs as written
 //! (but those the text says the tests cannot run: a release build, systemd, your clusters),
-//! every `opsbot` command line in any block names options the binary has, and every TOML block
-//! is a config fragment the binary accepts.
+//! every `opsbot` command line in any block names subcommands and options the binary has, and
+//! every TOML block is a runbook or a config fragment the binary accepts.
 //!
 //! A block runs in a sandbox of its page: a mount namespace where `/etc`, `/var` and `/run` are
 //! copy-on-write overlays kept in a temporary directory, so `useradd`, `/etc/opsbot` and
