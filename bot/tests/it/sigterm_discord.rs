@@ -4,15 +4,22 @@
 use std::time::Duration;
 
 use crate::support::{Bot, PATIENCE, scene, with_fake_discord};
+use opsbot_fake_discord::FakeDiscord;
 use opsbot_search_sim::SimConfig;
+
+/// `opsbot run` serving the fake Discord: ready, its commands registered.
+async fn serving() -> (crate::support::Scene, FakeDiscord, Bot) {
+    let scene = scene(SimConfig::default(), r#"kind = "sim""#).await;
+    let fake = with_fake_discord(&scene).await;
+    let bot = Bot::run(&scene.config);
+    fake.wait_ready(PATIENCE).await.unwrap();
+    fake.wait_commands(PATIENCE).await.unwrap();
+    (scene, fake, bot)
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_closes_the_gateway_and_exits_at_once() {
-    let scene = scene(SimConfig::default(), r#"kind = "sim""#).await;
-    let fake = with_fake_discord(&scene).await;
-    let mut bot = Bot::run(&scene.config);
-    fake.wait_ready(PATIENCE).await.unwrap();
-    fake.wait_commands(PATIENCE).await.unwrap();
+    let (_scene, fake, mut bot) = serving().await;
 
     // serenity gives a shard that does not close cleanly 5 s; a clean one is far quicker.
     let (status, log) = bot
@@ -29,11 +36,7 @@ async fn sigterm_closes_the_gateway_and_exits_at_once() {
 /// the stop: the bot waits a second for the answer, not serenity's five.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_does_not_wait_for_a_close_the_gateway_never_answers() {
-    let scene = scene(SimConfig::default(), r#"kind = "sim""#).await;
-    let fake = with_fake_discord(&scene).await;
-    let mut bot = Bot::run(&scene.config);
-    fake.wait_ready(PATIENCE).await.unwrap();
-    fake.wait_commands(PATIENCE).await.unwrap();
+    let (_scene, fake, mut bot) = serving().await;
     fake.leave_client_closes_unanswered();
 
     let (status, log) = bot
