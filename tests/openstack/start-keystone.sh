@@ -60,31 +60,15 @@ URL=$BASE/v3
 for t in curl setsid ps awk; do command -v $t >/dev/null || die "$t is required"; done
 # shellcheck source=processes.sh
 source "$HERE/processes.sh"
+# shellcheck source=venv.sh
+source "$HERE/venv.sh"
 
 answers() { curl -fsS --max-time 2 "$URL" 2>/dev/null | grep -q '"v3'; }
 ours() { alive "$1" && tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q 'gunicorn.*keystone_wsgi'; }
 
 
 # ---- venv -------------------------------------------------------------------
-MARKER=$VENV/.keystone-$VERSION-installed
-if [[ ! -f $MARKER ]]; then
-  mkdir -p "$(dirname "$VENV")"
-  exec 9>"$VENV.lock"
-  command -v flock >/dev/null && flock 9
-  if [[ ! -f $MARKER ]]; then
-    log "installing keystone==$VERSION into $VENV"
-    command -v "$PY" >/dev/null || die "$PY not found: Python 3.11+ (with venv and pip) is needed to install keystone"
-    "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-      || die "$PY is older than 3.11 (required by this release); set PYTHON=python3.11+"
-    [[ -x $VENV/bin/python ]] || "$PY" -m venv "$VENV" >&2 || die "cannot create venv $VENV"
-    # the pinned transitive set only matches the default release
-    C=(); grep -qx "keystone==$VERSION" "$CONSTRAINTS" 2>/dev/null && C=(-c "$CONSTRAINTS")
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-      "${C[@]}" "keystone==$VERSION" gunicorn >&2 || die "pip install failed"
-    touch "$MARKER"
-  fi
-  exec 9>&-
-fi
+install_once keystone "$VERSION"
 
 # ---- the template: schema, keys and bootstrap, once per venv and settings ----
 # Each keystone-manage run imports all of Keystone, 3-4 s of CPU (far more on a machine busy

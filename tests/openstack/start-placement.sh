@@ -55,6 +55,8 @@ URL=http://127.0.0.1:$PORT/
 for t in curl setsid ps awk; do command -v $t >/dev/null || die "$t is required"; done
 # shellcheck source=processes.sh
 source "$HERE/processes.sh"
+# shellcheck source=venv.sh
+source "$HERE/venv.sh"
 
 answers() { # GET / must return the placement version document
   curl -fsS --max-time 2 "$URL" 2>/dev/null | grep -q '"min_version"'
@@ -77,26 +79,7 @@ if curl -sS --max-time 2 -o /dev/null "$URL" 2>/dev/null; then
 fi
 
 # ---- venv (installed once, guarded by a lock for parallel CI jobs) ----------
-MARKER=$VENV/.placement-$VERSION-installed
-if [[ ! -f $MARKER ]]; then
-  mkdir -p "$(dirname "$VENV")"
-  exec 9>"$VENV.lock"
-  command -v flock >/dev/null && flock 9
-  if [[ ! -f $MARKER ]]; then
-    log "installing openstack-placement==$VERSION into $VENV"
-    command -v "$PY" >/dev/null || die "$PY not found: Python 3.11+ (with venv and pip) is needed to install openstack-placement"
-    "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-      || die "$PY is older than 3.11 (required by this release); set PYTHON=python3.11+"
-    [[ -x $VENV/bin/python ]] || "$PY" -m venv "$VENV" >&2 || die "cannot create venv $VENV"
-    # the pinned transitive set only matches the default release
-    C=(); grep -qx "openstack-placement==$VERSION" "$CONSTRAINTS" 2>/dev/null && C=(-c "$CONSTRAINTS")
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-      "${C[@]}" "openstack-placement==$VERSION" gunicorn >&2 \
-      || die "pip install failed"
-    touch "$MARKER"
-  fi
-  exec 9>&-
-fi
+install_once openstack-placement "$VERSION"
 
 # ---- the template: the schema, once per venv ---------------------------------
 # placement-manage imports all of Placement (seconds of CPU, far more on a busy machine): the
