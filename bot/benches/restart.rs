@@ -384,7 +384,7 @@ async fn finished(engine: &Engine, id: RunId) -> anyhow::Result<Run> {
 /// Sets each wait step's `Done.at` against the moment the world first showed its condition.
 fn wait_lags(run: &Run, seen: &Transitions) -> anyhow::Result<Vec<WaitLag>> {
     let mut lags = Vec::new();
-    for (step, action) in run.plan.cluster_steps().iter().enumerate() {
+    for (step, action) in run.plan().cluster_steps().iter().enumerate() {
         let Action::Wait(wait) = action else {
             continue;
         };
@@ -405,8 +405,8 @@ fn wait_lags(run: &Run, seen: &Transitions) -> anyhow::Result<Vec<WaitLag>> {
         let Some(held_since) = held_since else {
             bail!("step {}: the sampler never saw `{what}`", step + 1);
         };
-        let StepState::Done { at, note, .. } = &run.steps[step] else {
-            bail!("step {} is not done: {:?}", step + 1, run.steps[step]);
+        let StepState::Done { at, note, .. } = &run.steps()[step] else {
+            bail!("step {} is not done: {:?}", step + 1, run.steps()[step]);
         };
         lags.push(WaitLag {
             step: step + 1,

@@ -175,7 +175,7 @@ fn status(config: &Config) -> anyhow::Result<()> {
     let runs = store.unfinished_runs()?;
     println!("unfinished runs: {}", runs.len());
     for run in runs {
-        println!("  {} {}: {}", run.id, run.label(), run.plan.request());
+        println!("  {} {}: {}", run.id, run.label(), run.plan().request());
     }
     Ok(())
 }

@@ -119,7 +119,7 @@ fn standing(run: &Run) -> Result<(), ApprovalRefusal> {
         return Err(ApprovalRefusal::NotYet { run: run.id });
     };
     grant
-        .covers(&run.plan, run.created_at)
+        .covers(run.plan(), run.created_at)
         .map_err(|why| ApprovalRefusal::NotCovered {
             run: run.id,
             standing: grant.id,
@@ -154,7 +154,7 @@ pub fn decided(run: &Run) -> Option<String> {
         Outcome::Rejected { by, .. } => format!("is already rejected by {} at {at}", by.name),
         Outcome::Withdrawn { by, .. } => format!("is already withdrawn by {} at {at}", by.name),
         Outcome::Cancelled { by, .. } => format!("is already cancelled by {} at {at}", by.name),
-        Outcome::Expired if run.plan.needs_confirmation() => {
+        Outcome::Expired if run.plan().needs_confirmation() => {
             format!("already expired at {at}: not confirmed in time")
         }
         Outcome::Expired => format!("already expired at {at}: nobody approved in time"),
@@ -167,7 +167,7 @@ pub fn decided(run: &Run) -> Option<String> {
 /// The checks every decision shares: the plan needs approval, nobody decided yet, the run waits
 /// for it. Returns when the request expires.
 fn open(run: &Run) -> Result<OffsetDateTime, ApprovalRefusal> {
-    if !run.plan.needs_approval() && !run.plan.needs_confirmation() {
+    if !run.plan().needs_approval() && !run.plan().needs_confirmation() {
         return Err(ApprovalRefusal::NoApprovalNeeded { run: run.id });
     }
     if let Some(what) = decided(run) {
@@ -188,8 +188,8 @@ pub fn approve(
     shown: &str,
     now: OffsetDateTime,
 ) -> Result<ApprovalGrant, ApprovalRefusal> {
-    if run.plan.needs_confirmation() {
-        let (group, sub) = run.plan.request().path();
+    if run.plan().needs_confirmation() {
+        let (group, sub) = run.plan().request().path();
         return Err(ApprovalRefusal::ConfirmOnly {
             run: run.id,
             requester: run.requester.name.to_string(),
@@ -246,7 +246,7 @@ pub fn confirm(
     shown: &str,
     now: OffsetDateTime,
 ) -> Result<ApprovalGrant, ApprovalRefusal> {
-    if run.plan.needs_approval() {
+    if run.plan().needs_approval() {
         return Err(ApprovalRefusal::NeedsApprover { run: run.id });
     }
     let expires_at = open(run)?;

@@ -106,7 +106,7 @@ pub fn reminder_due(run: &Run, leads: &[Duration], now: OffsetDateTime) -> Optio
         text: format!(
             "⏰ in {}: {} ({}), booked by {} for {}",
             render::duration(booking.at - now),
-            run.plan.request(),
+            run.plan().request(),
             run.id,
             run.requester.name,
             render::utc(booking.at)

@@ -86,13 +86,13 @@ impl Announcement {
 /// maintenance announced ahead, whatever it does; other runs that are not maintenance announce
 /// nothing.
 pub fn announcement(run: &Run) -> Option<Announcement> {
-    if !run.plan.request().is_maintenance() && run.booking.is_none() {
+    if !run.plan().request().is_maintenance() && run.booking.is_none() {
         return None;
     }
     let stamp = run.created_at.unix_timestamp();
-    let what = format!("{} ({})", run.plan.request(), run.id);
+    let what = format!("{} ({})", run.plan().request(), run.id);
     let (phase, text) = match &run.state {
-        RunState::Running if !matches!(run.steps.first(), None | Some(StepState::Pending)) => (
+        RunState::Running if !matches!(run.steps().first(), None | Some(StepState::Pending)) => (
             "s",
             format!("🔧 maintenance started by {}: {what}", run.requester.name),
         ),
@@ -171,13 +171,13 @@ pub fn status(notice: Option<&MaintenanceNotice>, runs: &[Run]) -> String {
     }
     let active: Vec<String> = runs
         .iter()
-        .filter(|run| run.plan.request().is_maintenance() && !run.state.is_finished())
+        .filter(|run| run.plan().request().is_maintenance() && !run.state.is_finished())
         .map(|run| {
             format!(
                 "{} {} {} (by {})",
                 run.id,
                 run.label(),
-                run.plan.request(),
+                run.plan().request(),
                 run.requester.name
             )
         })

@@ -76,7 +76,7 @@ fn transitions(store: &Store) -> Result<(), Box<dyn Error>> {
             }
             let started = timed(|| {
                 store.update_run(run.id, None, |run| {
-                    run.steps[step] = StepState::Started {
+                    run.steps_mut()[step] = StepState::Started {
                         at: OffsetDateTime::now_utc(),
                     };
                     Ok::<_, Infallible>(vec![AuditKind::StepStarted {
@@ -87,7 +87,7 @@ fn transitions(store: &Store) -> Result<(), Box<dyn Error>> {
             })?;
             let done = timed(|| {
                 store.update_run(run.id, None, |run| {
-                    run.steps[step] =
+                    run.steps_mut()[step] =
                         StepState::done(OffsetDateTime::now_utc(), "node left the cluster");
                     Ok::<_, Infallible>(vec![AuditKind::StepDone {
                         step,

@@ -7,118 +7,33 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use opsbot_commands::approval::ApprovalGrant;
-use opsbot_commands::booking::Booking;
 use opsbot_commands::name::RunId;
-use opsbot_commands::people::PersonRef;
 use opsbot_commands::plan::{Plan, PlanDigest};
-use opsbot_commands::run::{CancelRequest, ChannelId, MessageId, Run, RunState, StepState};
-use opsbot_commands::schedule::standing::Scheduled;
+use opsbot_commands::run::{Inconsistent, Record, Run};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-/// A run without its plan: what a transition writes.
+/// A run without its plan: what a transition writes (see [`Record`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct RunRecord {
-    id: RunId,
-    digest: PlanDigest,
-    requester: PersonRef,
-    channel: ChannelId,
-    #[serde(with = "time::serde::rfc3339")]
-    created_at: OffsetDateTime,
-    /// Stored as the run's `finished_at` and `state`, checked against each other when read.
-    #[serde(flatten)]
-    state: RunState,
-    steps: Vec<StepState>,
-    approval: Option<ApprovalGrant>,
-    cancel: Option<CancelRequest>,
-    progress_message: Option<MessageId>,
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    captured: std::collections::BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    scheduled: Option<Scheduled>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    booking: Option<Booking>,
-}
+#[serde(transparent)]
+pub(crate) struct RunRecord(Record);
 
 impl RunRecord {
-    /// Every field but the plan; destructured whole, so that a field added to [`Run`] does not
-    /// compile until it is kept here too.
     pub(crate) fn of(run: &Run) -> Self {
-        let Run {
-            id,
-            plan: _,
-            digest,
-            requester,
-            channel,
-            created_at,
-            state,
-            steps,
-            approval,
-            cancel,
-            progress_message,
-            captured,
-            scheduled,
-            booking,
-        } = run;
-        Self {
-            id: *id,
-            digest: digest.clone(),
-            requester: requester.clone(),
-            channel: channel.clone(),
-            created_at: *created_at,
-            state: state.clone(),
-            steps: steps.clone(),
-            approval: approval.clone(),
-            cancel: cancel.clone(),
-            progress_message: progress_message.clone(),
-            captured: captured.clone(),
-            scheduled: scheduled.clone(),
-            booking: *booking,
-        }
+        Self(run.record())
     }
 
-    /// The run, with its plan.
-    pub(crate) fn with(self, plan: Arc<Plan>) -> Run {
-        let Self {
-            id,
-            digest,
-            requester,
-            channel,
-            created_at,
-            state,
-            steps,
-            approval,
-            cancel,
-            progress_message,
-            captured,
-            scheduled,
-            booking,
-        } = self;
-        Run {
-            id,
-            plan,
-            digest,
-            requester,
-            channel,
-            created_at,
-            state,
-            steps,
-            approval,
-            cancel,
-            progress_message,
-            captured,
-            scheduled,
-            booking,
-        }
+    /// The run, with its plan, if the two make one (see [`Run::joined`]).
+    pub(crate) fn with(self, plan: Arc<Plan>) -> Result<Run, Inconsistent> {
+        Run::joined(self.0, plan)
     }
 
     pub(crate) fn id(&self) -> RunId {
-        self.id
+        self.0.id
     }
 
     pub(crate) fn is_finished(&self) -> bool {
-        self.state.is_finished()
+        self.0.state.is_finished()
     }
 
     /// [`Run::holds_lock`], read from the record alone.
@@ -128,18 +43,18 @@ impl RunRecord {
 
     /// A booked run before its time: the one kind of run whose plan may still be replaced.
     pub(crate) fn is_ahead(&self) -> bool {
-        self.booking.is_some_and(|booking| booking.is_ahead())
+        self.0.booking.is_some_and(|booking| booking.is_ahead())
     }
 
     pub(crate) fn digest(&self) -> &PlanDigest {
-        &self.digest
+        &self.0.digest
     }
 
     /// Where this record's run is filed among the finished: at when it finished, so that
     /// "finished since" is one range (sled's `index` tree, PostgreSQL's `runs.finished_at`);
     /// `None` while it is unfinished (those are listed by id).
     pub(crate) fn filed_at(&self) -> Option<OffsetDateTime> {
-        self.state.finished_at()
+        self.0.state.finished_at()
     }
 }
 

@@ -73,13 +73,13 @@ pub(crate) fn creation(
     run.id = id;
     let what = format!("run {id}");
     let record = encode_run(&run)?;
-    let plan = encode(&format!("the plan of {what}"), &*run.plan)?;
+    let plan = encode(&format!("the plan of {what}"), run.plan())?;
     let requested = AuditEvent {
         at,
         run: Some(id),
         actor: actor.cloned(),
         event: AuditKind::RunRequested {
-            command: run.plan.request().to_string(),
+            command: run.plan().request().to_string(),
             digest: run.digest.as_str().to_owned(),
         },
     };
@@ -132,7 +132,8 @@ pub(crate) fn transition<E>(
     let mut after = before.clone();
     let kinds = change(&mut after).map_err(UpdateError::Refused)?;
     after.id = id;
-    let replanned = !Arc::ptr_eq(&after.plan, &before.plan) && after.plan != before.plan;
+    let replanned =
+        !Arc::ptr_eq(after.shared_plan(), before.shared_plan()) && after.plan() != before.plan();
     let reaches_its_time = before.is_ahead() && !after.is_ahead();
     if replanned && !reaches_its_time {
         return Err(StoreError::Unencodable {
@@ -147,7 +148,7 @@ pub(crate) fn transition<E>(
         return Ok(Err(after));
     }
     let plan = replanned
-        .then(|| encode(&format!("the new plan of run {id}"), &*after.plan))
+        .then(|| encode(&format!("the new plan of run {id}"), after.plan()))
         .transpose()?;
     let record = encode_run(&after)?;
     let events = kinds

@@ -176,9 +176,9 @@ fn drive_bot(url: &str) -> anyhow::Result<()> {
             .collect::<Result<_, _>>()?;
         transitions.sort();
         anyhow::Ok(BotFigures {
-            selected: run.plan.deleted().count(),
-            chunks: run.plan.index_deletions().count(),
-            notes: run.plan.notes().to_vec(),
+            selected: run.plan().deleted().count(),
+            chunks: run.plan().index_deletions().count(),
+            notes: run.plan().notes().to_vec(),
             plan,
             run: run_time,
             cpu,

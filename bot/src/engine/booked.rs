@@ -10,7 +10,7 @@ use opsbot_commands::audit::AuditKind;
 use opsbot_commands::booking;
 use opsbot_commands::name::RunId;
 use opsbot_commands::plan::Plan;
-use opsbot_commands::run::{Outcome, Run, RunState, StepState};
+use opsbot_commands::run::{Outcome, Run, RunState};
 use opsbot_state::{StoreError, UpdateError};
 use time::OffsetDateTime;
 
@@ -60,7 +60,7 @@ pub(super) async fn arrive(inner: &Inner, run: &Run) -> Result<Arrival, StoreErr
     };
     let now = inner.clock.now();
     let lock_wait = span(inner.scheduling.lock_wait);
-    let why = match inner.targets.plan(run.plan.request(), at).await {
+    let why = match inner.targets.plan(run.plan().request(), at).await {
         Ok(plan) if plan.is_empty() => {
             let notes = plan.notes().join("; ");
             let error = format!(
@@ -116,13 +116,9 @@ async fn replan(
         if let Some(booking) = &mut run.booking {
             booking.reached = Some(now);
         }
-        let digest = plan.digest();
-        let changed = digest != run.digest;
+        let changed = plan.digest() != run.digest;
         if changed {
-            run.steps = vec![StepState::Pending; plan.len()];
-            run.plan = Arc::clone(&plan);
-            run.digest = digest;
-            run.approval = None;
+            run.replan(Arc::clone(&plan));
         }
         run.state = if changed && plan.asks_before_start() {
             RunState::AwaitingApproval {

@@ -147,7 +147,7 @@ async fn holding(
 ) -> Result<(bool, Option<String>), StepFailure> {
     let instance = retried(inner, run, || cloud.client.instance(consumer)).await?;
     let state = retried(inner, run, || cloud.client.consumer(consumer)).await?;
-    let migrations = match (&instance, run.plan.request()) {
+    let migrations = match (&instance, run.plan().request()) {
         (Instance::Gone, ProcedureRequest::PlacementStale { host, .. }) if state.holds => {
             retried(inner, run, || cloud.client.migrations(host)).await?
         }
@@ -187,7 +187,7 @@ async fn perform(
             // A consumer kept because its instance exists again, or a migration holds it now,
             // is not a failure.
             let mut left = Vec::new();
-            for consumer in run.plan.deleted_consumers() {
+            for consumer in run.plan().deleted_consumers() {
                 if now.consumers.contains_key(&consumer)
                     && holding(inner, cloud, run, consumer).await? == (true, None)
                 {

@@ -107,7 +107,7 @@ pub(super) async fn up(
 /// 10 s just as a restarted one does, and restarting again blindly could restart the host twice.
 /// `None` when the restart had not started.
 pub(super) fn settled(run: &Run, index: usize, host: &HostName) -> Option<StepOutcome> {
-    matches!(run.steps[index], StepState::Started { .. }).then(|| {
+    matches!(run.steps()[index], StepState::Started { .. }).then(|| {
         StepOutcome::AskOperator(format!(
             "opsbot stopped while restarting nova_compute on {host} and cannot tell whether the \
              restart happened: look at the container's start time on {host} (`docker ps`) and \

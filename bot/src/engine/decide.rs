@@ -64,7 +64,7 @@ impl Engine {
                         },
                     ]);
                 }
-                let untouched = run.steps.iter().all(|s| matches!(s, StepState::Pending));
+                let untouched = run.steps().iter().all(|s| matches!(s, StepState::Pending));
                 let note = if untouched {
                     "cancelled before approval; nothing was done".to_owned()
                 } else {
@@ -104,7 +104,7 @@ impl Engine {
             let Some(step) = run.awaiting_operator().filter(|_| !run.state.is_finished()) else {
                 return Err(Refusal::NotAwaitingOperator { run: run.id });
             };
-            run.steps[step] = StepState::done(now, note.clone());
+            run.steps_mut()[step] = StepState::done(now, note.clone());
             Ok(vec![AuditKind::OperatorConfirmed { step }])
         });
         let run = updated.await?;

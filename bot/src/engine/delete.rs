@@ -217,7 +217,7 @@ pub(super) async fn verify(
     cluster: &Cluster,
     run: &Run,
 ) -> Result<StepOutcome, StepFailure> {
-    let selected = run.plan.deleted().count();
+    let selected = run.plan().deleted().count();
     let mut left = remaining(inner, cluster, run).await?;
     if !left.stayed.is_empty() {
         for (step, names) in &left.stayed {
@@ -260,7 +260,7 @@ async fn remaining(inner: &Inner, cluster: &Cluster, run: &Run) -> Result<Left, 
         stayed: BTreeMap::new(),
         recreated: 0,
     };
-    for (step, indices) in run.plan.index_deletions() {
+    for (step, indices) in run.plan().index_deletions() {
         let mut stayed = Vec::new();
         for index in indices {
             match (present.get(index.name.as_str()), &index.uuid) {

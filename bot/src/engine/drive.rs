@@ -42,7 +42,7 @@ fn next(run: &Run) -> Next {
     }
     match run.cursor() {
         None => Next::Succeed,
-        Some(index) => match &run.steps[index] {
+        Some(index) => match &run.steps()[index] {
             StepState::AwaitingOperator { .. } => Next::AwaitOperator,
             StepState::Started { .. } => Next::Step {
                 index,
@@ -75,7 +75,7 @@ const STORE_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub(super) async fn drive(inner: Arc<Inner>, id: RunId, busy: Busy) {
     let procedure = match inner.store.run(id) {
-        Ok(Some(run)) => run.plan.request().to_string(),
+        Ok(Some(run)) => run.plan().request().to_string(),
         _ => String::new(),
     };
     let span = tracing::info_span!("run", run = %id, %procedure);
@@ -163,7 +163,7 @@ async fn drive_inner(
                 finish(inner, id, |_| Outcome::Succeeded).await?;
             }
             Next::Step { index, resumed } => {
-                let action = render::step_label_at(&run.plan, index);
+                let action = render::step_label_at(run.plan(), index);
                 let span = tracing::info_span!("step", step = index + 1, %action);
                 let outcome = step::execute(inner, &run, index, resumed, &waker)
                     .instrument(span)
@@ -231,8 +231,8 @@ async fn clean_up(
             return Ok(());
         };
         // Started means a crash interrupted this very clean-up: settle it by observation.
-        let resumed = matches!(run.steps[index], StepState::Started { .. });
-        let action = render::step_label_at(&run.plan, index);
+        let resumed = matches!(run.steps()[index], StepState::Started { .. });
+        let action = render::step_label_at(run.plan(), index);
         let span = tracing::info_span!("clean-up", step = index + 1, %action);
         let outcome = step::execute(inner, &run, index, resumed, waker)
             .instrument(span)
@@ -257,7 +257,7 @@ enum OnFailure {
 async fn seen(inner: &Inner, run: &Run) -> Option<Observation> {
     let (ProcedureRequest::ClusterStop { cluster }
     | ProcedureRequest::ClusterStart { cluster }
-    | ProcedureRequest::ClusterRestart { cluster }) = run.plan.request()
+    | ProcedureRequest::ClusterRestart { cluster }) = run.plan().request()
     else {
         return None;
     };
@@ -282,7 +282,7 @@ async fn record(
             StepOutcome::Done(note)
             | StepOutcome::Deleted { note, .. }
             | StepOutcome::Captured { note, .. } => {
-                run.steps[index] = StepState::Done {
+                run.steps_mut()[index] = StepState::Done {
                     at: now,
                     note: note.clone(),
                     deleted: match &outcome {
@@ -305,7 +305,7 @@ async fn record(
                 vec![]
             }
             StepOutcome::AskOperator(prompt) => {
-                run.steps[index] = StepState::AwaitingOperator {
+                run.steps_mut()[index] = StepState::AwaitingOperator {
                     since: now,
                     prompt: format!("{prompt}, then type /run done id:{}", run.id),
                 };
@@ -316,7 +316,7 @@ async fn record(
             StepOutcome::Interrupted(error)
             | StepOutcome::Failed(error)
             | StepOutcome::Refused(error) => {
-                run.steps[index] = StepState::Failed {
+                run.steps_mut()[index] = StepState::Failed {
                     at: now,
                     error: error.clone(),
                     unchanged: matches!(outcome, StepOutcome::Refused(_)),

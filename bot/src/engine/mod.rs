@@ -287,7 +287,7 @@ impl Engine {
                 StoreError::Locked { target, holder } => Refusal::Busy { target, holder }.into(),
                 other => EngineError::from(other),
             })?;
-        tracing::info!(run = %run.id, request = %run.plan.request(), requester = %actor.name(), "run created");
+        tracing::info!(run = %run.id, request = %run.plan().request(), requester = %actor.name(), "run created");
         // Published from the record as created: a booking is announced even if it is
         // cancelled before its task first looks at it.
         self.0.progress.changed(&run);

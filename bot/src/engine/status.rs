@@ -58,8 +58,8 @@ impl Engine {
             .store
             .unfinished_runs()?
             .into_iter()
-            .filter(|run| run.plan.request().target() == Target::Cluster(name.clone()))
-            .map(|run| format!("{} {} {}", run.id, run.label(), run.plan.request()))
+            .filter(|run| run.plan().request().target() == Target::Cluster(name.clone()))
+            .map(|run| format!("{} {} {}", run.id, run.label(), run.plan().request()))
             .collect();
         Ok(status)
     }

@@ -66,7 +66,7 @@ pub(super) async fn execute(
     resumed: bool,
     waker: &Notify,
 ) -> Result<StepOutcome, StoreError> {
-    match run.plan.targeted() {
+    match run.plan().targeted() {
         Targeted::Cluster { cluster, steps } => {
             let Ok(cluster) = inner.targets.clusters.get(cluster) else {
                 return Ok(StepFailure::TargetGone {
@@ -183,11 +183,11 @@ async fn left_already(cluster: &Cluster, node: NodeAddr) -> Option<String> {
 /// The write-ahead record: flushed before the side effect, so a crash leaves evidence of it.
 pub(super) async fn mark_started(inner: &Inner, run: &Run, index: usize) -> Result<(), StoreError> {
     let now = inner.clock.now();
-    let action = render::step_label_at(&run.plan, index);
+    let action = render::step_label_at(run.plan(), index);
     let updated = inner
         .writes
         .update_run(run.id, None, move |run| {
-            run.steps[index] = StepState::Started { at: now };
+            run.steps_mut()[index] = StepState::Started { at: now };
             Ok(vec![AuditKind::StepStarted {
                 step: index,
                 action: action.clone(),

@@ -38,7 +38,7 @@ impl RunLabels {
 }
 
 fn procedure(run: &Run) -> String {
-    match run.plan.request().path() {
+    match run.plan().request().path() {
         (group, Some(command)) => format!("{group} {command}"),
         (group, None) => group.to_owned(),
     }

@@ -211,8 +211,7 @@ async fn an_observation_is_shown_with_its_step_only() {
     ];
     let plan = Plan::new(request, steps.map(ClusterStep::Safe).to_vec(), vec![]).unwrap();
     let mut run = new_run(&store, "logs");
-    run.plan = Arc::new(plan);
-    run.steps = vec![StepState::Pending; 2];
+    run.replan(Arc::new(plan));
     let seen = Observation {
         unassigned_shards: Some(3),
         ..Observation::default()
@@ -227,7 +226,7 @@ async fn an_observation_is_shown_with_its_step_only() {
 
     // Read for the next step, even before the publisher is told of it (a lane reads the
     // store's latest record whenever it publishes).
-    run.steps[0] = StepState::done(OffsetDateTime::now_utc(), "allocation disabled");
+    run.steps_mut()[0] = StepState::done(OffsetDateTime::now_utc(), "allocation disabled");
     assert_eq!(
         publisher.observed(&run),
         None,

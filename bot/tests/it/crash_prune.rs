@@ -147,7 +147,7 @@ async fn slow_round(kill: u64, delay: Duration, seed: u64) {
         .unwrap()
         .unwrap();
     let counted: usize = run
-        .steps
+        .steps()
         .iter()
         .filter_map(|step| match step {
             opsbot_commands::run::StepState::Done { note, .. } => note
@@ -158,8 +158,9 @@ async fn slow_round(kill: u64, delay: Duration, seed: u64) {
         })
         .sum();
     assert_eq!(
-        counted, answered,
+        counted,
+        answered,
         "{what}: the notes count what the answered requests removed: {:#?}",
-        run.steps
+        run.steps()
     );
 }

@@ -181,7 +181,7 @@ async fn complete(config: &Path, hosts: &TestHosts, what: &str) -> (Run, String)
             story.push(format!("console exited with r-1 {}", run.state.label()));
             continue;
         };
-        let action = run.plan.step(step).map(render::step_label).unwrap();
+        let action = run.plan().step(step).map(render::step_label).unwrap();
         assert!(
             action.contains(UNLOAD),
             "{what}: the run asks an operator about step {} ({action}), but only the \

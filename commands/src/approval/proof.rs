@@ -58,7 +58,7 @@ impl<'r, K: Approvable> Approved<'r, K> {
     /// Re-checks the run's stored approval (also after a restart) for its step `step`.
     pub fn verify(run: &'r Run, step: usize) -> Result<Self, ApprovalRefusal> {
         holds(run)?;
-        let Some(Action::Destructive(action)) = K::steps(&run.plan).get(step) else {
+        let Some(Action::Destructive(action)) = K::steps(run.plan()).get(step) else {
             return Err(ApprovalRefusal::NotDestructive { run: run.id, step });
         };
         Ok(Self { run, step, action })

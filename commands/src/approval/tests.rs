@@ -214,16 +214,14 @@ fn a_cancel_in_progress_closes_the_request() {
 #[test]
 fn a_plan_without_destructive_steps_needs_no_approval_even_from_its_requester() {
     let mut run = awaiting();
-    run.plan = std::sync::Arc::new(
+    run.replan(std::sync::Arc::new(
         Plan::new(
-            run.plan.request().clone(),
+            run.plan().request().clone(),
             Vec::<ClusterStep>::new(),
             vec![],
         )
         .unwrap(),
-    );
-    run.steps.clear();
-    run.digest = run.plan.digest();
+    ));
     run.state = RunState::Running;
     for who in ["alice", "bob"] {
         assert_eq!(
@@ -300,7 +298,10 @@ fn the_proof_is_only_made_from_a_valid_grant() {
 
 /// The first destructive step of `run`'s plan.
 fn destructive_step(run: &Run) -> usize {
-    run.plan.steps().position(StepRef::is_destructive).unwrap()
+    run.plan()
+        .steps()
+        .position(StepRef::is_destructive)
+        .unwrap()
 }
 
 #[test]
@@ -322,7 +323,7 @@ fn a_proof_is_for_one_destructive_step_and_acts_only_on_what_it_approved() {
         digest: run.digest.clone(),
     });
     let safe = run
-        .plan
+        .plan()
         .steps()
         .position(|step| !step.is_destructive())
         .unwrap();
@@ -335,7 +336,7 @@ fn a_proof_is_for_one_destructive_step_and_acts_only_on_what_it_approved() {
     );
     let proof = Approved::<OnCluster>::verify(&run, destructive_step(&run)).unwrap();
     let Action::Destructive(ClusterDestructive::DeleteIndices { indices }) =
-        &run.plan.cluster_steps()[proof.step()]
+        &run.plan().cluster_steps()[proof.step()]
     else {
         panic!("the plan deletes indices")
     };
@@ -430,17 +431,17 @@ fn a_plan_that_needs_an_approver_is_never_confirmed_by_its_requester() {
 fn the_policy_is_part_of_the_digest_and_a_plan_without_one_keeps_its_digest() {
     let run = awaiting_confirmation();
     let plain = Plan::new(
-        run.plan.request().clone(),
-        run.plan.cluster_steps().to_vec(),
+        run.plan().request().clone(),
+        run.plan().cluster_steps().to_vec(),
         vec![],
     )
     .unwrap();
-    assert_ne!(plain.digest(), run.plan.digest());
+    assert_ne!(plain.digest(), run.plan().digest());
     let stored = serde_json::to_value(&plain).unwrap();
     assert!(stored.get("consent").is_none(), "{stored}");
-    let confirmed = serde_json::to_value(&*run.plan).unwrap();
+    let confirmed = serde_json::to_value(run.plan()).unwrap();
     assert_eq!(confirmed["consent"], "confirm");
     let read: Plan = serde_json::from_value(confirmed).unwrap();
-    assert_eq!(read.digest(), run.plan.digest());
+    assert_eq!(read.digest(), run.plan().digest());
     assert!(read.needs_confirmation());
 }

@@ -16,7 +16,7 @@ use crate::run::{Run, StepState};
 /// asked, or for runs that do not stop and start nodes): where a node stands is what the cluster
 /// shows, never what the run's own steps assume.
 pub fn aftermath(run: &Run, seen: Option<&Observation>) -> String {
-    match run.plan.request() {
+    match run.plan().request() {
         ProcedureRequest::ClusterStop { cluster }
         | ProcedureRequest::ClusterStart { cluster }
         | ProcedureRequest::ClusterRestart { cluster } => cluster_aftermath(run, cluster, seen),
@@ -160,10 +160,10 @@ fn cluster_aftermath(run: &Run, cluster: &ClusterName, seen: Option<&Observation
 
 /// For deletions: what was deleted, what was not, and what may be half-way.
 fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
-    let total = run.plan.deleted_indices().count();
+    let total = run.plan().deleted_indices().count();
     let (mut deleted, mut spared, mut kept, mut partial) = (0, 0, Vec::new(), Vec::new());
-    for (step, indices) in run.plan.index_deletions() {
-        match run.steps.get(step) {
+    for (step, indices) in run.plan().index_deletions() {
+        match run.steps().get(step) {
             // A record from before chunks counted what their DELETE removed: the chunk's size.
             Some(StepState::Done { deleted: count, .. }) => {
                 let count = count.unwrap_or(indices.len()).min(indices.len());
@@ -221,5 +221,5 @@ fn deletion_aftermath(run: &Run, cluster: &ClusterName) -> String {
 
 /// A search cluster's run's steps beside their states; none for another kind of run.
 fn cluster_steps(run: &Run) -> impl Iterator<Item = (&ClusterStep, &StepState)> {
-    run.plan.cluster_steps().iter().zip(&run.steps)
+    run.plan().cluster_steps().iter().zip(run.steps())
 }

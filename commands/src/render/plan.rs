@@ -254,7 +254,7 @@ pub fn plan(plan: &Plan, digest: &PlanDigest) -> String {
 /// The plan whole, as a file for chat where the answer that shows it had to be cut: every
 /// step of a prune of thousands of indices. `None` when the answer shows all of it.
 pub fn plan_file(run: &Run) -> Option<String> {
-    let whole = whole_plan(&run.plan, &run.digest);
+    let whole = whole_plan(run.plan(), &run.digest);
     (started_text(run, &whole).chars().count() > super::MESSAGE_LIMIT).then_some(whole)
 }
 
@@ -290,13 +290,13 @@ fn consent_line(plan: &Plan) -> String {
 
 /// The answer to a procedure request: the run and its plan, and who must act next.
 pub fn started(run: &Run) -> String {
-    fit(&started_text(run, &whole_plan(&run.plan, &run.digest)))
+    fit(&started_text(run, &whole_plan(run.plan(), &run.digest)))
 }
 
 /// The answer to a procedure request, whole: who must act next, then `plan`.
 fn started_text(run: &Run, plan: &str) -> String {
     let first = match &run.state {
-        RunState::AwaitingApproval { expires_at } if run.plan.needs_confirmation() => format!(
+        RunState::AwaitingApproval { expires_at } if run.plan().needs_confirmation() => format!(
             "{id} waits for {} to confirm it (expires {}): /run confirm id:{id} digest:{}, or \
              /run cancel id:{id} to withdraw it",
             run.requester.name,
@@ -330,7 +330,7 @@ pub fn approval_preview(run: &Run) -> String {
     fit(&format!(
         "to approve exactly this plan of {id}: /approve id:{id} digest:{}\n{}",
         run.digest,
-        plan(&run.plan, &run.digest),
+        plan(run.plan(), &run.digest),
         id = run.id,
     ))
 }

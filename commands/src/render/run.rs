@@ -66,12 +66,12 @@ pub fn progress_view(
             | Outcome::Expired => Tone::Stopped,
         },
     };
-    let decision = if run.plan.needs_confirmation() {
+    let decision = if run.plan().needs_confirmation() {
         Decision::Confirm
     } else {
         Decision::Approve
     };
-    let decided = run.plan.needs_approval() || run.plan.needs_confirmation();
+    let decided = run.plan().needs_approval() || run.plan().needs_confirmation();
     let buttons = decided.then(|| ApprovalButtons {
         approve: ApprovalButton::new(decision, run.id, &run.digest),
         reject: ApprovalButton::new(Decision::Reject, run.id, &run.digest),
@@ -82,7 +82,7 @@ pub fn progress_view(
         message_key: format!("r{}-{}", run.id.get(), run.created_at.unix_timestamp()),
         text: progress(run, observed, now),
         tone,
-        plan: awaiting.then(|| super::plan(&run.plan, &run.digest)),
+        plan: awaiting.then(|| super::plan(run.plan(), &run.digest)),
         buttons,
     }
 }
@@ -107,7 +107,7 @@ fn icon(state: &RunState) -> &'static str {
 fn headline(run: &Run, now: OffsetDateTime) -> String {
     let took = duration(now - run.started_at());
     let when = match &run.state {
-        RunState::AwaitingApproval { expires_at } if run.plan.needs_confirmation() => format!(
+        RunState::AwaitingApproval { expires_at } if run.plan().needs_confirmation() => format!(
             "waiting for {} to confirm (expires {})",
             run.requester.name,
             hhmm(*expires_at)
@@ -148,7 +148,7 @@ fn headline(run: &Run, now: OffsetDateTime) -> String {
         "{} {} · {} · by {} · {when}",
         icon(&run.state),
         run.id,
-        run.plan.request(),
+        run.plan().request(),
         run.requester.name
     )
 }
@@ -159,7 +159,8 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
     // A scheduled deletion that went ahead without a per-run approval says which one it ran
     // under, so the channel sees who answers for it.
     let standing = run.scheduled.as_ref().and_then(|s| s.standing.as_ref());
-    if let Some(standing) = standing.filter(|_| run.approval.is_none() && run.plan.needs_approval())
+    if let Some(standing) =
+        standing.filter(|_| run.approval.is_none() && run.plan().needs_approval())
     {
         if !matches!(run.state, RunState::AwaitingApproval { .. }) {
             let _ = write!(text, "\n{}", standing.describe());
@@ -169,7 +170,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
         RunState::Running => {
             if let Some(i) = run.cursor() {
                 let _ = write!(text, "\nstep {}", step_of(run, i));
-                if let Some(StepState::AwaitingOperator { prompt, .. }) = run.steps.get(i) {
+                if let Some(StepState::AwaitingOperator { prompt, .. }) = run.steps().get(i) {
                     let _ = write!(text, "\n👉 {prompt}");
                 }
             }
@@ -188,7 +189,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
                      it needs a fresh approval",
                 );
             }
-            let _ = if run.plan.needs_confirmation() {
+            let _ = if run.plan().needs_confirmation() {
                 write!(
                     text,
                     "\nconfirm with /run confirm id:{id} digest:{} or withdraw with /run cancel \
@@ -209,7 +210,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
         RunState::Finished { outcome, .. } => match outcome {
             Outcome::Succeeded => {
                 // Each deletion's result, then the final word (a report or the verification).
-                for (step, state) in run.plan.steps().zip(&run.steps) {
+                for (step, state) in run.plan().steps().zip(run.steps()) {
                     if let (true, StepState::Done { note, .. }) = (step.is_destructive(), state) {
                         let _ = write!(text, "\n{note}");
                     }
@@ -217,7 +218,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
                 if let Some(note) = last_note(run) {
                     let _ = write!(text, "\n{note}");
                 }
-                if let Some(next) = follow_up(run.plan.request()) {
+                if let Some(next) = follow_up(run.plan().request()) {
                     let _ = write!(text, "\n{next}");
                 }
             }
@@ -258,7 +259,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
 
 /// The note of the last step done; for maintenance runs, the final report.
 fn last_note(run: &Run) -> Option<&str> {
-    run.steps.iter().rev().find_map(|s| match s {
+    run.steps().iter().rev().find_map(|s| match s {
         StepState::Done { note, .. } if !note.is_empty() => Some(note.as_str()),
         _ => None,
     })
@@ -269,9 +270,7 @@ fn last_note(run: &Run) -> Option<&str> {
 pub fn run_status(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) -> String {
     let head = progress(run, observed, now);
     let lines: Vec<String> = run
-        .plan
-        .steps()
-        .zip(&run.steps)
+        .planned_steps()
         .enumerate()
         .map(|(i, (step, state))| {
             let (mark, detail) = match state {
@@ -291,7 +290,7 @@ pub fn run_status(run: &Run, observed: Option<&Observation>, now: OffsetDateTime
     let assemble = |steps: &[String]| format!("{head}\n\n{}\n{footer}", steps.join("\n"));
     // Too long: collapse done steps from the start, keeping the last three done ones in view.
     let done = run
-        .steps
+        .steps()
         .iter()
         .take_while(|s| matches!(s, StepState::Done { .. }))
         .count();
@@ -358,14 +357,14 @@ fn step_of(run: &Run, index: usize) -> String {
     format!(
         "{}/{}: {}",
         index + 1,
-        run.plan.len(),
-        step_label_at(&run.plan, index)
+        run.plan().len(),
+        step_label_at(run.plan(), index)
     )
 }
 
 /// How the run's plan is agreed to: `approved` by an approver, or `confirmed` by its requester.
 pub(crate) fn decided_how(run: &Run) -> &'static str {
-    if run.plan.needs_confirmation() {
+    if run.plan().needs_confirmation() {
         "confirmed"
     } else {
         "approved"

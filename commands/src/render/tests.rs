@@ -45,10 +45,10 @@ fn done(note: &str) -> StepState {
 #[test]
 fn progress_shows_the_step_and_what_is_observed() {
     let mut run = restart_run();
-    for step in &mut run.steps[..7] {
+    for step in &mut run.steps_mut()[..7] {
         *step = done("");
     }
-    run.steps[7] = StepState::Started { at: T0 };
+    run.steps_mut()[7] = StepState::Started { at: T0 };
     let observed = Observation {
         nodes_joined: Some((1, 3)),
         status: Some(HealthStatus::Yellow),
@@ -66,17 +66,18 @@ fn final_states_read_well() {
     let mut texts = Vec::new();
 
     let mut ok = restart_run();
-    let last = ok.steps.len() - 1;
-    for step in &mut ok.steps {
+    let last = ok.steps().len() - 1;
+    for step in ok.steps_mut() {
         *step = done("");
     }
-    ok.steps[last] = done("status green · nodes 3/3 · shards 186 active · no recoveries running");
+    ok.steps_mut()[last] =
+        done("status green · nodes 3/3 · shards 186 active · no recoveries running");
     ok.finish(Outcome::Succeeded, later);
     texts.push(progress(&ok, None, later));
 
     let mut failed = restart_run();
-    failed.steps[0] = done("");
-    failed.steps[1] = StepState::Failed {
+    failed.steps_mut()[0] = done("");
+    failed.steps_mut()[1] = StepState::Failed {
         at: later,
         error: "x".into(),
         unchanged: false,
@@ -108,9 +109,9 @@ fn final_states_read_well() {
     texts.push(progress(&waiting, None, later));
 
     let mut manual = restart_run();
-    manual.steps[0] = done("");
-    manual.steps[1] = done("");
-    manual.steps[2] = StepState::AwaitingOperator {
+    manual.steps_mut()[0] = done("");
+    manual.steps_mut()[1] = done("");
+    manual.steps_mut()[2] = StepState::AwaitingOperator {
         since: T0,
         prompt: "stop the search container on 10.0.0.11, then type /run done id:r-3".into(),
     };
@@ -122,9 +123,9 @@ fn final_states_read_well() {
 #[test]
 fn run_status_lists_every_step() {
     let mut run = restart_run();
-    run.steps[0] = done("");
-    run.steps[1] = done("62 shards flushed");
-    run.steps[2] = StepState::Started { at: T0 };
+    run.steps_mut()[0] = done("");
+    run.steps_mut()[1] = done("62 shards flushed");
+    run.steps_mut()[2] = StepState::Started { at: T0 };
     insta::assert_snapshot!(run_status(&run, None, T0 + time::Duration::seconds(9)));
 }
 
@@ -379,8 +380,7 @@ fn a_full_run_list_page_of_long_lines_keeps_every_run_and_the_pointer() {
                 hosts: Default::default(),
                 maintenance: false,
             };
-            run.plan = std::sync::Arc::new(Plan::runbook(request, vec![], vec![]));
-            run.steps.clear();
+            run.replan(std::sync::Arc::new(Plan::runbook(request, vec![], vec![])));
             run
         })
         .collect();
@@ -398,10 +398,10 @@ fn a_full_run_list_page_of_long_lines_keeps_every_run_and_the_pointer() {
 fn a_stopped_cluster_run_reports_the_nodes_as_the_cluster_shows_them() {
     let mut run = restart_run();
     // Its own steps say 10.0.0.11 was stopped, and the wait for it to leave failed.
-    run.steps[0] = done("");
-    run.steps[1] = done("");
-    run.steps[2] = done("");
-    run.steps[3] = StepState::Failed {
+    run.steps_mut()[0] = done("");
+    run.steps_mut()[1] = done("");
+    run.steps_mut()[2] = done("");
+    run.steps_mut()[3] = StepState::Failed {
         at: T0,
         error: "gave up".into(),
         unchanged: false,
@@ -432,7 +432,7 @@ fn a_stopped_cluster_run_reports_the_nodes_as_the_cluster_shows_them() {
     );
     // All back: nothing left.
     let mut back = restart_run();
-    for step in &mut back.steps {
+    for step in back.steps_mut() {
         *step = done("");
     }
     let all = Observation {
@@ -474,8 +474,8 @@ fn a_deletion_whose_check_found_indices_left_does_not_claim_them_deleted() {
         T0,
         time::Duration::minutes(30),
     );
-    run.steps[0] = done("deleted 1");
-    run.steps[1] = StepState::Failed {
+    run.steps_mut()[0] = done("deleted 1");
+    run.steps_mut()[1] = StepState::Failed {
         at: T0,
         error: "still present after the delete: flog-2026.01.01".into(),
         unchanged: false,
@@ -485,10 +485,10 @@ fn a_deletion_whose_check_found_indices_left_does_not_claim_them_deleted() {
         "the cluster answered every DELETE, but the check after found some of the 1 selected \
          indices still there (above, counted per index)"
     );
-    run.steps[1] = StepState::Pending;
+    run.steps_mut()[1] = StepState::Pending;
     assert_eq!(aftermath(&run, None), "deleted 1 of 1 selected indices");
     // The chunk's DELETE removed none of it: the index was gone before it.
-    run.steps[0] = StepState::Done {
+    run.steps_mut()[0] = StepState::Done {
         at: T0,
         note: "deleted 0; already gone before the delete (not an error): flog-2026.01.01".into(),
         deleted: Some(0),
@@ -589,7 +589,7 @@ fn a_start_stopped_after_its_first_node_says_which_node_it_started() {
         T0,
         time::Duration::minutes(30),
     );
-    run.steps[0] = done("started 10.0.0.11");
+    run.steps_mut()[0] = done("started 10.0.0.11");
     assert_eq!(
         aftermath(&run, None),
         "left in place: the cluster could not be asked where its nodes stand; this run started \

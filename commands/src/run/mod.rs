@@ -1,5 +1,47 @@
 //! A procedure run: its plan, who asked, where it is, and every step's state. This is the record
 //! the store keeps; its transitions are methods here so that the rules live in one place.
+//!
+//! Each planned step has its one state: the states are made with the plan and changed in place,
+//! one step at a time, so no code can leave a run with one state more or less than its plan
+//! has steps:
+//!
+//! ```compile_fail,E0616
+//! # use opsbot_commands::run::Run;
+//! fn forget_the_last(run: &mut Run) {
+//!     run.steps.pop();
+//! }
+//! ```
+//!
+//! ```compile_fail,E0599
+//! # use opsbot_commands::run::Run;
+//! fn forget_the_last(run: &mut Run) {
+//!     run.steps_mut().pop();
+//! }
+//! ```
+//!
+//! nor give it another plan under the same states (only a booked run's whole re-plan, which
+//! makes new states, is a method):
+//!
+//! ```compile_fail,E0616
+//! # use std::sync::Arc;
+//! # use opsbot_commands::{plan::Plan, run::Run};
+//! fn swap(run: &mut Run, other: Arc<Plan>) {
+//!     run.plan = other;
+//! }
+//! ```
+//!
+//! and a stored record becomes a run only through [`Run::joined`], which checks it:
+//!
+//! ```compile_fail,E0451
+//! # use std::sync::Arc;
+//! # use opsbot_commands::{plan::Plan, run::{Record, Run}};
+//! fn unchecked(record: Record, plan: Arc<Plan>) -> Run {
+//!     let Record { id, digest, requester, channel, created_at, state, steps, approval, cancel,
+//!         progress_message, captured, scheduled, booking } = record;
+//!     Run { id, plan, digest, requester, channel, created_at, state, steps, approval, cancel,
+//!         progress_message, captured, scheduled, booking }
+//! }
+//! ```
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,12 +53,16 @@ use crate::approval::ApprovalGrant;
 use crate::booking::Booking;
 use crate::name::RunId;
 use crate::people::PersonRef;
-use crate::plan::{Action, Kind, Plan, PlanDigest, Targeted};
+use crate::plan::{Action, Kind, Plan, PlanDigest, StepRef, Targeted};
 use crate::schedule::standing::Scheduled;
 
 mod phase;
+mod record;
+mod step;
 
 pub use phase::{Outcome, RunState};
+pub use record::{Inconsistent, Record};
+pub use step::StepState;
 
 /// Where a run reports: a channel id of the front end that started it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -43,54 +89,6 @@ impl ChannelId {
 #[serde(transparent)]
 pub struct MessageId(pub String);
 
-/// One step's state. `Started` is written (and flushed) before the side effect: a run found with
-/// a started step after a crash settles it by observing the world, never by replaying blindly.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum StepState {
-    Pending,
-    Started {
-        #[serde(with = "time::serde::rfc3339")]
-        at: OffsetDateTime,
-    },
-    /// A manual step: an operator was asked to act and to confirm with `/run done`.
-    AwaitingOperator {
-        #[serde(with = "time::serde::rfc3339")]
-        since: OffsetDateTime,
-        prompt: String,
-    },
-    Done {
-        #[serde(with = "time::serde::rfc3339")]
-        at: OffsetDateTime,
-        note: String,
-        /// Of a chunk of index deletions: how many of its indices its own DELETE removed (the
-        /// others were gone already, or re-created since the plan and kept). The report counts
-        /// these, the cluster's answer per index, never the chunk's size.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        deleted: Option<usize>,
-    },
-    Failed {
-        #[serde(with = "time::serde::rfc3339")]
-        at: OffsetDateTime,
-        error: String,
-        /// The server refused the step's change before acting on it: nothing of the step was
-        /// done, which the run's report says instead of "may be partly done".
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        unchanged: bool,
-    },
-}
-
-impl StepState {
-    /// A step done, with what it observed or did in words.
-    pub fn done(at: OffsetDateTime, note: impl Into<String>) -> Self {
-        Self::Done {
-            at,
-            note: note.into(),
-            deleted: None,
-        }
-    }
-}
-
 /// An operator asked the run to stop; the engine honours it at the next safe point.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CancelRequest {
@@ -99,13 +97,17 @@ pub struct CancelRequest {
     pub at: OffsetDateTime,
 }
 
-/// The durable record of one run.
+/// The durable record of one run. Its plan and its steps' states are private: the states are
+/// made with the plan, one per step, and change one step at a time, so that a run whose steps
+/// are not its plan's cannot be made; a stored one becomes a run only through
+/// [`Run::joined`] (or its decoder, which is that), checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "record::Whole")]
 pub struct Run {
     pub id: RunId,
     /// Shared: a plan never changes once its run exists (it is what was approved), and a
     /// prune's plan names thousands of indices that every transition need not copy.
-    pub plan: Arc<Plan>,
+    plan: Arc<Plan>,
     pub digest: PlanDigest,
     pub requester: PersonRef,
     pub channel: ChannelId,
@@ -115,7 +117,7 @@ pub struct Run {
     #[serde(flatten)]
     pub state: RunState,
     /// One entry per plan step, in order.
-    pub steps: Vec<StepState>,
+    steps: Vec<StepState>,
     pub approval: Option<ApprovalGrant>,
     pub cancel: Option<CancelRequest>,
     pub progress_message: Option<MessageId>,
@@ -191,6 +193,41 @@ impl Run {
             run.state = RunState::Booked;
         }
         run
+    }
+
+    /// The plan the run carries out: what was shown and approved.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The plan, shared: what the store's cache of live runs' plans keeps.
+    pub fn shared_plan(&self) -> &Arc<Plan> {
+        &self.plan
+    }
+
+    /// Every step's state, in the plan's order: one per planned step.
+    pub fn steps(&self) -> &[StepState] {
+        &self.steps
+    }
+
+    /// Every step's state, to change in place: a slice, so never one more or one less than the
+    /// plan has.
+    pub fn steps_mut(&mut self) -> &mut [StepState] {
+        &mut self.steps
+    }
+
+    /// Every planned step with its state, in order.
+    pub fn planned_steps(&self) -> impl Iterator<Item = (StepRef<'_>, &StepState)> {
+        self.plan.steps().zip(&self.steps)
+    }
+
+    /// A booked run's plan made again at its time, when it differs from the approved one: the
+    /// new plan and its digest, every step pending, the old plan's approval gone.
+    pub fn replan(&mut self, plan: Arc<Plan>) {
+        self.digest = plan.digest();
+        self.steps = vec![StepState::Pending; plan.len()];
+        self.plan = plan;
+        self.approval = None;
     }
 
     /// Where the run stands, in a few words for lists: its phase, told more exactly while it
@@ -311,55 +348,6 @@ impl Run {
             })
             .map(|(index, _)| index)
             .collect()
-    }
-
-    /// What is wrong with a stored record, if anything: its steps must match its plan's, and a
-    /// destructive step may have begun only under an approval of its digest by someone other
-    /// than the requester (a finished run's finish time is checked by its decoder). A run task trusts these (it indexes steps
-    /// by the plan's), so the store refuses a record that breaks them. The digest itself is not
-    /// recomputed: it is what was shown and approved, and a later opsbot may write the same plan
-    /// differently.
-    pub fn inconsistency(&self) -> Option<String> {
-        if self.steps.len() != self.plan.len() {
-            return Some(format!(
-                "it has {} step states for {} planned steps",
-                self.steps.len(),
-                self.plan.len()
-            ));
-        }
-        match self.state {
-            RunState::Booked if !self.is_ahead() => {
-                return Some("it is booked but has no booked time ahead".to_owned());
-            }
-            RunState::Running if self.is_ahead() => {
-                return Some("it is running before its booked time".to_owned());
-            }
-            _ => {}
-        }
-        // The engine's own check, so that the store and the engine cannot disagree.
-        let approved = crate::approval::holds(self).is_ok();
-        if let RunState::AwaitingApproval { .. } = self.state {
-            if !self.plan.needs_approval() && !self.plan.needs_confirmation() {
-                return Some("it awaits approval of a plan that needs none".to_owned());
-            }
-            if approved {
-                return Some("it awaits an approval it already has".to_owned());
-            }
-        }
-        let begun_destructive = self
-            .plan
-            .steps()
-            .zip(&self.steps)
-            .position(|(step, state)| {
-                step.is_destructive() && !matches!(state, StepState::Pending)
-            });
-        if let Some(step) = begun_destructive.filter(|_| !approved) {
-            return Some(format!(
-                "destructive step {} has begun without an approval of this plan by a second person",
-                step + 1
-            ));
-        }
-        None
     }
 
     /// Ends the run with `outcome` at `now`.

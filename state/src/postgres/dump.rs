@@ -187,7 +187,7 @@ fn insert(conn: &mut Conn<'_>, entry: &Entry) -> std::result::Result<(), Fail> {
                 params![
                     sql_number(run.id.get()),
                     envelope(&what, &RunRecord::of(run))?,
-                    envelope(&what, &*run.plan)?,
+                    envelope(&what, run.plan())?,
                     *created_at,
                     *finished_at
                 ],

@@ -275,11 +275,9 @@ impl Postgres {
                 plan
             }
         };
-        let run = record.with(plan);
-        match run.inconsistency() {
-            Some(wrong) => Err(self.corrupt("runs", &key, &wrong)),
-            None => Ok(run),
-        }
+        record
+            .with(plan)
+            .map_err(|wrong| self.corrupt("runs", &key, &wrong.to_string()))
     }
 
     /// Encodes an audit event (outside the transaction, which may run more than once).

@@ -72,7 +72,7 @@ impl Postgres {
         if !run.state.is_finished() {
             self.inner
                 .plan_cache
-                .put(id, &run.digest, Arc::clone(&run.plan));
+                .put(id, &run.digest, Arc::clone(run.shared_plan()));
         }
         Ok(run)
     }
@@ -150,7 +150,7 @@ impl Postgres {
             } else if plan.is_some() {
                 self.inner
                     .plan_cache
-                    .put(id, &after.digest, Arc::clone(&after.plan));
+                    .put(id, &after.digest, Arc::clone(after.shared_plan()));
             }
             return Ok(after);
         }
@@ -176,7 +176,7 @@ impl Postgres {
     /// its target's locks, a finished one (or a booked one before its time) none. A lock held
     /// by another live run refuses the write with [`StoreError::Locked`].
     fn sync_lock(&self, conn: &mut Conn<'_>, run: &Run) -> Result<(), Fail> {
-        let target = run.plan.request().target();
+        let target = run.plan().request().target();
         let id = sql_number(run.id.get());
         if !run.holds_lock() {
             conn.execute(
@@ -222,7 +222,7 @@ impl Postgres {
         let run = self.decode_run(&row, 0)?;
         Ok(run.holds_lock()
             && run
-                .plan
+                .plan()
                 .request()
                 .target()
                 .lock_keys()

@@ -193,7 +193,7 @@ fn writes_of(entry: &Entry) -> Result<Vec<Write>> {
             let what = format!("run {}", run.id);
             vec![
                 (keys::RUNS, key.clone(), encode(&what, &RunRecord::of(run))?),
-                (keys::PLANS, key, encode(&what, &*run.plan)?),
+                (keys::PLANS, key, encode(&what, run.plan())?),
                 (keys::INDEX, keys::run_index_key(run), Vec::new()),
             ]
         }

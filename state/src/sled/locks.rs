@@ -27,7 +27,7 @@ impl Sled {
         locks: &TransactionalTree,
         run: &Run,
     ) -> ConflictableTransactionResult<(), E> {
-        let target = run.plan.request().target();
+        let target = run.plan().request().target();
         if !run.holds_lock() {
             return self.release(locks, &target, run.id);
         }
@@ -94,7 +94,7 @@ impl Sled {
         }
         let run = self.with_plan_read_by(&run_key, record, read_plan)?;
         Ok(run
-            .plan
+            .plan()
             .request()
             .target()
             .lock_keys()

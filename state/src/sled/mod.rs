@@ -280,7 +280,7 @@ impl Sled {
                     continue;
                 }
             }
-            return self.checked(key, record.with(plan));
+            return self.joined(key, record, plan);
         }
     }
 
@@ -292,14 +292,14 @@ impl Sled {
         read: impl PlanRead<E>,
     ) -> Result<Run, E> {
         let plan = self.plan(&record, read)?;
-        self.checked(key, record.with(plan)).map_err(E::from)
+        self.joined(key, record, plan).map_err(E::from)
     }
 
-    fn checked(&self, key: &[u8], run: Run) -> Result<Run, StoreError> {
-        match run.inconsistency() {
-            Some(wrong) => Err(self.corrupt(RUNS, key, &wrong)),
-            None => Ok(run),
-        }
+    /// The run of a record and its plan, or the damage that keeps them from making one.
+    fn joined(&self, key: &[u8], record: RunRecord, plan: Arc<Plan>) -> Result<Run, StoreError> {
+        record
+            .with(plan)
+            .map_err(|wrong| self.corrupt(RUNS, key, &wrong.to_string()))
     }
 
     /// Decodes a stored run record and joins it with its plan.

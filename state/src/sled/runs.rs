@@ -106,7 +106,7 @@ impl Sled {
         self.flush()?;
         if !run.state.is_finished() {
             self.plan_cache
-                .put(id, &run.digest, std::sync::Arc::clone(&run.plan));
+                .put(id, &run.digest, std::sync::Arc::clone(run.shared_plan()));
         }
         Ok(run)
     }
@@ -201,8 +201,11 @@ impl Sled {
             if after.state.is_finished() {
                 self.plan_cache.forget(id);
             } else if plan.is_some() {
-                self.plan_cache
-                    .put(id, &after.digest, std::sync::Arc::clone(&after.plan));
+                self.plan_cache.put(
+                    id,
+                    &after.digest,
+                    std::sync::Arc::clone(after.shared_plan()),
+                );
             }
             return Ok(after);
         }

@@ -33,7 +33,7 @@ fn the_audit_log_is_append_only_and_ordered(place: Place) {
             .unwrap();
         store
             .update_run(run.id, None, |run| {
-                run.steps[0] = StepState::Started { at: T0 };
+                run.steps_mut()[0] = StepState::Started { at: T0 };
                 Ok::<_, ()>(vec![
                     AuditKind::Resumed { step: Some(0) },
                     AuditKind::StepStarted {

@@ -42,14 +42,14 @@ fn a_booked_run_takes_its_targets_lock_at_its_time_and_its_plan_is_replaced_once
     assert_eq!(store.lock_holder(&target).unwrap(), Some(other.id));
     let done = |run: &mut Run| {
         run.finish(Outcome::Succeeded, T0);
-        run.steps = vec![StepState::done(T0, String::new()); run.plan.len()];
+        run.steps_mut().fill(StepState::done(T0, String::new()));
         Ok::<_, std::convert::Infallible>(vec![])
     };
     store.update_run(other.id, None, done).unwrap();
 
     // A run not booked never changes its plan.
     let refused = store.update_run(run.id, None, |run| {
-        run.plan = Arc::new(shorter());
+        run.replan(Arc::new(shorter()));
         Ok::<_, std::convert::Infallible>(vec![])
     });
     assert!(
@@ -63,10 +63,7 @@ fn a_booked_run_takes_its_targets_lock_at_its_time_and_its_plan_is_replaced_once
     let at = T0 + time::Duration::days(2);
     let replanned = store
         .update_run(run.id, None, |run| {
-            let plan = shorter();
-            run.digest = plan.digest();
-            run.steps = vec![StepState::Pending; plan.len()];
-            run.plan = Arc::new(plan);
+            run.replan(Arc::new(shorter()));
             if let Some(booking) = &mut run.booking {
                 booking.reached = Some(at);
             }
@@ -77,14 +74,14 @@ fn a_booked_run_takes_its_targets_lock_at_its_time_and_its_plan_is_replaced_once
     assert_eq!(store.lock_holder(&target).unwrap(), Some(run.id));
     let read = store.run(run.id).unwrap().unwrap();
     assert_eq!(read, replanned);
-    assert_eq!(read.plan.len(), 5);
+    assert_eq!(read.plan().len(), 5);
     drop(store);
     let store = place.open().unwrap();
     assert_eq!(store.run(run.id).unwrap().unwrap(), replanned, "as stored");
 
     // Once reached, the plan is what the run runs: it never changes again.
     let again = store.update_run(run.id, None, |run| {
-        run.plan = Arc::new(restart_plan("logs"));
+        run.replan(Arc::new(restart_plan("logs")));
         Ok::<_, std::convert::Infallible>(vec![])
     });
     assert!(again.is_err(), "{again:?}");

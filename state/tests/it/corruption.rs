@@ -490,7 +490,7 @@ fn a_begun_deletion_without_an_approval_is_refused() {
         // The store itself never writes such a record.
         let refused = store.update_run(RunId::new(1), None, |run| {
             run.state = RunState::Running;
-            run.steps[0] = opsbot_commands::run::StepState::Started { at: T0 };
+            run.steps_mut()[0] = opsbot_commands::run::StepState::Started { at: T0 };
             Ok::<_, ()>(vec![])
         });
         assert!(

@@ -21,7 +21,7 @@ const CHILD_ENV: &str = "OPSBOT_STATE_CRASH_CHILD";
 fn transition(n: usize, run: &mut opsbot_commands::run::Run) -> AuditKind {
     let step = (n - 1) / 2;
     if n % 2 == 1 {
-        run.steps[step] = StepState::Started {
+        run.steps_mut()[step] = StepState::Started {
             at: OffsetDateTime::now_utc(),
         };
         AuditKind::StepStarted {
@@ -29,7 +29,8 @@ fn transition(n: usize, run: &mut opsbot_commands::run::Run) -> AuditKind {
             action: "stop node".into(),
         }
     } else {
-        run.steps[step] = StepState::done(OffsetDateTime::now_utc(), format!("step {step} done"));
+        run.steps_mut()[step] =
+            StepState::done(OffsetDateTime::now_utc(), format!("step {step} done"));
         AuditKind::StepDone {
             step,
             note: "ok".into(),
@@ -101,15 +102,15 @@ fn a_returned_update_survives_sigkill() {
 
         let store = crate::common::open(dir.path()).unwrap();
         let run = store.run(RunId::new(1)).unwrap().unwrap();
-        let written = transitions(&run.steps);
+        let written = transitions(run.steps());
         assert!(written >= confirmed, "{written} < {confirmed} after kill");
         // The step states are a prefix of the child's sequence: nothing torn, nothing skipped.
         let mut replay = store.run(RunId::new(1)).unwrap().unwrap();
-        replay.steps = vec![StepState::Pending; STEPS];
+        replay.steps_mut().fill(StepState::Pending);
         for n in 1..=written {
             transition(n, &mut replay);
         }
-        for (got, want) in run.steps.iter().zip(&replay.steps) {
+        for (got, want) in run.steps().iter().zip(replay.steps()) {
             assert_eq!(std::mem::discriminant(got), std::mem::discriminant(want));
         }
         // Each transition's audit event was written with it.

@@ -73,14 +73,13 @@ fn apply(store: &Store, created: &[RunId], op: &Op) -> Result<Option<RunId>, Sto
                         run.state = state(n);
                     }
                     _ => {
-                        run.plan = std::sync::Arc::new(crate::common::plan(
+                        run.replan(std::sync::Arc::new(crate::common::plan(
                             ProcedureRequest::ClusterStop {
                                 cluster: cluster(CLUSTERS[n]),
                             },
-                            run.plan.cluster_steps().to_vec(),
-                            run.plan.notes().to_vec(),
-                        ));
-                        run.digest = run.plan.digest();
+                            run.plan().cluster_steps().to_vec(),
+                            run.plan().notes().to_vec(),
+                        )));
                     }
                 }
                 Ok::<_, Infallible>(vec![])
@@ -121,7 +120,7 @@ fn locks_follow_runs(place: &Place, ops: &[Op]) -> Result<(), TestCaseError> {
     let mut expected = BTreeMap::new();
     for run in runs.iter().filter(|r| !r.state.is_finished()) {
         let previous = expected.insert(
-            run.plan.request().target().lock_keys()[0].clone(),
+            run.plan().request().target().lock_keys()[0].clone(),
             run.id.get(),
         );
         prop_assert_eq!(previous, None, "two unfinished runs on one cluster");

@@ -54,7 +54,7 @@ fn history(store: &Store) {
         .unwrap();
     store
         .update_run(running.id, Some(&bob), |run| {
-            run.steps[0] = StepState::Started { at: T0 };
+            run.steps_mut()[0] = StepState::Started { at: T0 };
             Ok::<_, ()>(vec![AuditKind::StepStarted {
                 step: 0,
                 action: "disable allocation".to_owned(),

@@ -220,7 +220,7 @@ fn two_instances_creating_at_once_are_told_only_one_may_write() {
     assert!(matches!(error, StoreError::Contended { .. }), "{error:?}");
     let runs = b.runs().unwrap();
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].plan.request().target().lock_keys(), ["other"]);
+    assert_eq!(runs[0].plan().request().target().lock_keys(), ["other"]);
 }
 
 /// A CA and a certificate it signed for 127.0.0.1, as PEM: (CA, certificate, key).

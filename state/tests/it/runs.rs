@@ -83,7 +83,7 @@ fn a_run_survives_close_and_reopen_exactly(place: Place) {
                 .create_run(
                     |id| {
                         let mut run = build(id);
-                        for (slot, step) in run.steps.iter_mut().zip(every_step_state()) {
+                        for (slot, step) in run.steps_mut().iter_mut().zip(every_step_state()) {
                             *slot = step;
                         }
                         run.approval = (!awaiting).then(|| ApprovalGrant {
@@ -253,14 +253,14 @@ fn update_run_writes_its_audit_events_with_the_transition(place: Place) {
         .unwrap();
     let updated = store
         .update_run(run.id, Some(&crate::common::speaking(bob())), |run| {
-            run.steps[0] = StepState::Started { at: T0 };
+            run.steps_mut()[0] = StepState::Started { at: T0 };
             Ok::<_, ()>(vec![AuditKind::StepStarted {
                 step: 0,
                 action: "disable allocation".into(),
             }])
         })
         .unwrap();
-    assert_eq!(updated.steps[0], StepState::Started { at: T0 });
+    assert_eq!(updated.steps()[0], StepState::Started { at: T0 });
     assert_eq!(store.run(run.id).unwrap(), Some(updated));
 
     let audit = store.audit().unwrap();
@@ -291,7 +291,7 @@ fn a_refused_change_writes_nothing(place: Place) {
     let audit = store.audit().unwrap();
     let refused = store.update_run(run.id, None, |run| {
         run.finish(Outcome::Succeeded, T0);
-        run.steps.clear();
+        run.steps_mut().fill(StepState::Pending);
         Err("the approver is the requester")
     });
     assert!(matches!(
@@ -393,18 +393,18 @@ fn listing_a_long_history_keeps_the_live_runs_plans_shared(place: Place) {
     assert_eq!(store.runs().unwrap().len(), 301);
     let read = store.run(live.id).unwrap().unwrap();
     assert!(
-        Arc::ptr_eq(&read.plan, &live.plan),
+        Arc::ptr_eq(read.shared_plan(), live.shared_plan()),
         "the live plan was decoded again"
     );
     let resumed = store.unfinished_runs().unwrap();
     assert_eq!(resumed.len(), 1);
-    assert!(Arc::ptr_eq(&resumed[0].plan, &live.plan));
+    assert!(Arc::ptr_eq(resumed[0].shared_plan(), live.shared_plan()));
     // A finished run's plan is decoded when read, not kept.
     let old = RunId::new(2);
     let first = store.run(old).unwrap().unwrap();
     let second = store.run(old).unwrap().unwrap();
     assert_eq!(first, second);
-    assert!(!Arc::ptr_eq(&first.plan, &second.plan));
+    assert!(!Arc::ptr_eq(first.shared_plan(), second.shared_plan()));
     drop(store);
 
     // Opening reads every run once, and keeps only the live runs' plans.
@@ -412,13 +412,13 @@ fn listing_a_long_history_keeps_the_live_runs_plans_shared(place: Place) {
     let first = store.run(live.id).unwrap().unwrap();
     assert_eq!(first, live);
     assert!(Arc::ptr_eq(
-        &first.plan,
-        &store.run(live.id).unwrap().unwrap().plan
+        first.shared_plan(),
+        store.run(live.id).unwrap().unwrap().shared_plan()
     ));
     let old_one = store.run(old).unwrap().unwrap();
     assert!(!Arc::ptr_eq(
-        &old_one.plan,
-        &store.run(old).unwrap().unwrap().plan
+        old_one.shared_plan(),
+        store.run(old).unwrap().unwrap().shared_plan()
     ));
 
     // Once it finishes, its plan is not kept either.
@@ -431,8 +431,8 @@ fn listing_a_long_history_keeps_the_live_runs_plans_shared(place: Place) {
     let read = store.run(live.id).unwrap().unwrap();
     assert_eq!(read, finished);
     assert!(!Arc::ptr_eq(
-        &read.plan,
-        &store.run(live.id).unwrap().unwrap().plan
+        read.shared_plan(),
+        store.run(live.id).unwrap().unwrap().shared_plan()
     ));
 }
 
@@ -469,7 +469,7 @@ fn a_busy_cluster_is_refused_when_its_holders_plan_is_not_cached() {
     let second = RunId::new(2);
     store
         .update_run(second, None, |run| {
-            run.steps[0] = StepState::Started { at: T0 };
+            run.steps_mut()[0] = StepState::Started { at: T0 };
             Ok::<_, ()>(vec![])
         })
         .unwrap();

@@ -75,12 +75,11 @@ fn a_transition_rewrites_the_runs_state_never_its_plan() {
                 let mut run = big(id);
                 // A plan as long as a large prune's: thousands of names in its notes.
                 let plan = crate::common::plan(
-                    run.plan.request().clone(),
-                    run.plan.cluster_steps().to_vec(),
+                    run.plan().request().clone(),
+                    run.plan().cluster_steps().to_vec(),
                     (0..5000).map(|n| format!("flog-{n:05}")).collect(),
                 );
-                run.digest = plan.digest();
-                run.plan = std::sync::Arc::new(plan);
+                run.replan(std::sync::Arc::new(plan));
                 run
             },
             Some(&crate::common::speaking(alice())),
@@ -101,7 +100,7 @@ fn a_transition_rewrites_the_runs_state_never_its_plan() {
     for step in 0..5 {
         store
             .update_run(run.id, None, |run| {
-                run.steps[step] = StepState::done(T0, "ok");
+                run.steps_mut()[step] = StepState::done(T0, "ok");
                 Ok::<_, ()>(vec![])
             })
             .unwrap();

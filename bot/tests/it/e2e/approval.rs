@@ -36,7 +36,11 @@ async fn a_prune_approved_by_a_second_operator_deletes_exactly_the_selection() {
     let run = h.finished(id).await;
     assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.state);
 
-    let planned: BTreeSet<String> = run.plan.deleted_indices().map(|i| i.to_string()).collect();
+    let planned: BTreeSet<String> = run
+        .plan()
+        .deleted_indices()
+        .map(|i| i.to_string())
+        .collect();
     let deleted: BTreeSet<String> = h.deleted_names().into_iter().collect();
     assert_eq!(deleted, planned, "exactly the plan was deleted");
     assert_eq!(planned.len(), 60);
@@ -252,7 +256,7 @@ async fn indices_that_vanish_are_reported_and_ones_that_appear_are_never_deleted
     let id = opsbot_commands::name::RunId::new(1);
     let planned: Vec<String> = h
         .run(id)
-        .plan
+        .plan()
         .deleted_indices()
         .map(|i| i.to_string())
         .collect();
@@ -298,13 +302,16 @@ async fn a_cancelled_prune_stops_between_chunks_and_reports_what_was_deleted() {
     h.slash("alice", PRUNE).await;
     let id = opsbot_commands::name::RunId::new(1);
     let run = h.run(id);
-    let chunks = run.steps.len() - 1;
+    let chunks = run.steps().len() - 1;
     assert!(chunks >= 2, "{chunks} chunks");
     h.sim
         .set_faults(vec!["latency=400ms,method=DELETE".parse().unwrap()]);
     h.approve("bob", "r-1").await;
     h.wait_for(id, "deleting", |r| {
-        matches!(r.steps[0], opsbot_commands::run::StepState::Started { .. })
+        matches!(
+            r.steps()[0],
+            opsbot_commands::run::StepState::Started { .. }
+        )
     })
     .await;
     h.slash("alice", "/run cancel id:r-1").await;
@@ -312,13 +319,13 @@ async fn a_cancelled_prune_stops_between_chunks_and_reports_what_was_deleted() {
     let Some(Outcome::Cancelled { note, .. }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
-    let first = match &run.plan.cluster_steps()[0] {
+    let first = match &run.plan().cluster_steps()[0] {
         opsbot_commands::plan::Action::Destructive(
             opsbot_commands::plan::ClusterDestructive::DeleteIndices { indices },
         ) => indices.len(),
         other => panic!("{other:?}"),
     };
-    let total = run.plan.deleted_indices().count();
+    let total = run.plan().deleted_indices().count();
     assert!(
         note.starts_with(&format!(
             "deleted {first} of {total} selected indices; not deleted: "

@@ -40,7 +40,7 @@ async fn harness() -> Harness {
 /// it is booked.
 async fn book_approved(h: &Harness, line: &str, at: &str) -> Run {
     let id = h.start_run("alice", &format!("{line} at:{at}")).await;
-    if h.run(id).plan.needs_approval() {
+    if h.run(id).plan().needs_approval() {
         let booked = h.run(id);
         assert!(
             matches!(booked.state, RunState::AwaitingApproval { .. }),
@@ -67,7 +67,10 @@ fn deleted(h: &Harness) -> BTreeSet<String> {
 }
 
 fn planned(run: &Run) -> BTreeSet<String> {
-    run.plan.deleted_indices().map(|i| i.to_string()).collect()
+    run.plan()
+        .deleted_indices()
+        .map(|i| i.to_string())
+        .collect()
 }
 
 #[tokio::test]
@@ -85,7 +88,7 @@ async fn a_booked_prune_waits_without_the_lock_and_runs_at_its_time_under_its_ap
     assert!(deleted(&h).is_empty(), "nothing is deleted before its time");
 
     // The cluster is free for other runs while the booked one waits.
-    let index = booked.plan.deleted_indices().next().unwrap().to_string();
+    let index = booked.plan().deleted_indices().next().unwrap().to_string();
     let other = h
         .start_run(
             "alice",
@@ -97,7 +100,12 @@ async fn a_booked_prune_waits_without_the_lock_and_runs_at_its_time_under_its_ap
 
     skip_to_the_booked_time(&h);
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     assert_eq!(
         run.digest, booked.digest,
         "the plan approved is the plan run"
@@ -116,7 +124,7 @@ async fn a_booked_run_whose_plan_changed_waits_for_a_fresh_approval() {
     let h = harness().await;
     let booked = book_approved(&h, PRUNE, &ahead(&h, LEAD)).await;
     // Before the time, someone else deletes one of the indices the approved plan names.
-    let gone = booked.plan.deleted_indices().next().unwrap().to_string();
+    let gone = booked.plan().deleted_indices().next().unwrap().to_string();
     let status = reqwest::Client::new()
         .delete(format!("{}/{gone}", h.sim.base_url()))
         .send()
@@ -168,7 +176,12 @@ async fn a_booked_run_whose_plan_changed_waits_for_a_fresh_approval() {
     assert!(stale.contains("is not the one you name"), "{stale}");
     h.approve("bob", booked.id).await;
     let run = h.finished(booked.id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     let mut expected = planned(&waiting);
     expected.insert(gone.clone());
     assert_eq!(deleted(&h), expected);

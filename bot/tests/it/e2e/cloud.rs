@@ -67,7 +67,12 @@ async fn stale_allocations_are_deleted_after_a_second_operators_approval_and_onl
         "{approved}"
     );
     let run = h.finished(RunId::new(1)).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
 
     let left: Vec<Uuid> = scene.cloud.allocations(provider).into_keys().collect();
     assert_eq!(
@@ -135,9 +140,14 @@ async fn an_instance_that_exists_is_never_deleted() {
     scene.cloud.add_server(uuid(3), "restored", "ACTIVE");
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     let notes: Vec<&str> = run
-        .steps
+        .steps()
         .iter()
         .filter_map(|s| match s {
             StepState::Done { note, .. } => Some(note.as_str()),
@@ -235,7 +245,8 @@ async fn the_rpc_cap_fix_deletes_old_disabled_services_then_restarts_the_compute
                 incompatible.  It needs to be equal in major version and less than or equal in \
                 minor version as the specified version cap 4.17.\"";
     let id = h.start_run("alice", line).await;
-    let plan = h.run(id).plan;
+    let run = h.run(id);
+    let plan = run.plan();
     assert!(
         plan.notes()[0].contains("requested 5.0, cap 4.17"),
         "{:?}",
@@ -247,7 +258,12 @@ async fn the_rpc_cap_fix_deletes_old_disabled_services_then_restarts_the_compute
     );
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     assert_eq!(
         deletes(&scene, "/compute"),
         vec![format!("/compute/v2.1/os-services/{old}")]
@@ -255,7 +271,7 @@ async fn the_rpc_cap_fix_deletes_old_disabled_services_then_restarts_the_compute
     let hosts: Vec<String> = scene.cloud.services().into_iter().map(|s| s.host).collect();
     assert!(!hosts.contains(&"compute-old".to_owned()), "{hosts:?}");
     assert_eq!(
-        run.steps.len(),
+        run.steps().len(),
         6,
         "the approval, one delete, two restarts each with its wait"
     );
@@ -279,7 +295,12 @@ async fn image_properties_are_set_with_one_json_patch_of_what_differs() {
         )
         .await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     let patches: Vec<serde_json::Value> = scene
         .cloud
         .calls()

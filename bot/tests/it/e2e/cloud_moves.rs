@@ -86,7 +86,8 @@ async fn a_resize_in_flight_keeps_the_allocations_it_moved_to_its_migration() {
     );
 
     let id = h.start_run("alice", STALE).await;
-    let plan = h.run(id).plan;
+    let run = h.run(id);
+    let plan = run.plan();
     let deleted: Vec<String> = plan.steps().map(step_label).collect();
     assert!(
         deleted.iter().any(|s| s.contains(&m.leftover.to_string()))
@@ -104,7 +105,12 @@ async fn a_resize_in_flight_keeps_the_allocations_it_moved_to_its_migration() {
 
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     let left: Vec<Uuid> = m.scene.cloud.allocations(m.source).into_keys().collect();
     assert_eq!(left, vec![migration.uuid], "only the leftover went");
     // The resize can still be reverted: the source allocations go back to the instance.
@@ -123,7 +129,7 @@ async fn a_migration_in_progress_again_at_delete_time_keeps_its_allocations() {
     let migration = m.start(MigrationType::Resize);
     m.scene.cloud.fail_migration(migration.uuid).unwrap();
     let id = h.start_run("alice", STALE).await;
-    let planned: Vec<String> = h.run(id).plan.steps().map(step_label).collect();
+    let planned: Vec<String> = h.run(id).plan().steps().map(step_label).collect();
     assert!(
         planned
             .iter()
@@ -136,15 +142,20 @@ async fn a_migration_in_progress_again_at_delete_time_keeps_its_allocations() {
         .unwrap();
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     let left: Vec<Uuid> = m.scene.cloud.allocations(m.source).into_keys().collect();
     assert!(left.contains(&migration.uuid), "{left:?}");
     assert!(!left.contains(&m.leftover), "{left:?}");
-    let kept = run.steps.iter().any(|step| {
+    let kept = run.steps().iter().any(|step| {
         matches!(step, StepState::Done { note, .. }
             if note.starts_with(&format!("kept the allocations of {}: migration in progress", migration.uuid)))
     });
-    assert!(kept, "{:#?}", run.steps);
+    assert!(kept, "{:#?}", run.steps());
 }
 
 #[tokio::test]
@@ -167,7 +178,8 @@ async fn a_consumer_placement_types_as_a_migration_is_kept_though_nova_lists_non
         .unwrap();
     let h = &m.scene.harness;
     let id = h.start_run("alice", STALE).await;
-    let plan = h.run(id).plan;
+    let run = h.run(id);
+    let plan = run.plan();
     let notes = plan.notes().join("\n");
     assert!(
         notes.contains(&format!(
@@ -229,7 +241,12 @@ async fn rpc_cap_restarts_roll_one_host_at_a_time_under_approval() {
     let id = opsbot_commands::name::RunId::new(1);
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     let restarts = scene.cloud.compute_restarts();
     let hosts: Vec<&str> = restarts.iter().map(|r| r.host.as_str()).collect();
     assert_eq!(hosts, ["compute-01", "compute-02", "compute-03"]);
@@ -238,8 +255,8 @@ async fn rpc_cap_restarts_roll_one_host_at_a_time_under_approval() {
         let back = pair[0].reports_again_at.unwrap();
         assert!(back <= pair[1].at, "{pair:?}");
     }
-    let StepState::Done { note, .. } = &run.steps[2] else {
-        panic!("{:?}", run.steps[2])
+    let StepState::Done { note, .. } = &run.steps()[2] else {
+        panic!("{:?}", run.steps()[2])
     };
     assert!(
         note.starts_with("nova-compute on compute-01 reports up again"),
@@ -274,7 +291,7 @@ async fn failing_rolling_restart(
         panic!("{:?}", run.state)
     };
     let error = error.clone();
-    (scene, run.steps, error)
+    (scene, run.steps().to_vec(), error)
 }
 
 #[tokio::test]
@@ -356,7 +373,8 @@ async fn against_a_placement_without_consumer_types_a_resize_is_still_kept() {
     let h = &m.scene.harness;
     let migration = m.start(MigrationType::Resize);
     let id = h.start_run("alice", STALE).await;
-    let plan = h.run(id).plan;
+    let run = h.run(id);
+    let plan = run.plan();
     let planned: Vec<Uuid> = plan.deleted_consumers().map(|c| c.uuid()).collect();
     assert_eq!(planned, vec![m.leftover], "{:#?}", plan.cloud_steps());
     let asked: Vec<(u16, Option<String>)> = m

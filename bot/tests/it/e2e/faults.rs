@@ -162,11 +162,11 @@ async fn a_delete_refused_before_the_cluster_acted_is_sent_again() {
             run.outcome(),
             Some(&Outcome::Succeeded),
             "{fault}: {:?}",
-            run.steps
+            run.steps()
         );
         let left = h.index_names();
         assert!(
-            run.plan
+            run.plan()
                 .deleted_indices()
                 .all(|n| !left.contains(&n.to_string())),
             "{fault}: {left:?}"
@@ -190,7 +190,7 @@ async fn a_delete_refused_every_time_fails_after_the_policy_s_attempts() {
     assert_eq!(h.calls_by("DELETE").len(), attempts, "{error}");
     let left = h.index_names();
     assert!(
-        run.plan
+        run.plan()
             .deleted_indices()
             .all(|n| left.contains(&n.to_string())),
         "nothing was deleted"
@@ -227,7 +227,7 @@ async fn a_delete_answered_while_the_index_stays_is_not_sent_again() {
         panic!("{:?}", run.state)
     };
     assert_eq!(h.calls_by("DELETE").len(), 1, "{error}");
-    let selected = run.plan.deleted_indices().count();
+    let selected = run.plan().deleted_indices().count();
     assert!(
         error.starts_with(&format!(
             "{selected} of the {selected} selected indices are still there with the approved \
@@ -240,7 +240,7 @@ async fn a_delete_answered_while_the_index_stays_is_not_sent_again() {
     );
     let left = h.index_names();
     assert!(
-        run.plan
+        run.plan()
             .deleted_indices()
             .all(|n| left.contains(&n.to_string())),
         "{left:?}"
@@ -258,7 +258,7 @@ async fn a_refused_delete_is_reported_as_nothing_deleted() {
     let Some(Outcome::Failed { error }) = run.outcome() else {
         panic!("{:?}", run.state)
     };
-    let selected = run.plan.deleted_indices().count();
+    let selected = run.plan().deleted_indices().count();
     assert!(
         error.contains(&format!(
             "deleted 0 of {selected} selected indices; not deleted: "
@@ -269,7 +269,7 @@ async fn a_refused_delete_is_reported_as_nothing_deleted() {
     assert_eq!(h.calls_by("DELETE").len(), 1, "{error}");
     assert!(
         matches!(
-            run.steps
+            run.steps()
                 .iter()
                 .find(|s| matches!(s, StepState::Failed { .. })),
             Some(StepState::Failed {
@@ -278,7 +278,7 @@ async fn a_refused_delete_is_reported_as_nothing_deleted() {
             })
         ),
         "{:?}",
-        run.steps
+        run.steps()
     );
 }
 
@@ -289,7 +289,8 @@ async fn a_refused_delete_is_reported_as_nothing_deleted() {
 async fn what_stayed_is_counted_without_the_indices_re_created_since_the_plan() {
     let h = restart_with(&[]).await;
     let id = h.start_run("alice", "/indices prune cluster:logs").await;
-    let plan = h.run(id).plan;
+    let run = h.run(id);
+    let plan = run.plan();
     let selected = plan.deleted_indices().count();
     let http = reqwest::Client::new();
     let index = |n: usize| {

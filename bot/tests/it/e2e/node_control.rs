@@ -30,7 +30,7 @@ async fn a_cancelled_restart_stops_at_a_safe_point_and_says_what_is_left() {
     let id = h.start_run("alice", "/cluster restart cluster:logs").await;
     h.wait_for(id, "stopping nodes", |r| {
         matches!(
-            r.steps.get(4),
+            r.steps().get(4),
             Some(StepState::Started { .. } | StepState::Done { .. })
         )
     })
@@ -96,7 +96,7 @@ async fn a_manual_step_waits_for_an_operator_and_is_verified_through_the_api() {
             })
             .await;
         let step = run.awaiting_operator().expect("a manual step");
-        let StepState::AwaitingOperator { prompt, .. } = &run.steps[step] else {
+        let StepState::AwaitingOperator { prompt, .. } = &run.steps()[step] else {
             unreachable!()
         };
         assert!(
@@ -107,8 +107,8 @@ async fn a_manual_step_waits_for_an_operator_and_is_verified_through_the_api() {
         tokio::time::timeout(Duration::from_secs(5), h.engine.idle())
             .await
             .expect("idle");
-        let Action::Safe(ClusterSafe::StopNode { node }) = run.plan.cluster_steps()[step] else {
-            panic!("step {step} is {:?}", run.plan.step(step))
+        let Action::Safe(ClusterSafe::StopNode { node }) = run.plan().cluster_steps()[step] else {
+            panic!("step {step} is {:?}", run.plan().step(step))
         };
         assert!(
             prompt.starts_with(&format!("stop the `opensearch` container on {node}")),

@@ -149,7 +149,12 @@ async fn a_stale_allocation_run_against_real_keystone_and_placement() {
     );
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
 
     let left: Vec<Uuid> = r
         .cloud
@@ -162,7 +167,7 @@ async fn a_stale_allocation_run_against_real_keystone_and_placement() {
         vec![running],
         "only the running instance's allocation is left"
     );
-    let mut deleted: Vec<Uuid> = run.plan.deleted_consumers().map(|c| c.uuid()).collect();
+    let mut deleted: Vec<Uuid> = run.plan().deleted_consumers().map(|c| c.uuid()).collect();
     deleted.sort();
     let mut expected = vec![gone, also_gone];
     expected.sort();
@@ -217,7 +222,7 @@ async fn a_migration_consumer_is_never_planned_against_the_real_placement() {
         .await;
     let planned: Vec<Uuid> = h
         .run(id)
-        .plan
+        .plan()
         .deleted_consumers()
         .map(|c| c.uuid())
         .collect();
@@ -225,7 +230,12 @@ async fn a_migration_consumer_is_never_planned_against_the_real_placement() {
     assert!(!planned.contains(&migration), "{planned:?}");
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     let left = r.cloud.provider_allocations(provider).await;
     assert!(
         left.contains_key(&migration) && left.contains_key(&running),

@@ -148,7 +148,7 @@ async fn the_elected_master_is_stopped_last() {
     let id = h.start_run("alice", "/cluster stop cluster:logs").await;
     let run = h.finished(id).await;
     let stops: Vec<String> = run
-        .plan
+        .plan()
         .cluster_steps()
         .iter()
         .filter_map(|a| match a {

@@ -46,7 +46,7 @@ fn assert_never_sent_twice(h: &Harness) {
 }
 
 fn done_notes(run: &opsbot_commands::run::Run) -> Vec<String> {
-    run.steps
+    run.steps()
         .iter()
         .filter_map(|step| match step {
             StepState::Done { note, .. } => Some(note.clone()),
@@ -80,7 +80,8 @@ async fn prune_without_a_prefix_keeps_what_curator_keeps_and_says_why() {
     })
     .await;
     let id = h.start_run("alice", PRUNE_ALL).await;
-    let plan = h.run(id).plan;
+    let run = h.run(id);
+    let plan = run.plan();
     let notes = plan.notes().join("\n");
     for expected in [
         "indices of `logs` whose name date (the first YYYY.MM.DD in the name",
@@ -95,7 +96,12 @@ async fn prune_without_a_prefix_keeps_what_curator_keeps_and_says_why() {
     }
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
 
     let gone = deleted(&h);
     assert!(
@@ -134,7 +140,7 @@ async fn opensearch_indices_an_ism_policy_manages_are_kept() {
     })
     .await;
     let id = h.start_run("alice", PRUNE_FLOG).await;
-    let notes = h.run(id).plan.notes().join("\n");
+    let notes = h.run(id).plan().notes().join("\n");
     assert!(
         notes.contains("1 managed by an ISM policy (flog-2020.01.01)"),
         "{notes}"
@@ -163,7 +169,7 @@ async fn an_index_named_old_but_created_recently_is_pointed_out_in_the_plan() {
     })
     .await;
     let id = h.start_run("alice", PRUNE_FLOG).await;
-    let notes = h.run(id).plan.notes().join("\n");
+    let notes = h.run(id).plan().notes().join("\n");
     assert!(
         notes.contains(
             "named as older than the cut-off but created after it: flog-2019.05.01 (created "
@@ -172,7 +178,7 @@ async fn an_index_named_old_but_created_recently_is_pointed_out_in_the_plan() {
     );
     let planned = h
         .run(id)
-        .plan
+        .plan()
         .deleted()
         .find(|p| p.name.as_str() == "flog-2019.05.01")
         .cloned();
@@ -197,7 +203,7 @@ async fn an_opensearch_without_ism_is_pruned_and_the_plan_says_so() {
     })
     .await;
     let id = h.start_run("alice", PRUNE_FLOG).await;
-    let notes = h.run(id).plan.notes().join("\n");
+    let notes = h.run(id).plan().notes().join("\n");
     assert!(
         notes.contains(
             "this OpenSearch has no ISM plugin (its _plugins/_ism routes do not exist), so ISM \
@@ -244,7 +250,7 @@ async fn more_than_ten_thousand_ism_managed_indices_are_all_kept() {
     })
     .await;
     let id = h.start_run("alice", PRUNE_FLOG).await;
-    let notes = h.run(id).plan.notes().join("\n");
+    let notes = h.run(id).plan().notes().join("\n");
     assert!(notes.contains("10001 managed by an ISM policy"), "{notes}");
     h.approve("bob", id).await;
     assert_eq!(h.finished(id).await.outcome(), Some(&Outcome::Succeeded));
@@ -264,7 +270,7 @@ async fn a_chunk_with_an_index_being_snapshotted_fails_its_step_and_deletes_noth
     let id = h.start_run("alice", PRUNE_FLOG).await;
     let planned: Vec<String> = h
         .run(id)
-        .plan
+        .plan()
         .deleted_indices()
         .map(|index| index.as_str().to_owned())
         .collect();
@@ -292,7 +298,8 @@ async fn an_index_re_created_after_the_approval_is_never_deleted() {
     })
     .await;
     let id = h.start_run("alice", PRUNE_ALL).await;
-    let plan = h.run(id).plan;
+    let run = h.run(id);
+    let plan = run.plan();
     let target = plan.deleted_indices().next().unwrap().to_string();
     // Someone deletes it and a shipper writes to the name again: a new index, a new UUID.
     let http = reqwest::Client::new();
@@ -310,7 +317,12 @@ async fn an_index_re_created_after_the_approval_is_never_deleted() {
 
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     assert!(
         h.index_names().contains(&target),
         "the new {target} is there"
@@ -344,7 +356,12 @@ async fn a_deletion_slower_than_the_request_is_waited_for_never_sent_again() {
     let id = h.start_run("alice", PRUNE_ALL).await;
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     assert_never_sent_twice(&h);
     assert_eq!(deleted(&h).len(), 10);
     let notes = done_notes(&run);
@@ -362,7 +379,8 @@ async fn a_deletion_slower_than_the_request_is_waited_for_never_sent_again() {
 async fn a_plan_binds_each_index_to_its_uuid_and_a_chunk_costs_two_requests() {
     let h = Harness::start(Setup::default()).await;
     let id = h.start_run("alice", PRUNE_ALL).await;
-    let plan = h.run(id).plan;
+    let run = h.run(id);
+    let plan = run.plan();
     let bound = plan.deleted().filter(|p| p.uuid.is_some()).count();
     assert_eq!(bound, plan.deleted().count(), "every index has its UUID");
     let chunks = plan.index_deletions().count();

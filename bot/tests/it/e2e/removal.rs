@@ -217,8 +217,8 @@ async fn draining(h: &Harness) -> opsbot_commands::name::RunId {
     let id = h.start_run("alice", REMOVE).await;
     h.approve("bob", id).await;
     h.wait_for(id, "draining", |run| {
-        matches!(run.steps[0], StepState::Done { .. })
-            && matches!(run.steps[1], StepState::Started { .. })
+        matches!(run.steps()[0], StepState::Done { .. })
+            && matches!(run.steps()[1], StepState::Started { .. })
     })
     .await;
     // Under way: the cluster moves the node's shards off it (or has already).
@@ -326,7 +326,7 @@ async fn manual_node_control_asks_for_the_stop_the_inventory_and_the_redeploy() 
             })
             .await;
         let Some(StepState::AwaitingOperator { prompt: asked, .. }) =
-            run.awaiting_operator().map(|i| &run.steps[i])
+            run.awaiting_operator().map(|i| &run.steps()[i])
         else {
             unreachable!()
         };

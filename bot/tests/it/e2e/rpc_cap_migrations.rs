@@ -95,7 +95,7 @@ async fn hypervisors_with_a_live_migration_running_are_not_restarted_and_it_keep
     assert_eq!(migration.status, "running");
     let h = &scene.harness;
     let id = h.start_run("alice", RPC_CAP).await;
-    let notes = h.run(id).plan.notes().join("\n");
+    let notes = h.run(id).plan().notes().join("\n");
     for host in ["compute-02", "compute-03"] {
         assert!(
             notes.contains(&format!(
@@ -109,7 +109,12 @@ async fn hypervisors_with_a_live_migration_running_are_not_restarted_and_it_keep
     }
     h.approve("bob", id).await;
     let run = h.finished(id).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:?}",
+        run.steps()
+    );
     assert_eq!(restarts(&scene), ["compute-01"]);
     assert_eq!(status(&scene, &migration), "running", "not reset to error");
 }
@@ -141,7 +146,7 @@ async fn a_live_migration_started_after_the_approval_stops_the_run_before_its_ho
     let id = h.start_run("alice", RPC_CAP).await;
     h.approve("bob", id).await;
     h.wait_for(id, "past compute-01's restart", |run| {
-        matches!(run.steps[1], StepState::Done { .. })
+        matches!(run.steps()[1], StepState::Done { .. })
     })
     .await;
     let migration = live_migrate(&scene, 2, 1);
@@ -151,10 +156,10 @@ async fn a_live_migration_started_after_the_approval_stops_the_run_before_its_ho
         panic!("{:?}", run.state)
     };
     assert!(
-        matches!(run.steps[2], StepState::Done { .. })
-            && matches!(run.steps[3], StepState::Failed { .. }),
+        matches!(run.steps()[2], StepState::Done { .. })
+            && matches!(run.steps()[3], StepState::Failed { .. }),
         "compute-01 came back, compute-02's restart failed: {:?}",
-        run.steps
+        run.steps()
     );
     assert!(
         error.starts_with(&format!(
@@ -201,8 +206,8 @@ async fn a_restart_found_started_after_a_crash_is_not_put_to_an_operator_while_a
                     time::Duration::minutes(30),
                 );
                 run.state = RunState::Running;
-                run.steps[0] = StepState::done(now, "approved by bob");
-                run.steps[1] = StepState::Started { at: now };
+                run.steps_mut()[0] = StepState::done(now, "approved by bob");
+                run.steps_mut()[1] = StepState::Started { at: now };
                 run
             },
             None,

@@ -50,8 +50,8 @@ async fn nested_virt_stops_at_its_gate_then_reloads_the_module_and_restarts_nova
         })
         .await;
     // The steps before the gate ran; nothing after it did.
-    assert!(matches!(run.steps[0], StepState::Done { .. }));
-    assert!(matches!(run.steps[1], StepState::Done { .. }));
+    assert!(matches!(run.steps()[0], StepState::Done { .. }));
+    assert!(matches!(run.steps()[1], StepState::Done { .. }));
     assert_eq!(
         hosts
             .hosts
@@ -371,7 +371,7 @@ async fn cancel_stops_a_long_host_command_and_keeps_its_output() {
         .await;
     let pid = h
         .wait_for(id, "tracing", |r| {
-            matches!(r.steps.get(1), Some(StepState::Started { .. }))
+            matches!(r.steps().get(1), Some(StepState::Started { .. }))
         })
         .await
         .captured
@@ -405,8 +405,8 @@ async fn cancel_stops_a_long_host_command_and_keeps_its_output() {
         note.contains("stopped by the cancel") && note.contains("SIGTERM"),
         "{note}"
     );
-    let StepState::Failed { error, .. } = &run.steps[1] else {
-        panic!("{:?}", run.steps[1])
+    let StepState::Failed { error, .. } = &run.steps()[1] else {
+        panic!("{:?}", run.steps()[1])
     };
     assert!(error.contains("stopped by the cancel"), "{error}");
     // Its whole process group is gone: `timeout` and the tracer under it.
@@ -481,7 +481,7 @@ async fn a_cancelled_command_whose_output_is_not_posted_keeps_it_out_of_chat() {
         .start_run("alice", "/runbook run name:quick host:compute-01")
         .await;
     h.wait_for(id, "restarting", |r| {
-        matches!(r.steps.first(), Some(StepState::Started { .. }))
+        matches!(r.steps().first(), Some(StepState::Started { .. }))
     })
     .await;
     h.slash("bob", &format!("/run cancel id:{id}")).await;
@@ -634,7 +634,7 @@ async fn with_manual_access_an_operator_runs_each_command_and_confirms_it() {
             })
             .await;
         let step = run.awaiting_operator().unwrap();
-        let StepState::AwaitingOperator { prompt: asked, .. } = &run.steps[step] else {
+        let StepState::AwaitingOperator { prompt: asked, .. } = &run.steps()[step] else {
             unreachable!()
         };
         assert!(asked.starts_with(prompt), "{asked}");

@@ -142,13 +142,13 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
         status.text
     );
     let planned: BTreeSet<String> = run
-        .plan
+        .plan()
         .deleted()
         .map(|index| index.name.to_string())
         .collect();
     assert_eq!(planned.len(), 60, "{planned:?}");
     assert_eq!(
-        run.plan.notes()[0],
+        run.plan().notes()[0],
         "waits for an approval: standing approval sa-1 does not cover this plan: it deletes 60 \
          indices, more than the bound of 20 per run"
     );
@@ -173,7 +173,12 @@ async fn a_scheduled_prune_beyond_its_bounds_waits_for_an_approval_and_then_dele
     let reply = h.approve("bob", "r-1").await;
     assert!(!reply.private, "{}", reply.text);
     let run = h.finished(r1).await;
-    assert_eq!(run.outcome(), Some(&Outcome::Succeeded), "{:#?}", run.steps);
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Succeeded),
+        "{:#?}",
+        run.steps()
+    );
 
     let sent = h.deleted_names();
     let once: BTreeSet<String> = sent.iter().cloned().collect();

@@ -179,33 +179,33 @@ fn an_exclusion_that_was_set_or_may_have_been_is_cleared_before_an_early_end() {
     let mut run = started_run(removal("10.0.0.14", facts()).unwrap());
     let clear = 5;
     assert!(matches!(
-        run.plan.cluster_steps()[clear],
+        run.plan().cluster_steps()[clear],
         Action::Safe(ClusterSafe::ClearExclusion { .. })
     ));
     assert_eq!(run.cleanup_steps(), Vec::<usize>::new(), "nothing set yet");
-    run.steps[0] = StepState::Started {
+    run.steps_mut()[0] = StepState::Started {
         at: time::OffsetDateTime::UNIX_EPOCH,
     };
     assert_eq!(run.cleanup_steps(), vec![clear], "the PUT may have landed");
-    run.steps[0] = done();
-    run.steps[1] = done();
+    run.steps_mut()[0] = done();
+    run.steps_mut()[1] = done();
     assert_eq!(run.cleanup_steps(), vec![clear]);
-    run.steps[clear] = done();
+    run.steps_mut()[clear] = done();
     assert_eq!(run.cleanup_steps(), Vec::<usize>::new(), "already cleared");
 }
 
 #[test]
 fn an_early_end_says_what_is_left_and_how_to_finish() {
     let mut run = started_run(removal("10.0.0.14", facts()).unwrap());
-    run.steps[0] = done();
+    run.steps_mut()[0] = done();
     insta::assert_snapshot!(render::aftermath(&run, None), @r#"
     still set: transient cluster.routing.allocation.exclude._ip: 10.0.0.14; clear it with PUT /_cluster/settings {"transient":{"cluster.routing.allocation.exclude._ip":""}} on cluster `logs`
     10.0.0.14 still runs and stays in the deployment
     "#);
     for step in 1..=3 {
-        run.steps[step] = done();
+        run.steps_mut()[step] = done();
     }
-    run.steps[5] = done();
+    run.steps_mut()[5] = done();
     insta::assert_snapshot!(render::aftermath(&run, None), @r"
     the exclusion of 10.0.0.14 was cleared
     10.0.0.14 is stopped but still in the deployment inventory; to finish, ask again: /cluster remove-node cluster:logs node:10.0.0.14; to bring it back, start its search container

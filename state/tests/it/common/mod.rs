@@ -163,7 +163,7 @@ pub fn finished_run_at(
     let build = new_run_at(cluster_name, at);
     move |id| {
         let mut run = build(id);
-        run.steps = vec![StepState::done(at, "ok"); STEPS];
+        run.steps_mut().fill(StepState::done(at, "ok"));
         run.finish(Outcome::Succeeded, at);
         run
     }
