@@ -8,7 +8,9 @@
 # uv installs: pip spent about 31 s of CPU on Keystone's 130 packages (resolving, unpacking,
 # compiling every module), uv about 12 with the same bytecode compiled. CI installs both venvs
 # while cargo compiles the tests on the same two cores, so that CPU came off the build. uv itself
-# is a pip install into the venv (one wheel, about 2 s).
+# is a pip install into the venv (one wheel, about 2 s). Where uv cannot install (it reads no
+# pip configuration: a mirror in PIP_INDEX_URL, a proxy's CA in PIP_CERT), pip does, as before.
+UV_VERSION=0.13.9
 install_once() {
   local name=$1 version=$2
   local marker=$VENV/.$name-$version-installed
@@ -22,12 +24,15 @@ install_once() {
     "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
       || die "$PY is older than 3.11 (required by this release); set PYTHON=python3.11+"
     [[ -x $VENV/bin/python ]] || "$PY" -m venv "$VENV" >&2 || die "cannot create venv $VENV"
-    [[ -x $VENV/bin/uv ]] || "$VENV/bin/python" -m pip install -q --disable-pip-version-check uv >&2 \
-      || die "pip install uv failed"
     # the pinned transitive set only matches the default release
     local c=(); grep -qx "$name==$version" "$CONSTRAINTS" 2>/dev/null && c=(-c "$CONSTRAINTS")
-    "$VENV/bin/uv" pip install -q --compile-bytecode --python "$VENV/bin/python" \
-      "${c[@]}" "$name==$version" gunicorn >&2 || die "installing $name failed"
+    local pip=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
+    if ! { [[ -x $VENV/bin/uv ]] || "${pip[@]}" "uv==$UV_VERSION" >&2; } \
+      || ! "$VENV/bin/uv" pip install -q --compile-bytecode --python "$VENV/bin/python" \
+        "${c[@]}" "$name==$version" gunicorn >&2; then
+      log "uv could not install $name; installing with pip"
+      "${pip[@]}" "${c[@]}" "$name==$version" gunicorn >&2 || die "pip install failed"
+    fi
     touch "$marker"
   fi
   exec 9>&-
