@@ -90,7 +90,7 @@ pub fn services(cloud: &CloudName, services: &[ComputeService], now: OffsetDateT
 /// What a cloud run that stopped early did, did not do, and may have half-done.
 pub(super) fn aftermath(run: &Run) -> String {
     let (mut done, mut pending, mut partial) = (Vec::new(), Vec::new(), Vec::new());
-    for (step, state) in run.plan().steps().zip(run.steps()) {
+    for (step, state) in run.planned_steps() {
         if step.is_wait() || step.is_gate() {
             continue;
         }

@@ -210,7 +210,7 @@ pub fn progress(run: &Run, observed: Option<&Observation>, now: OffsetDateTime) 
         RunState::Finished { outcome, .. } => match outcome {
             Outcome::Succeeded => {
                 // Each deletion's result, then the final word (a report or the verification).
-                for (step, state) in run.plan().steps().zip(run.steps()) {
+                for (step, state) in run.planned_steps() {
                     if let (true, StepState::Done { note, .. }) = (step.is_destructive(), state) {
                         let _ = write!(text, "\n{note}");
                     }

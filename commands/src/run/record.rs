@@ -174,13 +174,9 @@ impl Run {
                 return Some("it awaits an approval it already has".to_owned());
             }
         }
-        let begun_destructive = self
-            .plan
-            .steps()
-            .zip(&self.steps)
-            .position(|(step, state)| {
-                step.is_destructive() && !matches!(state, StepState::Pending)
-            });
+        let begun_destructive = self.planned_steps().position(|(step, state)| {
+            step.is_destructive() && !matches!(state, StepState::Pending)
+        });
         if let Some(step) = begun_destructive.filter(|_| !approved) {
             return Some(format!(
                 "destructive step {} has begun without an approval of this plan by a second person",
