@@ -536,7 +536,12 @@ pub async fn complete(config: &Path, input: &str, what: &str) {
     for _ in 0..4 {
         let out = output(console(config, input)).await;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{what}: {stdout}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "{what}: {}\n{stdout}\n{stderr}",
+            out.status
+        );
         let store = open_store(&path);
         let state = store.run(RunId::new(1)).unwrap().map(|run| run.state);
         drop(store);
