@@ -1,0 +1,412 @@
+//! The test-control API: shape the workspace, act as Slack's users, break things, move time,
+//! and look at what the client did.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::methods::WebMethod;
+use crate::socket::{Outbound, sweep};
+use crate::state::{Channel, StoredMessage};
+use crate::{
+    Ack, DisconnectReason, EnvelopeKind, EnvelopeRecord, Ephemeral, Failure, FakeSlack, Ping,
+    SlackMessage, TokenStatus, Visibility,
+};
+
+/// A user runs a slash command in a channel.
+#[derive(Debug, Clone)]
+pub struct SlashCommand {
+    pub user_id: String,
+    pub channel_id: String,
+    /// With its slash: `/cluster`.
+    pub command: String,
+    pub text: String,
+}
+
+/// A user clicks a button (by `action_id`) on a message the fake holds.
+#[derive(Debug, Clone)]
+pub struct BlockAction {
+    pub user_id: String,
+    pub channel_id: String,
+    pub message_ts: String,
+    pub action_id: String,
+}
+
+fn slack_message(channel: &str, ts: &str, m: &StoredMessage) -> SlackMessage {
+    SlackMessage {
+        channel: channel.to_owned(),
+        ts: ts.to_owned(),
+        user: m.user.clone(),
+        text: m.text.clone(),
+        blocks: m.blocks.clone(),
+        history: m.history.clone(),
+        deleted: m.deleted,
+    }
+}
+
+/// The button with `action_id` in a message's blocks.
+fn button<'a>(blocks: &'a [Value], action_id: &str) -> Option<(&'a Value, Option<&'a Value>)> {
+    blocks.iter().find_map(|block| {
+        let mut elements: Vec<&Value> = block
+            .get("elements")
+            .and_then(Value::as_array)
+            .map(|e| e.iter().collect())
+            .unwrap_or_default();
+        elements.extend(block.get("accessory"));
+        elements
+            .into_iter()
+            .find(|e| e.get("action_id").and_then(Value::as_str) == Some(action_id))
+            .map(|e| (e, block.get("block_id")))
+    })
+}
+
+impl FakeSlack {
+    /// Adds a channel (`C…` public, `G…` private) with the bot in it or not; returns its id.
+    pub fn add_channel(&self, name: &str, visibility: Visibility, bot_member: bool) -> String {
+        let mut inner = self.shared.lock();
+        inner.channel_count += 1;
+        let prefix = match visibility {
+            Visibility::Public => 'C',
+            Visibility::Private => 'G',
+        };
+        let id = format!("{prefix}0FAKE{:04}", inner.channel_count);
+        let mut channel = Channel {
+            id: id.clone(),
+            name: name.to_owned(),
+            visibility,
+            members: Default::default(),
+            messages: Default::default(),
+        };
+        if bot_member {
+            channel.members.insert(self.shared.cfg.bot_user_id.clone());
+        }
+        inner.channels.insert(id.clone(), channel);
+        id
+    }
+
+    /// Puts a user (or, with the bot's id, the bot) in a channel.
+    pub fn add_member(&self, channel: &str, user: &str) {
+        if let Some(c) = self.shared.lock().channels.get_mut(channel) {
+            c.members.insert(user.to_owned());
+        }
+    }
+
+    /// Replaces a token's scopes (the bot's or the app's), as reinstalling the app would.
+    pub fn set_scopes(&self, token: &str, scopes: &[&str]) {
+        if let Some(t) = self.shared.lock().tokens.get_mut(token) {
+            t.scopes = scopes.iter().map(|s| (*s).to_owned()).collect();
+        }
+    }
+
+    /// Revokes a token or deactivates its account (or makes it work again).
+    pub fn set_token_status(&self, token: &str, status: TokenStatus) {
+        if let Some(t) = self.shared.lock().tokens.get_mut(token) {
+            t.status = status;
+        }
+    }
+
+    /// The next `n` calls of `method` (past the token check) fail this way, whatever they ask.
+    pub fn fail_next(&self, method: WebMethod, n: usize, failure: Failure) {
+        let mut inner = self.shared.lock();
+        let queue = inner.failures.entry(method).or_default();
+        queue.extend(std::iter::repeat_n(failure, n));
+    }
+
+    /// Moves the fake's clock on: rate-limit windows, ack deadlines and redeliveries see the
+    /// time pass at once.
+    pub fn advance(&self, by: Duration) {
+        self.shared.advance(by);
+        let mut inner = self.shared.lock();
+        sweep(&mut inner, self.shared.now(), self.shared.cfg.ack_deadline);
+    }
+
+    /// Forgets every call the rate limits counted.
+    pub fn reset_rate_limits(&self) {
+        self.shared.lock().limiter.reset();
+    }
+
+    /// 429s answered so far (queued ones excepted).
+    pub fn rate_limited(&self) -> usize {
+        self.shared.read().limiter.limited
+    }
+
+    /// A user posts `text` in a channel; returns the message's `ts`.
+    pub fn post_as_user(&self, channel: &str, user: &str, text: &str) -> String {
+        let mut inner = self.shared.lock();
+        let ts = self.shared.next_ts(&mut inner);
+        let message = StoredMessage {
+            user: user.to_owned(),
+            text: text.to_owned(),
+            blocks: Vec::new(),
+            history: vec![(text.to_owned(), Vec::new())],
+            posted: self.shared.now(),
+            deleted: false,
+        };
+        if let Some(c) = inner.channels.get_mut(channel) {
+            c.messages.insert(ts.clone(), message);
+        }
+        ts
+    }
+
+    /// A channel's messages, oldest first, deleted ones included (marked).
+    pub fn messages(&self, channel: &str) -> Vec<SlackMessage> {
+        let inner = self.shared.read();
+        inner.channels.get(channel).map_or_else(Vec::new, |c| {
+            c.messages
+                .iter()
+                .map(|(ts, m)| slack_message(channel, ts, m))
+                .collect()
+        })
+    }
+
+    /// Waits for a message in `channel` that satisfies `predicate`.
+    pub async fn wait_message(
+        &self,
+        channel: &str,
+        timeout: Duration,
+        predicate: impl Fn(&SlackMessage) -> bool,
+    ) -> Result<SlackMessage, String> {
+        let what = format!("a matching message in {channel}");
+        self.shared
+            .wait_for(timeout, &what, |inner| {
+                let c = inner.channels.get(channel)?;
+                c.messages
+                    .iter()
+                    .map(|(ts, m)| slack_message(channel, ts, m))
+                    .find(|m| predicate(m))
+            })
+            .await
+    }
+
+    /// Every ephemeral message, in order.
+    pub fn ephemerals(&self) -> Vec<Ephemeral> {
+        self.shared.read().ephemerals.clone()
+    }
+
+    /// Every mention that would have notified someone, in order.
+    pub fn pings(&self) -> Vec<Ping> {
+        self.shared.read().pings.clone()
+    }
+
+    /// The arguments of every admitted call of `method`, in order.
+    pub fn calls(&self, method: WebMethod) -> Vec<Value> {
+        let inner = self.shared.read();
+        inner
+            .calls
+            .iter()
+            .filter(|(m, _)| *m == method)
+            .map(|(_, args)| args.clone())
+            .collect()
+    }
+
+    /// Things the client did on the socket that Slack would not have taken.
+    pub fn violations(&self) -> Vec<String> {
+        self.shared.read().violations.clone()
+    }
+
+    fn deliver(&self, kind: EnvelopeKind, payload: Value) -> Result<String, String> {
+        let now = self.shared.now();
+        let mut inner = self.shared.lock();
+        sweep(&mut inner, now, self.shared.cfg.ack_deadline);
+        let envelope_id = inner.sockets.envelope_id();
+        let mut frame = json!({
+            "envelope_id": envelope_id,
+            "type": kind.wire(),
+            "payload": payload,
+            "accepts_response_payload": kind != EnvelopeKind::EventsApi,
+        });
+        if let (EnvelopeKind::EventsApi, Value::Object(map)) = (kind, &mut frame) {
+            map.insert("retry_attempt".into(), json!(0));
+            map.insert("retry_reason".into(), json!(""));
+        }
+        if !inner.sockets.send(&frame) {
+            return Err(
+                "fake slack: no Socket Mode connection, so Slack shows the user dispatch_failed"
+                    .to_owned(),
+            );
+        }
+        let record = EnvelopeRecord {
+            envelope_id: envelope_id.clone(),
+            kind,
+            frame,
+            retry_attempt: 0,
+            ack: None,
+            timed_out: false,
+        };
+        inner
+            .sockets
+            .delivered(record, now, self.shared.cfg.ack_deadline);
+        Ok(envelope_id)
+    }
+
+    /// Delivers a `slash_commands` envelope; returns its `envelope_id`.
+    pub fn slash_command(&self, c: &SlashCommand) -> Result<String, String> {
+        let cfg = &self.shared.cfg;
+        let channel_name = self
+            .shared
+            .read()
+            .channels
+            .get(&c.channel_id)
+            .map(|ch| ch.name.clone());
+        let channel_name =
+            channel_name.ok_or(format!("fake slack: no channel {}", c.channel_id))?;
+        let payload = json!({
+            "token": "fakeverificationtoken",
+            "team_id": cfg.team_id,
+            "team_domain": "fake-ops",
+            "channel_id": c.channel_id,
+            "channel_name": channel_name,
+            "user_id": c.user_id,
+            "user_name": c.user_id.to_lowercase(),
+            "command": c.command,
+            "text": c.text,
+            "api_app_id": cfg.app_id,
+            "is_enterprise_install": "false",
+            "response_url": format!("https://hooks.slack.com/commands/{}/1/fake", cfg.team_id),
+            "trigger_id": format!("1.{}.fake", self.shared.read().sockets.envelopes.len()),
+        });
+        self.deliver(EnvelopeKind::SlashCommands, payload)
+    }
+
+    /// Delivers an `interactive` `block_actions` envelope for a button the message really
+    /// has: nobody can click a button that is not there.
+    pub fn block_action(&self, a: &BlockAction) -> Result<String, String> {
+        let cfg = &self.shared.cfg;
+        let (message, button) = {
+            let inner = self.shared.read();
+            let m = inner
+                .channels
+                .get(&a.channel_id)
+                .and_then(|c| c.messages.get(&a.message_ts))
+                .filter(|m| !m.deleted)
+                .ok_or(format!(
+                    "fake slack: no message {} in {}",
+                    a.message_ts, a.channel_id
+                ))?;
+            let (b, block_id) = button(&m.blocks, &a.action_id).ok_or(format!(
+                "fake slack: the message has no element {:?}",
+                a.action_id
+            ))?;
+            let action = json!({
+                "action_id": a.action_id,
+                "block_id": block_id,
+                "type": b.get("type"),
+                "value": b.get("value"),
+                "text": b.get("text"),
+                "action_ts": a.message_ts,
+            });
+            let message = json!({"type": "message", "ts": a.message_ts, "user": m.user,
+                "text": m.text, "blocks": m.blocks});
+            (message, action)
+        };
+        let payload = json!({
+            "type": "block_actions",
+            "user": {"id": a.user_id, "username": a.user_id.to_lowercase(), "team_id": cfg.team_id},
+            "api_app_id": cfg.app_id,
+            "token": "fakeverificationtoken",
+            "container": {"type": "message", "message_ts": a.message_ts,
+                "channel_id": a.channel_id, "is_ephemeral": false},
+            "trigger_id": "2.fake.trigger",
+            "team": {"id": cfg.team_id, "domain": "fake-ops"},
+            "channel": {"id": a.channel_id},
+            "message": message,
+            "response_url": format!("https://hooks.slack.com/actions/{}/2/fake", cfg.team_id),
+            "actions": [button],
+        });
+        self.deliver(EnvelopeKind::Interactive, payload)
+    }
+
+    /// Delivers an `events_api` envelope around `event_callback` (redelivered if not acked).
+    pub fn event(&self, event: Value) -> Result<String, String> {
+        let cfg = &self.shared.cfg;
+        let payload = json!({
+            "token": "fakeverificationtoken",
+            "team_id": cfg.team_id,
+            "api_app_id": cfg.app_id,
+            "type": "event_callback",
+            "event_id": format!("Ev0FAKE{}", self.shared.read().sockets.envelopes.len()),
+            "event": event,
+        });
+        self.deliver(EnvelopeKind::EventsApi, payload)
+    }
+
+    /// Waits for the client's ack of one envelope.
+    pub async fn wait_ack(&self, envelope_id: &str, timeout: Duration) -> Result<Ack, String> {
+        let what = format!("the ack of envelope {envelope_id}");
+        self.shared
+            .wait_for(timeout, &what, |inner| {
+                let e = inner
+                    .sockets
+                    .envelopes
+                    .iter()
+                    .find(|e| e.record.envelope_id == envelope_id)?;
+                e.record.ack.clone()
+            })
+            .await
+    }
+
+    /// Every envelope delivered, redeliveries included, in order.
+    pub fn envelopes(&self) -> Vec<EnvelopeRecord> {
+        let inner = self.shared.read();
+        inner
+            .sockets
+            .envelopes
+            .iter()
+            .map(|e| e.record.clone())
+            .collect()
+    }
+
+    /// Waits until `n` Socket Mode connections have been greeted over the fake's life.
+    pub async fn wait_hellos(&self, n: usize, timeout: Duration) -> Result<(), String> {
+        self.shared
+            .wait_for(timeout, &format!("{n} socket connections"), |inner| {
+                (inner.sockets.hellos >= n).then_some(())
+            })
+            .await
+    }
+
+    /// Open Socket Mode connections.
+    pub fn open_sockets(&self) -> usize {
+        self.shared.read().sockets.live.len()
+    }
+
+    /// Socket handshakes refused for a missing, unknown or spent ticket.
+    pub fn refused_handshakes(&self) -> usize {
+        self.shared.read().sockets.refused
+    }
+
+    /// Sends `{"type": "disconnect", "reason": ...}` on every open connection, then, except for
+    /// a warning, closes them.
+    pub fn disconnect(&self, reason: DisconnectReason) {
+        let frame = json!({
+            "type": "disconnect",
+            "reason": reason.wire(),
+            "debug_info": {"host": "applink-fake-1"},
+        })
+        .to_string();
+        for (_, tx) in &self.shared.read().sockets.live {
+            let _gone = tx.send(Outbound::Text(frame.clone()));
+            if reason != DisconnectReason::Warning {
+                let _gone = tx.send(Outbound::Close);
+            }
+        }
+    }
+
+    /// Cuts every Socket Mode connection without a Close frame.
+    pub fn drop_sockets(&self) {
+        for (_, tx) in &self.shared.read().sockets.live {
+            let _gone = tx.send(Outbound::Drop);
+        }
+    }
+
+    /// Slack away: every new connection (Web API and Socket Mode) is cut unanswered, and the
+    /// open sockets are dropped. `false` brings Slack back.
+    pub fn set_away(&self, away: bool) {
+        self.shared
+            .away
+            .store(away, std::sync::atomic::Ordering::Relaxed);
+        if away {
+            self.drop_sockets();
+        }
+    }
+}
