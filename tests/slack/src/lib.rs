@@ -54,6 +54,11 @@ pub struct SlackConfig {
     pub post_burst: u32,
     /// Time a client has to acknowledge an envelope (Slack: 3 s).
     pub ack_deadline: Duration,
+    /// How often the fake pings each Socket Mode connection. Slack's server pings its clients:
+    /// Slack's own client (`@slack/socket-mode`, `SlackWebSocket.ts`) deems a connection dead
+    /// after 30 s without a ping from the server (`serverPingTimeoutMS`), so Slack pings well
+    /// within that. Slack does not publish the period; 10 s here.
+    pub heartbeat: Duration,
     /// Slack's workspace setting "people can edit their messages" for `chat.update`; `None`
     /// (Slack's default, and what applies to bots) lets the bot edit forever.
     pub edit_window: Option<Duration>,
@@ -75,6 +80,7 @@ impl Default for SlackConfig {
             app_scopes: vec!["connections:write".to_owned()],
             post_burst: 3,
             ack_deadline: Duration::from_secs(3),
+            heartbeat: Duration::from_secs(10),
             edit_window: None,
         }
     }

@@ -36,6 +36,8 @@ pub(crate) enum Outbound {
     Close,
     /// Cut the TCP connection without a Close frame.
     Drop,
+    /// A WebSocket ping, as Slack's server sends on its heartbeat.
+    Ping,
 }
 
 /// One delivery, with the fake-clock times its deadline is measured by.
@@ -53,6 +55,8 @@ pub(crate) struct Sockets {
     pub(crate) live: Vec<(u64, mpsc::UnboundedSender<Outbound>)>,
     next_id: u64,
     pub(crate) hellos: usize,
+    /// Pongs the clients sent back to the fake's pings.
+    pub(crate) pongs: usize,
     /// Handshakes refused for a missing, unknown or reused ticket.
     pub(crate) refused: usize,
     pub(crate) envelopes: Vec<Envelope>,
@@ -258,11 +262,14 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, mut stop: watch::Rec
         (conn, hello)
     };
     let mut close = None;
+    let period = shared.cfg.heartbeat;
+    let mut heartbeat = tokio::time::interval_at(Instant::now() + period, period);
     if sink.send(Message::Text(hello.to_string())).await.is_ok() {
         close = loop {
             tokio::select! {
                 incoming = source.next() => match incoming {
                     Some(Ok(Message::Text(text))) => on_frame(&shared, &text),
+                    Some(Ok(Message::Pong(_))) => shared.lock().sockets.pongs += 1,
                     Some(Ok(Message::Close(_))) => {
                         let _ = sink.flush().await;
                         break None;
@@ -276,9 +283,19 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, mut stop: watch::Rec
                             break None;
                         }
                     }
+                    Some(Outbound::Ping) => {
+                        if sink.send(Message::Ping(Vec::new())).await.is_err() {
+                            break None;
+                        }
+                    }
                     Some(Outbound::Close) => break Some(CloseCode::Normal),
                     Some(Outbound::Drop) | None => break None,
                 },
+                _ = heartbeat.tick() => {
+                    if sink.send(Message::Ping(Vec::new())).await.is_err() {
+                        break None;
+                    }
+                }
                 () = stopped(&mut stop) => break Some(CloseCode::Away),
             }
         };
@@ -321,4 +338,23 @@ fn on_frame(shared: &Shared, text: &str) {
         after: now.saturating_duration_since(envelope.delivered),
         late: envelope.record.timed_out,
     });
+}
+
+impl crate::FakeSlack {
+    /// Pings every open Socket Mode connection now, as the heartbeat does every
+    /// [`crate::SlackConfig::heartbeat`].
+    pub fn heartbeat_now(&self) {
+        for (_, tx) in &self.shared.read().sockets.live {
+            let _gone = tx.send(Outbound::Ping);
+        }
+    }
+
+    /// Waits until the clients have answered `n` of the fake's pings with a pong.
+    pub async fn wait_pongs(&self, n: usize, timeout: Duration) -> Result<(), String> {
+        self.shared
+            .wait_for(timeout, &format!("{n} pongs"), |inner| {
+                (inner.sockets.pongs >= n).then_some(())
+            })
+            .await
+    }
 }

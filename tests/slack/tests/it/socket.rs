@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use opsbot_fake_slack::{BlockAction, DisconnectReason, EnvelopeKind, SlashCommand};
+use futures::SinkExt;
+use opsbot_fake_slack::{BlockAction, DisconnectReason, EnvelopeKind, SlackConfig, SlashCommand};
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -271,4 +272,31 @@ async fn slack_away_refuses_new_sockets() {
     assert!(open(&url).await.is_err());
     w.fake.set_away(false);
     assert!(open(&url).await.is_ok(), "the ticket was never spent");
+}
+
+#[tokio::test]
+async fn the_server_pings_on_its_heartbeat_and_counts_the_pongs() {
+    let w = World::with(SlackConfig {
+        heartbeat: Duration::from_millis(1),
+        ..SlackConfig::default()
+    })
+    .await;
+    let (mut socket, _) = w.connect().await;
+    let frame = socket.next_frame().await.unwrap().unwrap();
+    assert!(matches!(frame, Message::Ping(_)), "{frame:?}");
+    // tungstenite queues the pong as it reads the ping; a flush sends it.
+    socket.0.flush().await.unwrap();
+    w.fake.wait_pongs(1, T).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_heartbeat_asked_for_is_sent_at_once() {
+    // The default period (10 s) does not come round within the test.
+    let w = World::start().await;
+    let (mut socket, _) = w.connect().await;
+    w.fake.heartbeat_now();
+    let frame = socket.next_frame().await.unwrap().unwrap();
+    assert!(matches!(frame, Message::Ping(_)), "{frame:?}");
+    socket.0.flush().await.unwrap();
+    w.fake.wait_pongs(1, T).await.unwrap();
 }
