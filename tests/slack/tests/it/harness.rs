@@ -82,12 +82,23 @@ impl World {
         self.call("chat.postMessage", Some(&self.bot()), body).await
     }
 
+    /// `conversations.info` of `channel`, asked with the bot token.
+    pub async fn info(&self, channel: &str) -> Reply {
+        let body = serde_json::json!({"channel": channel});
+        self.call("conversations.info", Some(&self.bot()), body)
+            .await
+    }
+
+    /// A Socket Mode URL from `apps.connections.open`, its ticket unspent.
+    pub async fn socket_url(&self) -> String {
+        self.call("apps.connections.open", Some(&self.app()), Value::Null)
+            .await
+            .str("url")
+    }
+
     /// `apps.connections.open`'s URL, then a connection to it, past the `hello`.
     pub async fn connect(&self) -> (Socket, Value) {
-        let opened = self
-            .call("apps.connections.open", Some(&self.app()), Value::Null)
-            .await;
-        let url = opened.str("url");
+        let url = self.socket_url().await;
         let mut socket = open(&url).await.unwrap();
         let hello = socket.next_json().await;
         (socket, hello)

@@ -37,14 +37,7 @@ async fn a_connection_is_greeted_with_hello() {
 #[tokio::test]
 async fn a_ticket_works_once_and_a_made_up_one_never() {
     let w = World::start().await;
-    let url = w
-        .call(
-            "apps.connections.open",
-            Some(&w.app()),
-            serde_json::Value::Null,
-        )
-        .await
-        .str("url");
+    let url = w.socket_url().await;
     let _first = open(&url).await.unwrap();
     assert!(open(&url).await.is_err(), "a spent ticket is refused");
     let forged = url.split("ticket=").next().unwrap().to_owned() + "ticket=forged";
@@ -260,14 +253,7 @@ async fn a_dropped_socket_ends_without_a_close_frame() {
 #[tokio::test]
 async fn slack_away_refuses_new_sockets() {
     let w = World::start().await;
-    let url = w
-        .call(
-            "apps.connections.open",
-            Some(&w.app()),
-            serde_json::Value::Null,
-        )
-        .await
-        .str("url");
+    let url = w.socket_url().await;
     w.fake.set_away(true);
     assert!(open(&url).await.is_err());
     w.fake.set_away(false);

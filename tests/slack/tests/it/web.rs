@@ -87,31 +87,13 @@ async fn conversations_info_needs_the_scope_of_the_channel_kind() {
     let private = w.fake.add_channel("secops", Visibility::Private, true);
     w.fake
         .set_scopes(&w.bot(), &["chat:write", "channels:read"]);
-    let info = w
-        .call(
-            "conversations.info",
-            Some(&w.bot()),
-            json!({"channel": w.ops}),
-        )
-        .await;
+    let info = w.info(&w.ops).await;
     assert_eq!(info.ok()["channel"]["is_member"], true);
     assert_eq!(info.ok()["channel"]["is_private"], false);
-    let reply = w
-        .call(
-            "conversations.info",
-            Some(&w.bot()),
-            json!({"channel": private}),
-        )
-        .await;
+    let reply = w.info(&private).await;
     assert_eq!(reply.error(), "missing_scope");
     assert_eq!(reply.body["needed"], "groups:read");
-    let reply = w
-        .call(
-            "conversations.info",
-            Some(&w.bot()),
-            json!({"channel": "C404"}),
-        )
-        .await;
+    let reply = w.info("C404").await;
     assert_eq!(reply.error(), "channel_not_found");
 }
 
@@ -119,13 +101,7 @@ async fn conversations_info_needs_the_scope_of_the_channel_kind() {
 async fn a_private_channel_without_the_bot_does_not_exist_for_it() {
     let w = World::start().await;
     let private = w.fake.add_channel("hr", Visibility::Private, false);
-    let reply = w
-        .call(
-            "conversations.info",
-            Some(&w.bot()),
-            json!({"channel": private}),
-        )
-        .await;
+    let reply = w.info(&private).await;
     assert_eq!(reply.error(), "channel_not_found");
     assert_eq!(w.post(&private, "x").await.error(), "channel_not_found");
 }
