@@ -97,6 +97,11 @@ enum Command {
     /// Print an example config with every key documented, to start /etc/opsbot/opsbot.toml
     /// from: `opsbot example-config > opsbot.toml`.
     ExampleConfig,
+    /// Slack: the app manifest to create opsbot's Slack app from.
+    Slack {
+        #[command(subcommand)]
+        command: SlackCommand,
+    },
     /// Reach every configured cluster, cloud and Discord as the bot would, and say per target
     /// what works and what does not (TLS, credentials, permissions, timeouts); exits non-zero
     /// if anything failed. Changes nothing.
@@ -116,6 +121,19 @@ enum Command {
         now: Option<OffsetDateTime>,
         /// The command, e.g. '/cluster restart cluster:logs'.
         command: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SlackCommand {
+    /// Print the Slack app manifest (JSON), made from the command catalogue: paste it into
+    /// api.slack.com/apps → Create New App → From a manifest, then install the app and create
+    /// its app-level token (scope connections:write) for Socket Mode.
+    Manifest {
+        /// One `/opsbot` command (`/opsbot cluster status …`) instead of one per group, for a
+        /// workspace whose other apps already use names like `/run`.
+        #[arg(long)]
+        single: bool,
     },
 }
 
@@ -247,6 +265,13 @@ async fn run(command: Command) -> anyhow::Result<()> {
             now,
             command,
         } => plan(&config.load()?, json, now, &command).await,
+        Command::Slack {
+            command: SlackCommand::Manifest { single },
+        } => {
+            let manifest = crate::chat::slack::manifest(single);
+            println!("{}", serde_json::to_string_pretty(&manifest)?);
+            Ok(())
+        }
         Command::ExampleConfig => {
             print!("{EXAMPLE_CONFIG}");
             Ok(())

@@ -19,6 +19,7 @@ mod file_arg;
 mod front;
 mod runbooks;
 mod schedules;
+mod slack;
 mod store;
 
 use access::UrlOf;
@@ -28,6 +29,7 @@ pub use file_arg::{ConfigFile, DEFAULT_PATH};
 pub use front::{ConsoleConfig, DiscordConfig, MetricsConfig, PersonConfig, Role};
 pub use runbooks::{HostAccessConfig, RunbooksConfig};
 pub use schedules::{ScheduleConfig, SchedulingConfig};
+pub use slack::{SlackConfig, SlackId};
 pub use store::{PostgresStore, Retention, StoreBackend, StoreConfig};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -53,6 +55,8 @@ pub struct Config {
     pub console: ConsoleConfig,
     /// The Discord front end (`opsbot run`); absent when only the console is used.
     pub discord: Option<DiscordConfig>,
+    /// The Slack front end (`opsbot run`), beside Discord or alone.
+    pub slack: Option<SlackConfig>,
     #[serde(default)]
     pub metrics: MetricsConfig,
     /// Procedures that run at cron times (see `config::schedules`).

@@ -28,7 +28,7 @@ mod lane;
 mod pace;
 pub use failure::{ChatError, Forbidden};
 use lane::{Queued, run_announcements, run_lane};
-use pace::Pace;
+pub(crate) use pace::Pace;
 
 /// A chat platform, as progress needs it: post a run's message once, then edit it.
 pub trait ChatTransport: Send + Sync + 'static {

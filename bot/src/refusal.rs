@@ -36,7 +36,7 @@ pub enum Refusal {
     /// The surface account maps to no configured person.
     #[error("{0}")]
     UnknownPerson(#[from] opsbot_commands::people::UnknownPerson),
-    /// A command typed in a Discord channel opsbot does not serve; `served` names those it does.
+    /// A command typed in a chat channel opsbot does not serve; `served` names those it does.
     #[error("opsbot does not serve this channel; use {served}")]
     WrongChannel { served: String },
     #[error("{0}")]

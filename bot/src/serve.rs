@@ -2,25 +2,26 @@
 //! names: Discord, the console socket, or both, so that a person's request in one and a second
 //! person's approval in the other meet in the same run.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use opsbot_commands::maintenance::Announcement;
-use opsbot_commands::render::ProgressView;
-use opsbot_commands::run::{ChannelId, MessageId};
 use tokio::signal::unix::{SignalKind, signal};
 
+use crate::chat::Unusable;
 use crate::chat::console::{self, Hub};
-use crate::chat::discord::{Connector, Discord, DiscordTransport, Keeper, Reached, Unusable};
+use crate::chat::discord::{Connector, Discord, Keeper, Reached};
+use crate::chat::slack;
 use crate::clock::Clock;
-use crate::config::{Config, DiscordConfig, StoreBackend};
+use crate::config::{Config, DiscordConfig, SlackConfig, StoreBackend};
 use crate::engine::Engine;
 use crate::lease;
 use crate::metrics;
-use crate::progress::{ChatError, ChatTransport, Publisher};
+use crate::progress::Publisher;
 use crate::service::Service;
 use crate::store_upkeep;
+
+mod routed;
+use routed::Routed;
 
 /// Serves until SIGTERM or Ctrl-C, going by `clock`.
 pub async fn run(config: Config, clock: Clock) -> anyhow::Result<()> {
@@ -34,10 +35,10 @@ pub async fn run_until(
     clock: Clock,
     stopped: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    if config.discord.is_none() && config.console.socket.is_none() {
+    if config.discord.is_none() && config.slack.is_none() && config.console.socket.is_none() {
         bail!(
-            "`opsbot run` serves [discord] and/or the [console] socket, and the config has \
-             neither; deploy/opsbot.example.toml shows both"
+            "`opsbot run` serves [discord], [slack] and/or the [console] socket, and the config \
+             has none of them; deploy/opsbot.example.toml shows them"
         );
     }
     let people = config.people()?;
@@ -46,9 +47,19 @@ pub async fn run_until(
         Some(discord) => Some(first_contact(discord, &reached).await?),
         None => None,
     };
+    let slack = match &config.slack {
+        Some(slack) => Some(slack_contact(slack).await?),
+        None => None,
+    };
     let store = config.store.open()?;
     let hub = Hub::default();
-    let transport = Routed::new(discord.is_some().then(|| reached.clone()), hub.clone());
+    // One transport per platform, so that one pace keeps each of Slack's limits.
+    let slack_transport = slack.as_ref().map(|(connector, _)| connector.transport());
+    let transport = Routed::new(
+        discord.is_some().then(|| reached.clone()),
+        slack_transport.clone(),
+        hub.clone(),
+    );
     let publisher = Arc::new(Publisher::with_clock(
         transport,
         store.clone(),
@@ -122,8 +133,22 @@ pub async fn run_until(
             None => stopped.await,
         }
     };
-    // Discord is served beside the rest, and an outage of it stops nothing else.
-    let (stop_discord, discord_stopped) = tokio::sync::watch::channel(false);
+    // Discord and Slack are served beside the rest, by the active instance only, and an
+    // outage of either stops nothing else.
+    let (stop_chat, chat_stopped) = tokio::sync::watch::channel(false);
+    let slack = slack
+        .zip(slack_transport)
+        .map(|((connector, first), transport)| {
+            let keeper = slack::Keeper {
+                connector,
+                transport,
+                service: service.clone(),
+                people: people.clone(),
+                metrics: engine.metrics().clone(),
+                clock: engine.clock(),
+            };
+            tokio::spawn(keeper.keep(first, chat_stopped.clone()))
+        });
     let discord = discord.map(|(connector, first)| {
         let keeper = Keeper {
             connector,
@@ -133,13 +158,13 @@ pub async fn run_until(
             metrics: engine.metrics().clone(),
             clock: engine.clock(),
         };
-        tokio::spawn(keeper.keep(first, discord_stopped))
+        tokio::spawn(keeper.keep(first, chat_stopped))
     });
     until.await;
-    let _ = stop_discord.send(true);
-    if let Some(discord) = discord {
-        // Closes the gateway with a Close frame.
-        let _ = discord.await;
+    let _ = stop_chat.send(true);
+    // Closes Discord's gateway with a Close frame, and Slack's socket.
+    for front in [discord, slack].into_iter().flatten() {
+        let _ = front.await;
     }
     upkeep.abort();
     schedules.iter().for_each(tokio::task::JoinHandle::abort);
@@ -187,98 +212,32 @@ async fn first_contact(
     Ok((connector, first))
 }
 
+/// The first check of Slack, at start: a token, a workspace or a channel Slack refuses stops
+/// the start with what to fix; no answer does not, and Slack is tried again while the bot
+/// serves.
+async fn slack_contact(
+    config: &SlackConfig,
+) -> anyhow::Result<(slack::Connector, Result<slack::Reached, Unusable>)> {
+    let connector = slack::Connector::new(config)?;
+    let answered = tokio::time::timeout(FIRST_CONTACT, connector.check()).await;
+    let first = answered.unwrap_or_else(|_| {
+        Err(Unusable::Unavailable(anyhow::anyhow!(
+            "checking the Slack bot token: Slack did not answer within {FIRST_CONTACT:?}"
+        )))
+    });
+    match first {
+        Err(Unusable::Refused(error)) => Err(error.context("Slack")),
+        Err(error) => {
+            tracing::warn!(%error, "Slack does not answer; starting without it");
+            Ok((connector, Err(error)))
+        }
+        Ok(reached) => Ok((connector, Ok(reached))),
+    }
+}
+
 fn abort<T>(task: Option<&tokio::task::JoinHandle<T>>) {
     if let Some(task) = task {
         task.abort();
-    }
-}
-
-/// Each run's messages go where it was asked for: the console channel, or Discord.
-struct Routed {
-    /// Discord's transport once Discord has answered, when `[discord]` is configured.
-    discord: Option<Reached>,
-    console: Hub,
-    /// Announcements the consoles have shown, by key: an announcement Discord has not taken
-    /// yet is tried again, and the consoles must not see it at every attempt.
-    shown: Mutex<HashSet<String>>,
-}
-
-impl Routed {
-    fn new(discord: Option<Reached>, console: Hub) -> Self {
-        Self {
-            discord,
-            console,
-            shown: Mutex::default(),
-        }
-    }
-
-    fn discord(&self, channel: &ChannelId) -> Result<&DiscordTransport, ChatError> {
-        let Some(reached) = &self.discord else {
-            return Err(ChatError::Refused(format!(
-                "a run reports to Discord channel {} but [discord] is not configured",
-                channel.0
-            )));
-        };
-        reached.get().ok_or_else(unreached)
-    }
-}
-
-/// Discord has not answered since the start: tried again, like any outage.
-fn unreached() -> ChatError {
-    ChatError::Transient("Discord has not answered since opsbot started".to_owned())
-}
-
-fn is_console(channel: &ChannelId) -> bool {
-    channel.is_console()
-}
-
-impl ChatTransport for Routed {
-    async fn post(&self, channel: &ChannelId, view: &ProgressView) -> Result<MessageId, ChatError> {
-        if is_console(channel) {
-            return self.console.post(channel, view).await;
-        }
-        self.discord(channel)?.post(channel, view).await
-    }
-
-    async fn edit(
-        &self,
-        channel: &ChannelId,
-        message: &MessageId,
-        view: &ProgressView,
-    ) -> Result<(), ChatError> {
-        if is_console(channel) {
-            return self.console.edit(channel, message, view).await;
-        }
-        self.discord(channel)?.edit(channel, message, view).await
-    }
-
-    async fn notice(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
-        if is_console(channel) {
-            return self.console.notice(channel, text).await;
-        }
-        self.discord(channel)?.notice(channel, text).await
-    }
-
-    /// Announced to the announcement channel, and shown on the consoles once.
-    async fn announce(&self, announcement: &Announcement) -> Result<(), ChatError> {
-        let first = self
-            .shown
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(announcement.key.clone());
-        if first {
-            self.console.announce(announcement).await?;
-        }
-        match &self.discord {
-            Some(reached) => {
-                reached
-                    .get()
-                    .ok_or_else(unreached)?
-                    .announce(announcement)
-                    .await
-            }
-            None => Ok(()),
-        }
     }
 }
 

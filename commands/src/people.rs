@@ -16,6 +16,8 @@ use crate::name::PersonName;
 pub enum Surface {
     /// A Discord user, by their id (a snowflake; names can be changed by their owner).
     Discord { user: u64 },
+    /// A Slack user, by their id (`U…`) in the workspace (`T…`) opsbot serves.
+    Slack { team: String, user: String },
     /// The console, by the OS account on the other end of its socket (SO_PEERCRED), or the
     /// account running it on a terminal.
     Console { account: String },
@@ -31,6 +33,12 @@ impl fmt::Display for Surface {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Discord { user } => write!(f, "Discord user {user}"),
+            Self::Slack { team, user } => write!(
+                f,
+                "Slack user {} in workspace {}",
+                crate::echo::visible(user, 32),
+                crate::echo::visible(team, 32)
+            ),
             Self::Console { account } => {
                 write!(f, "console account `{}`", crate::echo::visible(account, 32))
             }
@@ -206,6 +214,8 @@ pub struct Person {
     pub roles: Roles,
     /// Their Discord user id, when they use Discord.
     pub discord_user: Option<u64>,
+    /// Their Slack member id (`U…`), when they use Slack.
+    pub slack_user: Option<SlackUser>,
     /// Discord role ids: when given, the person's roles count in Discord only while they hold
     /// one of them, so that a guild admin can take access away without editing the config.
     pub discord_roles: Vec<u64>,
@@ -224,6 +234,12 @@ pub enum PeopleError {
         first: PersonName,
         second: PersonName,
     },
+    #[error("Slack user {user} is given to both `{first}` and `{second}`")]
+    SlackTwice {
+        user: SlackUser,
+        first: PersonName,
+        second: PersonName,
+    },
     #[error("account `{account}` is given to both `{first}` and `{second}`")]
     AccountTwice {
         account: String,
@@ -232,7 +248,9 @@ pub enum PeopleError {
     },
     #[error("person `{0}` has no roles; give roles = [\"operator\"] and/or \"approver\"")]
     NoRoles(PersonName),
-    #[error("person `{0}` has no discord_user and no accounts: they could not speak anywhere")]
+    #[error(
+        "person `{0}` has no discord_user, slack_user or accounts: they could not speak anywhere"
+    )]
     Unreachable(PersonName),
     #[error("person `{person}`: discord_roles needs discord_user (roles alone name no person)")]
     RolesWithoutUser { person: PersonName },
@@ -267,7 +285,10 @@ impl People {
             if !(person.roles.operator || person.roles.approver) {
                 return Err(PeopleError::NoRoles(person.name.clone()));
             }
-            if person.discord_user.is_none() && person.accounts.is_empty() {
+            if person.discord_user.is_none()
+                && person.slack_user.is_none()
+                && person.accounts.is_empty()
+            {
                 return Err(PeopleError::Unreachable(person.name.clone()));
             }
             if person.discord_user.is_none() && !person.discord_roles.is_empty() {
@@ -290,6 +311,17 @@ impl People {
                 {
                     return Err(PeopleError::DiscordTwice {
                         user,
+                        first: earlier.name.clone(),
+                        second: person.name.clone(),
+                    });
+                }
+                if let Some(user) = person
+                    .slack_user
+                    .as_ref()
+                    .filter(|u| earlier.slack_user.as_ref() == Some(*u))
+                {
+                    return Err(PeopleError::SlackTwice {
+                        user: user.clone(),
                         first: earlier.name.clone(),
                         second: person.name.clone(),
                     });
@@ -342,6 +374,29 @@ impl People {
         })
     }
 
+    /// The person behind a Slack user of the workspace `team`: the caller checks that the
+    /// workspace is the one opsbot serves, since a member id is unique only within it.
+    pub fn on_slack(&self, team: &str, user: &str) -> Result<Actor, UnknownPerson> {
+        let via = Surface::Slack {
+            team: team.to_owned(),
+            user: user.to_owned(),
+        };
+        match self
+            .people
+            .iter()
+            .find(|p| p.slack_user.as_ref().is_some_and(|u| u.as_str() == user))
+        {
+            Some(person) => Ok(Actor {
+                person: PersonRef {
+                    name: person.name.clone(),
+                    via,
+                },
+                roles: person.roles,
+            }),
+            None => Err(UnknownPerson { via }),
+        }
+    }
+
     /// The person behind a local OS account.
     pub fn on_console(&self, account: &str) -> Result<Actor, UnknownPerson> {
         let via = Surface::Console {
@@ -372,6 +427,55 @@ impl People {
             },
             roles: p.roles,
         })
+    }
+}
+
+/// A Slack member id as Slack writes it: `U` or `W` (an Enterprise Grid user) and up to 20
+/// more capitals and digits. Checked when the config is read, so that a display name or an
+/// `@handle` (which their owner can change) is never taken for one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct SlackUser(String);
+
+impl SlackUser {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let well_formed = (2..=21).contains(&text.len())
+            && text.starts_with(['U', 'W'])
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+        if well_formed {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(format!(
+                "`{}` is not a Slack member id (like U024BE7LH: in Slack, the person's profile, ⋮, \
+                 Copy member ID)",
+                crate::echo::visible(text, 32)
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for SlackUser {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        Self::parse(&text)
+    }
+}
+
+impl From<SlackUser> for String {
+    fn from(user: SlackUser) -> Self {
+        user.0
+    }
+}
+
+impl fmt::Display for SlackUser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 

@@ -11,6 +11,7 @@ pub mod console;
 pub mod discord;
 pub mod openstack;
 pub mod runbooks;
+pub mod slack;
 pub mod tls;
 
 use std::net::Ipv4Addr;
@@ -28,7 +29,7 @@ use opsbot::progress::Publisher;
 use opsbot::service::{Reply, Service};
 use opsbot_commands::name::{ClusterName, NodeAddr, PersonName, RunId};
 use opsbot_commands::parse::{self, Origin};
-use opsbot_commands::people::{Actor, PersonRef, Roles, Surface};
+use opsbot_commands::people::{Actor, PersonRef, Roles, SlackUser, Surface};
 use opsbot_commands::render::Tone;
 use opsbot_commands::run::{ChannelId, Run};
 use opsbot_search_sim::{Call, Flavor, SimConfig, SimHandle};
@@ -58,13 +59,17 @@ pub fn actor(name: &str) -> Actor {
 }
 
 /// The team as the config names it, each with a Discord user id (`700…001` for alice, `…002`
-/// bob, `…004` dave) and a console account of their name.
+/// bob, `…004` dave), a Slack member id (`U0ALICE`, `U0BOB`, `U0DAVE`) and a console account
+/// of their name.
 pub fn people() -> Vec<PersonConfig> {
     let person = |name: &str, discord: u64, roles: &[Role]| PersonConfig {
         name: PersonName::parse(name).expect("person name"),
         roles: roles.to_vec(),
         discord_user: Some(700_000_000_000_000_000 + discord),
         discord_roles: Vec::new(),
+        slack_user: Some(
+            SlackUser::parse(&format!("U0{}", name.to_uppercase())).expect("slack user"),
+        ),
         accounts: vec![name.to_owned()],
     };
     vec![
@@ -226,6 +231,7 @@ pub fn config(setup: &Setup, clusters: Vec<ClusterConfig>, dir: &Path) -> Config
         people: people(),
         console: ConsoleConfig::default(),
         discord: None,
+        slack: None,
         metrics: Default::default(),
         schedules: setup.schedules.clone(),
         scheduling: Default::default(),

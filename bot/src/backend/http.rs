@@ -41,7 +41,7 @@ pub fn client(tls: &Tls, timeout: Duration) -> anyhow::Result<reqwest::Client> {
 }
 
 /// The TLS settings: `ca_file` replaces the web roots when given; a client identity when given.
-fn rustls_config(tls: &Tls) -> anyhow::Result<rustls::ClientConfig> {
+pub(crate) fn rustls_config(tls: &Tls) -> anyhow::Result<rustls::ClientConfig> {
     let provider = Arc::new(ring::default_provider());
     let mut roots = RootCertStore::empty();
     match &tls.ca_file {

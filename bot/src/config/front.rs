@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use opsbot_commands::name::PersonName;
-use opsbot_commands::people::{People, Person, Roles};
+use opsbot_commands::people::{People, Person, Roles, SlackUser};
 use serde::Deserialize;
 
 use super::Config;
@@ -25,6 +25,9 @@ pub struct PersonConfig {
     /// holds one of them there.
     #[serde(default)]
     pub discord_roles: Vec<u64>,
+    /// Their Slack member id (`U…`: in Slack, their profile, ⋮, Copy member ID).
+    #[serde(default)]
+    pub slack_user: Option<SlackUser>,
     /// Their local OS accounts, for the console.
     #[serde(default)]
     pub accounts: Vec<String>,
@@ -132,6 +135,7 @@ pub(super) fn people(configured: &[PersonConfig]) -> anyhow::Result<People> {
                 approver: p.roles.contains(&Role::Approver),
             },
             discord_user: p.discord_user,
+            slack_user: p.slack_user.clone(),
             discord_roles: p.discord_roles.clone(),
             accounts: p.accounts.clone(),
         })
@@ -155,6 +159,9 @@ pub(super) fn validate(config: &Config) -> anyhow::Result<()> {
         if !people.iter().any(|p| p.discord_user.is_some()) {
             bail!("[discord] is configured but no person has a discord_user: nobody could use it");
         }
+    }
+    if let Some(slack) = &config.slack {
+        slack.validate(people.iter().any(|p| p.slack_user.is_some()))?;
     }
     Ok(())
 }

@@ -189,6 +189,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         ],
         console: ConsoleConfig::default(),
         discord: None,
+        slack: None,
         metrics: MetricsConfig::default(),
         schedules: vec![ScheduleConfig(Schedule {
             name: ScheduleName::parse(SCHEDULE)?,
@@ -245,6 +246,7 @@ fn person(name: &str, roles: &[Role]) -> anyhow::Result<PersonConfig> {
         roles: roles.to_vec(),
         discord_user: None,
         discord_roles: Vec::new(),
+        slack_user: None,
         accounts: vec![format!("opsbot-demo-{name}")],
     })
 }

@@ -49,6 +49,7 @@ pub(crate) fn config(
         people: Vec::new(),
         console: ConsoleConfig::default(),
         discord: None,
+        slack: None,
         metrics: Default::default(),
         schedules,
         scheduling: Default::default(),

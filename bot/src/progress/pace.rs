@@ -29,12 +29,12 @@ impl Clock for TokioClock {
 }
 
 /// Lets one call through per period of its quota; waiting is a tokio sleep.
-pub(super) struct Pace {
+pub(crate) struct Pace {
     limiter: RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<Nanos>>,
 }
 
 impl Pace {
-    pub(super) fn new(quota: Quota) -> Self {
+    pub(crate) fn new(quota: Quota) -> Self {
         let clock = TokioClock {
             origin: Instant::now(),
         };
@@ -44,7 +44,7 @@ impl Pace {
     }
 
     /// Resolves when the next call conforms to the quota, and counts it as made.
-    pub(super) async fn ready(&self) {
+    pub(crate) async fn ready(&self) {
         while let Err(not_until) = self.limiter.check() {
             let wait: Duration = not_until.wait_time_from(self.limiter.clock().now());
             tokio::time::sleep(wait).await;

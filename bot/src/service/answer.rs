@@ -29,7 +29,7 @@ pub struct Attachment {
 }
 
 impl Reply {
-    pub(super) fn public(text: impl Into<String>) -> Self {
+    pub fn public(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
             private: false,
@@ -39,7 +39,7 @@ impl Reply {
         }
     }
 
-    pub(super) fn private(text: impl Into<String>) -> Self {
+    pub fn private(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
             private: true,

@@ -10,6 +10,7 @@ fn person(n: &str, operator: bool, approver: bool) -> Person {
         roles: Roles { operator, approver },
         discord_user: None,
         discord_roles: vec![],
+        slack_user: None,
         accounts: vec![n.to_owned()],
     }
 }
@@ -151,4 +152,50 @@ fn the_demo_picks_people_by_name() {
     assert_eq!(bob.person.via, Surface::Demo);
     assert!(bob.roles.approver);
     assert!(people.in_demo(&name("mallory")).is_none());
+}
+
+#[test]
+fn a_slack_user_is_one_person_and_a_member_id() {
+    let mut a = person("alice", true, false);
+    let mut b = person("bob", true, true);
+    a.slack_user = Some(SlackUser::parse("U0ALICE").unwrap());
+    b.slack_user = Some(SlackUser::parse("U0ALICE").unwrap());
+    assert!(matches!(
+        People::new(vec![a.clone(), b.clone()]),
+        Err(PeopleError::SlackTwice { .. })
+    ));
+    b.slack_user = Some(SlackUser::parse("W0BOB").unwrap());
+    let people = People::new(vec![a, b]).unwrap();
+    let alice = people.on_slack("T0TEAM", "U0ALICE").unwrap();
+    assert_eq!(alice.name().as_str(), "alice");
+    assert_eq!(
+        alice.person.via,
+        Surface::Slack {
+            team: "T0TEAM".into(),
+            user: "U0ALICE".into()
+        }
+    );
+    let unknown = people.on_slack("T0TEAM", "U0CAROL").unwrap_err();
+    assert_eq!(
+        unknown.to_string(),
+        "Slack user U0CAROL in workspace T0TEAM is not one of opsbot's people; ask whoever runs \
+         opsbot to add it to [[people]] in the config"
+    );
+    for bad in [
+        "",
+        "U",
+        "alice",
+        "@alice",
+        "u0alice",
+        "C0CHANNEL",
+        "U0ALICE!",
+        "U012345678901234567890",
+    ] {
+        assert!(SlackUser::parse(bad).is_err(), "{bad}");
+    }
+    // Slack only: someone who speaks nowhere else is reachable.
+    let mut only_slack = person("erin", true, false);
+    only_slack.accounts.clear();
+    only_slack.slack_user = Some(SlackUser::parse("U0ERIN").unwrap());
+    assert!(People::new(vec![only_slack]).is_ok());
 }

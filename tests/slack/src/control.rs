@@ -306,7 +306,8 @@ impl FakeSlack {
             "token": "fakeverificationtoken",
             "container": {"type": "message", "message_ts": a.message_ts,
                 "channel_id": a.channel_id, "is_ephemeral": false},
-            "trigger_id": "2.fake.trigger",
+            // Unique per interaction, as Slack's are.
+            "trigger_id": format!("2.{}.fake", self.shared.read().sockets.envelopes.len()),
             "team": {"id": cfg.team_id, "domain": "fake-ops"},
             "channel": {"id": a.channel_id},
             "message": message,

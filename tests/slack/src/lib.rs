@@ -52,6 +52,10 @@ pub struct SlackConfig {
     /// at most this many in any window of as many seconds. Slack does not publish the burst
     /// size; 3 errs on the strict side.
     pub post_burst: u32,
+    /// The minute the rate limits are counted in: 60 s, as at Slack; a test shortens it to
+    /// scale every limit alike (`chat.postMessage`'s second is `minute / 60`), together with
+    /// the bot's `[slack] minute`.
+    pub minute: Duration,
     /// Time a client has to acknowledge an envelope (Slack: 3 s).
     pub ack_deadline: Duration,
     /// How often the fake pings each Socket Mode connection. Slack's server pings its clients:
@@ -79,6 +83,7 @@ impl Default for SlackConfig {
                 .to_vec(),
             app_scopes: vec!["connections:write".to_owned()],
             post_burst: 3,
+            minute: Duration::from_secs(60),
             ack_deadline: Duration::from_secs(3),
             heartbeat: Duration::from_secs(10),
             edit_window: None,

@@ -29,18 +29,15 @@ impl Limiter {
         method: WebMethod,
         channel: Option<&str>,
         post_burst: u32,
+        minute: Duration,
     ) -> Result<(), u64> {
         let (max, per, channel) = match method.tier() {
             Tier::PostMessage => (
                 post_burst.max(1),
-                Duration::from_secs(u64::from(post_burst.max(1))),
+                minute / 60 * post_burst.max(1),
                 channel.map(str::to_owned),
             ),
-            tier => (
-                tier.per_minute().unwrap_or(1),
-                Duration::from_secs(60),
-                None,
-            ),
+            tier => (tier.per_minute().unwrap_or(1), minute, None),
         };
         let window = self
             .windows
@@ -77,16 +74,18 @@ fn ceil_secs(d: Duration) -> u64 {
 mod tests {
     use super::*;
 
+    const MINUTE: Duration = Duration::from_secs(60);
+
     #[test]
     fn a_tier_one_method_allows_one_call_a_minute_then_says_when() {
         let mut limiter = Limiter::default();
         let t0 = Instant::now();
         let m = WebMethod::AppsConnectionsOpen;
-        assert_eq!(limiter.check(t0, "x", m, None, 3), Ok(()));
+        assert_eq!(limiter.check(t0, "x", m, None, 3, MINUTE), Ok(()));
         let t1 = t0 + Duration::from_millis(20_500);
-        assert_eq!(limiter.check(t1, "x", m, None, 3), Err(40));
+        assert_eq!(limiter.check(t1, "x", m, None, 3, MINUTE), Err(40));
         assert_eq!(
-            limiter.check(t0 + Duration::from_secs(60), "x", m, None, 3),
+            limiter.check(t0 + Duration::from_secs(60), "x", m, None, 3, MINUTE),
             Ok(())
         );
         assert_eq!(limiter.limited, 1);
@@ -98,9 +97,9 @@ mod tests {
         let t0 = Instant::now();
         let m = WebMethod::ChatPostMessage;
         for _ in 0..2 {
-            assert_eq!(limiter.check(t0, "x", m, Some("C1"), 2), Ok(()));
+            assert_eq!(limiter.check(t0, "x", m, Some("C1"), 2, MINUTE), Ok(()));
         }
-        assert_eq!(limiter.check(t0, "x", m, Some("C1"), 2), Err(2));
-        assert_eq!(limiter.check(t0, "x", m, Some("C2"), 2), Ok(()));
+        assert_eq!(limiter.check(t0, "x", m, Some("C1"), 2, MINUTE), Err(2));
+        assert_eq!(limiter.check(t0, "x", m, Some("C2"), 2, MINUTE), Ok(()));
     }
 }

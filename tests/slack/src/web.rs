@@ -169,9 +169,10 @@ fn answer(s: &Shared, method: WebMethod, uri: &Uri, headers: &HeaderMap, body: &
     let channel = params.str("channel");
     let now = s.now();
     let burst = s.cfg.post_burst;
-    if let Err(secs) = inner
-        .limiter
-        .check(now, &token, method, channel.as_deref(), burst)
+    if let Err(secs) =
+        inner
+            .limiter
+            .check(now, &token, method, channel.as_deref(), burst, s.cfg.minute)
     {
         return Answer::RateLimited(secs);
     }

@@ -78,6 +78,7 @@ mod tests {
             },
             discord_user: Some(user),
             discord_roles,
+            slack_user: None,
             accounts: vec![],
         };
         Access::new(

@@ -31,6 +31,7 @@ pub use keep::{Keeper, Reached};
 pub use register::commands;
 pub use transport::DiscordTransport;
 
+pub use super::Unusable;
 use crate::config::DiscordConfig;
 use crate::progress::Forbidden;
 use crate::service::Service;
@@ -102,18 +103,6 @@ impl Connector {
             forbidden: Arc::new(forbidden),
         })
     }
-}
-
-/// Why Discord cannot be used now, and whether waiting can help.
-#[derive(Debug, thiserror::Error)]
-pub enum Unusable {
-    /// Discord refused (a 4xx: the token, the guild, a channel, the bot's access): the config
-    /// or the bot's invitation must change first.
-    #[error("{0:#}")]
-    Refused(anyhow::Error),
-    /// Discord did not answer, or answered that it cannot now (a 5xx, a 429): it may pass.
-    #[error("{0:#}")]
-    Unavailable(anyhow::Error),
 }
 
 impl Discord {

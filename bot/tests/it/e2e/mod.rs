@@ -25,5 +25,6 @@ mod removal;
 mod rpc_cap_migrations;
 mod runbooks;
 mod schedules;
+mod slack;
 mod tls;
 mod two_person;

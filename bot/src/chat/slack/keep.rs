@@ -1,0 +1,107 @@
+//! Slack kept in reach: the Socket Mode connection is opened again whenever it ends (Slack
+//! recycles it every few hours, the network drops it), after a backoff when it failed; an
+//! outage of Slack stops nothing else, and progress meanwhile waits in its lanes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use opsbot_commands::people::People;
+use tokio::sync::watch;
+
+use super::access::Access;
+use super::handler::Handler;
+use super::socket::{self, Ended};
+use super::{Connector, Reached, SlackTransport};
+use crate::chat::Unusable;
+use crate::clock::Clock;
+use crate::config::RetryPolicy;
+use crate::metrics::Metrics;
+use crate::service::Service;
+
+/// The wait before the next attempt after a failure: doubling from one second up to a minute.
+const RECONNECT: RetryPolicy = RetryPolicy {
+    attempts: u32::MAX,
+    base_delay: Duration::from_secs(1),
+    max_delay: Duration::from_secs(60),
+};
+
+/// The part `/healthz` names.
+const PART: &str = "slack";
+
+/// Whatever Slack does, the same bot goes on: what it needs to serve Slack, and where it says
+/// how Slack is.
+#[derive(Debug)]
+pub struct Keeper {
+    pub connector: Connector,
+    /// The one the progress publisher uses too, so that one pace keeps Slack's limits.
+    pub transport: SlackTransport,
+    pub service: Service,
+    pub people: People,
+    pub metrics: Metrics,
+    pub clock: Clock,
+}
+
+impl Keeper {
+    /// Serves Slack until `stop` turns true, starting from `first` (the check made at start).
+    pub async fn keep(self, first: Result<Reached, Unusable>, mut stop: watch::Receiver<bool>) {
+        let mut attempt = Some(first);
+        let mut tries: u32 = 0;
+        loop {
+            let checked = match attempt.take() {
+                Some(attempt) => attempt,
+                None => tokio::select! {
+                    checked = self.connector.check() => checked,
+                    _ = stop.wait_for(|stopped| *stopped) => return,
+                },
+            };
+            let failure = match checked {
+                Ok(reached) => {
+                    for problem in &reached.problems {
+                        tracing::warn!(%problem, "a served Slack channel cannot be used");
+                    }
+                    let handler = Arc::new(self.handler(reached));
+                    let served = tokio::select! {
+                        ended = socket::serve(&self.connector.app, self.connector.tls.clone(), |envelope, acker| {
+                            handler.take(envelope, acker);
+                        }) => ended,
+                        _ = stop.wait_for(|stopped| *stopped) => return,
+                    };
+                    match served {
+                        Ended::Refresh => {
+                            tries = 0;
+                            tracing::info!("Slack recycles the connection; opening a new one");
+                            continue;
+                        }
+                        ended => ended.to_string(),
+                    }
+                }
+                Err(error) => error.to_string(),
+            };
+            tries = tries.saturating_add(1);
+            let wait = RECONNECT.delay(tries);
+            tracing::warn!(
+                %failure,
+                ?wait,
+                "Slack is unavailable; the other front ends and the runs go on, and Slack is tried again"
+            );
+            self.metrics.unavailable(PART, failure);
+            tokio::select! {
+                () = self.clock.sleep(wait) => {}
+                _ = stop.wait_for(|stopped| *stopped) => return,
+            }
+        }
+    }
+
+    fn handler(&self, reached: Reached) -> Handler {
+        self.metrics.available(PART);
+        Handler {
+            service: self.service.clone(),
+            access: Access::new(
+                self.connector.config.team.clone(),
+                reached.channels,
+                self.people.clone(),
+            ),
+            transport: self.transport.clone(),
+        }
+    }
+}

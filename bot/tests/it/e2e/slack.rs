@@ -1,0 +1,99 @@
+//! The Slack front end end to end: the real bot (its Socket Mode client and Web API calls)
+//! against the loopback fake Slack, which enforces Slack's rules, and the simulated cluster.
+
+use opsbot_tests::Setup;
+use opsbot_tests::slack::{SlackScene, buttons, member, shown};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prune_is_approved_by_a_second_person_with_the_button() {
+    let scene = SlackScene::start(Setup::default()).await;
+    let answer = scene
+        .slash("alice", "/indices prune cluster:logs older_than_days:30")
+        .await;
+    assert!(!answer.private, "{answer:?}");
+    let plan = scene
+        .progress("r-1", |text| text.contains("waiting for approval"))
+        .await;
+    assert!(
+        shown(&plan).contains("Plan for /indices prune"),
+        "{}",
+        shown(&plan)
+    );
+    let labels: Vec<String> = buttons(&plan).into_iter().map(|(label, _)| label).collect();
+    assert_eq!(labels, ["Approve", "Reject"]);
+
+    // The requester, someone opsbot does not know, and a channel opsbot does not serve:
+    // refused, privately.
+    let own = scene.press("alice", &plan, "Approve").await.unwrap();
+    assert!(own.contains("another approver must approve it"), "{own}");
+    let nobody = scene.press("carol", &plan, "Approve").await.unwrap();
+    assert!(
+        nobody.contains("Slack user U0CAROL in workspace T0FAKE0001 is not one of opsbot's people"),
+        "{nobody}"
+    );
+    let elsewhere = scene
+        .slash_in("bob", &scene.other_channel.clone(), "/run list")
+        .await;
+    assert!(elsewhere.private);
+    assert!(
+        elsewhere
+            .text
+            .starts_with("opsbot does not serve this channel; use #ops"),
+        "{elsewhere:?}"
+    );
+    assert!(
+        scene.sim.state().deleted.is_empty(),
+        "nothing deleted before the approval"
+    );
+
+    assert_eq!(scene.press("bob", &plan, "Approve").await, None);
+    let done = scene.progress("r-1", |text| text.starts_with("✅")).await;
+    assert!(buttons(&done).is_empty(), "decided: no buttons left");
+    assert_eq!(scene.sim.state().deleted.len(), 60);
+    let progress: Vec<_> = scene
+        .fake
+        .messages(&scene.channel)
+        .into_iter()
+        .filter(|m| shown(m).contains(" r-1 · "))
+        .collect();
+    assert_eq!(progress.len(), 1, "one message per run");
+    scene.assert_well_behaved();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_and_refusals_are_ephemeral_and_reach_no_backend() {
+    let scene = SlackScene::start(Setup::default()).await;
+    for (who, line, expected) in [
+        (
+            "alice",
+            "/indices delete cluster:logs index:_all",
+            "index: `_all` would name every index",
+        ),
+        (
+            "alice",
+            "/cluster status cluster:nope",
+            "unknown cluster `nope`; configured: logs",
+        ),
+        (
+            "carol",
+            "/cluster status cluster:logs",
+            "Slack user U0CAROL in workspace T0FAKE0001 is not one of opsbot's people",
+        ),
+        ("alice", "/approve id:r-9", "no run r-9"),
+        (
+            "alice",
+            "/opsbot cluster status cluster:&lt;!channel&gt;",
+            "cluster: ",
+        ),
+    ] {
+        let answer = scene.slash(who, line).await;
+        assert!(answer.private, "{line}: {answer:?}");
+        assert!(answer.text.contains(expected), "{line}: {answer:?}");
+    }
+    assert!(
+        scene.sim.calls().iter().all(|c| c.method == "GET"),
+        "nothing changed in the cluster"
+    );
+    assert_eq!(member("alice"), "U0ALICE");
+    scene.assert_well_behaved();
+}
