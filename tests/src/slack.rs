@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use opsbot::config::{Config, ProgressConfig, SlackConfig as BotSlackConfig, SlackId};
 use opsbot_fake_slack::{
-    BlockAction, FakeSlack, SlackConfig, SlackMessage, SlashCommand, Visibility,
+    BlockAction, FakeSlack, SlackConfig, SlackMessage, SlashCommand, Visibility, WebMethod,
 };
 use opsbot_search_sim::SimHandle;
 use serde_json::Value;
@@ -226,6 +226,47 @@ impl SlackScene {
             );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+    }
+
+    /// The requester confirms the run that `answer`, the answer to their command, says waits
+    /// for their confirmation (the `confirm` policy), with the `/run confirm` it names.
+    pub async fn confirm(&self, user: &str, answer: &Answer) {
+        let command = answer
+            .text
+            .split_once("/run confirm ")
+            .and_then(|(_, rest)| rest.split_once(','))
+            .map(|(options, _)| format!("/run confirm {options}"))
+            .unwrap_or_else(|| panic!("nothing to confirm in {answer:?}"));
+        let confirmed = self.slash(user, &command).await;
+        assert!(
+            !confirmed.private && confirmed.text.contains(" confirmed by "),
+            "{confirmed:?}"
+        );
+    }
+
+    /// What the announcement channel was told, in order, once a message starting with `last`
+    /// is there.
+    pub async fn announced_until(&self, last: &str) -> Vec<String> {
+        self.fake
+            .wait_message(&self.announce_channel, PATIENCE, |m| {
+                m.text.starts_with(last)
+            })
+            .await
+            .unwrap();
+        self.fake
+            .messages(&self.announce_channel)
+            .into_iter()
+            .map(|m| m.text)
+            .collect()
+    }
+
+    /// Calls of `method` the bot made in `channel` (refused or not, past the token check).
+    pub fn calls_in(&self, method: WebMethod, channel: &str) -> usize {
+        self.fake
+            .calls(method)
+            .iter()
+            .filter(|args| args["channel"] == channel)
+            .count()
     }
 
     /// Nothing the bot sent broke a Slack rule, pinged anyone, or was rate limited.

@@ -91,6 +91,26 @@ impl FakeSlack {
         }
     }
 
+    /// Takes a user (or, with the bot's id, the bot) out of a channel, as `/kick` does.
+    pub fn remove_member(&self, channel: &str, user: &str) {
+        if let Some(c) = self.shared.lock().channels.get_mut(channel) {
+            c.members.remove(user);
+        }
+    }
+
+    /// Deletes a message as a workspace admin would: later edits of it find it gone
+    /// (`message_not_found`).
+    pub fn delete_message(&self, channel: &str, ts: &str) {
+        let mut inner = self.shared.lock();
+        if let Some(m) = inner
+            .channels
+            .get_mut(channel)
+            .and_then(|c| c.messages.get_mut(ts))
+        {
+            m.deleted = true;
+        }
+    }
+
     /// Replaces a token's scopes (the bot's or the app's), as reinstalling the app would.
     pub fn set_scopes(&self, token: &str, scopes: &[&str]) {
         if let Some(t) = self.shared.lock().tokens.get_mut(token) {

@@ -11,11 +11,13 @@ use tokio::sync::watch;
 use super::access::Access;
 use super::handler::Handler;
 use super::socket::{self, Ended};
+use super::transport::quota;
 use super::{Connector, Reached, SlackTransport};
 use crate::chat::Unusable;
 use crate::clock::Clock;
 use crate::config::RetryPolicy;
 use crate::metrics::Metrics;
+use crate::progress::Pace;
 use crate::service::Service;
 
 /// The wait before the next attempt after a failure: doubling from one second up to a minute.
@@ -46,6 +48,7 @@ impl Keeper {
     pub async fn keep(self, first: Result<Reached, Unusable>, mut stop: watch::Receiver<bool>) {
         let mut attempt = Some(first);
         let mut tries: u32 = 0;
+        let opens = Pace::new(quota(self.connector.config.minute));
         loop {
             let checked = match attempt.take() {
                 Some(attempt) => attempt,
@@ -56,6 +59,12 @@ impl Keeper {
             };
             let failure = match checked {
                 Ok(reached) => {
+                    // `apps.connections.open` is tier 1: one a minute, whatever ended the
+                    // connection before.
+                    tokio::select! {
+                        () = opens.ready() => {}
+                        _ = stop.wait_for(|stopped| *stopped) => return,
+                    }
                     for problem in &reached.problems {
                         tracing::warn!(%problem, "a served Slack channel cannot be used");
                     }

@@ -73,7 +73,7 @@ impl Pacing {
 
 /// One call per `period` stretched by a tenth, and no burst: at most Slack's count in any of
 /// its windows even when a call reaches Slack a little later than the one before it did.
-fn quota(period: Duration) -> Quota {
+pub(super) fn quota(period: Duration) -> Quota {
     let period = (period * 11 / 10).max(Duration::from_millis(1));
     Quota::with_period(period)
         .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))

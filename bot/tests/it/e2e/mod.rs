@@ -26,5 +26,6 @@ mod rpc_cap_migrations;
 mod runbooks;
 mod schedules;
 mod slack;
+mod slack_delivery;
 mod tls;
 mod two_person;

@@ -1,8 +1,8 @@
 //! The Slack front end end to end: the real bot (its Socket Mode client and Web API calls)
 //! against the loopback fake Slack, which enforces Slack's rules, and the simulated cluster.
 
-use opsbot_tests::Setup;
 use opsbot_tests::slack::{SlackScene, buttons, member, shown};
+use opsbot_tests::{PATIENCE, Setup};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prune_is_approved_by_a_second_person_with_the_button() {
@@ -95,5 +95,55 @@ async fn bad_input_and_refusals_are_ephemeral_and_reach_no_backend() {
         "nothing changed in the cluster"
     );
     assert_eq!(member("alice"), "U0ALICE");
+    scene.assert_well_behaved();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nobody_approves_in_discord_what_they_asked_for_in_slack() {
+    use opsbot_fake_discord::{FakeConfig, FakeDiscord};
+    use opsbot_tests::discord;
+
+    let fake_discord = FakeDiscord::start(FakeConfig {
+        channels: vec![
+            discord::CHANNEL,
+            discord::OTHER_CHANNEL,
+            discord::ANNOUNCE_CHANNEL,
+        ],
+        ..FakeConfig::default()
+    })
+    .await;
+    let scene = SlackScene::start_with(Setup::default(), |_, config, dir| {
+        config.discord = Some(discord::discord_config(&fake_discord, dir));
+    })
+    .await;
+    fake_discord.wait_commands(PATIENCE).await.unwrap();
+    let asked = scene
+        .slash("bob", "/indices prune cluster:logs older_than_days:30")
+        .await;
+    assert!(!asked.private, "{asked:?}");
+    let plan = scene
+        .progress("r-1", |text| text.contains("waiting for approval"))
+        .await;
+    let (_, approve) = buttons(&plan).remove(0);
+    let digest = approve.rsplit(':').next().unwrap().to_owned();
+    // bob, an approver, asked in Slack: his approval from Discord is his own.
+    let options = serde_json::json!([
+        {"name": "id", "type": 3, "value": "r-1"},
+        {"name": "digest", "type": 3, "value": digest},
+    ]);
+    let id = fake_discord
+        .slash(&discord::user("bob"), discord::CHANNEL, "approve", options)
+        .await;
+    let (refused, private) = fake_discord.reply_text(id, PATIENCE).await.unwrap();
+    assert!(private, "{refused}");
+    assert!(
+        refused.contains("another approver must approve it"),
+        "{refused}"
+    );
+    assert!(scene.sim.state().deleted.is_empty());
+    // dave, another person, approves in Slack.
+    assert_eq!(scene.press("dave", &plan, "Approve").await, None);
+    scene.progress("r-1", |text| text.starts_with("✅")).await;
+    assert_eq!(scene.sim.state().deleted.len(), 60);
     scene.assert_well_behaved();
 }

@@ -1,0 +1,189 @@
+//! Slack delivering, or refusing to: many runs in one channel within Slack's limits, a
+//! connection recycled mid-run, and each of Slack's permanent errors ending as it should,
+//! with the requests it costs bounded.
+
+use opsbot_fake_slack::{DisconnectReason, Failure, TokenStatus, WebMethod};
+use opsbot_tests::Setup;
+use opsbot_tests::slack::{SlackScene, shown};
+
+/// A restart slow enough that its message is edited while it runs.
+fn slow_restart() -> Setup {
+    Setup {
+        days_of_indices: 10,
+        sim_speed: 5.0,
+        ..Setup::default()
+    }
+}
+
+/// alice's restart of `logs`, confirmed.
+async fn restart(scene: &SlackScene) {
+    let answer = scene.slash("alice", "/cluster restart cluster:logs").await;
+    assert!(!answer.private, "{answer:?}");
+    scene.confirm("alice", &answer).await;
+}
+
+async fn maintenance_over(scene: &SlackScene) {
+    scene.announced_until("✅ maintenance over").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_runs_at_once_in_one_channel_stay_within_slacks_limits_and_all_end_shown() {
+    let scene = SlackScene::start(Setup {
+        clusters: 20,
+        days_of_indices: 5,
+        ..Setup::default()
+    })
+    .await;
+    let lines: Vec<String> = (1..=20)
+        .map(|n| format!("/cluster restart cluster:{}", opsbot_tests::cluster_name(n)))
+        .collect();
+    let answers =
+        futures::future::join_all(lines.iter().map(|line| scene.slash("alice", line))).await;
+    for answer in &answers {
+        scene.confirm("alice", answer).await;
+    }
+    for n in 1..=20 {
+        scene
+            .progress(&format!("r-{n}"), |text| text.starts_with("✅"))
+            .await;
+    }
+    let messages: Vec<_> = scene
+        .fake
+        .messages(&scene.channel)
+        .into_iter()
+        .filter(|m| !m.blocks.is_empty())
+        .collect();
+    assert_eq!(messages.len(), 20, "one progress message per run");
+    assert!(messages.iter().all(|m| shown(m).starts_with("✅")));
+    scene.assert_well_behaved();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_recycled_or_dropped_mid_run_is_opened_again_and_the_run_goes_on() {
+    let scene = SlackScene::start(slow_restart()).await;
+    restart(&scene).await;
+    let running = scene.progress("r-1", |text| text.starts_with("⏳")).await;
+    scene.fake.disconnect(DisconnectReason::Warning);
+    scene.fake.disconnect(DisconnectReason::RefreshRequested);
+    scene
+        .fake
+        .wait_hellos(2, opsbot_tests::PATIENCE)
+        .await
+        .unwrap();
+    scene.fake.drop_sockets();
+    scene
+        .fake
+        .wait_hellos(3, opsbot_tests::PATIENCE)
+        .await
+        .unwrap();
+    // Commands reach the bot on the new connection.
+    let status = scene.slash("bob", "/run status id:r-1").await;
+    assert!(status.text.contains("r-1"), "{status:?}");
+    let done = scene.progress("r-1", |text| text.starts_with("✅")).await;
+    assert_eq!(done.ts, running.ts, "the same message to the end");
+    assert_eq!(scene.fake.open_sockets(), 1, "one connection at a time");
+    scene.assert_well_behaved();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_progress_message_is_posted_again_once_and_shows_the_final_state() {
+    let scene = SlackScene::start(slow_restart()).await;
+    restart(&scene).await;
+    let first = scene.progress("r-1", |text| text.starts_with("⏳")).await;
+    let updates = || {
+        scene
+            .fake
+            .calls(WebMethod::ChatUpdate)
+            .iter()
+            .filter(|args| args["ts"] == first.ts.as_str())
+            .count()
+    };
+    let before = updates();
+    scene.fake.delete_message(&scene.channel, &first.ts);
+    let done = scene.progress("r-1", |text| text.starts_with("✅")).await;
+    assert_ne!(done.ts, first.ts, "the final state is on a new message");
+    let showing: Vec<_> = scene
+        .fake
+        .messages(&scene.channel)
+        .into_iter()
+        .filter(|m| !m.deleted && shown(m).contains(" r-1 · "))
+        .collect();
+    assert_eq!(showing.len(), 1, "one message shows the run");
+    assert_eq!(
+        updates() - before,
+        1,
+        "one edit found it gone, then no more"
+    );
+    scene.assert_well_behaved();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_the_bot_was_removed_from_stops_its_lane_after_one_request() {
+    let scene = SlackScene::start(slow_restart()).await;
+    let bot = scene.fake.config().bot_user_id.clone();
+    scene.fake.remove_member(&scene.channel, &bot);
+    // Slash commands still reach the bot there, and their answers come with the ack.
+    restart(&scene).await;
+    maintenance_over(&scene).await;
+    assert_eq!(
+        scene.calls_in(WebMethod::ChatPostMessage, &scene.channel),
+        1,
+        "one refused post, then nothing"
+    );
+    assert_eq!(scene.calls_in(WebMethod::ChatUpdate, &scene.channel), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_scope_stops_progress_and_announcements_after_one_request_each() {
+    let scene = SlackScene::start(slow_restart()).await;
+    let token = scene.fake.config().bot_token.clone();
+    scene
+        .fake
+        .set_scopes(&token, &["commands", "channels:read", "groups:read"]);
+    restart(&scene).await;
+    // Nothing can be posted: the progress message, the announcement and the notice that
+    // announcements stopped are each tried once, then nothing more.
+    let deadline = tokio::time::Instant::now() + opsbot_tests::PATIENCE;
+    while scene.sim.state().nodes.iter().any(|n| n.starts == 0) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the restart did not end"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let posts = scene.fake.calls(WebMethod::ChatPostMessage).len();
+    assert!(posts <= 3, "{posts} posts refused for a missing scope");
+    assert_eq!(scene.fake.calls(WebMethod::ChatUpdate).len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_token_stops_every_request_at_once() {
+    let scene = SlackScene::start(slow_restart()).await;
+    restart(&scene).await;
+    scene.progress("r-1", |text| text.starts_with("⏳")).await;
+    let token = scene.fake.config().bot_token.clone();
+    scene.fake.set_token_status(&token, TokenStatus::Revoked);
+    scene.fake.fail_next(
+        WebMethod::ChatUpdate,
+        1,
+        Failure::Error("token_revoked".into()),
+    );
+    let calls = || {
+        scene.fake.calls(WebMethod::ChatUpdate).len()
+            + scene.fake.calls(WebMethod::ChatPostMessage).len()
+    };
+    let before = calls();
+    let deadline = tokio::time::Instant::now() + opsbot_tests::PATIENCE;
+    while scene.sim.state().nodes.iter().any(|n| n.starts == 0) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the restart did not end"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        calls() - before <= 1,
+        "{} calls after the token was revoked",
+        calls() - before
+    );
+}
