@@ -1,7 +1,8 @@
-//! `opsbot check --config FILE`: reaches every configured cluster, cloud and Discord as the bot
-//! would, and says per target, one line each, what works and what does not (the address and
-//! cause of an unreachable server, the certificate TLS refused, 401, 403 with the missing
-//! privilege, timeouts, a Discord channel the bot may not post in). Nothing is changed anywhere: every request is a read.
+//! `opsbot check --config FILE`: reaches every configured cluster, cloud, Discord and Slack as
+//! the bot would, and says per target, one line each, what works and what does not (the address
+//! and cause of an unreachable server, the certificate TLS refused, 401, 403 with the missing
+//! privilege, timeouts, a Discord channel the bot may not post in, a Slack scope the app lacks).
+//! Nothing is changed anywhere: every request is a read.
 
 use std::fmt;
 use std::future::Future;
@@ -12,10 +13,11 @@ use opsbot_commands::openstack::ids::ImageRef;
 
 use crate::backend::BackendError;
 use crate::chat::discord::Discord;
+use crate::chat::slack::{ChannelAccess, Connector as SlackConnector, Reached};
 use crate::clock::Clock;
 use crate::clouds::Cloud;
 use crate::clusters::Cluster;
-use crate::config::{CloudConfig, ClusterConfig, Config, DiscordConfig};
+use crate::config::{CloudConfig, ClusterConfig, Config, DiscordConfig, SlackConfig, SlackId};
 use crate::metrics::BackendErrors;
 use crate::runbooks::Library;
 
@@ -44,8 +46,11 @@ pub async fn run(config: &Config) -> anyhow::Result<bool> {
     })
     .await;
     let nothing = config.clusters.is_empty() && config.clouds.is_empty();
-    if nothing && config.discord.is_none() && config.runbooks.dir.is_none() {
-        println!("nothing to check: the config names no cluster, cloud, Discord or runbooks");
+    let no_chat = config.discord.is_none() && config.slack.is_none();
+    if nothing && no_chat && config.runbooks.dir.is_none() {
+        println!(
+            "nothing to check: the config names no cluster, cloud, Discord, Slack or runbooks"
+        );
     }
     Ok(all_ok)
 }
@@ -63,6 +68,9 @@ pub async fn check(config: &Config, mut report: impl FnMut(Outcome)) {
     }
     if let Some(discord) = &config.discord {
         report(check_discord(discord, config.engine.request_timeout).await);
+    }
+    if let Some(slack) = &config.slack {
+        report(check_slack(slack, config.engine.request_timeout).await);
     }
 }
 
@@ -215,3 +223,81 @@ fn usable(discord: &Discord) -> Result<String, String> {
     let lines: Vec<String> = forbidden.iter().map(ToString::to_string).collect();
     Err(lines.join("; "))
 }
+
+/// Where the app-level token stands: asking Slack for a Socket Mode URL would spend one
+/// (`apps.connections.open` is tier 1, one a minute), so only its form is checked here.
+const APP_TOKEN: &str = "the app-level token is checked when the bot connects";
+
+/// The bot's own start-up check of Slack (bot token, workspace, scopes, the served and the
+/// announcement channels), bounded in time. Nothing is posted.
+async fn check_slack(slack: &SlackConfig, timeout: Duration) -> Outcome {
+    let result = match SlackConnector::new(slack) {
+        Err(error) => Err(format!("{error:#}")),
+        Ok(connector) => match tokio::time::timeout(timeout, connector.check()).await {
+            Ok(Ok(reached)) => slack_usable(&slack.team, &reached),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err(format!("no answer within {} s", timeout.as_secs())),
+        },
+    };
+    Outcome {
+        target: "slack".to_owned(),
+        result,
+    }
+}
+
+/// Ok only when nothing keeps the bot from a scope or a channel: what to fix first, then what
+/// the bot may do in each channel.
+fn slack_usable(team: &SlackId, reached: &Reached) -> Result<String, String> {
+    let mut head = format!("workspace {team}, bot {}", reached.bot_user);
+    if reached.missing_scopes.as_ref().is_some_and(Vec::is_empty) {
+        head.push_str(", every scope opsbot uses");
+    }
+    let each: Vec<String> = reached
+        .access
+        .iter()
+        .map(|a| format!("{} {}", label(a), can(a)))
+        .collect();
+    if !reached.problems.is_empty() {
+        let problems = reached.problems.join("; ");
+        return Err(format!(
+            "{head}: {problems}; {}; {APP_TOKEN}",
+            each.join("; ")
+        ));
+    }
+    if reached.access.iter().all(|a| a.write == Some(true)) {
+        let names: Vec<String> = reached.access.iter().map(label).collect();
+        let channels = if names.len() == 1 {
+            "channel"
+        } else {
+            "channels"
+        };
+        let names = names.join(", ");
+        return Ok(format!(
+            "{head}; {channels} {names} answer, each read and written; {APP_TOKEN}"
+        ));
+    }
+    Ok(format!("{head}; {}; {APP_TOKEN}", each.join("; ")))
+}
+
+/// `#ops`, marked when maintenance is announced there.
+fn label(access: &ChannelAccess) -> String {
+    if access.announce {
+        format!("{} (announcements)", access.shown)
+    } else {
+        access.shown.clone()
+    }
+}
+
+/// Whether the bot may read the channel (look it up) and write in it (post).
+fn can(access: &ChannelAccess) -> &'static str {
+    match (access.read, access.write) {
+        (true, Some(true)) => "can be read and written",
+        (true, Some(false)) => "can be read, not written",
+        (true, None) => "can be read, and written if the token has chat:write",
+        (false, Some(false)) => "can be neither read nor written",
+        (false, _) => "cannot be read, and written only if the bot is in it",
+    }
+}
+
+#[cfg(test)]
+mod tests;

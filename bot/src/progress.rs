@@ -43,6 +43,17 @@ pub trait ChatTransport: Send + Sync + 'static {
         message: &MessageId,
         view: &ProgressView,
     ) -> impl Future<Output = Result<(), ChatError>> + Send;
+    /// The message an earlier attempt posted for `view` (its `message_key`) without living to
+    /// record it, when the platform can find one. A platform whose `post` is idempotent by
+    /// itself (Discord's nonce) has nothing to find.
+    fn find_posted(
+        &self,
+        channel: &ChannelId,
+        view: &ProgressView,
+    ) -> impl Future<Output = Result<Option<MessageId>, ChatError>> + Send {
+        let _ = (channel, view);
+        async { Ok(None) }
+    }
     /// Posts a maintenance announcement; a platform without an announcement channel has
     /// nothing to do.
     fn announce(
@@ -77,6 +88,11 @@ pub trait ProgressSink: Backlog {
     /// remembers, by an earlier one) is not sent again. `origin` is the channel it came from
     /// (the run's, or the one the command was typed in), told if announcements cannot be sent.
     fn announce(&self, announcement: Announcement, origin: ChannelId);
+    /// The run was made by an earlier process (this one resumes it after a restart or a
+    /// takeover), which may have posted its message without living to record it.
+    fn resumed(&self, run: &Run) {
+        let _ = run;
+    }
 }
 
 /// Counts for the benchmark and the tests: progress events in, chat calls out.
@@ -105,6 +121,9 @@ struct Shared<T> {
     writes: StoreWrites,
     /// The engine's: the time a view shows, and the waits before a send is tried again.
     clock: Clock,
+    /// Runs resumed from an earlier process, whose message it may have posted unrecorded:
+    /// looked for before their first post here.
+    resumed: Mutex<std::collections::HashSet<RunId>>,
     quota: Quota,
     /// Each run's latest observation, with the step that made it: read for that step only
     /// (a host's "up, version 66" is not the next host's).
@@ -162,6 +181,7 @@ impl<T: ChatTransport> Publisher<T> {
                 transport,
                 writes: StoreWrites::new(store.clone()),
                 store,
+                resumed: Mutex::default(),
                 clock,
                 quota,
                 observed: Mutex::new(HashMap::new()),
@@ -223,6 +243,12 @@ impl<T: ChatTransport> Publisher<T> {
 }
 
 impl<T: ChatTransport> ProgressSink for Publisher<T> {
+    fn resumed(&self, run: &Run) {
+        if run.progress_message.is_none() {
+            lock(&self.shared.resumed).insert(run.id);
+        }
+    }
+
     fn changed(&self, run: &Run) {
         if run.state.is_finished() {
             lock(&self.shared.observed).remove(&run.id);

@@ -22,6 +22,16 @@ pub const MINUTE: Duration = Duration::from_secs(6);
 /// What an answer that takes longer than the acknowledgement says meanwhile.
 const WORKING: &str = "⏳ working on it…";
 
+/// The fake Slack as the tests use it: the app installed from opsbot's manifest (its bot
+/// token has exactly [`opsbot::chat::slack::BOT_SCOPES`]), counting in [`MINUTE`].
+pub fn fake_config() -> SlackConfig {
+    SlackConfig {
+        minute: MINUTE,
+        bot_scopes: opsbot::chat::slack::BOT_SCOPES.map(str::to_owned).to_vec(),
+        ..SlackConfig::default()
+    }
+}
+
 /// alice operates; bob operates and approves; dave only approves (as [`crate::people`] says);
 /// carol is a member opsbot does not know.
 pub fn member(name: &str) -> String {
@@ -71,11 +81,7 @@ impl SlackScene {
         setup: Setup,
         prepare: impl FnOnce(&FakeSlack, &mut Config, &Path),
     ) -> Self {
-        let fake = FakeSlack::start(SlackConfig {
-            minute: MINUTE,
-            ..SlackConfig::default()
-        })
-        .await;
+        let fake = FakeSlack::start(fake_config()).await;
         let channel = fake.add_channel("ops", Visibility::Public, true);
         let other_channel = fake.add_channel("random", Visibility::Public, true);
         let announce_channel = fake.add_channel("maintenance", Visibility::Public, true);

@@ -224,6 +224,7 @@ impl Engine {
                 .await
                 .map_err(store_only)?;
             tracing::info!(run = %run.id, ?step, "resuming");
+            self.0.progress.resumed(run);
             self.spawn(run.id);
         }
         Ok(runs.len())

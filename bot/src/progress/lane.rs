@@ -12,7 +12,7 @@ use opsbot_commands::audit::{AuditEvent, AuditKind};
 use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::name::RunId;
 use opsbot_commands::render::{self, ProgressView};
-use opsbot_commands::run::{ChannelId, MessageId, Run};
+use opsbot_commands::run::{ChannelId, Run};
 
 use crate::config::RetryPolicy;
 
@@ -43,9 +43,12 @@ struct LaneState {
     /// Runs whose message was posted again after it was gone.
     reposted: HashSet<RunId>,
     /// Runs whose message or channel is gone for good (the message gone again after its
-    /// re-post, or the channel deleted): their progress is not shown. Both sets forget a run
+    /// re-post, or the channel deleted): their progress is not shown. These sets forget a run
     /// once it has finished.
     abandoned: HashSet<RunId>,
+    /// Runs whose message an attempt may have posted without its answer arriving (a transient
+    /// failure of the post): looked for before it is posted again.
+    unsure: HashSet<RunId>,
     /// Set once the bot may not post or edit in the channel: nothing more is sent there.
     stopped: bool,
     /// Transient failures in a row, for the wait before the next attempt.
@@ -200,6 +203,7 @@ async fn publish<T: ChatTransport>(
         state.sent.remove(&id);
         state.reposted.remove(&id);
         state.abandoned.remove(&id);
+        state.unsure.remove(&id);
     }
     shown
 }
@@ -230,12 +234,12 @@ async fn show<T: ChatTransport>(
                 // not made twice; only a re-post that succeeded counts as the one re-post.
                 let mut again = view.clone();
                 again.message_key.push_str("-2");
-                post(shared, run, &again).await?;
+                post(shared, state, run, &again).await?;
                 state.reposted.insert(id);
             }
             Err(error) => return Err(error),
         },
-        None => post(shared, run, &view).await?,
+        None => post(shared, state, run, &view).await?,
     }
     if !run.state.is_finished() {
         state.sent.insert(id, view);
@@ -244,14 +248,37 @@ async fn show<T: ChatTransport>(
 }
 
 /// Posts the run's message and stores its id, which every later edit (after a restart too)
-/// goes to.
+/// goes to. When an earlier post may have been made unrecorded (by a process that died, or
+/// an attempt whose answer was lost), the one it made is looked for first and edited instead.
 async fn post<T: ChatTransport>(
     shared: &Shared<T>,
+    state: &mut LaneState,
     run: &Run,
     view: &ProgressView,
 ) -> Result<(), ChatError> {
-    let message: MessageId = shared.transport.post(&run.channel, view).await?;
-    shared.counters.posts.fetch_add(1, Ordering::Relaxed);
+    let resumed = lock(&shared.resumed).remove(&run.id);
+    let unsure = resumed || state.unsure.contains(&run.id);
+    let found = match unsure {
+        true => shared.transport.find_posted(&run.channel, view).await?,
+        false => None,
+    };
+    let message = match found {
+        Some(message) => {
+            shared.transport.edit(&run.channel, &message, view).await?;
+            shared.counters.edits.fetch_add(1, Ordering::Relaxed);
+            message
+        }
+        None => {
+            let posted = shared.transport.post(&run.channel, view).await;
+            if matches!(posted, Err(ChatError::Transient(_))) {
+                state.unsure.insert(run.id);
+            }
+            let posted = posted?;
+            shared.counters.posts.fetch_add(1, Ordering::Relaxed);
+            posted
+        }
+    };
+    state.unsure.remove(&run.id);
     let kept = message.clone();
     let stored = shared
         .writes

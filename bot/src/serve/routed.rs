@@ -140,6 +140,18 @@ impl ChatTransport for Routed {
         }
     }
 
+    async fn find_posted(
+        &self,
+        channel: &ChannelId,
+        view: &ProgressView,
+    ) -> Result<Option<MessageId>, ChatError> {
+        match self.route(channel)? {
+            Route::Console(hub) => hub.find_posted(channel, view).await,
+            Route::Discord(discord) => discord.find_posted(channel, view).await,
+            Route::Slack(slack) => slack.find_posted(channel, view).await,
+        }
+    }
+
     async fn notice(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
         match self.route(channel)? {
             Route::Console(hub) => hub.notice(channel, text).await,

@@ -10,6 +10,7 @@ mod support;
 
 mod builds;
 mod check;
+mod check_slack;
 mod cli;
 mod console_ctrl_c;
 mod console_editing;
@@ -32,5 +33,6 @@ mod metrics;
 mod output;
 mod pg_restart;
 mod sigterm_discord;
+mod slack_binary;
 mod store_migrate;
 mod store_safety;

@@ -4,10 +4,11 @@
 
 use serde_json::{Value, json};
 
+use crate::metadata::{self, Metadata};
 use crate::methods::WebMethod;
-use crate::state::{Channel, StoredMessage};
+use crate::state::{Channel, Shared, StoredMessage};
 use crate::web::{Call, Refusal};
-use crate::{Ephemeral, Ping, Visibility, blocks, mentions};
+use crate::{Ephemeral, Ping, Visibility, blocks, history, mentions};
 
 /// Slack refuses `text` over 40,000 characters (`msg_too_long`).
 pub(crate) const MAX_TEXT: usize = 40_000;
@@ -21,6 +22,7 @@ pub(crate) fn dispatch(method: WebMethod, call: Call<'_>) -> Result<Value, Refus
         WebMethod::ChatPostEphemeral => post_ephemeral(call),
         WebMethod::ChatDelete => delete(call),
         WebMethod::ConversationsInfo => conversations_info(call),
+        WebMethod::ConversationsHistory => history::conversations_history(call),
     }
 }
 
@@ -48,7 +50,7 @@ fn connections_open(call: Call<'_>) -> Result<Value, Refusal> {
 }
 
 /// The channel as the bot sees it: a private channel it is not in does not exist for it.
-fn visible<'a>(call: &'a Call<'_>) -> Result<&'a Channel, Refusal> {
+pub(crate) fn visible<'a>(call: &'a Call<'_>) -> Result<&'a Channel, Refusal> {
     let id = call
         .params
         .str("channel")
@@ -117,24 +119,53 @@ fn record_pings(
     }
 }
 
-fn message_json(call: &Call<'_>, ts: &str, text: &str, blocks: &[Value]) -> Value {
-    let cfg = &call.shared.cfg;
-    json!({
+/// `metadata`, or the `invalid_metadata_format` refusal; metadata of the wrong shape is
+/// dropped with Slack's `invalid_metadata_schema` warning.
+fn read_metadata(call: &mut Call<'_>) -> Result<Metadata, Refusal> {
+    let metadata = metadata::read(call.params).map_err(Refusal::Code)?;
+    if metadata == Metadata::Ignored {
+        call.warn("invalid_metadata_schema");
+    }
+    Ok(metadata)
+}
+
+/// A message as Slack's answers show it: the bot's with its `bot_id` and `app_id`, and its
+/// `metadata` where the caller asked for it.
+pub(crate) fn message_json(
+    shared: &Shared,
+    ts: &str,
+    m: &StoredMessage,
+    with_metadata: bool,
+) -> Value {
+    let cfg = &shared.cfg;
+    let mut message = json!({
         "type": "message",
-        "user": cfg.bot_user_id,
-        "bot_id": cfg.bot_id,
-        "app_id": cfg.app_id,
+        "user": m.user,
         "team": cfg.team_id,
-        "text": text,
-        "blocks": blocks,
+        "text": m.text,
+        "blocks": m.blocks,
         "ts": ts,
-    })
+    });
+    if let Value::Object(fields) = &mut message {
+        if m.user == cfg.bot_user_id {
+            fields.insert("bot_id".into(), json!(cfg.bot_id));
+            fields.insert("app_id".into(), json!(cfg.app_id));
+        }
+        if let Some(metadata) = m.metadata.as_ref().filter(|_| with_metadata) {
+            fields.insert("metadata".into(), metadata.clone());
+        }
+    }
+    message
 }
 
 fn post_message(mut call: Call<'_>) -> Result<Value, Refusal> {
     call.need("chat:write")?;
     let channel = writable(&call)?;
     let (text, blocks) = content(&call)?;
+    let metadata = match read_metadata(&mut call)? {
+        Metadata::Valid(value) => Some(value),
+        Metadata::Absent | Metadata::Ignored => None,
+    };
     let blocks = blocks.unwrap_or_default();
     let ts = call.shared.next_ts(call.inner);
     let stored = StoredMessage {
@@ -144,12 +175,14 @@ fn post_message(mut call: Call<'_>) -> Result<Value, Refusal> {
         history: vec![(text.clone(), blocks.clone())],
         posted: call.shared.now(),
         deleted: false,
+        metadata,
     };
+    // Slack's answer echoes the message with its metadata.
+    let message = message_json(call.shared, &ts, &stored, true);
     if let Some(c) = call.inner.channels.get_mut(&channel) {
         c.messages.insert(ts.clone(), stored);
     }
     record_pings(&mut call, &channel, &ts, &text, &blocks, false);
-    let message = message_json(&call, &ts, &text, &blocks);
     Ok(json!({"channel": channel, "ts": ts, "message": message}))
 }
 
@@ -180,24 +213,30 @@ fn own_message<'a>(
 fn update(mut call: Call<'_>) -> Result<Value, Refusal> {
     call.need("chat:write")?;
     let (text, blocks) = content(&call)?;
-    let now = call.shared.now();
-    let window = call.shared.cfg.edit_window;
+    let metadata = read_metadata(&mut call)?;
+    let shared = call.shared;
+    let now = shared.now();
+    let window = shared.cfg.edit_window;
     let (channel, ts, message) = own_message(&mut call, "cant_update_message")?;
     if window.is_some_and(|w| now.saturating_duration_since(message.posted) > w) {
         return Err(Refusal::Code("edit_window_closed"));
     }
-    // Without `blocks` an update keeps the message's blocks; `[]` removes them.
+    // Without `blocks` an update keeps the message's blocks; `[]` removes them. Likewise an
+    // update without `metadata` (or with metadata Slack ignored) keeps the message's.
     if let Some(blocks) = blocks {
         message.blocks = blocks;
+    }
+    if let Metadata::Valid(value) = metadata {
+        message.metadata = Some(value);
     }
     message.text = text;
     message
         .history
         .push((message.text.clone(), message.blocks.clone()));
     let (text, blocks) = (message.text.clone(), message.blocks.clone());
+    let json = message_json(shared, &ts, message, true);
     record_pings(&mut call, &channel, &ts, &text, &blocks, true);
-    let message = message_json(&call, &ts, &text, &blocks);
-    Ok(json!({"channel": channel, "ts": ts, "text": text, "message": message}))
+    Ok(json!({"channel": channel, "ts": ts, "text": text, "message": json}))
 }
 
 fn delete(mut call: Call<'_>) -> Result<Value, Refusal> {

@@ -41,6 +41,7 @@ fn slack_message(channel: &str, ts: &str, m: &StoredMessage) -> SlackMessage {
         blocks: m.blocks.clone(),
         history: m.history.clone(),
         deleted: m.deleted,
+        metadata: m.metadata.clone(),
     }
 }
 
@@ -161,6 +162,7 @@ impl FakeSlack {
             history: vec![(text.to_owned(), Vec::new())],
             posted: self.shared.now(),
             deleted: false,
+            metadata: None,
         };
         if let Some(c) = inner.channels.get_mut(channel) {
             c.messages.insert(ts.clone(), message);
@@ -315,8 +317,12 @@ impl FakeSlack {
                 "text": b.get("text"),
                 "action_ts": a.message_ts,
             });
-            let message = json!({"type": "message", "ts": a.message_ts, "user": m.user,
+            let mut message = json!({"type": "message", "ts": a.message_ts, "user": m.user,
                 "text": m.text, "blocks": m.blocks});
+            // The clicked message carries its metadata, as at Slack.
+            if let (Value::Object(fields), Some(metadata)) = (&mut message, &m.metadata) {
+                fields.insert("metadata".into(), metadata.clone());
+            }
             (message, action)
         };
         let payload = json!({

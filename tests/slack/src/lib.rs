@@ -12,8 +12,10 @@
 mod blocks;
 mod chat;
 mod control;
+mod history;
 mod limits;
 mod mentions;
+mod metadata;
 mod methods;
 mod params;
 mod socket;
@@ -91,7 +93,8 @@ impl Default for SlackConfig {
     }
 }
 
-/// Whether a channel is public (`C…`, needs `channels:read`) or private (`G…`, `groups:read`).
+/// Whether a channel is public (`C…`, needs `channels:read` / `channels:history`) or private
+/// (`G…`, `groups:read` / `groups:history`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Visibility {
     Public,
@@ -130,6 +133,9 @@ pub struct SlackMessage {
     /// Every version as `(text, blocks)`, oldest first, the current one last.
     pub history: Vec<(String, Vec<Value>)>,
     pub deleted: bool,
+    /// The message metadata (`{"event_type": ..., "event_payload": {...}}`) it was posted
+    /// with, or last updated with: an update without `metadata` keeps it.
+    pub metadata: Option<Value>,
 }
 
 /// A message only one user saw (`chat.postEphemeral`).

@@ -211,4 +211,6 @@ pub(crate) struct StoredMessage {
     pub(crate) history: Vec<(String, Vec<Value>)>,
     pub(crate) posted: Instant,
     pub(crate) deleted: bool,
+    /// `{"event_type", "event_payload"}` as posted or last updated.
+    pub(crate) metadata: Option<Value>,
 }

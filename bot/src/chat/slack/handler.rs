@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use opsbot_commands::button::ApprovalButton;
 use opsbot_commands::parse::{self, Origin};
-use opsbot_commands::render;
-use opsbot_commands::run::MessageId;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -17,7 +15,6 @@ use super::access::Access;
 use super::blocks::escape;
 use super::socket::{Acker, Envelope, Kind};
 use super::{SlackTransport, channel_id};
-use crate::progress::ChatTransport;
 use crate::service::{Asked, Reply, Service};
 
 /// How long an answer may take and still come with the acknowledgement: Slack shows the user
@@ -59,7 +56,6 @@ struct BlockActions {
     user: Id,
     team: Id,
     channel: Id,
-    container: Container,
     #[serde(default)]
     actions: Vec<Action>,
     trigger_id: String,
@@ -68,11 +64,6 @@ struct BlockActions {
 #[derive(Debug, Deserialize)]
 struct Id {
     id: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct Container {
-    message_ts: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -183,22 +174,10 @@ impl Handler {
                     .await)
             }
         };
-        match decided {
-            Ok(run) => {
-                // The message shows the decision at once, its buttons gone; progress then
-                // keeps editing it as the run goes on.
-                let now = self.service.engine().clock().now();
-                let view = render::progress_view(&run, None, now);
-                let message = MessageId(click.container.message_ts.clone());
-                let shown = self
-                    .transport
-                    .edit(&channel_id(channel), &message, &view)
-                    .await;
-                if let Err(error) = shown {
-                    tracing::warn!(%error, run = %run.id, "the decided plan could not be shown");
-                }
-            }
-            Err(reply) => self.deliver(channel, user, &reply).await,
+        // A decision is shown by progress, which edits the plan's message with the run's
+        // latest state; an edit from here could land after a later one and show the past.
+        if let Err(reply) = decided {
+            self.deliver(channel, user, &reply).await;
         }
     }
 

@@ -66,7 +66,7 @@ impl Keeper {
                         _ = stop.wait_for(|stopped| *stopped) => return,
                     }
                     for problem in &reached.problems {
-                        tracing::warn!(%problem, "a served Slack channel cannot be used");
+                        tracing::warn!(%problem, "Slack: the bot lacks something it needs");
                     }
                     let handler = Arc::new(self.handler(reached));
                     let served = tokio::select! {

@@ -9,8 +9,17 @@ use serde_json::{Value, json};
 use super::SINGLE_COMMAND;
 
 /// The bot token's scopes: post and edit its messages and ephemeral answers, take slash
-/// commands, and look up the public and private channels it serves.
-pub const BOT_SCOPES: [&str; 4] = ["chat:write", "commands", "channels:read", "groups:read"];
+/// commands, look up the public and private channels it serves, and read their history, where
+/// a bot restarted between posting a run's message and recording it finds the message (Slack
+/// has no nonce: without it, the run would get a second message).
+pub const BOT_SCOPES: [&str; 6] = [
+    "chat:write",
+    "commands",
+    "channels:read",
+    "groups:read",
+    "channels:history",
+    "groups:history",
+];
 
 /// Slack's limit on a slash command's usage hint.
 const MAX_USAGE_HINT: usize = 1000;

@@ -7,6 +7,7 @@ mod blocks;
 mod handler;
 mod keep;
 mod manifest;
+mod reach;
 mod socket;
 mod transport;
 mod web;
@@ -17,16 +18,16 @@ use std::sync::Arc;
 use anyhow::Context;
 use opsbot_commands::run::ChannelId;
 use secrecy::{ExposeSecret, SecretString};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub use handler::SINGLE_COMMAND;
 pub use keep::Keeper;
-pub use manifest::manifest;
+pub use manifest::{BOT_SCOPES, manifest};
+pub use reach::{ChannelAccess, Reached};
 pub use transport::SlackTransport;
 
-use super::Unusable;
-use crate::config::{SlackConfig, SlackId, Tls};
-use web::{Web, WebError};
+use crate::config::{SlackConfig, Tls};
+use web::Web;
 
 /// Where the bot token comes from when no `bot_token_file` is configured.
 pub const BOT_TOKEN_VARIABLE: &str = "OPSBOT_SLACK_BOT_TOKEN";
@@ -62,17 +63,6 @@ impl std::fmt::Debug for Connector {
             .field("team", &self.config.team)
             .finish_non_exhaustive()
     }
-}
-
-/// What the start-up check found: the bot, and each served channel's name.
-#[derive(Debug, Clone)]
-pub struct Reached {
-    /// The bot's member id, as `auth.test` names it.
-    pub bot_user: String,
-    /// Each served channel and how a refusal names it (`#ops`).
-    pub channels: Vec<(SlackId, String)>,
-    /// Served channels the bot cannot use, each with what to do about it.
-    pub problems: Vec<String>,
 }
 
 impl Connector {
@@ -115,80 +105,11 @@ impl Connector {
             self.config.minute,
         )
     }
-
-    /// Checks the bot token (its workspace is the configured one) and each served channel,
-    /// each failure with what to fix and whether waiting can help.
-    pub async fn check(&self) -> Result<Reached, Unusable> {
-        let me = self
-            .bot
-            .call("auth.test", &json!({}))
-            .await
-            .map_err(|e| unusable(e, "checking the bot token"))?;
-        let team = text(&me, "team_id");
-        if team != self.config.team.as_str() {
-            return Err(Unusable::Refused(anyhow::anyhow!(
-                "the bot token belongs to workspace {team}, not to [slack] team {}: install \
-                 the app in that workspace or fix team",
-                self.config.team
-            )));
-        }
-        let mut reached = Reached {
-            bot_user: text(&me, "user_id"),
-            channels: Vec::new(),
-            problems: Vec::new(),
-        };
-        for channel in &self.config.channels {
-            let shown = match self.channel(channel).await? {
-                Ok(name) => format!("#{name}"),
-                Err(problem) => {
-                    reached.problems.push(problem);
-                    channel.to_string()
-                }
-            };
-            reached.channels.push((channel.clone(), shown));
-        }
-        Ok(reached)
-    }
-
-    /// A served channel's name, or what keeps the bot from it.
-    async fn channel(&self, channel: &SlackId) -> Result<Result<String, String>, Unusable> {
-        let args = json!({ "channel": channel.as_str() });
-        match self.bot.call("conversations.info", &args).await {
-            Ok(info) => {
-                let name = text(&info["channel"], "name");
-                if info["channel"]["is_member"].as_bool() == Some(false) {
-                    return Ok(Err(format!(
-                        "the bot is not in channel #{name} ({channel}): type /invite @opsbot there"
-                    )));
-                }
-                Ok(Ok(name))
-            }
-            Err(error) if error.refuses_token() => Err(unusable(error, "looking up the channels")),
-            Err(WebError::Slack { error, needed, .. }) => Ok(Err(match needed {
-                Some(scope) => format!(
-                    "channel {channel}: the app lacks the scope {scope}; add it under OAuth \
-                         & Permissions and reinstall the app"
-                ),
-                None => format!("channel {channel}: Slack says {error}"),
-            })),
-            Err(error) => Err(unusable(error, "looking up the channels")),
-        }
-    }
 }
 
 /// A string field of a Slack answer, empty when absent.
 fn text(value: &Value, field: &str) -> String {
     value[field].as_str().unwrap_or_default().to_owned()
-}
-
-/// A failed call as the start sees it: refused for good, or worth waiting for.
-fn unusable(error: WebError, doing: &str) -> Unusable {
-    match &error {
-        WebError::Slack { .. } | WebError::NotSent { .. } => {
-            Unusable::Refused(anyhow::anyhow!("{doing}: {error}"))
-        }
-        _ => Unusable::Unavailable(anyhow::anyhow!("{doing}: {error}")),
-    }
 }
 
 /// A token from its file or the environment, checked for its kind: a bot token where the

@@ -127,6 +127,18 @@ impl Web {
     /// Calls `method` with `args` (a JSON object), once it is no longer held back; the whole
     /// body of an `ok` answer.
     pub(super) async fn call(&self, method: &'static str, args: &Value) -> Result<Value, WebError> {
+        self.call_with_scopes(method, args)
+            .await
+            .map(|(body, _)| body)
+    }
+
+    /// [`Web::call`], with the token's scopes as Slack lists them on every answer
+    /// (`X-OAuth-Scopes`): `None` when the answer did not say (a proxy may drop the header).
+    pub(super) async fn call_with_scopes(
+        &self,
+        method: &'static str,
+        args: &Value,
+    ) -> Result<(Value, Option<Vec<String>>), WebError> {
         if let Some(refusal) = self.shared.refused.get() {
             return Err(WebError::NotSent {
                 method,
@@ -187,7 +199,7 @@ impl Web {
         &self,
         method: &'static str,
         response: reqwest::Response,
-    ) -> Result<Value, WebError> {
+    ) -> Result<(Value, Option<Vec<String>>), WebError> {
         let status = response.status();
         if status == StatusCode::TOO_MANY_REQUESTS {
             let retry_after = retry_after(response.headers());
@@ -203,11 +215,12 @@ impl Web {
                 cause: format!("answered {status}"),
             });
         }
+        let scopes = scopes(response.headers());
         let body = response
             .bytes()
             .await
             .map_err(|error| unreachable(method, &error))?;
-        decode(method, status, serde_json::from_slice(&body).ok())
+        decode(method, status, serde_json::from_slice(&body).ok()).map(|body| (body, scopes))
     }
 }
 
@@ -236,6 +249,13 @@ fn retry_after(headers: &HeaderMap) -> Duration {
         .map_or(RETRY_AFTER_DEFAULT, |secs| {
             Duration::from_secs(secs).clamp(RETRY_AFTER_DEFAULT, RETRY_AFTER_MAX)
         })
+}
+
+/// `X-OAuth-Scopes: chat:write,commands`: an empty value is a token without any scope.
+fn scopes(headers: &HeaderMap) -> Option<Vec<String>> {
+    let listed = headers.get("x-oauth-scopes")?.to_str().ok()?;
+    let scopes = listed.split(',').map(str::trim).filter(|s| !s.is_empty());
+    Some(scopes.map(str::to_owned).collect())
 }
 
 /// Slack's envelope: `ok` true gives the body; false, its error code and the scope it needs.
@@ -273,149 +293,4 @@ fn unreachable(method: &'static str, error: &reqwest::Error) -> WebError {
 }
 
 #[cfg(test)]
-mod tests {
-    use opsbot_fake_slack::{Failure, FakeSlack, SlackConfig, Visibility, WebMethod};
-    use reqwest::header::HeaderValue;
-    use serde_json::json;
-
-    use super::*;
-
-    async fn fake() -> FakeSlack {
-        FakeSlack::start(SlackConfig::default()).await
-    }
-
-    fn web(fake: &FakeSlack, token: &str) -> Web {
-        Web::new(
-            reqwest::Client::new(),
-            &fake.base_url(),
-            SecretString::from(token),
-        )
-    }
-
-    fn bot(fake: &FakeSlack) -> Web {
-        web(fake, &fake.config().bot_token)
-    }
-
-    #[tokio::test]
-    async fn an_ok_call_gives_the_whole_body_by_form_or_json() {
-        let fake = fake().await;
-        let slack = bot(&fake);
-        let who = slack.call("auth.test", &json!({})).await.unwrap();
-        assert_eq!(who["user_id"], fake.config().bot_user_id.as_str());
-        let ops = fake.add_channel("ops", Visibility::Public, true);
-        let blocks = json!([{"type": "section", "text": {"type": "mrkdwn", "text": "hi"}}]);
-        let args = json!({"channel": ops, "text": "hi", "blocks": blocks});
-        let posted = slack.call("chat.postMessage", &args).await.unwrap();
-        assert!(posted["ts"].is_string());
-        assert_eq!(posted.get("warning"), None, "the charset is named");
-        let info = json!({"channel": ops});
-        let channel = slack.call("conversations.info", &info).await.unwrap();
-        assert_eq!(channel["channel"]["id"], ops.as_str());
-    }
-
-    #[tokio::test]
-    async fn a_refused_token_is_said_once_and_then_nothing_is_sent() {
-        let fake = fake().await;
-        let slack = web(&fake, "xoxb-not-a-token");
-        let refused = slack.call("auth.test", &json!({})).await.unwrap_err();
-        assert_eq!(refused.to_string(), "Slack: auth.test: invalid_auth");
-        assert!(refused.refuses_token());
-        let never = slack.call("auth.test", &json!({})).await.unwrap_err();
-        assert!(matches!(never, WebError::NotSent { .. }), "{never:?}");
-        assert!(!format!("{never} {never:?} {slack:?}").contains("xoxb-not"));
-    }
-
-    #[tokio::test]
-    async fn missing_scope_names_the_scope_needed() {
-        let fake = fake().await;
-        let ops = fake.add_channel("ops", Visibility::Public, true);
-        fake.set_scopes(&fake.config().bot_token, &["channels:read"]);
-        let args = json!({"channel": ops, "text": "hi"});
-        let error = bot(&fake)
-            .call("chat.postMessage", &args)
-            .await
-            .unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "Slack: chat.postMessage: missing_scope (needs chat:write)"
-        );
-        assert!(!error.refuses_token());
-    }
-
-    /// On tokio's paused clock, which the fake's clock follows: the wait is skipped, not spent.
-    #[tokio::test(start_paused = true)]
-    async fn a_429_holds_its_method_back_until_retry_after_for_every_caller() {
-        let fake = fake().await;
-        let slack = bot(&fake);
-        let failure = Failure::RateLimited {
-            retry_after_secs: 30,
-        };
-        fake.fail_next(WebMethod::AuthTest, 1, failure);
-        let asked = Instant::now();
-        let limited = slack.call("auth.test", &json!({})).await.unwrap_err();
-        let thirty = Duration::from_secs(30);
-        assert_eq!(
-            limited,
-            WebError::RateLimited {
-                method: "auth.test",
-                retry_after: thirty
-            }
-        );
-        let none = json!({});
-        let (first, second) = tokio::join!(
-            slack.call("auth.test", &none),
-            slack.call("auth.test", &none)
-        );
-        assert!(first.is_ok() && second.is_ok());
-        assert!(
-            asked.elapsed() >= thirty,
-            "sent after {:?}",
-            asked.elapsed()
-        );
-        assert_eq!(fake.calls(WebMethod::AuthTest).len(), 3);
-        let other = Instant::now();
-        let ops = fake.add_channel("ops", Visibility::Public, true);
-        let args = json!({"channel": ops});
-        slack.call("conversations.info", &args).await.unwrap();
-        assert!(other.elapsed() < thirty, "another method is not held back");
-    }
-
-    #[test]
-    fn retry_after_is_whole_seconds_within_reason() {
-        let wait = |value: Option<&'static str>| {
-            let mut headers = HeaderMap::new();
-            if let Some(value) = value {
-                headers.insert(RETRY_AFTER, HeaderValue::from_static(value));
-            }
-            retry_after(&headers)
-        };
-        assert_eq!(wait(Some("7")), Duration::from_secs(7));
-        assert_eq!(wait(None), RETRY_AFTER_DEFAULT);
-        assert_eq!(wait(Some("soon")), RETRY_AFTER_DEFAULT);
-        assert_eq!(wait(Some("0")), RETRY_AFTER_DEFAULT);
-        assert_eq!(wait(Some("86400")), RETRY_AFTER_MAX);
-    }
-
-    #[tokio::test]
-    async fn slack_out_of_reach_is_said_without_the_token() {
-        let fake = fake().await;
-        fake.set_away(true);
-        let error = bot(&fake).call("auth.test", &json!({})).await.unwrap_err();
-        assert!(matches!(error, WebError::Unreachable { .. }), "{error:?}");
-        assert!(
-            error.to_string().starts_with("Slack: auth.test: "),
-            "{error}"
-        );
-        assert!(!error.to_string().contains("xoxb"), "{error}");
-        let closed = Web::new(
-            reqwest::Client::new(),
-            "http://127.0.0.1:1/api/",
-            SecretString::from("xoxb-1"),
-        );
-        let refused = closed.call("auth.test", &json!({})).await.unwrap_err();
-        assert!(
-            refused.to_string().contains("connection refused"),
-            "{refused}"
-        );
-    }
-}
+mod tests;

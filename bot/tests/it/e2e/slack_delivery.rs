@@ -187,3 +187,29 @@ async fn a_revoked_token_stops_every_request_at_once() {
         calls() - before
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_is_acknowledged_at_once_so_slack_never_delivers_it_again() {
+    let scene = SlackScene::start(Setup::default()).await;
+    // opsbot subscribes to no event; one delivered anyway (an app with subscriptions left over
+    // from another use) is taken, so that Slack does not deliver it again and again.
+    let event = serde_json::json!({
+        "type": "app_mention",
+        "user": "U0ALICE",
+        "text": "<@U0FAKEBOT1> /cluster status cluster:logs",
+        "channel": scene.channel,
+        "ts": "1700000000.000100",
+    });
+    let envelope = scene.fake.event(event).unwrap();
+    let ack = scene
+        .fake
+        .wait_ack(&envelope, opsbot_tests::PATIENCE)
+        .await
+        .unwrap();
+    assert!(!ack.late && ack.payload.is_none(), "{ack:?}");
+    // Past every redelivery Slack would make of an unacknowledged event.
+    scene.fake.advance(std::time::Duration::from_secs(600));
+    assert_eq!(scene.fake.envelopes().len(), 1, "delivered once");
+    assert!(scene.sim.calls().is_empty(), "an event is not a command");
+    scene.assert_well_behaved();
+}

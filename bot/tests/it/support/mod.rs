@@ -17,6 +17,7 @@ use opsbot_cloud_sim::CloudSimHandle;
 use opsbot_commands::name::RunId;
 use opsbot_commands::run::{Outcome, RunState};
 use opsbot_fake_discord::{FakeConfig, FakeDiscord, FakeMessage};
+use opsbot_fake_slack::{FakeSlack, Visibility};
 use opsbot_host_sim::TestHosts;
 use opsbot_search_sim::{SimConfig, SimHandle};
 
@@ -69,8 +70,8 @@ pub fn config_file(dir: &Path, body: &str) -> PathBuf {
 
 /// bob, then alice without her accounts (which [`config_file`] adds).
 const PEOPLE: &str = "[[people]]\nname = \"bob\"\nroles = [\"operator\", \"approver\"]\n\
-                      discord_user = 2\n\n[[people]]\nname = \"alice\"\nroles = [\"operator\"]\n\
-                      discord_user = 1\n";
+                      discord_user = 2\nslack_user = \"U0BOB\"\n\n[[people]]\nname = \"alice\"\n\
+                      roles = [\"operator\"]\ndiscord_user = 1\nslack_user = \"U0ALICE\"\n";
 
 /// bob approves `run`'s current plan as the bot records an approval from Discord, on the store
 /// of `config` while no bot holds it (the consoles of these tests are alice's account). Nothing
@@ -343,6 +344,39 @@ ca_file = "{ca}"
     ));
     std::fs::write(&scene.config, config).unwrap();
     fake
+}
+
+/// A fake Slack with a channel `#ops` where the bot, alice and bob are, its minute
+/// [`opsbot_tests::slack::MINUTE`], and `[slack]` for it added to the scene's config; the
+/// channel's id.
+pub async fn with_fake_slack(scene: &Scene) -> (FakeSlack, String) {
+    let fake = FakeSlack::start(opsbot_tests::slack::fake_config()).await;
+    let channel = fake.add_channel("ops", Visibility::Public, true);
+    for user in ["U0ALICE", "U0BOB"] {
+        fake.add_member(&channel, user);
+    }
+    let dir = scene.dir.path();
+    std::fs::write(dir.join("slack-bot"), &fake.config().bot_token).unwrap();
+    std::fs::write(dir.join("slack-app"), &fake.config().app_token).unwrap();
+    let mut config = std::fs::read_to_string(&scene.config).unwrap();
+    config.push_str(&format!(
+        r#"
+[slack]
+bot_token_file = "{bot}"
+app_token_file = "{app}"
+team = "{team}"
+channels = ["{channel}"]
+api_url = "{api}"
+minute = "{minute}s"
+"#,
+        bot = dir.join("slack-bot").display(),
+        app = dir.join("slack-app").display(),
+        team = fake.config().team_id,
+        api = fake.base_url(),
+        minute = opsbot_tests::slack::MINUTE.as_secs(),
+    ));
+    std::fs::write(&scene.config, config).unwrap();
+    (fake, channel)
 }
 
 /// `opsbot run`, SIGKILLed (and reaped) when dropped, so a failing or timed-out test leaves

@@ -201,3 +201,127 @@ async fn link_names_turns_bare_at_channel_into_a_ping() {
         "without link_names it is plain text"
     );
 }
+
+#[tokio::test]
+async fn metadata_is_kept_with_the_message_and_echoed() {
+    let w = World::start().await;
+    let metadata = json!({"event_type": "run_started", "event_payload": {"run": "r-7", "n": 3}});
+    let body = json!({"channel": w.ops, "text": "r-7 running", "metadata": metadata});
+    let reply = w.call("chat.postMessage", Some(&w.bot()), body).await;
+    assert_eq!(reply.ok()["message"]["metadata"], metadata);
+    assert!(reply.body.get("warning").is_none());
+    let ts = reply.str("ts");
+    assert_eq!(w.fake.messages(&w.ops)[0].metadata, Some(metadata.clone()));
+
+    // An update without metadata keeps it; one with metadata replaces it.
+    let body = json!({"channel": w.ops, "ts": ts, "text": "r-7 halfway"});
+    let reply = w.call("chat.update", Some(&w.bot()), body).await;
+    assert_eq!(reply.ok()["message"]["metadata"], metadata);
+    assert_eq!(w.fake.messages(&w.ops)[0].metadata, Some(metadata));
+    let done = json!({"event_type": "run_finished", "event_payload": {"run": "r-7"}});
+    let body = json!({"channel": w.ops, "ts": ts, "text": "r-7 done", "metadata": done});
+    w.call("chat.update", Some(&w.bot()), body).await.ok();
+    let m = &w.fake.messages(&w.ops)[0];
+    assert_eq!(
+        (m.text.as_str(), m.metadata.as_ref()),
+        ("r-7 done", Some(&done))
+    );
+}
+
+#[tokio::test]
+async fn a_form_body_sends_metadata_as_json_text() {
+    let w = World::start().await;
+    let body = format!(
+        "token={}&channel={}&text=x&metadata=%7B%22event_type%22%3A%22run_started%22%2C%22event_payload%22%3A%7B%22run%22%3A%22r-1%22%7D%7D",
+        w.bot(),
+        w.ops
+    );
+    w.form("chat.postMessage", &body).await.ok();
+    let expected = json!({"event_type": "run_started", "event_payload": {"run": "r-1"}});
+    assert_eq!(w.fake.messages(&w.ops)[0].metadata, Some(expected));
+}
+
+#[tokio::test]
+async fn metadata_that_is_no_object_is_refused_and_nothing_posted() {
+    let w = World::start().await;
+    for bad in [
+        json!("{not json"),
+        json!([1, 2]),
+        json!("\"run_started\""),
+        json!(7),
+    ] {
+        let body = json!({"channel": w.ops, "text": "x", "metadata": bad});
+        let reply = w.call("chat.postMessage", Some(&w.bot()), body).await;
+        assert_eq!(reply.error(), "invalid_metadata_format", "{bad}");
+        w.fake.advance(std::time::Duration::from_secs(3));
+    }
+    assert!(w.fake.messages(&w.ops).is_empty());
+    let ts = w.post(&w.ops, "x").await.str("ts");
+    let body = json!({"channel": w.ops, "ts": ts, "text": "y", "metadata": "nope"});
+    let reply = w.call("chat.update", Some(&w.bot()), body).await;
+    assert_eq!(reply.error(), "invalid_metadata_format");
+    assert_eq!(w.fake.messages(&w.ops)[0].text, "x", "not updated");
+}
+
+#[tokio::test]
+async fn metadata_of_the_wrong_shape_is_dropped_with_a_warning() {
+    let w = World::start().await;
+    let wrong = [
+        json!({"event_type": "run.started", "event_payload": {}}),
+        json!({"event_type": "x".repeat(256), "event_payload": {}}),
+        json!({"event_payload": {"run": "r-1"}}),
+        json!({"event_type": "run_started", "event_payload": "r-1"}),
+    ];
+    for metadata in wrong {
+        let body = json!({"channel": w.ops, "text": "posted anyway", "metadata": metadata});
+        let reply = w.call("chat.postMessage", Some(&w.bot()), body).await;
+        assert_eq!(
+            reply.ok()["warning"],
+            "invalid_metadata_schema",
+            "{metadata}"
+        );
+        let warnings = &reply.body["response_metadata"]["warnings"];
+        assert_eq!(warnings, &json!(["invalid_metadata_schema"]));
+        assert!(reply.body["message"].get("metadata").is_none());
+        w.fake.advance(std::time::Duration::from_secs(3));
+    }
+    let messages = w.fake.messages(&w.ops);
+    assert_eq!(messages.len(), 4);
+    assert!(messages.iter().all(|m| m.metadata.is_none()));
+
+    // Hyphens are allowed ("letters, numbers, underscores, and hyphens").
+    let good = json!({"event_type": "procurement-task", "event_payload": {"id": "1"}});
+    let body = json!({"channel": w.ops, "text": "x", "metadata": good});
+    let ts = w
+        .call("chat.postMessage", Some(&w.bot()), body)
+        .await
+        .str("ts");
+    // An update whose metadata Slack ignores keeps the message's.
+    let wrong = json!({"event_type": "a b", "event_payload": {}});
+    let body = json!({"channel": w.ops, "ts": ts, "text": "y", "metadata": wrong});
+    let reply = w.call("chat.update", Some(&w.bot()), body).await;
+    assert_eq!(reply.ok()["warning"], "invalid_metadata_schema");
+    assert_eq!(w.fake.messages(&w.ops)[4].metadata, Some(good));
+}
+
+#[tokio::test]
+async fn a_button_click_carries_the_messages_metadata() {
+    let w = World::start().await;
+    let (mut socket, _) = w.connect().await;
+    let metadata = json!({"event_type": "approval_requested", "event_payload": {"id": "r-1"}});
+    let body = json!({"channel": w.ops, "text": "approve?", "blocks": button("approve"),
+        "metadata": metadata});
+    let ts = w
+        .call("chat.postMessage", Some(&w.bot()), body)
+        .await
+        .str("ts");
+    let click = opsbot_fake_slack::BlockAction {
+        user_id: USER.into(),
+        channel_id: w.ops.clone(),
+        message_ts: ts,
+        action_id: "approve".into(),
+    };
+    w.fake.block_action(&click).unwrap();
+    let frame = socket.next_json().await;
+    assert_eq!(frame["payload"]["message"]["metadata"], metadata);
+}

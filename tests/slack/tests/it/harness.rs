@@ -89,6 +89,25 @@ impl World {
             .await
     }
 
+    /// `conversations.history` asked with the bot token; `args` names the channel and the rest.
+    pub async fn history(&self, args: Value) -> Reply {
+        self.call("conversations.history", Some(&self.bot()), args)
+            .await
+    }
+
+    /// The bot's default scopes and the two `conversations.history` needs.
+    pub fn grant_history(&self) {
+        let mut scopes: Vec<&str> = self
+            .fake
+            .config()
+            .bot_scopes
+            .iter()
+            .map(String::as_str)
+            .collect();
+        scopes.extend(["channels:history", "groups:history"]);
+        self.fake.set_scopes(&self.bot(), &scopes);
+    }
+
     /// A Socket Mode URL from `apps.connections.open`, its ticket unspent.
     pub async fn socket_url(&self) -> String {
         self.call("apps.connections.open", Some(&self.app()), Value::Null)

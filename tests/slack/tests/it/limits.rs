@@ -95,3 +95,21 @@ async fn a_queued_429_carries_the_retry_after_asked_for() {
         .await
         .ok();
 }
+
+#[tokio::test]
+async fn conversations_history_is_tier_3_fifty_a_minute() {
+    let w = World::start().await;
+    w.grant_history();
+    let body = json!({"channel": w.ops});
+    for _ in 0..50 {
+        w.history(body.clone()).await.ok();
+    }
+    let refused = w.history(body.clone()).await;
+    assert_eq!(
+        (refused.status, refused.retry_after.as_deref()),
+        (429, Some("60"))
+    );
+    assert_eq!(refused.body["error"], "ratelimited");
+    w.fake.advance(Duration::from_secs(60));
+    w.history(body).await.ok();
+}

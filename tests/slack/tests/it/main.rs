@@ -4,6 +4,7 @@
 
 mod chat;
 mod harness;
+mod history;
 mod limits;
 mod socket;
 mod web;
