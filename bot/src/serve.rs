@@ -53,11 +53,9 @@ pub async fn run_until(
     };
     let store = config.store.open()?;
     let hub = Hub::default();
-    // One transport per platform, so that one pace keeps each of Slack's limits.
-    let slack_transport = slack.as_ref().map(|(connector, _)| connector.transport());
     let transport = Routed::new(
         discord.is_some().then(|| reached.clone()),
-        slack_transport.clone(),
+        slack.as_ref().map(|(connector, _)| connector.transport()),
         hub.clone(),
     );
     let publisher = Arc::new(Publisher::with_clock(
@@ -136,19 +134,16 @@ pub async fn run_until(
     // Discord and Slack are served beside the rest, by the active instance only, and an
     // outage of either stops nothing else.
     let (stop_chat, chat_stopped) = tokio::sync::watch::channel(false);
-    let slack = slack
-        .zip(slack_transport)
-        .map(|((connector, first), transport)| {
-            let keeper = slack::Keeper {
-                connector,
-                transport,
-                service: service.clone(),
-                people: people.clone(),
-                metrics: engine.metrics().clone(),
-                clock: engine.clock(),
-            };
-            tokio::spawn(keeper.keep(first, chat_stopped.clone()))
-        });
+    let slack = slack.map(|(connector, first)| {
+        let keeper = slack::Keeper {
+            connector,
+            service: service.clone(),
+            people: people.clone(),
+            metrics: engine.metrics().clone(),
+            clock: engine.clock(),
+        };
+        tokio::spawn(keeper.keep(first, chat_stopped.clone()))
+    });
     let discord = discord.map(|(connector, first)| {
         let keeper = Keeper {
             connector,

@@ -28,6 +28,37 @@ mod runs;
 mod schedule;
 pub use answer::{Asked, Attachment, Reply};
 
+/// Requests whose answer needs a cluster or a cloud (seconds, retries): a chat front end says
+/// it is working on them at once (Discord defers, Slack acknowledges), and answers after.
+pub fn needs_a_backend(request: &Request) -> bool {
+    match request {
+        Request::Procedure(_)
+        | Request::Book { .. }
+        | Request::ClusterStatus { .. }
+        | Request::IndicesList { .. }
+        | Request::PlacementAllocations { .. }
+        | Request::ComputeServices { .. }
+        | Request::RunbookRun { .. } => true,
+        Request::RunbookList
+        | Request::RunbookShow { .. }
+        | Request::RunLog { .. }
+        | Request::RunStatus { .. }
+        | Request::RunList { .. }
+        | Request::RunCancel { .. }
+        | Request::RunDone { .. }
+        | Request::RunConfirm { .. }
+        | Request::Approve { .. }
+        | Request::Reject { .. }
+        | Request::Audit { .. }
+        | Request::MaintenanceAnnounce { .. }
+        | Request::MaintenanceEnd
+        | Request::MaintenanceStatus
+        | Request::Help { .. }
+        | Request::ActAs { .. }
+        | Request::Schedule(_) => false,
+    }
+}
+
 /// The reason recorded for a rejection by button; `/reject` takes a reason of one's own.
 /// Whether replies to `origin` carry files: chat does; a console pages instead, so a file of
 /// up to 8 MiB is not built for it.

@@ -124,8 +124,6 @@ impl SlackScene {
 
     pub async fn slash_in(&self, user: &str, channel: &str, line: &str) -> Answer {
         let (command, text) = line.split_once(' ').unwrap_or((line, ""));
-        let ephemerals = self.fake.ephemerals().len();
-        let messages = self.fake.messages(channel).len();
         let envelope = self
             .fake
             .slash_command(&SlashCommand {
@@ -143,28 +141,13 @@ impl SlackScene {
             let private = payload["response_type"] != "in_channel";
             return Answer { text, private };
         }
-        // The answer follows: ephemeral when private, a plain message when public.
+        // The answer follows through the command's response_url.
         let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
-            if let Some(e) = self.fake.ephemerals().get(ephemerals..).and_then(|new| {
-                new.iter()
-                    .find(|e| e.user == member(user) && e.channel == channel)
-            }) {
+            if let Some(answer) = self.fake.responses(&envelope).first() {
                 return Answer {
-                    text: e.text.clone(),
-                    private: true,
-                };
-            }
-            let said = self
-                .fake
-                .messages(channel)
-                .into_iter()
-                .skip(messages)
-                .find(|m| m.user == self.fake.config().bot_user_id && m.blocks.is_empty());
-            if let Some(m) = said {
-                return Answer {
-                    text: m.text,
-                    private: false,
+                    text: answer["text"].as_str().unwrap_or_default().to_owned(),
+                    private: answer["response_type"] != "in_channel",
                 };
             }
             assert!(
@@ -195,7 +178,6 @@ impl SlackScene {
             .find(|(text, _)| text == label)
             .map(|(_, id)| id)
             .unwrap_or_else(|| panic!("no `{label}` button on {:?}", message.blocks));
-        let ephemerals = self.fake.ephemerals().len();
         let versions = message.history.len();
         let envelope = self
             .fake
@@ -210,13 +192,8 @@ impl SlackScene {
         assert!(!ack.late, "a press acknowledged late: {ack:?}");
         let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
-            if let Some(e) = self
-                .fake
-                .ephemerals()
-                .get(ephemerals..)
-                .and_then(|new| new.iter().find(|e| e.user == member(user)))
-            {
-                return Some(e.text.clone());
+            if let Some(told) = self.fake.responses(&envelope).first() {
+                return Some(told["text"].as_str().unwrap_or_default().to_owned());
             }
             let edited = self
                 .fake

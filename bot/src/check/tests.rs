@@ -66,7 +66,12 @@ async fn a_private_channel_without_groups_read() {
     let ops = fake.add_channel("ops", Visibility::Public, true);
     let secret = fake.add_channel("secret", Visibility::Private, true);
     let token = fake.config().bot_token.clone();
-    let all_but_groups_read = ["chat:write", "commands", "channels:read", "channels:history"];
+    let all_but_groups_read = [
+        "chat:write",
+        "commands",
+        "channels:read",
+        "channels:history",
+    ];
     fake.set_scopes(&token, &all_but_groups_read);
     let dir = tempfile::tempdir().unwrap();
     let config = slack(&fake, dir.path(), &[&secret], &ops);

@@ -261,6 +261,43 @@ impl FakeSlack {
         Ok(envelope_id)
     }
 
+    /// A new `response_url` answering `user` in `channel` (Slack's is on hooks.slack.com; the
+    /// fake's on its own address).
+    fn response_url(&self, kind: &str, channel: &str, user: &str) -> String {
+        let mut inner = self.shared.lock();
+        let id = format!("R{:06}", inner.responses.len() + 1);
+        let url = crate::response::ResponseUrl {
+            channel: channel.to_owned(),
+            user: user.to_owned(),
+            issued: self.shared.now(),
+            uses: 0,
+            envelope: None,
+            answers: Vec::new(),
+        };
+        inner.responses.insert(id.clone(), url);
+        let team = &self.shared.cfg.team_id;
+        format!("http://{}/hooks/{kind}/{team}/{id}", self.web_addr)
+    }
+
+    /// Ties a `response_url` (its last part) to the envelope that carried it.
+    fn carried(&self, response_url: &str, envelope: &str) {
+        let id = response_url.rsplit('/').next().unwrap_or_default();
+        if let Some(url) = self.shared.lock().responses.get_mut(id) {
+            url.envelope = Some(envelope.to_owned());
+        }
+    }
+
+    /// What the app answered through the `response_url` of an envelope, in order.
+    pub fn responses(&self, envelope_id: &str) -> Vec<Value> {
+        let inner = self.shared.read();
+        inner
+            .responses
+            .values()
+            .find(|url| url.envelope.as_deref() == Some(envelope_id))
+            .map(|url| url.answers.clone())
+            .unwrap_or_default()
+    }
+
     /// Delivers a `slash_commands` envelope; returns its `envelope_id`.
     pub fn slash_command(&self, c: &SlashCommand) -> Result<String, String> {
         let cfg = &self.shared.cfg;
@@ -272,6 +309,9 @@ impl FakeSlack {
             .map(|ch| ch.name.clone());
         let channel_name =
             channel_name.ok_or(format!("fake slack: no channel {}", c.channel_id))?;
+        let response_url = self.response_url("commands", &c.channel_id, &c.user_id);
+        // Unique per interaction, as Slack's are.
+        let trigger_id = format!("1.{}.fake", self.shared.read().sockets.envelopes.len());
         let payload = json!({
             "token": "fakeverificationtoken",
             "team_id": cfg.team_id,
@@ -284,10 +324,12 @@ impl FakeSlack {
             "text": c.text,
             "api_app_id": cfg.app_id,
             "is_enterprise_install": "false",
-            "response_url": format!("https://hooks.slack.com/commands/{}/1/fake", cfg.team_id),
-            "trigger_id": format!("1.{}.fake", self.shared.read().sockets.envelopes.len()),
+            "response_url": response_url.clone(),
+            "trigger_id": trigger_id,
         });
-        self.deliver(EnvelopeKind::SlashCommands, payload)
+        let envelope = self.deliver(EnvelopeKind::SlashCommands, payload)?;
+        self.carried(&response_url, &envelope);
+        Ok(envelope)
     }
 
     /// Delivers an `interactive` `block_actions` envelope for a button the message really
@@ -325,6 +367,8 @@ impl FakeSlack {
             }
             (message, action)
         };
+        let response_url = self.response_url("actions", &a.channel_id, &a.user_id);
+        let trigger_id = format!("2.{}.fake", self.shared.read().sockets.envelopes.len());
         let payload = json!({
             "type": "block_actions",
             "user": {"id": a.user_id, "username": a.user_id.to_lowercase(), "team_id": cfg.team_id},
@@ -332,15 +376,16 @@ impl FakeSlack {
             "token": "fakeverificationtoken",
             "container": {"type": "message", "message_ts": a.message_ts,
                 "channel_id": a.channel_id, "is_ephemeral": false},
-            // Unique per interaction, as Slack's are.
-            "trigger_id": format!("2.{}.fake", self.shared.read().sockets.envelopes.len()),
+            "trigger_id": trigger_id,
             "team": {"id": cfg.team_id, "domain": "fake-ops"},
             "channel": {"id": a.channel_id},
             "message": message,
-            "response_url": format!("https://hooks.slack.com/actions/{}/2/fake", cfg.team_id),
+            "response_url": response_url.clone(),
             "actions": [button],
         });
-        self.deliver(EnvelopeKind::Interactive, payload)
+        let envelope = self.deliver(EnvelopeKind::Interactive, payload)?;
+        self.carried(&response_url, &envelope);
+        Ok(envelope)
     }
 
     /// Delivers an `events_api` envelope around `event_callback` (redelivered if not acked).

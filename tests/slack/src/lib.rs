@@ -18,6 +18,7 @@ mod mentions;
 mod metadata;
 mod methods;
 mod params;
+mod response;
 mod socket;
 mod state;
 mod web;

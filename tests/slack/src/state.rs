@@ -169,6 +169,8 @@ pub(crate) struct Inner {
     /// Every call that got past the HTTP layer: the method and its parameters.
     pub(crate) calls: Vec<(WebMethod, Value)>,
     pub(crate) ephemerals: Vec<Ephemeral>,
+    /// Every `response_url` handed out, by its id.
+    pub(crate) responses: HashMap<String, crate::response::ResponseUrl>,
     pub(crate) pings: Vec<Ping>,
     /// Things a client did that Slack would not have let pass silently.
     pub(crate) violations: Vec<String>,

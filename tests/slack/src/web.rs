@@ -26,6 +26,10 @@ pub(crate) async fn serve(
 ) {
     let app = Router::new()
         .route("/api/{method}", get(handle).post(handle))
+        .route(
+            "/hooks/{kind}/{team}/{id}",
+            axum::routing::post(crate::response::handle),
+        )
         .with_state(Arc::clone(&shared));
     let listener = AwayListener { listener, shared };
     let serve = axum::serve(listener, app).with_graceful_shutdown(async move {

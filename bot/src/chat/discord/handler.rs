@@ -23,7 +23,7 @@ use super::access::Access;
 use super::autocomplete::{self, Listings};
 use super::suggest;
 use super::transport::{buttons, embed};
-use crate::service::{Asked, Reply, Service};
+use crate::service::{self, Asked, Reply, Service};
 
 /// Autocomplete must answer within Discord's 3 seconds; a cluster slower than this gets none.
 const SUGGEST_WITHIN: Duration = Duration::from_millis(1500);
@@ -72,37 +72,6 @@ fn respond(reply: &Reply) -> CreateInteractionResponse {
         message = message.add_file(CreateAttachment::bytes(file.text.as_bytes(), &file.name));
     }
     CreateInteractionResponse::Message(message)
-}
-
-/// Requests whose answer needs a cluster or a cloud (seconds, retries): answered with a
-/// deferred response.
-fn needs_a_backend(request: &Request) -> bool {
-    match request {
-        Request::Procedure(_)
-        | Request::Book { .. }
-        | Request::ClusterStatus { .. }
-        | Request::IndicesList { .. }
-        | Request::PlacementAllocations { .. }
-        | Request::ComputeServices { .. }
-        | Request::RunbookRun { .. } => true,
-        Request::RunbookList
-        | Request::RunbookShow { .. }
-        | Request::RunLog { .. }
-        | Request::RunStatus { .. }
-        | Request::RunList { .. }
-        | Request::RunCancel { .. }
-        | Request::RunDone { .. }
-        | Request::RunConfirm { .. }
-        | Request::Approve { .. }
-        | Request::Reject { .. }
-        | Request::Audit { .. }
-        | Request::MaintenanceAnnounce { .. }
-        | Request::MaintenanceEnd
-        | Request::MaintenanceStatus
-        | Request::Help { .. }
-        | Request::ActAs { .. }
-        | Request::Schedule(_) => false,
-    }
 }
 
 /// The subcommand, if any, and the options given to the command itself.
@@ -231,7 +200,7 @@ impl Handler {
             }
         };
         let channel = ChannelId(command.channel_id.to_string());
-        if !needs_a_backend(&request) {
+        if !service::needs_a_backend(&request) {
             let reply = self
                 .service
                 .handle(&actor, &channel, Origin::Chat, request)

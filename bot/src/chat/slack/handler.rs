@@ -1,6 +1,7 @@
 //! Envelopes: slash commands and button presses. Each is checked (first delivery, workspace,
 //! person, channel, parse, roles) and acknowledged within Slack's 3 s: with the answer when it
-//! is ready by then, else with a short "working on it" and the answer as a message after.
+//! needs only the store, else (a cluster, a cloud, or a store slower than it should be) with
+//! a short "working on it" and the answer as a message after.
 //! Refusals are ephemeral, and the ones that say no to a person are audited.
 
 use std::sync::Arc;
@@ -10,12 +11,14 @@ use opsbot_commands::button::ApprovalButton;
 use opsbot_commands::parse::{self, Origin};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 
 use super::access::Access;
 use super::blocks::escape;
+use super::channel_id;
 use super::socket::{Acker, Envelope, Kind};
-use super::{SlackTransport, channel_id};
-use crate::service::{Asked, Reply, Service};
+use super::web::Web;
+use crate::service::{self, Asked, Reply, Service};
 
 /// How long an answer may take and still come with the acknowledgement: Slack shows the user
 /// an error after 3 s without one, and the ack has a network to cross.
@@ -33,7 +36,8 @@ pub const SINGLE_COMMAND: &str = "/opsbot";
 pub(super) struct Handler {
     pub(super) service: Service,
     pub(super) access: Access,
-    pub(super) transport: SlackTransport,
+    /// The bot token's client, whose HTTP client answers through `response_url`s.
+    pub(super) web: Web,
 }
 
 /// The fields of a `slash_commands` payload opsbot reads.
@@ -46,6 +50,7 @@ struct SlashCommand {
     #[serde(default)]
     text: String,
     trigger_id: String,
+    response_url: String,
 }
 
 /// The fields of an `interactive` `block_actions` payload opsbot reads.
@@ -59,6 +64,7 @@ struct BlockActions {
     #[serde(default)]
     actions: Vec<Action>,
     trigger_id: String,
+    response_url: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -96,22 +102,30 @@ impl Handler {
                 ))));
             }
         };
-        let mut answer = std::pin::pin!(self.answer(&command));
-        match tokio::time::timeout(ACK_WITHIN, &mut answer).await {
-            Ok(Some(reply)) => acker.ack(Some(response(&reply))),
-            Ok(None) => acker.ack(None),
-            Err(_) => {
+        // Acknowledged with the answer when it is ready before it needs a backend (a cluster,
+        // a cloud: seconds) or ACK_WITHIN passes; else with WORKING, the answer following.
+        let (slow, needs_time) = oneshot::channel();
+        let mut answer = std::pin::pin!(self.answer(&command, slow));
+        let ready = tokio::select! {
+            biased;
+            reply = &mut answer => Some(reply),
+            Ok(()) = needs_time => None,
+            () = tokio::time::sleep(ACK_WITHIN) => None,
+        };
+        match ready {
+            Some(reply) => acker.ack(reply.as_ref().map(response)),
+            None => {
                 acker.ack(Some(response(&Reply::private(WORKING))));
                 if let Some(reply) = answer.await {
-                    self.deliver(&command.channel_id, &command.user_id, &reply)
-                        .await;
+                    self.deliver(&command.response_url, &reply).await;
                 }
             }
         }
     }
 
-    /// The answer to a slash command; none for one already handled.
-    async fn answer(&self, command: &SlashCommand) -> Option<Reply> {
+    /// The answer to a slash command; none for one already handled. `slow` is told when the
+    /// answer needs a backend.
+    async fn answer(&self, command: &SlashCommand, slow: oneshot::Sender<()>) -> Option<Reply> {
         if !self.first_delivery(&command.trigger_id).await {
             tracing::info!(trigger = %command.trigger_id, "a repeated delivery; already handled");
             return None;
@@ -135,6 +149,9 @@ impl Handler {
             Ok(request) => request,
             Err(error) => return Some(Reply::private(error.to_string())),
         };
+        if service::needs_a_backend(&request) {
+            let _ = slow.send(());
+        }
         let channel = channel_id(&command.channel_id);
         Some(
             self.service
@@ -162,8 +179,9 @@ impl Handler {
         if !self.first_delivery(&click.trigger_id).await {
             return;
         }
-        let (channel, user) = (&click.channel.id, &click.user.id);
-        let checked = self.access.check(&click.team.id, user, channel);
+        let checked = self
+            .access
+            .check(&click.team.id, &click.user.id, &click.channel.id);
         let decided = match checked.actor {
             Ok(actor) => self.service.decide(&actor, &button).await,
             Err(refusal) => {
@@ -177,18 +195,14 @@ impl Handler {
         // A decision is shown by progress, which edits the plan's message with the run's
         // latest state; an edit from here could land after a later one and show the past.
         if let Err(reply) = decided {
-            self.deliver(channel, user, &reply).await;
+            self.deliver(&click.response_url, &reply).await;
         }
     }
 
-    /// An answer after the acknowledgement: ephemeral when private, a message when public.
-    async fn deliver(&self, channel: &str, user: &str, reply: &Reply) {
-        let private_to = reply.private.then_some(user);
-        let sent = self
-            .transport
-            .answer(channel, private_to, text(reply))
-            .await;
-        if let Err(error) = sent {
+    /// An answer after the acknowledgement, through the interaction's `response_url`:
+    /// ephemeral when private, in the channel when public.
+    async fn deliver(&self, response_url: &str, reply: &Reply) {
+        if let Err(error) = self.web.respond(response_url, &response(reply)).await {
             tracing::warn!(%error, "an answer could not be delivered in Slack");
         }
     }

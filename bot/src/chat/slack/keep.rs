@@ -12,7 +12,7 @@ use super::access::Access;
 use super::handler::Handler;
 use super::socket::{self, Ended};
 use super::transport::quota;
-use super::{Connector, Reached, SlackTransport};
+use super::{Connector, Reached};
 use crate::chat::Unusable;
 use crate::clock::Clock;
 use crate::config::RetryPolicy;
@@ -35,8 +35,6 @@ const PART: &str = "slack";
 #[derive(Debug)]
 pub struct Keeper {
     pub connector: Connector,
-    /// The one the progress publisher uses too, so that one pace keeps Slack's limits.
-    pub transport: SlackTransport,
     pub service: Service,
     pub people: People,
     pub metrics: Metrics,
@@ -110,7 +108,7 @@ impl Keeper {
                 reached.channels,
                 self.people.clone(),
             ),
-            transport: self.transport.clone(),
+            web: self.connector.bot.clone(),
         }
     }
 }

@@ -263,7 +263,12 @@ mod tests {
 
     #[test]
     fn the_scopes_the_token_lacks_are_named_with_what_to_do() {
-        let granted = ["commands", "chat:write", "channels:history", "groups:history"];
+        let granted = [
+            "commands",
+            "chat:write",
+            "channels:history",
+            "groups:history",
+        ];
         let missing = lacking(&granted.map(str::to_owned));
         assert_eq!(missing, ["channels:read", "groups:read"]);
         assert_eq!(

@@ -78,6 +78,11 @@ impl Pacing {
     async fn update(&self) {
         self.updates.lock().await.ready().await;
     }
+
+    /// Waits for the workspace's next read of a channel's history.
+    async fn read(&self) {
+        self.reads.lock().await.ready().await;
+    }
 }
 
 /// One call per `period` stretched by a tenth, and no burst: at most Slack's count in any of
@@ -109,30 +114,6 @@ impl SlackTransport {
                 post_period: minute / 60,
             }),
         }
-    }
-
-    /// A command's answer after its acknowledgement, `text` escaped already: ephemeral to
-    /// `user` when private (Slack's tier 4, counted per workspace), else a message in the
-    /// channel, paced like every post there.
-    pub(super) async fn answer(
-        &self,
-        channel: &str,
-        private_to: Option<&str>,
-        text: String,
-    ) -> Result<(), ChatError> {
-        let stored = super::channel_id(channel);
-        let mut message = Map::new();
-        message.insert("text".to_owned(), text.into());
-        let Some(user) = private_to else {
-            return self.post_in(&stored, message).await.map(drop);
-        };
-        message.insert("channel".to_owned(), channel.into());
-        message.insert("user".to_owned(), user.into());
-        self.web
-            .call("chat.postEphemeral", &Value::Object(message))
-            .await
-            .map_err(|error| classify(&stored, &error))?;
-        Ok(())
     }
 
     /// Posts `message` in `channel`, the store's name of it (`slack:C…`); the answer's `ts`.
@@ -248,7 +229,7 @@ impl ChatTransport for SlackTransport {
             "limit": LOOK_BACK,
             "include_all_metadata": true,
         });
-        self.pacing.reads.lock().await.ready().await;
+        self.pacing.read().await;
         let history = match self.web.call("conversations.history", &args).await {
             Ok(history) => history,
             Err(error) => {

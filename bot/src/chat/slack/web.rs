@@ -159,6 +159,44 @@ impl Web {
         answer
     }
 
+    /// Answers an interaction through its `response_url`, which needs no token (the URL is
+    /// the credential, good for five answers within 30 minutes) and neither `chat:write` nor
+    /// the bot's membership: a command typed where the bot may not post still gets its answer.
+    /// Slack answers `ok` in plain text, or an error code with a 4xx.
+    pub(super) async fn respond(&self, url: &str, answer: &Value) -> Result<(), WebError> {
+        const METHOD: &str = "response_url";
+        let sent = self
+            .shared
+            .client
+            .post(url)
+            .header(CONTENT_TYPE, "application/json; charset=utf-8")
+            .body(answer.to_string())
+            .send()
+            .await
+            .map_err(|error| unreachable(METHOD, &error))?;
+        let status = sent.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let said = sent.text().await.unwrap_or_default();
+        let error = said.trim().chars().take(40).collect::<String>();
+        Err(match status {
+            StatusCode::TOO_MANY_REQUESTS => WebError::RateLimited {
+                method: METHOD,
+                retry_after: RETRY_AFTER_DEFAULT,
+            },
+            status if status.is_server_error() => WebError::Unreachable {
+                method: METHOD,
+                cause: format!("answered {status}"),
+            },
+            _ => WebError::Slack {
+                method: METHOD,
+                error,
+                needed: None,
+            },
+        })
+    }
+
     /// Waits until `method` is no longer held back; a 429 answered meanwhile holds it longer.
     async fn turn(&self, method: &'static str) {
         loop {

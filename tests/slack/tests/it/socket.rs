@@ -286,3 +286,51 @@ async fn a_heartbeat_asked_for_is_sent_at_once() {
     socket.0.flush().await.unwrap();
     w.fake.wait_pongs(1, T).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_response_url_answers_five_times_without_a_token_then_says_used_url() {
+    let w = World::start().await;
+    let (mut socket, _) = w.connect().await;
+    let id = w.fake.slash_command(&restart(&w)).unwrap();
+    let envelope = socket.next_json().await;
+    let url = envelope["payload"]["response_url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let answer = |body: serde_json::Value| {
+        let (http, url) = (w.http.clone(), url.clone());
+        async move {
+            let sent = http.post(url).json(&body).send().await.unwrap();
+            (sent.status().as_u16(), sent.text().await.unwrap())
+        }
+    };
+    assert_eq!(
+        answer(json!({"text": "only you"})).await,
+        (200, "ok".into())
+    );
+    assert_eq!(
+        answer(json!({"text": "everyone <!channel>", "response_type": "in_channel"})).await,
+        (200, "ok".into())
+    );
+    assert_eq!(answer(json!({})).await, (400, "no_text".into()));
+    for _ in 0..3 {
+        assert_eq!(answer(json!({"text": "again"})).await.0, 200);
+    }
+    assert_eq!(
+        answer(json!({"text": "sixth"})).await,
+        (404, "used_url".into())
+    );
+    let told = w.fake.ephemerals();
+    assert_eq!(
+        (told[0].user.as_str(), told[0].text.as_str()),
+        (USER, "only you")
+    );
+    let said = w.fake.messages(&w.ops);
+    assert_eq!(said.last().unwrap().text, "everyone <!channel>");
+    assert_eq!(
+        w.fake.pings().len(),
+        1,
+        "an in-channel answer pings like a message"
+    );
+    assert_eq!(w.fake.responses(&id).len(), 5);
+}
