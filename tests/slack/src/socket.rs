@@ -212,6 +212,8 @@ pub(crate) async fn serve(
                 // Slack away: the connection is cut before any handshake.
                 Ok(_) if shared.is_away() => {}
                 Ok((stream, _)) => {
+                    // Slack's edge sends envelopes at once; Nagle's algorithm would not.
+                    let _ = stream.set_nodelay(true);
                     tokio::spawn(connection(Arc::clone(&shared), stream, stop.clone()));
                 }
                 Err(e) => tracing::debug!("fake slack: socket accept failed: {e}"),

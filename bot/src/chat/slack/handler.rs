@@ -126,10 +126,6 @@ impl Handler {
     /// The answer to a slash command; none for one already handled. `slow` is told when the
     /// answer needs a backend.
     async fn answer(&self, command: &SlashCommand, slow: oneshot::Sender<()>) -> Option<Reply> {
-        if !self.first_delivery(&command.trigger_id).await {
-            tracing::info!(trigger = %command.trigger_id, "a repeated delivery; already handled");
-            return None;
-        }
         let line = line(&command.command, &command.text);
         let checked = self
             .access
@@ -151,6 +147,12 @@ impl Handler {
         };
         if service::needs_a_backend(&request) {
             let _ = slow.send(());
+        }
+        // Recorded before anything is done, after what needs no store: a command that will
+        // take a while is acknowledged without waiting for the write.
+        if !self.first_delivery(&command.trigger_id).await {
+            tracing::info!(trigger = %command.trigger_id, "a repeated delivery; already handled");
+            return None;
         }
         let channel = channel_id(&command.channel_id);
         Some(

@@ -197,6 +197,10 @@ async fn connect(url: &str, tls: Arc<rustls::ClientConfig>) -> Result<Socket, St
     let tcp = TcpStream::connect((host.as_str(), port))
         .await
         .map_err(|e| format!("cannot reach {host}:{port}: {e}"))?;
+    // Acks are small frames that must leave at once, not wait for the peer's delayed ACK
+    // (Nagle's algorithm would hold each for up to 40 ms).
+    tcp.set_nodelay(true)
+        .map_err(|e| format!("cannot set up the connection to {host}:{port}: {e}"))?;
     let link: Box<dyn Link> = if secure {
         let name = rustls::pki_types::ServerName::try_from(host.clone())
             .map_err(|e| format!("`{host}` is not a server name: {e}"))?;
