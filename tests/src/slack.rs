@@ -81,6 +81,16 @@ impl SlackScene {
         setup: Setup,
         prepare: impl FnOnce(&FakeSlack, &mut Config, &Path),
     ) -> Self {
+        let scene = Self::launch(setup, prepare).await;
+        scene.fake.wait_hellos(1, PATIENCE).await.unwrap();
+        scene
+    }
+
+    /// [`Self::start_with`], without waiting for the bot to connect to Slack.
+    pub async fn launch(
+        setup: Setup,
+        prepare: impl FnOnce(&FakeSlack, &mut Config, &Path),
+    ) -> Self {
         let fake = FakeSlack::start(fake_config()).await;
         let channel = fake.add_channel("ops", Visibility::Public, true);
         let other_channel = fake.add_channel("random", Visibility::Public, true);
@@ -103,7 +113,6 @@ impl SlackScene {
             opsbot::clock::Clock::system(),
             std::future::pending(),
         ));
-        fake.wait_hellos(1, PATIENCE).await.unwrap();
         Self {
             fake,
             sim,
@@ -114,6 +123,11 @@ impl SlackScene {
             bot,
             _dir: dir,
         }
+    }
+
+    /// Whether the bot is still serving (it has not ended, with or without an error).
+    pub fn is_serving(&self) -> bool {
+        !self.bot.is_finished()
     }
 
     /// Types `line` (`/cluster status cluster:logs`) as a slash command in the served

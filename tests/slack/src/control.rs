@@ -481,4 +481,9 @@ impl FakeSlack {
             self.drop_sockets();
         }
     }
+
+    /// Connections (Web API and Socket Mode) cut unanswered while Slack was away.
+    pub fn refused_connections(&self) -> usize {
+        self.shared.cut.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }

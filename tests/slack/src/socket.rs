@@ -210,7 +210,7 @@ pub(crate) async fn serve(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 // Slack away: the connection is cut before any handshake.
-                Ok(_) if shared.is_away() => {}
+                Ok(_) if shared.cuts() => {}
                 Ok((stream, _)) => {
                     // Slack's edge sends envelopes at once; Nagle's algorithm would not.
                     let _ = stream.set_nodelay(true);

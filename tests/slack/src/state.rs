@@ -2,7 +2,7 @@
 //! the fake's clock.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     skew: AtomicU64,
     /// Slack is unreachable: connections are dropped unanswered.
     pub(crate) away: AtomicBool,
+    /// Connections dropped unanswered while away.
+    pub(crate) cut: AtomicUsize,
     started: Instant,
     started_unix: Duration,
 }
@@ -52,6 +54,7 @@ impl Shared {
             changed,
             skew: AtomicU64::new(0),
             away: AtomicBool::new(false),
+            cut: AtomicUsize::new(0),
             started: Instant::now(),
             started_unix: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -71,8 +74,13 @@ impl Shared {
         self.skew.fetch_add(nanos, Ordering::Relaxed);
     }
 
-    pub(crate) fn is_away(&self) -> bool {
-        self.away.load(Ordering::Relaxed)
+    /// Whether Slack is away; when it is, the connection just accepted counts as cut.
+    pub(crate) fn cuts(&self) -> bool {
+        let away = self.away.load(Ordering::Relaxed);
+        if away {
+            self.cut.fetch_add(1, Ordering::Relaxed);
+        }
+        away
     }
 
     /// A fresh message timestamp, `seconds.micros` on the fake's clock: Slack's message id,

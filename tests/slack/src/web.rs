@@ -54,7 +54,7 @@ impl axum::serve::Listener for AwayListener {
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         loop {
             match self.listener.accept().await {
-                Ok(_) if self.shared.is_away() => {}
+                Ok(_) if self.shared.cuts() => {}
                 Ok(conn) => return conn,
                 Err(e) => {
                     tracing::debug!("fake slack: accept failed: {e}");

@@ -213,3 +213,25 @@ async fn an_event_is_acknowledged_at_once_so_slack_never_delivers_it_again() {
     assert!(scene.sim.calls().is_empty(), "an event is not a command");
     scene.assert_well_behaved();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_started_while_slack_is_away_serves_once_slack_is_back() {
+    let scene = SlackScene::launch(Setup::default(), |fake, _, _| fake.set_away(true)).await;
+    // Slack refuses every connection: the start goes on without it and keeps trying.
+    let health = opsbot_tests::PATIENCE;
+    let deadline = tokio::time::Instant::now() + health;
+    while scene.fake.refused_connections() < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the bot stopped trying"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(scene.is_serving(), "an outage of Slack stops nothing");
+    assert_eq!(scene.fake.open_sockets(), 0);
+    scene.fake.set_away(false);
+    scene.fake.wait_hellos(1, health).await.unwrap();
+    let answer = scene.slash("alice", "/run list").await;
+    assert_eq!(answer.text, "no runs in the last 24 hours");
+    scene.assert_well_behaved();
+}
