@@ -2,6 +2,7 @@
 
 pub mod console;
 pub mod discord;
+mod reconnect;
 pub mod slack;
 
 /// Why a chat platform cannot be used now, and whether waiting can help.

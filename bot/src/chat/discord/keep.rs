@@ -3,24 +3,15 @@
 //! transient failure its progress lanes retry) and is posted once Discord answers again.
 
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use opsbot_commands::people::People;
 use tokio::sync::watch;
 
 use super::{Connector, Discord, DiscordTransport, Unusable};
+use crate::chat::reconnect::Reconnect;
 use crate::clock::Clock;
-use crate::config::RetryPolicy;
 use crate::metrics::Metrics;
 use crate::service::Service;
-
-/// The wait before the next attempt: doubling from one second up to a minute, so that an
-/// outage costs a few requests a minute, and a short one is over soon after it ends.
-const RECONNECT: RetryPolicy = RetryPolicy {
-    attempts: u32::MAX,
-    base_delay: Duration::from_secs(1),
-    max_delay: Duration::from_secs(60),
-};
 
 /// The part `/healthz` names.
 const PART: &str = "discord";
@@ -60,7 +51,12 @@ impl Keeper {
     /// and connects again after a backoff.
     pub async fn keep(self, first: Result<Discord, Unusable>, mut stop: watch::Receiver<bool>) {
         let mut attempt = Some(first);
-        let mut tries: u32 = 0;
+        let mut reconnect = Reconnect::new(
+            PART,
+            "the console and the runs",
+            self.metrics.clone(),
+            self.clock.clone(),
+        );
         loop {
             let connected = match attempt.take() {
                 Some(attempt) => attempt,
@@ -71,9 +67,8 @@ impl Keeper {
             };
             let failure = match connected {
                 Ok(discord) => {
-                    tries = 0;
                     self.reached.reach(&discord);
-                    self.metrics.available(PART);
+                    reconnect.connected();
                     let mut stopping = stop.clone();
                     let stopped = async move {
                         let _ = stopping.wait_for(|stopped| *stopped).await;
@@ -89,17 +84,8 @@ impl Keeper {
                 }
                 Err(error) => error.to_string(),
             };
-            tries = tries.saturating_add(1);
-            let wait = RECONNECT.delay(tries);
-            tracing::warn!(
-                %failure,
-                ?wait,
-                "Discord is unavailable; the console and the runs go on, and Discord is tried again"
-            );
-            self.metrics.unavailable(PART, failure);
-            tokio::select! {
-                () = self.clock.sleep(wait) => {}
-                _ = stop.wait_for(|stopped| *stopped) => return,
+            if !reconnect.after(failure, &mut stop).await {
+                return;
             }
         }
     }

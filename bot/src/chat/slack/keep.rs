@@ -3,7 +3,6 @@
 //! outage of Slack stops nothing else, and progress meanwhile waits in its lanes.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use opsbot_commands::people::People;
 use tokio::sync::watch;
@@ -14,18 +13,11 @@ use super::socket::{self, Ended};
 use super::transport::quota;
 use super::{Connector, Reached};
 use crate::chat::Unusable;
+use crate::chat::reconnect::Reconnect;
 use crate::clock::Clock;
-use crate::config::RetryPolicy;
 use crate::metrics::Metrics;
 use crate::progress::Pace;
 use crate::service::Service;
-
-/// The wait before the next attempt after a failure: doubling from one second up to a minute.
-const RECONNECT: RetryPolicy = RetryPolicy {
-    attempts: u32::MAX,
-    base_delay: Duration::from_secs(1),
-    max_delay: Duration::from_secs(60),
-};
 
 /// The part `/healthz` names.
 const PART: &str = "slack";
@@ -45,7 +37,12 @@ impl Keeper {
     /// Serves Slack until `stop` turns true, starting from `first` (the check made at start).
     pub async fn keep(self, first: Result<Reached, Unusable>, mut stop: watch::Receiver<bool>) {
         let mut attempt = Some(first);
-        let mut tries: u32 = 0;
+        let mut reconnect = Reconnect::new(
+            PART,
+            "the other front ends and the runs",
+            self.metrics.clone(),
+            self.clock.clone(),
+        );
         let opens = Pace::new(quota(self.connector.config.minute));
         loop {
             let checked = match attempt.take() {
@@ -66,6 +63,7 @@ impl Keeper {
                     for problem in &reached.problems {
                         tracing::warn!(%problem, "Slack: the bot lacks something it needs");
                     }
+                    reconnect.connected();
                     let handler = Arc::new(self.handler(reached));
                     let served = tokio::select! {
                         ended = socket::serve(&self.connector.app, self.connector.tls.clone(), |envelope, acker| {
@@ -75,7 +73,6 @@ impl Keeper {
                     };
                     match served {
                         Ended::Refresh => {
-                            tries = 0;
                             tracing::info!("Slack recycles the connection; opening a new one");
                             continue;
                         }
@@ -84,23 +81,13 @@ impl Keeper {
                 }
                 Err(error) => error.to_string(),
             };
-            tries = tries.saturating_add(1);
-            let wait = RECONNECT.delay(tries);
-            tracing::warn!(
-                %failure,
-                ?wait,
-                "Slack is unavailable; the other front ends and the runs go on, and Slack is tried again"
-            );
-            self.metrics.unavailable(PART, failure);
-            tokio::select! {
-                () = self.clock.sleep(wait) => {}
-                _ = stop.wait_for(|stopped| *stopped) => return,
+            if !reconnect.after(failure, &mut stop).await {
+                return;
             }
         }
     }
 
     fn handler(&self, reached: Reached) -> Handler {
-        self.metrics.available(PART);
         Handler {
             service: self.service.clone(),
             access: Access::new(
