@@ -381,20 +381,9 @@ impl People {
             team: team.to_owned(),
             user: user.to_owned(),
         };
-        match self
-            .people
-            .iter()
-            .find(|p| p.slack_user.as_ref().is_some_and(|u| u.as_str() == user))
-        {
-            Some(person) => Ok(Actor {
-                person: PersonRef {
-                    name: person.name.clone(),
-                    via,
-                },
-                roles: person.roles,
-            }),
-            None => Err(UnknownPerson { via }),
-        }
+        self.found(via, |p| {
+            p.slack_user.as_ref().is_some_and(|u| u.as_str() == user)
+        })
     }
 
     /// The person behind a local OS account.
@@ -402,11 +391,16 @@ impl People {
         let via = Surface::Console {
             account: account.to_owned(),
         };
-        match self
-            .people
-            .iter()
-            .find(|p| p.accounts.iter().any(|a| a == account))
-        {
+        self.found(via, |p| p.accounts.iter().any(|a| a == account))
+    }
+
+    /// The person `is_them` picks, speaking from `via` with all their roles.
+    fn found(
+        &self,
+        via: Surface,
+        is_them: impl Fn(&Person) -> bool,
+    ) -> Result<Actor, UnknownPerson> {
+        match self.people.iter().find(|p| is_them(p)) {
             Some(person) => Ok(Actor {
                 person: PersonRef {
                     name: person.name.clone(),

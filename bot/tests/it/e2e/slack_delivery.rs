@@ -22,6 +22,19 @@ async fn restart(scene: &SlackScene) {
     scene.confirm("alice", &answer).await;
 }
 
+/// Waits until the restart has started every node again: where Slack shows nothing, the
+/// cluster says how far the run got.
+async fn every_node_restarted(scene: &SlackScene) {
+    let deadline = tokio::time::Instant::now() + opsbot_tests::PATIENCE;
+    while scene.sim.state().nodes.iter().any(|n| n.starts == 0) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the restart did not end"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 async fn maintenance_over(scene: &SlackScene) {
     scene.announced_until("✅ maintenance over").await;
 }
@@ -143,14 +156,7 @@ async fn a_missing_scope_stops_progress_and_announcements_after_one_request_each
     restart(&scene).await;
     // Nothing can be posted: the progress message, the announcement and the notice that
     // announcements stopped are each tried once, then nothing more.
-    let deadline = tokio::time::Instant::now() + opsbot_tests::PATIENCE;
-    while scene.sim.state().nodes.iter().any(|n| n.starts == 0) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the restart did not end"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    every_node_restarted(&scene).await;
     let posts = scene.fake.calls(WebMethod::ChatPostMessage).len();
     assert!(posts <= 3, "{posts} posts refused for a missing scope");
     assert_eq!(scene.fake.calls(WebMethod::ChatUpdate).len(), 0);
@@ -173,14 +179,7 @@ async fn a_revoked_token_stops_every_request_at_once() {
             + scene.fake.calls(WebMethod::ChatPostMessage).len()
     };
     let before = calls();
-    let deadline = tokio::time::Instant::now() + opsbot_tests::PATIENCE;
-    while scene.sim.state().nodes.iter().any(|n| n.starts == 0) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the restart did not end"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    every_node_restarted(&scene).await;
     assert!(
         calls() - before <= 1,
         "{} calls after the token was revoked",
