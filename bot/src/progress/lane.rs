@@ -256,9 +256,12 @@ async fn post<T: ChatTransport>(
     run: &Run,
     view: &ProgressView,
 ) -> Result<(), ChatError> {
-    let resumed = lock(&shared.resumed).remove(&run.id);
-    let unsure = resumed || state.unsure.contains(&run.id);
-    let found = match unsure {
+    // Unsure until the message is recorded: a failure on the way (looking, editing what was
+    // found, posting) leaves the next attempt looking again.
+    if lock(&shared.resumed).remove(&run.id) {
+        state.unsure.insert(run.id);
+    }
+    let found = match state.unsure.contains(&run.id) {
         true => shared.transport.find_posted(&run.channel, view).await?,
         false => None,
     };

@@ -1,7 +1,7 @@
-//! Envelopes: slash commands and button presses. Each is checked (first delivery, workspace,
-//! person, channel, parse, roles) and acknowledged within Slack's 3 s: with the answer when it
-//! needs only the store, else (a cluster, a cloud, or a store slower than it should be) with
-//! a short "working on it" and the answer as a message after.
+//! Envelopes: slash commands and button presses. Each is checked (workspace, person, channel,
+//! parse, first delivery, roles) and acknowledged within Slack's 3 s: with the answer when it
+//! needs only the store, else (a cluster, a cloud, or a store slower than it should be) with a
+//! short "working on it", the answer following through the command's `response_url`.
 //! Refusals are ephemeral, and the ones that say no to a person are audited.
 
 use std::sync::Arc;

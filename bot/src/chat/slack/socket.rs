@@ -98,8 +98,8 @@ pub(super) async fn serve(
     let (frames, mut outgoing) = mpsc::unbounded_channel::<String>();
     loop {
         tokio::select! {
-            frame = outgoing.recv() => {
-                let Some(frame) = frame else { continue };
+            // Never closed: `frames` is held here, for the envelopes still to come.
+            Some(frame) = outgoing.recv() => {
                 if let Err(error) = sink.send(Message::Text(frame)).await {
                     return Ended::Lost(error.to_string());
                 }

@@ -89,6 +89,13 @@ async fn a_connection_recycled_or_dropped_mid_run_is_opened_again_and_the_run_go
         .wait_hellos(3, opsbot_tests::PATIENCE)
         .await
         .unwrap();
+    // The new connection answers Slack's pings (Slack drops a client that does not).
+    scene.fake.heartbeat_now();
+    scene
+        .fake
+        .wait_pongs(1, opsbot_tests::PATIENCE)
+        .await
+        .unwrap();
     // Commands reach the bot on the new connection.
     let status = scene.slash("bob", "/run status id:r-1").await;
     assert!(status.text.contains("r-1"), "{status:?}");
