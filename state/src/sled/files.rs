@@ -64,6 +64,30 @@ pub(crate) fn check(store: &Path, marker: &Marker) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Removes a snapshot sled was writing when it was killed (`snap.<lsn>.generating`, not yet
+/// whole). sled writes a snapshot under that name, syncs it and only then renames it (and
+/// removes the older one); but on opening it reads the greatest `snap.*` name, `.generating`
+/// ones included, and refuses a store whose file is cut short. The older, whole snapshot is
+/// still there, or none was ever made: either way sled rebuilds the rest from its log, which
+/// holds every record. A whole `.generating` file is kept: sled reads it as any snapshot.
+pub(crate) fn discard_unfinished_snapshots(store: &Path) -> Result<(), StoreError> {
+    let Ok(entries) = fs::read_dir(store) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let path = entry.map_err(|error| unreadable(store, error))?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if !(name.starts_with(SNAP) && name.ends_with(".generating")) {
+            continue;
+        }
+        if read(&path)?.is_some_and(|bytes| !sealed(&bytes, 12)) {
+            tracing::warn!(file = %path.display(), "removing a snapshot sled did not finish writing");
+            fs::remove_file(&path).map_err(|error| unreadable(&path, error))?;
+        }
+    }
+    Ok(())
+}
+
 /// Whether sled has written a snapshot in `store`.
 pub(crate) fn has_snapshot(store: &Path) -> Result<bool, StoreError> {
     Ok(newest_snapshot(store)?.is_some())
@@ -159,4 +183,37 @@ pub fn wait_until_free(store: &Path) -> Result<(), StoreError> {
         }
     }
     probe_lock(store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `body` sealed as sled seals a snapshot: its length (8 bytes), then its CRC-32.
+    fn snapshot(body: &[u8]) -> Vec<u8> {
+        let mut bytes = body.to_vec();
+        bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&crc32fast::hash(body).to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn a_snapshot_cut_short_while_generating_is_removed_and_a_whole_one_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let older = dir.path().join("snap.0000000000000F00");
+        let cut = dir.path().join("snap.0000000000001101.generating");
+        std::fs::write(&older, snapshot(b"the older snapshot")).unwrap();
+        std::fs::write(&cut, &snapshot(b"a newer one, killed while written")[..20]).unwrap();
+        discard_unfinished_snapshots(dir.path()).unwrap();
+        assert!(!cut.exists(), "the half-written snapshot is gone");
+        assert_eq!(newest_snapshot(dir.path()).unwrap(), Some(older.clone()));
+
+        let whole = dir.path().join("snap.0000000000001200.generating");
+        std::fs::write(&whole, snapshot(b"written whole, not yet renamed")).unwrap();
+        discard_unfinished_snapshots(dir.path()).unwrap();
+        assert!(
+            whole.exists() && older.exists(),
+            "whole snapshots are sled's to read"
+        );
+    }
 }

@@ -11,10 +11,12 @@ use crate::sled::keys::{AUDIT, META, NEXT_AUDIT, NEXT_RUN, RUNS};
 use crate::sled::marker::{self, Marker};
 
 /// What the marker of the store at `path` expects, once the store's files agree with it (or
-/// `None` when it has no marker yet). Nothing is written: sled has not opened it.
+/// `None` when it has no marker yet). Nothing is written (sled has not opened it) but the
+/// removal of a snapshot sled was killed writing, which it would read and refuse.
 pub(crate) fn before_open(path: &Path) -> Result<(std::path::PathBuf, Option<Marker>), StoreError> {
     let marker_path = marker::path_of(path)?;
     files::probe_lock(path)?;
+    files::discard_unfinished_snapshots(path)?;
     let expected = marker::read(&marker_path)?;
     // A marker of no records has nothing to lose (a new store deleted before its first run).
     if let Some(expected) = expected.filter(Marker::holds_records) {
