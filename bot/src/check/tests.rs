@@ -71,6 +71,7 @@ async fn a_private_channel_without_groups_read() {
         "commands",
         "channels:read",
         "channels:history",
+        "files:write",
     ];
     fake.set_scopes(&token, &all_but_groups_read);
     let dir = tempfile::tempdir().unwrap();

@@ -128,6 +128,7 @@ async fn a_missing_chat_write_scope() {
         "groups:read",
         "channels:history",
         "groups:history",
+        "files:write",
     ];
     w.fake.set_scopes(&w.bot_token(), &read_only);
     let (line, passed) = w.check(&w.team(), &[&w.ops]).await;

@@ -696,6 +696,37 @@ async fn the_binary_prints_its_example_config_and_defaults_to_etc() {
     );
 }
 
+/// `opsbot slack manifest` prints the manifest an admin pastes into Slack: JSON, one command
+/// per group (or `/opsbot` alone), and a bad flag refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_prints_the_slack_app_manifest() {
+    let out = run(vec!["slack".into(), "manifest".into()], "").await;
+    assert!(out.status.success());
+    let manifest: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(manifest, opsbot::chat::slack::manifest(false));
+    assert_eq!(
+        manifest["features"]["slash_commands"][0]["command"],
+        "/cluster"
+    );
+    let single = run(
+        vec!["slack".into(), "manifest".into(), "--single".into()],
+        "",
+    )
+    .await;
+    let single: serde_json::Value = serde_json::from_slice(&single.stdout).unwrap();
+    assert_eq!(
+        single["features"]["slash_commands"][0]["command"],
+        "/opsbot"
+    );
+    let bad = run(vec!["slack".into(), "manifest".into(), "--yaml".into()], "").await;
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("unexpected argument '--yaml'"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
+
 /// A command whose backend is retried says so at the console as it happens, instead of
 /// seconds of silence then the failure.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

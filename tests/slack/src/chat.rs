@@ -8,7 +8,7 @@ use crate::metadata::{self, Metadata};
 use crate::methods::WebMethod;
 use crate::state::{Channel, Shared, StoredMessage};
 use crate::web::{Call, Refusal};
-use crate::{Ephemeral, Ping, Visibility, blocks, history, mentions};
+use crate::{Ephemeral, Ping, Visibility, blocks, files, history, mentions};
 
 /// Slack refuses `text` over 40,000 characters (`msg_too_long`).
 pub(crate) const MAX_TEXT: usize = 40_000;
@@ -23,6 +23,8 @@ pub(crate) fn dispatch(method: WebMethod, call: Call<'_>) -> Result<Value, Refus
         WebMethod::ChatDelete => delete(call),
         WebMethod::ConversationsInfo => conversations_info(call),
         WebMethod::ConversationsHistory => history::conversations_history(call),
+        WebMethod::FilesGetUploadUrlExternal => files::get_upload_url(call),
+        WebMethod::FilesCompleteUploadExternal => files::complete_upload(call),
     }
 }
 

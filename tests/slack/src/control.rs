@@ -10,7 +10,7 @@ use crate::socket::{Outbound, sweep};
 use crate::state::{Channel, StoredMessage};
 use crate::{
     Ack, DisconnectReason, EnvelopeKind, EnvelopeRecord, Ephemeral, Failure, FakeSlack, Ping,
-    SlackMessage, TokenStatus, Visibility,
+    SlackFile, SlackMessage, TokenStatus, Visibility,
 };
 
 /// A user runs a slash command in a channel.
@@ -203,6 +203,13 @@ impl FakeSlack {
     /// Every ephemeral message, in order.
     pub fn ephemerals(&self) -> Vec<Ephemeral> {
         self.shared.read().ephemerals.clone()
+    }
+
+    /// The files shared in `channel` (`files.completeUploadExternal`), in order.
+    pub fn files(&self, channel: &str) -> Vec<SlackFile> {
+        let inner = self.shared.read();
+        let shared = inner.files.iter().filter(|(c, _)| c == channel);
+        shared.map(|(_, file)| file.clone()).collect()
     }
 
     /// Every mention that would have notified someone, in order.

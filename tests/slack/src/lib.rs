@@ -12,6 +12,7 @@
 mod blocks;
 mod chat;
 mod control;
+mod files;
 mod history;
 mod limits;
 mod mentions;
@@ -137,6 +138,21 @@ pub struct SlackMessage {
     /// The message metadata (`{"event_type": ..., "event_payload": {...}}`) it was posted
     /// with, or last updated with: an update without `metadata` keeps it.
     pub metadata: Option<Value>,
+}
+
+/// A file shared in a channel (`files.completeUploadExternal`), as uploaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlackFile {
+    /// `F…`, as `files.getUploadURLExternal` gave it.
+    pub id: String,
+    /// The `title` the completion gave it, else its name.
+    pub title: String,
+    /// The `filename` the upload was asked for with.
+    pub name: String,
+    /// The bytes uploaded, as text.
+    pub content: String,
+    /// The message introducing it in the channel.
+    pub initial_comment: Option<String>,
 }
 
 /// A message only one user saw (`chat.postEphemeral`).
@@ -279,7 +295,8 @@ impl FakeSlack {
         let ws = TcpListener::bind("127.0.0.1:0").await?;
         let web_addr = web.local_addr()?;
         let socket_url = format!("ws://{}/socket", ws.local_addr()?);
-        let shared = Arc::new(Shared::new(config, socket_url));
+        let upload_url = format!("http://{web_addr}/upload/");
+        let shared = Arc::new(Shared::new(config, socket_url, upload_url));
         let (stop, stopped) = watch::channel(false);
         let web_task = tokio::spawn(web::serve(web, Arc::clone(&shared), stopped.clone()));
         let socket_task = tokio::spawn(socket::serve(ws, Arc::clone(&shared), stopped.clone()));

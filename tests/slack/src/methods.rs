@@ -23,6 +23,10 @@ pub enum WebMethod {
     ConversationsInfo,
     /// `conversations.history`
     ConversationsHistory,
+    /// `files.getUploadURLExternal`: the first step of an upload, a URL for the bytes.
+    FilesGetUploadUrlExternal,
+    /// `files.completeUploadExternal`: the last, sharing the uploaded file in a channel.
+    FilesCompleteUploadExternal,
 }
 
 /// Slack's rate-limit tiers (api.slack.com/apis/rate-limits): requests per minute, per method,
@@ -52,7 +56,7 @@ impl Tier {
 }
 
 impl WebMethod {
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 10] = [
         Self::AuthTest,
         Self::AppsConnectionsOpen,
         Self::ChatPostMessage,
@@ -61,6 +65,8 @@ impl WebMethod {
         Self::ChatDelete,
         Self::ConversationsInfo,
         Self::ConversationsHistory,
+        Self::FilesGetUploadUrlExternal,
+        Self::FilesCompleteUploadExternal,
     ];
 
     pub fn name(self) -> &'static str {
@@ -73,6 +79,8 @@ impl WebMethod {
             Self::ChatDelete => "chat.delete",
             Self::ConversationsInfo => "conversations.info",
             Self::ConversationsHistory => "conversations.history",
+            Self::FilesGetUploadUrlExternal => "files.getUploadURLExternal",
+            Self::FilesCompleteUploadExternal => "files.completeUploadExternal",
         }
     }
 
@@ -93,8 +101,11 @@ impl WebMethod {
             | Self::ChatDelete
             | Self::ConversationsInfo
             | Self::ConversationsHistory => Tier::Three,
-            // chat.postEphemeral is Tier 4.
-            Self::ChatPostEphemeral => Tier::Four,
+            // chat.postEphemeral is Tier 4, and so are both steps of an upload (their
+            // reference pages, 2025).
+            Self::ChatPostEphemeral
+            | Self::FilesGetUploadUrlExternal
+            | Self::FilesCompleteUploadExternal => Tier::Four,
         }
     }
 
@@ -125,6 +136,9 @@ impl WebMethod {
                 Some(Visibility::Private) => Some("groups:history"),
                 Some(Visibility::Public) | None => Some("channels:history"),
             },
+            Self::FilesGetUploadUrlExternal | Self::FilesCompleteUploadExternal => {
+                Some("files:write")
+            }
         }
     }
 }

@@ -20,6 +20,9 @@ pub(crate) struct Shared {
     pub(crate) cfg: SlackConfig,
     /// `ws://127.0.0.1:PORT/socket`, to which a ticket is appended.
     pub(crate) socket_url: String,
+    /// `http://127.0.0.1:PORT/upload/`, to which a file id is appended: where the bytes of an
+    /// upload go (Slack's is on files.slack.com).
+    pub(crate) upload_url: String,
     inner: Mutex<Inner>,
     changed: watch::Sender<u64>,
     /// How far the fake's clock runs ahead of tokio's, in nanoseconds.
@@ -33,7 +36,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(cfg: SlackConfig, socket_url: String) -> Self {
+    pub(crate) fn new(cfg: SlackConfig, socket_url: String, upload_url: String) -> Self {
         let (changed, _) = watch::channel(0);
         let mut inner = Inner::default();
         for (token, kind, scopes) in [
@@ -50,6 +53,7 @@ impl Shared {
         Self {
             cfg,
             socket_url,
+            upload_url,
             inner: Mutex::new(inner),
             changed,
             skew: AtomicU64::new(0),
@@ -180,6 +184,10 @@ pub(crate) struct Inner {
     /// Every `response_url` handed out, by its id.
     pub(crate) responses: HashMap<String, crate::response::ResponseUrl>,
     pub(crate) pings: Vec<Ping>,
+    /// Uploads begun with `files.getUploadURLExternal`, by file id.
+    pub(crate) uploads: BTreeMap<String, crate::files::Upload>,
+    /// Files shared in channels, in order: the channel and the file.
+    pub(crate) files: Vec<(String, crate::SlackFile)>,
     /// Things a client did that Slack would not have let pass silently.
     pub(crate) violations: Vec<String>,
     pub(crate) sockets: Sockets,

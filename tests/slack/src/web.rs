@@ -30,6 +30,7 @@ pub(crate) async fn serve(
             "/hooks/{kind}/{team}/{id}",
             axum::routing::post(crate::response::handle),
         )
+        .route("/upload/{id}", axum::routing::post(crate::files::receive))
         .with_state(Arc::clone(&shared));
     let listener = AwayListener { listener, shared };
     let serve = axum::serve(listener, app).with_graceful_shutdown(async move {

@@ -18,7 +18,7 @@ use super::blocks::escape;
 use super::channel_id;
 use super::socket::{Acker, Envelope, Kind};
 use super::web::Web;
-use crate::service::{self, Asked, Reply, Service};
+use crate::service::{self, Asked, Attachment, Reply, Service};
 
 /// How long an answer may take and still come with the acknowledgement: Slack shows the user
 /// an error after 3 s without one, and the ack has a network to cross.
@@ -113,11 +113,20 @@ impl Handler {
             () = tokio::time::sleep(ACK_WITHIN) => None,
         };
         match ready {
-            Some(reply) => acker.ack(reply.as_ref().map(response)),
+            Some(Some(reply)) => match shared_file(&reply) {
+                Some(file) => {
+                    acker.ack(Some(response(&text_alone(&reply))));
+                    let (url, channel) = (&command.response_url, &command.channel_id);
+                    self.share(url, channel, &reply, file).await;
+                }
+                None => acker.ack(Some(response(&reply))),
+            },
+            Some(None) => acker.ack(None),
             None => {
                 acker.ack(Some(response(&Reply::private(WORKING))));
                 if let Some(reply) = answer.await {
-                    self.deliver(&command.response_url, &reply).await;
+                    let (url, channel) = (&command.response_url, &command.channel_id);
+                    self.deliver(url, channel, &reply).await;
                 }
             }
         }
@@ -197,15 +206,44 @@ impl Handler {
         // A decision is shown by progress, which edits the plan's message with the run's
         // latest state; an edit from here could land after a later one and show the past.
         if let Err(reply) = decided {
-            self.deliver(&click.response_url, &reply).await;
+            self.deliver(&click.response_url, &click.channel.id, &reply)
+                .await;
         }
     }
 
     /// An answer after the acknowledgement, through the interaction's `response_url`:
-    /// ephemeral when private, in the channel when public.
-    async fn deliver(&self, response_url: &str, reply: &Reply) {
-        if let Err(error) = self.web.respond(response_url, &response(reply)).await {
+    /// ephemeral when private, in the channel when public. A public answer with a file says
+    /// its text there, and the file is then shared in `channel`.
+    async fn deliver(&self, response_url: &str, channel: &str, reply: &Reply) {
+        match shared_file(reply) {
+            Some(file) => {
+                self.respond(response_url, &response(&text_alone(reply)))
+                    .await;
+                self.share(response_url, channel, reply, file).await;
+            }
+            None => self.respond(response_url, &response(reply)).await,
+        }
+    }
+
+    async fn respond(&self, response_url: &str, answer: &Value) {
+        if let Err(error) = self.web.respond(response_url, answer).await {
             tracing::warn!(%error, "an answer could not be delivered in Slack");
+        }
+    }
+
+    /// Shares a public answer's file in the command's channel, introduced by the answer's
+    /// first line; when Slack does not take it (no `files:write`, the bot not in the channel,
+    /// Slack away), the start of the file follows the answer through `response_url` instead.
+    async fn share(&self, response_url: &str, channel: &str, reply: &Reply, file: &Attachment) {
+        let first = reply.text.lines().next().unwrap_or(&file.name);
+        let uploaded = self
+            .web
+            .upload(channel, &file.name, &file.text, &escape(first))
+            .await;
+        if let Err(error) = uploaded {
+            tracing::warn!(%error, file = %file.name, "a file could not be shared in Slack; its start is shown instead");
+            let excerpt = json!({ "response_type": "in_channel", "text": excerpt(file) });
+            self.respond(response_url, &excerpt).await;
         }
     }
 
@@ -246,20 +284,39 @@ fn typed(line: &str) -> String {
         .join(" ")
 }
 
-/// The text of an answer, escaped, with the start of its file when it has one (Slack's files
-/// need an upload of their own).
+/// The file of a public answer, which is shared in the channel; a private answer's file is
+/// shown inline, since a file shared in a channel is everyone's.
+fn shared_file(reply: &Reply) -> Option<&Attachment> {
+    reply.attachment.as_ref().filter(|_| !reply.private)
+}
+
+/// The answer without its file.
+fn text_alone(reply: &Reply) -> Reply {
+    Reply {
+        attachment: None,
+        ..reply.clone()
+    }
+}
+
+/// The text of an answer, escaped, with the start of its file when it has one.
 fn text(reply: &Reply) -> String {
     let mut text = escape(&reply.text);
     if let Some(file) = &reply.attachment {
-        let shown: String = file.text.chars().take(INLINE_FILE).collect();
-        let cut = if shown.len() < file.text.len() {
-            "\n… (cut here)"
-        } else {
-            ""
-        };
-        text.push_str(&format!("\n```{}{cut}```", escape(&shown)));
+        text.push('\n');
+        text.push_str(&excerpt(file));
     }
     text
+}
+
+/// The start of a file, escaped, as a code block.
+fn excerpt(file: &Attachment) -> String {
+    let shown: String = file.text.chars().take(INLINE_FILE).collect();
+    let cut = if shown.len() < file.text.len() {
+        "\n… (cut here)"
+    } else {
+        ""
+    };
+    format!("```{}{cut}```", escape(&shown))
 }
 
 /// A slash command's response, carried by its acknowledgement.

@@ -11,14 +11,16 @@ use super::SINGLE_COMMAND;
 /// The bot token's scopes: post and edit its messages and ephemeral answers, take slash
 /// commands, look up the public and private channels it serves, and read their history, where
 /// a bot restarted between posting a run's message and recording it finds the message (Slack
-/// has no nonce: without it, the run would get a second message).
-pub const BOT_SCOPES: [&str; 6] = [
+/// has no nonce: without it, the run would get a second message). `files:write` shares a
+/// public answer's file (a run log, a plan longer than a message) in the command's channel.
+pub const BOT_SCOPES: [&str; 7] = [
     "chat:write",
     "commands",
     "channels:read",
     "groups:read",
     "channels:history",
     "groups:history",
+    "files:write",
 ];
 
 /// Slack's limit on a slash command's usage hint.

@@ -268,6 +268,7 @@ mod tests {
             "chat:write",
             "channels:history",
             "groups:history",
+            "files:write",
         ];
         let missing = lacking(&granted.map(str::to_owned));
         assert_eq!(missing, ["channels:read", "groups:read"]);

@@ -197,6 +197,55 @@ impl Web {
         })
     }
 
+    /// Shares `content` as a file `name` in `channel`, introduced by `comment`, in Slack's three
+    /// steps (`files.upload` is retired): `files.getUploadURLExternal` gives a file id and a
+    /// URL; the bytes are POSTed there, without the token (the URL is the credential, and the
+    /// token goes to Slack's API alone); `files.completeUploadExternal` shares the file. Both
+    /// methods need `files:write`; sharing needs the bot in the channel.
+    pub(super) async fn upload(
+        &self,
+        channel: &str,
+        name: &str,
+        content: &str,
+        comment: &str,
+    ) -> Result<(), WebError> {
+        const GET_URL: &str = "files.getUploadURLExternal";
+        const BYTES: &str = "upload_url";
+        let args = serde_json::json!({ "filename": name, "length": content.len().to_string() });
+        let answer = self.call(GET_URL, &args).await?;
+        let field = |key: &str| answer.get(key).and_then(Value::as_str).map(str::to_owned);
+        let (Some(url), Some(id)) = (field("upload_url"), field("file_id")) else {
+            return Err(WebError::Unreadable {
+                method: GET_URL,
+                status: 200,
+            });
+        };
+        let sent = self
+            .shared
+            .client
+            .post(url)
+            .header(CONTENT_TYPE, "application/octet-stream")
+            .body(content.to_owned())
+            .send()
+            .await
+            .map_err(|error| unreachable(BYTES, &error))?;
+        let status = sent.status();
+        if !status.is_success() {
+            return Err(WebError::Unreachable {
+                method: BYTES,
+                cause: format!("answered {status}"),
+            });
+        }
+        let files = serde_json::json!([{ "id": id, "title": name }]);
+        let args = serde_json::json!({
+            "files": files,
+            "channel_id": channel,
+            "initial_comment": comment,
+        });
+        self.call("files.completeUploadExternal", &args).await?;
+        Ok(())
+    }
+
     /// Waits until `method` is no longer held back; a 429 answered meanwhile holds it longer.
     async fn turn(&self, method: &'static str) {
         loop {

@@ -147,3 +147,88 @@ async fn nobody_approves_in_discord_what_they_asked_for_in_slack() {
     assert_eq!(scene.sim.state().deleted.len(), 60);
     scene.assert_well_behaved();
 }
+
+/// A plan longer than a message is answered in the channel with its start, and shared whole as
+/// a file in the command's channel, introduced by the answer's first line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_plan_is_shared_whole_as_a_file() {
+    let scene = SlackScene::start(Setup {
+        days_of_indices: 2,
+        sim: |mut sim| {
+            sim.extra_indices = (0..150).map(|n| format!("svc{n:03}-2020.01.01")).collect();
+            sim
+        },
+        ..Setup::default()
+    })
+    .await;
+    let answer = scene
+        .slash("alice", "/indices prune cluster:logs older_than_days:30")
+        .await;
+    assert!(!answer.private, "{answer:?}");
+    assert!(
+        answer
+            .text
+            .ends_with("(cut to fit; /run status shows the rest)"),
+        "{answer:?}"
+    );
+    assert!(
+        !answer.text.contains("```"),
+        "no excerpt inline: {answer:?}"
+    );
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    let files = loop {
+        let files = scene.fake.files(&scene.channel);
+        if !files.is_empty() || tokio::time::Instant::now() > deadline {
+            break files;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    };
+    assert_eq!(files.len(), 1, "{files:?}");
+    let file = &files[0];
+    assert_eq!(
+        (file.name.as_str(), file.title.as_str()),
+        ("r-1-plan.txt", "r-1-plan.txt")
+    );
+    assert_eq!(file.initial_comment.as_deref(), answer.text.lines().next());
+    assert!(
+        file.content
+            .starts_with("Plan for /indices prune cluster:logs"),
+        "{}",
+        file.content
+    );
+    for n in [0, 75, 149] {
+        let index = format!("svc{n:03}-2020.01.01");
+        assert!(file.content.contains(&index), "{}", file.content);
+    }
+
+    // Without files:write, the start of the file follows the answer instead.
+    let token = scene.fake.config().bot_token.clone();
+    let scopes: Vec<&str> = opsbot::chat::slack::BOT_SCOPES
+        .into_iter()
+        .filter(|s| *s != "files:write")
+        .collect();
+    scene.fake.set_scopes(&token, &scopes);
+    let cancelled = scene.slash("alice", "/run cancel id:r-1").await;
+    assert!(!cancelled.private, "{cancelled:?}");
+    let again = scene
+        .slash("bob", "/indices prune cluster:logs older_than_days:30")
+        .await;
+    assert!(!again.private && again.text.contains("r-2"), "{again:?}");
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    let excerpt = loop {
+        let envelope = scene.fake.envelopes().last().unwrap().envelope_id.clone();
+        let answers = scene.fake.responses(&envelope);
+        if answers.len() > 1 || tokio::time::Instant::now() > deadline {
+            break answers.get(1).cloned().unwrap_or_default();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    };
+    assert_eq!(excerpt["response_type"], "in_channel", "{excerpt}");
+    let text = excerpt["text"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("```Plan for /indices prune") && text.ends_with("… (cut here)```"),
+        "{text}"
+    );
+    assert_eq!(scene.fake.files(&scene.channel).len(), 1);
+    scene.assert_well_behaved();
+}
