@@ -116,6 +116,9 @@ async fn nobody_approves_in_discord_what_they_asked_for_in_slack() {
         config.discord = Some(discord::discord_config(&fake_discord, dir));
     })
     .await;
+    // On Discord's gateway (an interaction reaches only a session that is ready) with the
+    // commands registered.
+    fake_discord.wait_ready(PATIENCE).await.unwrap();
     fake_discord.wait_commands(PATIENCE).await.unwrap();
     let asked = scene
         .slash("bob", "/indices prune cluster:logs older_than_days:30")
