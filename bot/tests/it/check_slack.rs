@@ -122,14 +122,10 @@ async fn all_fine() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_chat_write_scope() {
     let w = workspace().await;
-    let read_only = [
-        "commands",
-        "channels:read",
-        "groups:read",
-        "channels:history",
-        "groups:history",
-        "files:write",
-    ];
+    let read_only: Vec<&str> = opsbot::chat::slack::BOT_SCOPES
+        .into_iter()
+        .filter(|scope| *scope != "chat:write")
+        .collect();
     w.fake.set_scopes(&w.bot_token(), &read_only);
     let (line, passed) = w.check(&w.team(), &[&w.ops]).await;
     assert_eq!(

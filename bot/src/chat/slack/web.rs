@@ -164,16 +164,30 @@ impl Web {
     /// the bot's membership: a command typed where the bot may not post still gets its answer.
     /// Slack answers `ok` in plain text, or an error code with a 4xx.
     pub(super) async fn respond(&self, url: &str, answer: &Value) -> Result<(), WebError> {
-        const METHOD: &str = "response_url";
+        let json = "application/json; charset=utf-8";
+        self.post_to("response_url", url, json, answer.to_string())
+            .await
+    }
+
+    /// POSTs `body` to a URL Slack handed out (a `response_url`, an upload URL): without the
+    /// token, since the URL is the credential and the token goes to Slack's API alone. Slack
+    /// answers 2xx, or its error code in plain text with a 4xx.
+    async fn post_to(
+        &self,
+        what: &'static str,
+        url: &str,
+        content_type: &str,
+        body: String,
+    ) -> Result<(), WebError> {
         let sent = self
             .shared
             .client
             .post(url)
-            .header(CONTENT_TYPE, "application/json; charset=utf-8")
-            .body(answer.to_string())
+            .header(CONTENT_TYPE, content_type)
+            .body(body)
             .send()
             .await
-            .map_err(|error| unreachable(METHOD, &error))?;
+            .map_err(|error| unreachable(what, &error))?;
         let status = sent.status();
         if status.is_success() {
             return Ok(());
@@ -182,15 +196,15 @@ impl Web {
         let error = said.trim().chars().take(40).collect::<String>();
         Err(match status {
             StatusCode::TOO_MANY_REQUESTS => WebError::RateLimited {
-                method: METHOD,
+                method: what,
                 retry_after: RETRY_AFTER_DEFAULT,
             },
             status if status.is_server_error() => WebError::Unreachable {
-                method: METHOD,
+                method: what,
                 cause: format!("answered {status}"),
             },
             _ => WebError::Slack {
-                method: METHOD,
+                method: what,
                 error,
                 needed: None,
             },
@@ -210,7 +224,6 @@ impl Web {
         comment: &str,
     ) -> Result<(), WebError> {
         const GET_URL: &str = "files.getUploadURLExternal";
-        const BYTES: &str = "upload_url";
         let args = serde_json::json!({ "filename": name, "length": content.len().to_string() });
         let answer = self.call(GET_URL, &args).await?;
         let field = |key: &str| answer.get(key).and_then(Value::as_str).map(str::to_owned);
@@ -220,22 +233,9 @@ impl Web {
                 status: 200,
             });
         };
-        let sent = self
-            .shared
-            .client
-            .post(url)
-            .header(CONTENT_TYPE, "application/octet-stream")
-            .body(content.to_owned())
-            .send()
-            .await
-            .map_err(|error| unreachable(BYTES, &error))?;
-        let status = sent.status();
-        if !status.is_success() {
-            return Err(WebError::Unreachable {
-                method: BYTES,
-                cause: format!("answered {status}"),
-            });
-        }
+        let bytes = "application/octet-stream";
+        self.post_to("upload_url", &url, bytes, content.to_owned())
+            .await?;
         let files = serde_json::json!([{ "id": id, "title": name }]);
         let args = serde_json::json!({
             "files": files,
