@@ -113,14 +113,11 @@ impl Handler {
             () = tokio::time::sleep(ACK_WITHIN) => None,
         };
         match ready {
-            Some(Some(reply)) => match shared_file(&reply) {
-                Some(file) => {
-                    acker.ack(Some(response(&text_alone(&reply))));
-                    let (url, channel) = (&command.response_url, &command.channel_id);
-                    self.share(url, channel, &reply, file).await;
-                }
-                None => acker.ack(Some(response(&reply))),
-            },
+            Some(Some(reply)) => {
+                acker.ack(Some(said(&reply)));
+                let (url, channel) = (&command.response_url, &command.channel_id);
+                self.share(url, channel, &reply).await;
+            }
             Some(None) => acker.ack(None),
             None => {
                 acker.ack(Some(response(&Reply::private(WORKING))));
@@ -215,14 +212,8 @@ impl Handler {
     /// ephemeral when private, in the channel when public. A public answer with a file says
     /// its text there, and the file is then shared in `channel`.
     async fn deliver(&self, response_url: &str, channel: &str, reply: &Reply) {
-        match shared_file(reply) {
-            Some(file) => {
-                self.respond(response_url, &response(&text_alone(reply)))
-                    .await;
-                self.share(response_url, channel, reply, file).await;
-            }
-            None => self.respond(response_url, &response(reply)).await,
-        }
+        self.respond(response_url, &said(reply)).await;
+        self.share(response_url, channel, reply).await;
     }
 
     async fn respond(&self, response_url: &str, answer: &Value) {
@@ -231,10 +222,13 @@ impl Handler {
         }
     }
 
-    /// Shares a public answer's file in the command's channel, introduced by the answer's
+    /// Shares a public answer's file (none: nothing to do) in the command's channel, introduced by the answer's
     /// first line; when Slack does not take it (no `files:write`, the bot not in the channel,
     /// Slack away), the start of the file follows the answer through `response_url` instead.
-    async fn share(&self, response_url: &str, channel: &str, reply: &Reply, file: &Attachment) {
+    async fn share(&self, response_url: &str, channel: &str, reply: &Reply) {
+        let Some(file) = shared_file(reply) else {
+            return;
+        };
         let first = reply.text.lines().next().unwrap_or(&file.name);
         let uploaded = self
             .web
@@ -290,11 +284,15 @@ fn shared_file(reply: &Reply) -> Option<&Attachment> {
     reply.attachment.as_ref().filter(|_| !reply.private)
 }
 
-/// The answer without its file.
-fn text_alone(reply: &Reply) -> Reply {
-    Reply {
-        attachment: None,
-        ..reply.clone()
+/// The response that says an answer: its text alone when its file is shared in the channel
+/// after it, else with the file's start inline.
+fn said(reply: &Reply) -> Value {
+    match shared_file(reply) {
+        Some(_) => response(&Reply {
+            attachment: None,
+            ..reply.clone()
+        }),
+        None => response(reply),
     }
 }
 
