@@ -62,6 +62,9 @@ pub(crate) struct Sockets {
     pub(crate) envelopes: Vec<Envelope>,
     /// Events API redeliveries waiting for their time: (when, index of the timed-out one).
     retries_due: Vec<(Instant, usize)>,
+    /// Acks still to lose on the way ([`crate::FakeSlack::lose_acks`]), and those lost.
+    pub(crate) acks_to_lose: usize,
+    pub(crate) acks_lost: usize,
 }
 
 impl Sockets {
@@ -324,6 +327,11 @@ fn on_frame(shared: &Shared, text: &str) {
     let Some(id) = frame.get("envelope_id").and_then(Value::as_str) else {
         return inner.violation(format!("socket frame is not an ack: {text:.200}"));
     };
+    if inner.sockets.acks_to_lose > 0 {
+        inner.sockets.acks_to_lose -= 1;
+        inner.sockets.acks_lost += 1;
+        return;
+    }
     let Some(envelope) = inner
         .sockets
         .envelopes

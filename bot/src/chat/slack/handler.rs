@@ -14,11 +14,13 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::access::Access;
+use super::blocked::Blocked;
 use super::blocks::escape;
 use super::channel_id;
+use super::said::{excerpt, response, said, shared_file};
 use super::socket::{Acker, Envelope, Kind};
 use super::web::Web;
-use crate::service::{self, Asked, Attachment, Reply, Service};
+use crate::service::{self, Asked, Reply, Service};
 
 /// How long an answer may take and still come with the acknowledgement: Slack shows the user
 /// an error after 3 s without one, and the ack has a network to cross.
@@ -26,9 +28,6 @@ const ACK_WITHIN: Duration = Duration::from_millis(2000);
 
 /// What an answer that takes longer says meanwhile.
 const WORKING: &str = "⏳ working on it…";
-
-/// The most of a file-sized answer shown in the message (Slack's section text is 3,000).
-const INLINE_FILE: usize = 2500;
 
 /// The single command a workspace may prefer to one per group: `/opsbot cluster status …`.
 pub const SINGLE_COMMAND: &str = "/opsbot";
@@ -38,6 +37,29 @@ pub(super) struct Handler {
     pub(super) access: Access,
     /// The bot token's client, whose HTTP client answers through `response_url`s.
     pub(super) web: Web,
+    /// The bot's member id: a message addressed to it starts with `<@U…>`.
+    pub(super) bot_user: String,
+    /// Channels where Slack refused the bot: an answer there says what to grant.
+    pub(super) blocked: Blocked,
+}
+
+/// Who asks what where, from a slash command or a mention.
+pub(super) struct Asking<'a> {
+    pub(super) team: &'a str,
+    pub(super) user: &'a str,
+    pub(super) channel: &'a str,
+    /// The console line it stands for.
+    pub(super) line: String,
+    /// The delivery's key, recorded before anything is done; `None` when the caller has.
+    pub(super) delivery: Option<&'a str>,
+}
+
+/// Where an answer goes after the acknowledgement: a slash command's or a button's
+/// `response_url` (valid 30 minutes, needs neither token nor membership), or, for a mention,
+/// which has none, a message in its channel (ephemeral to the person when private).
+pub(super) enum Back<'a> {
+    Url(&'a str),
+    Channel { channel: &'a str, user: &'a str },
 }
 
 /// The fields of a `slash_commands` payload opsbot reads.
@@ -86,8 +108,8 @@ impl Handler {
             match envelope.kind {
                 Kind::SlashCommand => this.command(envelope.payload, acker).await,
                 Kind::Interactive => this.click(envelope.payload, acker).await,
-                // opsbot subscribes to no event; one delivered anyway is taken and dropped.
-                Kind::Event | Kind::Other => acker.ack(None),
+                Kind::Event => this.mention(envelope.payload, acker).await,
+                Kind::Other => acker.ack(None),
             }
         });
     }
@@ -105,7 +127,15 @@ impl Handler {
         // Acknowledged with the answer when it is ready before it needs a backend (a cluster,
         // a cloud: seconds) or ACK_WITHIN passes; else with WORKING, the answer following.
         let (slow, needs_time) = oneshot::channel();
-        let mut answer = std::pin::pin!(self.answer(&command, slow));
+        let asking = Asking {
+            team: &command.team_id,
+            user: &command.user_id,
+            channel: &command.channel_id,
+            line: line(&command.command, &command.text),
+            delivery: Some(&command.trigger_id),
+        };
+        let back = Back::Url(&command.response_url);
+        let mut answer = std::pin::pin!(self.answer(asking, slow));
         let ready = tokio::select! {
             biased;
             reply = &mut answer => Some(reply),
@@ -115,31 +145,30 @@ impl Handler {
         match ready {
             Some(Some(reply)) => {
                 acker.ack(Some(said(&reply)));
-                let (url, channel) = (&command.response_url, &command.channel_id);
-                self.share(url, channel, &reply).await;
+                self.share(&back, &command.channel_id, &reply).await;
             }
             Some(None) => acker.ack(None),
             None => {
                 acker.ack(Some(response(&Reply::private(WORKING))));
                 if let Some(reply) = answer.await {
-                    let (url, channel) = (&command.response_url, &command.channel_id);
-                    self.deliver(url, channel, &reply).await;
+                    self.deliver(&back, &command.channel_id, &reply).await;
                 }
             }
         }
     }
 
-    /// The answer to a slash command; none for one already handled. `slow` is told when the
-    /// answer needs a backend.
-    async fn answer(&self, command: &SlashCommand, slow: oneshot::Sender<()>) -> Option<Reply> {
-        let line = line(&command.command, &command.text);
-        let checked = self
-            .access
-            .check(&command.team_id, &command.user_id, &command.channel_id);
+    /// The answer to a command; none for one already handled. `slow` is told when the answer
+    /// needs a backend.
+    pub(super) async fn answer(
+        &self,
+        asking: Asking<'_>,
+        slow: oneshot::Sender<()>,
+    ) -> Option<Reply> {
+        let checked = self.access.check(asking.team, asking.user, asking.channel);
         let actor = match checked.actor {
             Ok(actor) => actor,
             Err(refusal) => {
-                let asked = Asked::new(typed(&line), None);
+                let asked = Asked::new(typed(&asking.line), None);
                 return Some(
                     self.service
                         .refused(&checked.speaker, &asked, refusal.into())
@@ -147,7 +176,7 @@ impl Handler {
                 );
             }
         };
-        let request = match parse::parse_line(&line, Origin::Chat) {
+        let request = match parse::parse_line(&asking.line, Origin::Chat) {
             Ok(request) => request,
             Err(error) => return Some(Reply::private(error.to_string())),
         };
@@ -156,16 +185,21 @@ impl Handler {
         }
         // Recorded before anything is done, after what needs no store: a command that will
         // take a while is acknowledged without waiting for the write.
-        if !self.first_delivery(&command.trigger_id).await {
-            tracing::info!(trigger = %command.trigger_id, "a repeated delivery; already handled");
-            return None;
+        if let Some(delivery) = asking.delivery {
+            if !self.first_delivery(delivery).await {
+                tracing::info!(%delivery, "a repeated delivery; already handled");
+                return None;
+            }
         }
-        let channel = channel_id(&command.channel_id);
-        Some(
-            self.service
-                .handle(&actor, &channel, Origin::Chat, request)
-                .await,
-        )
+        let channel = channel_id(asking.channel);
+        let mut reply = self
+            .service
+            .handle(&actor, &channel, Origin::Chat, request)
+            .await;
+        if let Some(warning) = self.blocked.warning(asking.channel) {
+            reply.text = format!("{}\n{warning}", reply.text);
+        }
+        Some(reply)
     }
 
     /// A press of Approve, Confirm or Reject: acknowledged at once (a press has no answer of
@@ -203,29 +237,45 @@ impl Handler {
         // A decision is shown by progress, which edits the plan's message with the run's
         // latest state; an edit from here could land after a later one and show the past.
         if let Err(reply) = decided {
-            self.deliver(&click.response_url, &click.channel.id, &reply)
-                .await;
+            let back = Back::Url(&click.response_url);
+            self.deliver(&back, &click.channel.id, &reply).await;
         }
     }
 
-    /// An answer after the acknowledgement, through the interaction's `response_url`:
-    /// ephemeral when private, in the channel when public. A public answer with a file says
-    /// its text there, and the file is then shared in `channel`.
-    async fn deliver(&self, response_url: &str, channel: &str, reply: &Reply) {
-        self.respond(response_url, &said(reply)).await;
-        self.share(response_url, channel, reply).await;
+    /// An answer after the acknowledgement: ephemeral when private, in the channel when
+    /// public. A public answer with a file says its text, and the file is then shared in
+    /// `channel`.
+    pub(super) async fn deliver(&self, back: &Back<'_>, channel: &str, reply: &Reply) {
+        self.respond(back, &said(reply)).await;
+        self.share(back, channel, reply).await;
     }
 
-    async fn respond(&self, response_url: &str, answer: &Value) {
-        if let Err(error) = self.web.respond(response_url, answer).await {
+    /// Says `answer` (a slash command's response: `response_type` and `text`) where `back`
+    /// names.
+    async fn respond(&self, back: &Back<'_>, answer: &Value) {
+        let said = match back {
+            Back::Url(url) => self.web.respond(url, answer).await,
+            Back::Channel { channel, user } => {
+                let mut args = json!({ "channel": channel, "text": answer["text"] });
+                let method = if answer["response_type"] == "ephemeral" {
+                    args["user"] = json!(user);
+                    "chat.postEphemeral"
+                } else {
+                    "chat.postMessage"
+                };
+                self.web.call(method, &args).await.map(drop)
+            }
+        };
+        if let Err(error) = said {
             tracing::warn!(%error, "an answer could not be delivered in Slack");
         }
     }
 
-    /// Shares a public answer's file (none: nothing to do) in the command's channel, introduced by the answer's
-    /// first line; when Slack does not take it (no `files:write`, the bot not in the channel,
-    /// Slack away), the start of the file follows the answer through `response_url` instead.
-    async fn share(&self, response_url: &str, channel: &str, reply: &Reply) {
+    /// Shares a public answer's file (none: nothing to do) in the command's channel,
+    /// introduced by the answer's first line; when Slack does not take it (no `files:write`,
+    /// the bot not in the channel, Slack away), the start of the file follows the answer
+    /// instead.
+    async fn share(&self, back: &Back<'_>, channel: &str, reply: &Reply) {
         let Some(file) = shared_file(reply) else {
             return;
         };
@@ -237,14 +287,14 @@ impl Handler {
         if let Err(error) = uploaded {
             tracing::warn!(%error, file = %file.name, "a file could not be shared in Slack; its start is shown instead");
             let excerpt = json!({ "response_type": "in_channel", "text": excerpt(file) });
-            self.respond(response_url, &excerpt).await;
+            self.respond(back, &excerpt).await;
         }
     }
 
     /// False for a repeated delivery of an envelope already handled; a store failure counts
     /// as first, since refusing would lose a command.
-    async fn first_delivery(&self, trigger: &str) -> bool {
-        let key = format!("slack:{trigger}");
+    pub(super) async fn first_delivery(&self, delivery: &str) -> bool {
+        let key = format!("slack:{delivery}");
         match self.service.engine().writes().first_delivery(key).await {
             Ok(first) => first,
             Err(error) => {
@@ -258,15 +308,19 @@ impl Handler {
 /// The console line a slash command stands for. Slack escapes `&`, `<` and `>` in what the
 /// user typed; the parser sees what they typed. `/opsbot cluster status` is `/cluster status`.
 fn line(command: &str, text: &str) -> String {
-    let text = text
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
+    let text = unescape(text);
     if command == SINGLE_COMMAND {
         format!("/{}", text.trim_start())
     } else {
         format!("{command} {text}")
     }
+}
+
+/// What the user typed, from Slack's escaped text.
+pub(super) fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }
 
 /// `/approve` or `/run cancel`, as the audit log names a command refused before it was read.
@@ -276,55 +330,6 @@ fn typed(line: &str) -> String {
         .take(2)
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// The file of a public answer, which is shared in the channel; a private answer's file is
-/// shown inline, since a file shared in a channel is everyone's.
-fn shared_file(reply: &Reply) -> Option<&Attachment> {
-    reply.attachment.as_ref().filter(|_| !reply.private)
-}
-
-/// The response that says an answer: its text alone when its file is shared in the channel
-/// after it, else with the file's start inline.
-fn said(reply: &Reply) -> Value {
-    match shared_file(reply) {
-        Some(_) => response(&Reply {
-            attachment: None,
-            ..reply.clone()
-        }),
-        None => response(reply),
-    }
-}
-
-/// The text of an answer, escaped, with the start of its file when it has one.
-fn text(reply: &Reply) -> String {
-    let mut text = escape(&reply.text);
-    if let Some(file) = &reply.attachment {
-        text.push('\n');
-        text.push_str(&excerpt(file));
-    }
-    text
-}
-
-/// The start of a file, escaped, as a code block.
-fn excerpt(file: &Attachment) -> String {
-    let shown: String = file.text.chars().take(INLINE_FILE).collect();
-    let cut = if shown.len() < file.text.len() {
-        "\n… (cut here)"
-    } else {
-        ""
-    };
-    format!("```{}{cut}```", escape(&shown))
-}
-
-/// A slash command's response, carried by its acknowledgement.
-fn response(reply: &Reply) -> Value {
-    let kind = if reply.private {
-        "ephemeral"
-    } else {
-        "in_channel"
-    };
-    json!({ "response_type": kind, "text": text(reply) })
 }
 
 #[cfg(test)]
@@ -357,17 +362,5 @@ mod tests {
     fn a_refused_command_is_named_without_its_options() {
         assert_eq!(typed("/run cancel id:r-1"), "/run cancel");
         assert_eq!(typed("/approve id:r-1 digest:abc"), "/approve");
-    }
-
-    #[test]
-    fn answers_are_escaped_and_private_ones_ephemeral() {
-        let reply = Reply::private("no <!channel> & <@U0BOB>");
-        assert_eq!(
-            response(&reply),
-            json!({
-                "response_type": "ephemeral",
-                "text": "no &lt;!channel&gt; &amp; &lt;@U0BOB&gt;"
-            })
-        );
     }
 }

@@ -88,7 +88,10 @@ impl Keeper {
     }
 
     fn handler(&self, reached: Reached) -> Handler {
+        self.connector.blocked.checked(&reached);
         Handler {
+            bot_user: reached.bot_user,
+            blocked: self.connector.blocked.clone(),
             service: self.service.clone(),
             access: Access::new(
                 self.connector.config.team.clone(),

@@ -13,7 +13,9 @@ use super::SINGLE_COMMAND;
 /// a bot restarted between posting a run's message and recording it finds the message (Slack
 /// has no nonce: without it, the run would get a second message). `files:write` shares a
 /// public answer's file (a run log, a plan longer than a message) in the command's channel.
-pub const BOT_SCOPES: [&str; 7] = [
+/// `app_mentions:read` takes a command addressed to the bot in a message
+/// (`@opsbot cluster status`), where a slash command cannot be typed: in a thread.
+pub const BOT_SCOPES: [&str; 8] = [
     "chat:write",
     "commands",
     "channels:read",
@@ -21,7 +23,11 @@ pub const BOT_SCOPES: [&str; 7] = [
     "channels:history",
     "groups:history",
     "files:write",
+    "app_mentions:read",
 ];
+
+/// The one event the app subscribes to: a message that mentions the bot.
+pub const BOT_EVENTS: [&str; 1] = ["app_mention"];
 
 /// Slack's limit on a slash command's usage hint.
 const MAX_USAGE_HINT: usize = 1000;
@@ -51,6 +57,7 @@ pub fn manifest(single: bool) -> Value {
         },
         "oauth_config": { "scopes": { "bot": BOT_SCOPES } },
         "settings": {
+            "event_subscriptions": { "bot_events": BOT_EVENTS },
             "interactivity": { "is_enabled": true },
             "org_deploy_enabled": false,
             "socket_mode_enabled": true,
@@ -141,6 +148,10 @@ mod tests {
         assert_eq!(manifest["settings"]["socket_mode_enabled"], true);
         assert_eq!(manifest["settings"]["interactivity"]["is_enabled"], true);
         assert_eq!(manifest["oauth_config"]["scopes"]["bot"], json!(BOT_SCOPES));
+        assert_eq!(
+            manifest["settings"]["event_subscriptions"]["bot_events"],
+            json!(["app_mention"])
+        );
     }
 
     #[test]

@@ -3,11 +3,14 @@
 //! network), and everything it says goes through the Web API with the bot token.
 
 mod access;
+mod blocked;
 mod blocks;
 mod handler;
 mod keep;
 mod manifest;
+mod mention;
 mod reach;
+mod said;
 mod socket;
 mod transport;
 mod web;
@@ -27,6 +30,7 @@ pub use reach::{ChannelAccess, Reached};
 pub use transport::SlackTransport;
 
 use crate::config::{SlackConfig, Tls};
+use blocked::Blocked;
 use web::Web;
 
 /// Where the bot token comes from when no `bot_token_file` is configured.
@@ -55,6 +59,8 @@ pub struct Connector {
     bot: Web,
     app: Web,
     tls: Arc<rustls::ClientConfig>,
+    /// The channels where Slack refused the bot, shared by its transport and its handler.
+    blocked: Blocked,
 }
 
 impl std::fmt::Debug for Connector {
@@ -90,6 +96,7 @@ impl Connector {
             bot: Web::new(client.clone(), &config.api_url, bot),
             app: Web::new(client, &config.api_url, app),
             tls: Arc::new(crate::backend::http::rustls_config(&tls)?),
+            blocked: Blocked::default(),
         })
     }
 
@@ -103,6 +110,7 @@ impl Connector {
                 .map(|c| c.as_str().to_owned()),
             self.config.updates_per_minute,
             self.config.minute,
+            self.blocked.clone(),
         )
     }
 }

@@ -269,6 +269,7 @@ mod tests {
             "channels:history",
             "groups:history",
             "files:write",
+            "app_mentions:read",
         ];
         let missing = lacking(&granted.map(str::to_owned));
         assert_eq!(missing, ["channels:read", "groups:read"]);

@@ -15,6 +15,7 @@ use opsbot_commands::run::{ChannelId, MessageId};
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
+use super::blocked::{Blocked, MEMBERSHIP};
 use super::blocks;
 use super::web::{Web, WebError};
 use crate::progress::{ChatError, ChatTransport, Forbidden, Pace};
@@ -26,9 +27,6 @@ const TIER_3: u32 = 50;
 /// before the bot died, so it is among the channel's latest.
 const LOOK_BACK: u32 = 100;
 
-/// What the bot lacks in a channel it is not a member of, and how it gets it.
-const MEMBERSHIP: &str = "membership (invite the bot: /invite @opsbot)";
-
 /// The chat transport over Slack's Web API.
 #[derive(Clone)]
 pub struct SlackTransport {
@@ -36,6 +34,8 @@ pub struct SlackTransport {
     /// Where maintenance is announced (`C…`); none configured, nothing is.
     announce_channel: Option<String>,
     pacing: Arc<Pacing>,
+    /// Where Slack refused the bot, for the handler to say so.
+    blocked: Blocked,
 }
 
 /// The token stays in [`Web`], which shows its base URL alone.
@@ -102,6 +102,7 @@ impl SlackTransport {
         announce_channel: Option<String>,
         updates_per_minute: u32,
         minute: Duration,
+        blocked: Blocked,
     ) -> Self {
         let update_period = minute / updates_per_minute.max(1);
         Self {
@@ -113,6 +114,7 @@ impl SlackTransport {
                 posts: std::sync::Mutex::new(HashMap::new()),
                 post_period: minute / 60,
             }),
+            blocked,
         }
     }
 
@@ -129,13 +131,28 @@ impl SlackTransport {
             .web
             .call("chat.postMessage", &Value::Object(message))
             .await
-            .map_err(|error| classify(channel, &error))?;
+            .map_err(|error| self.refused(channel, &error))?;
+        self.blocked.posted(slack);
         match posted.get("ts").and_then(Value::as_str) {
             Some(ts) => Ok(MessageId(ts.to_owned())),
             None => Err(ChatError::Transient(
                 "Slack: chat.postMessage: answered ok without the message's ts".to_owned(),
             )),
         }
+    }
+}
+
+impl SlackTransport {
+    /// Slack's refusal as progress acts on it; a channel where the bot may not post is
+    /// remembered, so that the next command typed there is told what to grant.
+    fn refused(&self, channel: &ChannelId, error: &WebError) -> ChatError {
+        let error = classify(channel, error);
+        if let (ChatError::Forbidden(forbidden), Some(slack)) =
+            (&error, super::slack_channel(channel))
+        {
+            self.blocked.refused(slack, &forbidden.missing);
+        }
+        error
     }
 }
 
@@ -212,7 +229,7 @@ impl ChatTransport for SlackTransport {
         self.web
             .call("chat.update", &Value::Object(update))
             .await
-            .map_err(|error| classify(channel, &error))?;
+            .map_err(|error| self.refused(channel, &error))?;
         Ok(())
     }
 

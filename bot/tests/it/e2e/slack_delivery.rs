@@ -2,9 +2,11 @@
 //! connection recycled mid-run, and each of Slack's permanent errors ending as it should,
 //! with the requests it costs bounded.
 
+use std::time::Duration;
+
 use opsbot_fake_slack::{DisconnectReason, Failure, TokenStatus, WebMethod};
-use opsbot_tests::Setup;
-use opsbot_tests::slack::{SlackScene, shown};
+use opsbot_tests::slack::{SlackScene, member, shown};
+use opsbot_tests::{PATIENCE, Setup};
 
 /// A restart slow enough that its message is edited while it runs.
 fn slow_restart() -> Setup {
@@ -151,6 +153,33 @@ async fn a_channel_the_bot_was_removed_from_stops_its_lane_after_one_request() {
         "one refused post, then nothing"
     );
     assert_eq!(scene.calls_in(WebMethod::ChatUpdate, &scene.channel), 0);
+    // The next command there is answered all the same, and says what to grant.
+    let listed = scene.slash("bob", "/run list").await;
+    assert!(
+        listed.text.contains("opsbot cannot post in this channel: it lacks membership (invite the bot: /invite @opsbot)"),
+        "{listed:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_the_bot_is_not_in_at_start_is_told_with_the_first_answer() {
+    let scene = SlackScene::start_with(Setup::default(), |fake, config, _| {
+        let served = config.slack.as_ref().unwrap().channels[0]
+            .as_str()
+            .to_owned();
+        fake.remove_member(&served, &fake.config().bot_user_id.clone());
+    })
+    .await;
+    let listed = scene.slash("alice", "/run list").await;
+    assert!(
+        listed.text.starts_with("no runs in the last 24 hours\n⚠️ "),
+        "{listed:?}"
+    );
+    assert!(listed.text.contains("/invite @opsbot"), "{listed:?}");
+    assert_eq!(
+        scene.calls_in(WebMethod::ChatPostMessage, &scene.channel),
+        0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -195,29 +224,96 @@ async fn a_revoked_token_stops_every_request_at_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_event_is_acknowledged_at_once_so_slack_never_delivers_it_again() {
+async fn a_mention_whose_ack_was_lost_is_delivered_again_and_handled_once() {
     let scene = SlackScene::start(Setup::default()).await;
-    // opsbot subscribes to no event; one delivered anyway (an app with subscriptions left over
-    // from another use) is taken, so that Slack does not deliver it again and again.
-    let event = serde_json::json!({
-        "type": "app_mention",
-        "user": "U0ALICE",
-        "text": "<@U0FAKEBOT1> /cluster status cluster:logs",
-        "channel": scene.channel,
-        "ts": "1700000000.000100",
-    });
-    let envelope = scene.fake.event(event).unwrap();
+    // The ack is lost on the way: Slack delivers the event again after its deadline.
+    scene.fake.lose_acks(1);
+    let text = "<@U0FAKEBOT1> indices prune cluster:logs older_than_days:30";
+    let (first, _) = scene
+        .fake
+        .mention(&scene.channel, &member("alice"), text)
+        .unwrap();
+    scene.fake.wait_lost_acks(1, PATIENCE).await.unwrap();
+    scene
+        .progress("r-1", |text| text.contains("waiting for approval"))
+        .await;
+    scene.fake.advance(Duration::from_secs(3));
+    let again = scene
+        .fake
+        .envelopes()
+        .into_iter()
+        .find(|e| e.retry_attempt == 1)
+        .expect("Slack delivers an unacknowledged event again");
+    assert_ne!(again.envelope_id, first);
     let ack = scene
         .fake
-        .wait_ack(&envelope, opsbot_tests::PATIENCE)
+        .wait_ack(&again.envelope_id, PATIENCE)
         .await
         .unwrap();
-    assert!(!ack.late && ack.payload.is_none(), "{ack:?}");
-    // Past every redelivery Slack would make of an unacknowledged event.
-    scene.fake.advance(std::time::Duration::from_secs(600));
-    assert_eq!(scene.fake.envelopes().len(), 1, "delivered once");
-    assert!(scene.sim.calls().is_empty(), "an event is not a command");
+    assert!(!ack.late, "{ack:?}");
+    // Past every redelivery Slack would make: nothing more comes, nothing more is done.
+    scene.fake.advance(Duration::from_secs(600));
+    assert_eq!(
+        scene.fake.envelopes().len(),
+        2,
+        "delivered twice, acknowledged once"
+    );
+    let list = scene.slash("bob", "/run list").await;
+    assert!(
+        list.text.contains("r-1") && !list.text.contains("r-2"),
+        "{list:?}"
+    );
+    let answers: Vec<String> = scene
+        .fake
+        .messages(&scene.channel)
+        .into_iter()
+        .filter(|m| m.user == scene.fake.config().bot_user_id)
+        .map(|m| m.text)
+        .filter(|t| !t.contains(" r-1 · "))
+        .collect();
+    assert_eq!(answers.len(), 1, "one answer in the channel: {answers:?}");
     scene.assert_well_behaved();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mention_is_answered_as_a_slash_command_is_privately_when_refused() {
+    let scene = SlackScene::start(Setup::default()).await;
+    let bad = "<@U0FAKEBOT1> indices delete cluster:logs index:_all";
+    scene
+        .fake
+        .mention(&scene.channel, &member("alice"), bad)
+        .unwrap();
+    let told = wait_ephemeral(&scene, &member("alice")).await;
+    assert!(
+        told.contains("index: `_all` would name every index"),
+        "{told}"
+    );
+    scene
+        .fake
+        .mention(&scene.channel, &member("carol"), "<@U0FAKEBOT1> run list")
+        .unwrap();
+    let refused = wait_ephemeral(&scene, &member("carol")).await;
+    assert!(
+        refused.contains("is not one of opsbot's people"),
+        "{refused}"
+    );
+    assert!(scene.sim.calls().is_empty(), "nothing reached the cluster");
+    scene.assert_well_behaved();
+}
+
+/// The first ephemeral message `user` was shown.
+async fn wait_ephemeral(scene: &SlackScene, user: &str) -> String {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(told) = scene.fake.ephemerals().into_iter().find(|e| e.user == user) {
+            return told.text;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{user} was told nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -221,6 +221,65 @@ impl FakeSlack {
         self.deliver(EnvelopeKind::EventsApi, payload)
     }
 
+    /// A user posts `text` mentioning the bot (`<@U…>` in it) in a channel: the message is
+    /// posted, and an `app_mention` event delivered, as Slack does only for an app subscribed
+    /// to it (its bot token has `app_mentions:read`) and a member of that channel. Returns the
+    /// envelope's id and the message's `ts`.
+    pub fn mention(
+        &self,
+        channel: &str,
+        user: &str,
+        text: &str,
+    ) -> Result<(String, String), String> {
+        let cfg = &self.shared.cfg;
+        {
+            let inner = self.shared.read();
+            let subscribed = inner
+                .tokens
+                .get(&cfg.bot_token)
+                .is_some_and(|t| t.scopes.contains("app_mentions:read"));
+            if !subscribed {
+                return Err("fake slack: the app lacks app_mentions:read; no event".to_owned());
+            }
+            let c = inner
+                .channels
+                .get(channel)
+                .ok_or(format!("fake slack: no channel {channel}"))?;
+            if !c.members.contains(&cfg.bot_user_id) {
+                return Err(format!(
+                    "fake slack: the bot is not in {channel}; Slack offers to invite it instead"
+                ));
+            }
+        }
+        let ts = self.post_as_user(channel, user, text);
+        let event = json!({
+            "type": "app_mention",
+            "user": user,
+            "text": text,
+            "ts": ts,
+            "channel": channel,
+            "event_ts": ts,
+            "team": cfg.team_id,
+        });
+        Ok((self.event(event)?, ts))
+    }
+
+    /// The next `n` acks the client sends are lost on the way, as on a link that drops just
+    /// then: Slack sees none, and redelivers an Events API envelope after its deadline.
+    pub fn lose_acks(&self, n: usize) {
+        self.shared.lock().sockets.acks_to_lose = n;
+    }
+
+    /// Waits until `n` acks were lost with [`FakeSlack::lose_acks`].
+    pub async fn wait_lost_acks(&self, n: usize, timeout: Duration) -> Result<(), String> {
+        let what = format!("{n} lost acks");
+        self.shared
+            .wait_for(timeout, &what, |inner| {
+                (inner.sockets.acks_lost >= n).then_some(())
+            })
+            .await
+    }
+
     /// Waits for the client's ack of one envelope.
     pub async fn wait_ack(&self, envelope_id: &str, timeout: Duration) -> Result<Ack, String> {
         let what = format!("the ack of envelope {envelope_id}");

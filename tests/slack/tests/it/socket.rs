@@ -174,6 +174,70 @@ async fn an_unacked_event_is_redelivered_with_retry_fields_on_slacks_schedule() 
 }
 
 #[tokio::test]
+async fn a_mention_is_an_app_mention_event_for_a_subscribed_member_app_only() {
+    let w = World::start().await;
+    let (mut socket, _) = w.connect().await;
+    let text = "<@U0FAKEBOT1> cluster status";
+    let refused = w.fake.mention(&w.ops, USER, text).unwrap_err();
+    assert!(refused.contains("app_mentions:read"), "{refused}");
+    let mut scopes: Vec<String> = w.fake.config().bot_scopes.clone();
+    scopes.push("app_mentions:read".into());
+    let scopes: Vec<&str> = scopes.iter().map(String::as_str).collect();
+    w.fake.set_scopes(&w.bot(), &scopes);
+    let (id, ts) = w.fake.mention(&w.ops, USER, text).unwrap();
+    let envelope = socket.next_json().await;
+    assert_eq!(envelope["envelope_id"], id.as_str());
+    let event = &envelope["payload"]["event"];
+    assert_eq!(
+        (
+            event["type"].as_str(),
+            event["user"].as_str(),
+            event["channel"].as_str()
+        ),
+        (Some("app_mention"), Some(USER), Some(w.ops.as_str()))
+    );
+    assert_eq!(
+        (event["text"].as_str(), event["ts"].as_str()),
+        (Some(text), Some(ts.as_str()))
+    );
+    assert!(
+        w.fake
+            .messages(&w.ops)
+            .iter()
+            .any(|m| m.ts == ts && m.text == text)
+    );
+    w.fake.remove_member(&w.ops, &w.fake.config().bot_user_id);
+    let outside = w.fake.mention(&w.ops, USER, text).unwrap_err();
+    assert!(outside.contains("not in"), "{outside}");
+}
+
+#[tokio::test]
+async fn a_lost_ack_is_not_seen_and_the_event_comes_again() {
+    let w = World::start().await;
+    let (mut socket, _) = w.connect().await;
+    let first = w
+        .fake
+        .event(json!({"type": "app_mention", "text": "hi"}))
+        .unwrap();
+    socket.next_json().await;
+    w.fake.lose_acks(1);
+    socket.send(json!({"envelope_id": first})).await;
+    w.fake.wait_lost_acks(1, T).await.unwrap();
+    w.fake.advance(Duration::from_secs(3));
+    let retry = socket.next_json().await;
+    assert_eq!(retry["retry_attempt"], 1);
+    assert!(w.fake.envelopes()[0].ack.is_none() && w.fake.envelopes()[0].timed_out);
+    socket
+        .send(json!({"envelope_id": retry["envelope_id"]}))
+        .await;
+    let id = retry["envelope_id"].as_str().unwrap();
+    assert!(
+        !w.fake.wait_ack(id, T).await.unwrap().late,
+        "the next ack is not lost"
+    );
+}
+
+#[tokio::test]
 async fn an_envelope_with_no_connection_is_a_dispatch_failure() {
     let w = World::start().await;
     let err = w.fake.slash_command(&restart(&w)).unwrap_err();

@@ -52,7 +52,13 @@ impl Slack {
 fn transport(fake: &FakeSlack, announce_channel: Option<String>) -> SlackTransport {
     let token = SecretString::from(fake.config().bot_token.as_str());
     let web = Web::new(reqwest::Client::new(), &fake.base_url(), token);
-    SlackTransport::new(web, announce_channel, 50, Duration::from_secs(60))
+    SlackTransport::new(
+        web,
+        announce_channel,
+        50,
+        Duration::from_secs(60),
+        super::Blocked::default(),
+    )
 }
 
 fn view(text: &str) -> ProgressView {
