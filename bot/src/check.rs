@@ -13,11 +13,14 @@ use opsbot_commands::openstack::ids::ImageRef;
 
 use crate::backend::BackendError;
 use crate::chat::discord::Discord;
+use crate::chat::matrix::{Connector as MatrixConnector, RoomAccess};
 use crate::chat::slack::{ChannelAccess, Connector as SlackConnector, Reached};
 use crate::clock::Clock;
 use crate::clouds::Cloud;
 use crate::clusters::Cluster;
-use crate::config::{CloudConfig, ClusterConfig, Config, DiscordConfig, SlackConfig, SlackId};
+use crate::config::{
+    CloudConfig, ClusterConfig, Config, DiscordConfig, MatrixConfig, SlackConfig, SlackId,
+};
 use crate::metrics::BackendErrors;
 use crate::runbooks::Library;
 
@@ -46,10 +49,11 @@ pub async fn run(config: &Config) -> anyhow::Result<bool> {
     })
     .await;
     let nothing = config.clusters.is_empty() && config.clouds.is_empty();
-    let no_chat = config.discord.is_none() && config.slack.is_none();
+    let no_chat = config.discord.is_none() && config.slack.is_none() && config.matrix.is_none();
     if nothing && no_chat && config.runbooks.dir.is_none() {
         println!(
-            "nothing to check: the config names no cluster, cloud, Discord, Slack or runbooks"
+            "nothing to check: the config names no cluster, cloud, Discord, Slack, Matrix or \
+             runbooks"
         );
     }
     Ok(all_ok)
@@ -71,6 +75,9 @@ pub async fn check(config: &Config, mut report: impl FnMut(Outcome)) {
     }
     if let Some(slack) = &config.slack {
         report(check_slack(slack, config.engine.request_timeout).await);
+    }
+    if let Some(matrix) = &config.matrix {
+        report(check_matrix(matrix, config.engine.request_timeout).await);
     }
 }
 
@@ -277,6 +284,47 @@ fn slack_usable(team: &SlackId, reached: &Reached) -> Result<String, String> {
         ));
     }
     Ok(format!("{head}; {}; {APP_TOKEN}", each.join("; ")))
+}
+
+/// The bot's own start-up check of Matrix (its credential and user, each room: joined,
+/// unencrypted, its power level), bounded in time, joining nothing. Nothing is posted.
+async fn check_matrix(matrix: &MatrixConfig, timeout: Duration) -> Outcome {
+    let result = match MatrixConnector::new(matrix) {
+        Err(error) => Err(format!("{error:#}")),
+        Ok(connector) => match tokio::time::timeout(timeout, connector.inspect()).await {
+            Ok(Ok(reached)) => {
+                let head = format!("homeserver {}, bot {}", matrix.homeserver, matrix.user);
+                let rooms: Vec<String> = reached.access.iter().map(room_can).collect();
+                let said = format!("{head}; {}", rooms.join("; "));
+                if reached.problems.is_empty() {
+                    Ok(said)
+                } else {
+                    Err(format!("{head}: {}", reached.problems.join("; ")))
+                }
+            }
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err(format!("no answer within {} s", timeout.as_secs())),
+        },
+    };
+    Outcome {
+        target: "matrix".to_owned(),
+        result,
+    }
+}
+
+/// `#ops joined, can post`, marked when maintenance is announced there.
+fn room_can(access: &RoomAccess) -> String {
+    let can = match (access.joined, access.write) {
+        (true, true) => "joined, can post",
+        (true, false) => "joined, cannot post",
+        (false, _) => "not joined",
+    };
+    let announce = if access.announce {
+        " (announcements)"
+    } else {
+        ""
+    };
+    format!("{}{announce} {can}", access.shown)
 }
 
 /// `#ops`, marked when maintenance is announced there.

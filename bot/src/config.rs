@@ -17,6 +17,7 @@ mod access;
 mod engine;
 mod file_arg;
 mod front;
+mod matrix;
 mod runbooks;
 mod schedules;
 mod slack;
@@ -27,6 +28,7 @@ pub use access::{ClientIdentity, ClusterAuth, SecretSource, Tls};
 pub use engine::{EngineConfig, ProgressConfig, RetryPolicy};
 pub use file_arg::{ConfigFile, DEFAULT_PATH};
 pub use front::{ConsoleConfig, DiscordConfig, MetricsConfig, PersonConfig, Role};
+pub use matrix::{MatrixConfig, RoomId};
 pub use runbooks::{HostAccessConfig, RunbooksConfig};
 pub use schedules::{ScheduleConfig, SchedulingConfig};
 pub use slack::{SlackConfig, SlackId};
@@ -57,6 +59,8 @@ pub struct Config {
     pub discord: Option<DiscordConfig>,
     /// The Slack front end (`opsbot run`), beside Discord or alone.
     pub slack: Option<SlackConfig>,
+    /// The Matrix front end (`opsbot run`): rooms on a homeserver, beside the others or alone.
+    pub matrix: Option<MatrixConfig>,
     #[serde(default)]
     pub metrics: MetricsConfig,
     /// Procedures that run at cron times (see `config::schedules`).

@@ -93,6 +93,7 @@ impl Refusal {
             Self::Approval(refusal) => match refusal {
                 ApprovalRefusal::OwnRun { .. } => "self_approval",
                 ApprovalRefusal::NotApprover => "not_approver",
+                ApprovalRefusal::OlderMessage { .. } => "older_message",
                 ApprovalRefusal::StaleDigest { .. } => "stale_digest",
                 ApprovalRefusal::Expired { .. } => "approval_expired",
                 ApprovalRefusal::NoApprovalNeeded { .. } => "no_approval_needed",

@@ -10,9 +10,9 @@ use tokio::signal::unix::{SignalKind, signal};
 use crate::chat::Unusable;
 use crate::chat::console::{self, Hub};
 use crate::chat::discord::{Connector, Discord, Keeper, Reached};
-use crate::chat::slack;
+use crate::chat::{matrix, slack};
 use crate::clock::Clock;
-use crate::config::{Config, DiscordConfig, SlackConfig, StoreBackend};
+use crate::config::{Config, DiscordConfig, MatrixConfig, SlackConfig, StoreBackend};
 use crate::engine::Engine;
 use crate::lease;
 use crate::metrics;
@@ -35,10 +35,11 @@ pub async fn run_until(
     clock: Clock,
     stopped: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    if config.discord.is_none() && config.slack.is_none() && config.console.socket.is_none() {
+    let chat = config.discord.is_some() || config.slack.is_some() || config.matrix.is_some();
+    if !chat && config.console.socket.is_none() {
         bail!(
-            "`opsbot run` serves [discord], [slack] and/or the [console] socket, and the config \
-             has none of them; deploy/opsbot.example.toml shows them"
+            "`opsbot run` serves [discord], [slack], [matrix] and/or the [console] socket, and \
+             the config has none of them; deploy/opsbot.example.toml shows them"
         );
     }
     let people = config.people()?;
@@ -51,11 +52,16 @@ pub async fn run_until(
         Some(slack) => Some(slack_contact(slack).await?),
         None => None,
     };
+    let matrix = match &config.matrix {
+        Some(matrix) => Some(matrix_contact(matrix).await?),
+        None => None,
+    };
     let store = config.store.open()?;
     let hub = Hub::default();
     let transport = Routed::new(
         discord.is_some().then(|| reached.clone()),
         slack.as_ref().map(|(connector, _)| connector.transport()),
+        matrix.as_ref().map(|(connector, _)| connector.transport()),
         hub.clone(),
     );
     let publisher = Arc::new(Publisher::with_clock(
@@ -131,11 +137,21 @@ pub async fn run_until(
             None => stopped.await,
         }
     };
-    // Discord and Slack are served beside the rest, by the active instance only, and an
+    // Discord, Slack and Matrix are served beside the rest, by the active instance only, and an
     // outage of either stops nothing else.
     let (stop_chat, chat_stopped) = tokio::sync::watch::channel(false);
     let slack = slack.map(|(connector, first)| {
         let keeper = slack::Keeper {
+            connector,
+            service: service.clone(),
+            people: people.clone(),
+            metrics: engine.metrics().clone(),
+            clock: engine.clock(),
+        };
+        tokio::spawn(keeper.keep(first, chat_stopped.clone()))
+    });
+    let matrix = matrix.map(|(connector, first)| {
+        let keeper = matrix::Keeper {
             connector,
             service: service.clone(),
             people: people.clone(),
@@ -157,8 +173,8 @@ pub async fn run_until(
     });
     until.await;
     let _ = stop_chat.send(true);
-    // Closes Discord's gateway with a Close frame, and Slack's socket.
-    for front in [discord, slack].into_iter().flatten() {
+    // Closes Discord's gateway with a Close frame, and Slack's socket; ends Matrix's sync.
+    for front in [discord, slack, matrix].into_iter().flatten() {
         let _ = front.await;
     }
     upkeep.abort();
@@ -214,19 +230,40 @@ async fn slack_contact(
     config: &SlackConfig,
 ) -> anyhow::Result<(slack::Connector, Result<slack::Reached, Unusable>)> {
     let connector = slack::Connector::new(config)?;
-    let answered = tokio::time::timeout(FIRST_CONTACT, connector.check()).await;
+    let first = first_check("Slack", connector.check()).await?;
+    Ok((connector, first))
+}
+
+/// The first check of Matrix, at start: a credential, a user or an encrypted served room the
+/// homeserver shows stops the start with what to fix; no answer does not, and the homeserver
+/// is tried again while the bot serves.
+async fn matrix_contact(
+    config: &MatrixConfig,
+) -> anyhow::Result<(matrix::Connector, Result<matrix::Reached, Unusable>)> {
+    let connector = matrix::Connector::new(config)?;
+    let first = first_check("Matrix", connector.check()).await?;
+    Ok((connector, first))
+}
+
+/// A platform's first check, given [`FIRST_CONTACT`] to answer: a refusal is the start's
+/// error; no answer is the keeper's to retry.
+async fn first_check<R>(
+    platform: &'static str,
+    check: impl Future<Output = Result<R, Unusable>>,
+) -> anyhow::Result<Result<R, Unusable>> {
+    let answered = tokio::time::timeout(FIRST_CONTACT, check).await;
     let first = answered.unwrap_or_else(|_| {
         Err(Unusable::Unavailable(anyhow::anyhow!(
-            "checking the Slack bot token: Slack did not answer within {FIRST_CONTACT:?}"
+            "{platform} did not answer within {FIRST_CONTACT:?}"
         )))
     });
     match first {
-        Err(Unusable::Refused(error)) => Err(error.context("Slack")),
+        Err(Unusable::Refused(error)) => Err(error.context(platform)),
         Err(error) => {
-            tracing::warn!(%error, "Slack does not answer; starting without it");
-            Ok((connector, Err(error)))
+            tracing::warn!(%error, "{platform} does not answer; starting without it");
+            Ok(Err(error))
         }
-        Ok(reached) => Ok((connector, Ok(reached))),
+        Ok(reached) => Ok(Ok(reached)),
     }
 }
 

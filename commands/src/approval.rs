@@ -35,6 +35,13 @@ pub enum ApprovalRefusal {
     OwnRun { run: RunId },
     #[error("approving needs the approver role; ask an approver")]
     NotApprover,
+    /// A decision on a message of the run that no longer shows it (Matrix reactions): what
+    /// it showed may not be the plan that would be approved.
+    #[error(
+        "that is an older message of run {run}: decide on its latest message, or with /run \
+         status id:{run} and the command it shows"
+    )]
+    OlderMessage { run: RunId },
     #[error(
         "the plan of run {run} is not the one you name (its digest is {current}, you gave \
          {shown}); look at it again with /run status id:{run}"

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::name::PersonName;
 
+mod ids;
+pub use ids::{MatrixUser, SlackUser, is_server_name};
+
 /// Where someone spoke from, as that surface knows them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "surface", rename_all = "snake_case")]
@@ -18,6 +21,9 @@ pub enum Surface {
     Discord { user: u64 },
     /// A Slack user, by their id (`U…`) in the workspace (`T…`) opsbot serves.
     Slack { team: String, user: String },
+    /// A Matrix user, by their id (`@alice:example.org`), which names one account on one
+    /// homeserver for good.
+    Matrix { user: String },
     /// The console, by the OS account on the other end of its socket (SO_PEERCRED), or the
     /// account running it on a terminal.
     Console { account: String },
@@ -39,6 +45,9 @@ impl fmt::Display for Surface {
                 crate::echo::visible(user, 32),
                 crate::echo::visible(team, 32)
             ),
+            Self::Matrix { user } => {
+                write!(f, "Matrix user {}", crate::echo::visible(user, 64))
+            }
             Self::Console { account } => {
                 write!(f, "console account `{}`", crate::echo::visible(account, 32))
             }
@@ -216,6 +225,8 @@ pub struct Person {
     pub discord_user: Option<u64>,
     /// Their Slack member id (`U…`), when they use Slack.
     pub slack_user: Option<SlackUser>,
+    /// Their Matrix user id, when they use Matrix.
+    pub matrix_user: Option<MatrixUser>,
     /// Discord role ids: when given, the person's roles count in Discord only while they hold
     /// one of them, so that a guild admin can take access away without editing the config.
     pub discord_roles: Vec<u64>,
@@ -240,6 +251,12 @@ pub enum PeopleError {
         first: PersonName,
         second: PersonName,
     },
+    #[error("Matrix user {user} is given to both `{first}` and `{second}`")]
+    MatrixTwice {
+        user: MatrixUser,
+        first: PersonName,
+        second: PersonName,
+    },
     #[error("account `{account}` is given to both `{first}` and `{second}`")]
     AccountTwice {
         account: String,
@@ -249,7 +266,8 @@ pub enum PeopleError {
     #[error("person `{0}` has no roles; give roles = [\"operator\"] and/or \"approver\"")]
     NoRoles(PersonName),
     #[error(
-        "person `{0}` has no discord_user, slack_user or accounts: they could not speak anywhere"
+        "person `{0}` has no discord_user, slack_user, matrix_user or accounts: they could not \
+         speak anywhere"
     )]
     Unreachable(PersonName),
     #[error("person `{person}`: discord_roles needs discord_user (roles alone name no person)")]
@@ -287,6 +305,7 @@ impl People {
             }
             if person.discord_user.is_none()
                 && person.slack_user.is_none()
+                && person.matrix_user.is_none()
                 && person.accounts.is_empty()
             {
                 return Err(PeopleError::Unreachable(person.name.clone()));
@@ -321,6 +340,17 @@ impl People {
                     .filter(|u| earlier.slack_user.as_ref() == Some(*u))
                 {
                     return Err(PeopleError::SlackTwice {
+                        user: user.clone(),
+                        first: earlier.name.clone(),
+                        second: person.name.clone(),
+                    });
+                }
+                if let Some(user) = person
+                    .matrix_user
+                    .as_ref()
+                    .filter(|u| earlier.matrix_user.as_ref() == Some(*u))
+                {
+                    return Err(PeopleError::MatrixTwice {
                         user: user.clone(),
                         first: earlier.name.clone(),
                         second: person.name.clone(),
@@ -386,6 +416,16 @@ impl People {
         })
     }
 
+    /// The person behind a Matrix user.
+    pub fn on_matrix(&self, user: &str) -> Result<Actor, UnknownPerson> {
+        let via = Surface::Matrix {
+            user: user.to_owned(),
+        };
+        self.found(via, |p| {
+            p.matrix_user.as_ref().is_some_and(|u| u.as_str() == user)
+        })
+    }
+
     /// The person behind a local OS account.
     pub fn on_console(&self, account: &str) -> Result<Actor, UnknownPerson> {
         let via = Surface::Console {
@@ -421,55 +461,6 @@ impl People {
             },
             roles: p.roles,
         })
-    }
-}
-
-/// A Slack member id as Slack writes it: `U` or `W` (an Enterprise Grid user) and up to 20
-/// more capitals and digits. Checked when the config is read, so that a display name or an
-/// `@handle` (which their owner can change) is never taken for one.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct SlackUser(String);
-
-impl SlackUser {
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let well_formed = (2..=21).contains(&text.len())
-            && text.starts_with(['U', 'W'])
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-        if well_formed {
-            Ok(Self(text.to_owned()))
-        } else {
-            Err(format!(
-                "`{}` is not a Slack member id (like U024BE7LH: in Slack, the person's profile, ⋮, \
-                 Copy member ID)",
-                crate::echo::visible(text, 32)
-            ))
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl TryFrom<String> for SlackUser {
-    type Error = String;
-    fn try_from(text: String) -> Result<Self, String> {
-        Self::parse(&text)
-    }
-}
-
-impl From<SlackUser> for String {
-    fn from(user: SlackUser) -> Self {
-        user.0
-    }
-}
-
-impl fmt::Display for SlackUser {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
     }
 }
 

@@ -1,9 +1,10 @@
-# The venv helper shared by start-keystone.sh and start-placement.sh (sourced, not run).
-# It expects VENV, PY, CONSTRAINTS and the die and log functions to be set by the sourcing
-# script.
+# The venv helper shared by start-keystone.sh, start-placement.sh and ../matrix/start-synapse.sh
+# (sourced, not run). It expects VENV, PY, CONSTRAINTS and the die and log functions to be set by
+# the sourcing script.
 
-# install_once NAME VERSION: NAME==VERSION and gunicorn into VENV, once (a marker file says it
-# is done; a lock keeps parallel test binaries and CI's early install from racing).
+# install_once NAME VERSION [--no-gunicorn]: NAME==VERSION and gunicorn (unless told not to: a
+# server that is not a WSGI app, like Synapse, has no use for it) into VENV, once (a marker file
+# says it is done; a lock keeps parallel test binaries and CI's early install from racing).
 #
 # uv installs: pip spent about 31 s of CPU on Keystone's 130 packages (resolving, unpacking,
 # compiling every module), uv about 12 with the same bytecode compiled. CI installs both venvs
@@ -12,7 +13,8 @@
 # pip configuration: a mirror in PIP_INDEX_URL, a proxy's CA in PIP_CERT), pip does, as before.
 UV_VERSION=0.13.9
 install_once() {
-  local name=$1 version=$2
+  local name=$1 version=$2 extra=(gunicorn)
+  [[ ${3:-} != --no-gunicorn ]] || extra=()
   local marker=$VENV/.$name-$version-installed
   [[ -f $marker ]] && return 0
   mkdir -p "$(dirname "$VENV")"
@@ -29,9 +31,9 @@ install_once() {
     local pip=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
     if ! { [[ -x $VENV/bin/uv ]] || "${pip[@]}" "uv==$UV_VERSION" >&2; } \
       || ! "$VENV/bin/uv" pip install -q --compile-bytecode --python "$VENV/bin/python" \
-        "${c[@]}" "$name==$version" gunicorn >&2; then
+        "${c[@]}" "$name==$version" "${extra[@]}" >&2; then
       log "uv could not install $name; installing with pip"
-      "${pip[@]}" "${c[@]}" "$name==$version" gunicorn >&2 || die "pip install failed"
+      "${pip[@]}" "${c[@]}" "$name==$version" "${extra[@]}" >&2 || die "pip install failed"
     fi
     touch "$marker"
   fi

@@ -9,8 +9,10 @@ mod chat;
 pub mod cloud;
 pub mod console;
 pub mod discord;
+pub mod matrix;
 pub mod openstack;
 pub mod runbooks;
+mod servers;
 pub mod slack;
 pub mod tls;
 
@@ -70,6 +72,7 @@ pub fn people() -> Vec<PersonConfig> {
         slack_user: Some(
             SlackUser::parse(&format!("U0{}", name.to_uppercase())).expect("slack user"),
         ),
+        matrix_user: None,
         accounts: vec![name.to_owned()],
     };
     vec![
@@ -232,6 +235,7 @@ pub fn config(setup: &Setup, clusters: Vec<ClusterConfig>, dir: &Path) -> Config
         console: ConsoleConfig::default(),
         discord: None,
         slack: None,
+        matrix: None,
         metrics: Default::default(),
         schedules: setup.schedules.clone(),
         scheduling: Default::default(),

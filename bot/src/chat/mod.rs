@@ -2,8 +2,14 @@
 
 pub mod console;
 pub mod discord;
+pub mod matrix;
 mod reconnect;
 pub mod slack;
+
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use governor::Quota;
 
 /// Why a chat platform cannot be used now, and whether waiting can help.
 #[derive(Debug, thiserror::Error)]
@@ -16,4 +22,13 @@ pub enum Unusable {
     /// pass.
     #[error("{0:#}")]
     Unavailable(anyhow::Error),
+}
+
+/// One call per `period` stretched by a tenth, and no burst: at most a platform's count in any of
+/// its windows even when a call reaches it a little later than the one before it did.
+pub(crate) fn paced(period: Duration) -> Quota {
+    let period = (period * 11 / 10).max(Duration::from_millis(1));
+    Quota::with_period(period)
+        .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
+        .allow_burst(NonZeroU32::MIN)
 }

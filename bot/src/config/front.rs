@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use opsbot_commands::name::PersonName;
-use opsbot_commands::people::{People, Person, Roles, SlackUser};
+use opsbot_commands::people::{MatrixUser, People, Person, Roles, SlackUser};
 use serde::Deserialize;
 
 use super::Config;
@@ -28,6 +28,9 @@ pub struct PersonConfig {
     /// Their Slack member id (`U…`: in Slack, their profile, ⋮, Copy member ID).
     #[serde(default)]
     pub slack_user: Option<SlackUser>,
+    /// Their Matrix user id (`@alice:example.org`).
+    #[serde(default)]
+    pub matrix_user: Option<MatrixUser>,
     /// Their local OS accounts, for the console.
     #[serde(default)]
     pub accounts: Vec<String>,
@@ -136,6 +139,7 @@ pub(super) fn people(configured: &[PersonConfig]) -> anyhow::Result<People> {
             },
             discord_user: p.discord_user,
             slack_user: p.slack_user.clone(),
+            matrix_user: p.matrix_user.clone(),
             discord_roles: p.discord_roles.clone(),
             accounts: p.accounts.clone(),
         })
@@ -162,6 +166,9 @@ pub(super) fn validate(config: &Config) -> anyhow::Result<()> {
     }
     if let Some(slack) = &config.slack {
         slack.validate(people.iter().any(|p| p.slack_user.is_some()))?;
+    }
+    if let Some(matrix) = &config.matrix {
+        matrix.validate(people.iter().any(|p| p.matrix_user.is_some()))?;
     }
     Ok(())
 }

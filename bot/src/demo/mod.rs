@@ -190,6 +190,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         console: ConsoleConfig::default(),
         discord: None,
         slack: None,
+        matrix: None,
         metrics: MetricsConfig::default(),
         schedules: vec![ScheduleConfig(Schedule {
             name: ScheduleName::parse(SCHEDULE)?,
@@ -247,6 +248,7 @@ fn person(name: &str, roles: &[Role]) -> anyhow::Result<PersonConfig> {
         discord_user: None,
         discord_roles: Vec::new(),
         slack_user: None,
+        matrix_user: None,
         accounts: vec![format!("opsbot-demo-{name}")],
     })
 }

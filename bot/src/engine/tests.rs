@@ -50,6 +50,7 @@ pub(crate) fn config(
         console: ConsoleConfig::default(),
         discord: None,
         slack: None,
+        matrix: None,
         metrics: Default::default(),
         schedules,
         scheduling: Default::default(),

@@ -1,4 +1,4 @@
-//! Where each run's messages go: the console, Discord or Slack, as the channel it was asked
+//! Where each run's messages go: the console, Discord, Slack or Matrix, as the channel it was asked
 //! from says; announcements to every platform configured, each once.
 
 use std::collections::HashSet;
@@ -10,6 +10,7 @@ use opsbot_commands::run::{ChannelId, MessageId};
 
 use crate::chat::console::Hub;
 use crate::chat::discord::{DiscordTransport, Reached};
+use crate::chat::matrix::{MatrixTransport, matrix_room};
 use crate::chat::slack::{SlackTransport, slack_channel};
 use crate::progress::{ChatError, ChatTransport};
 
@@ -19,6 +20,7 @@ enum Platform {
     Console,
     Discord,
     Slack,
+    Matrix,
 }
 
 /// Each run's messages go where it was asked for.
@@ -27,6 +29,8 @@ pub(super) struct Routed {
     discord: Option<Reached>,
     /// Slack's, when `[slack]` is configured: its Web API needs no connection of its own.
     slack: Option<SlackTransport>,
+    /// Matrix's, when `[matrix]` is configured.
+    matrix: Option<MatrixTransport>,
     console: Hub,
     /// Announcements each platform has taken, by key: one that another platform has not
     /// taken yet is tried again, and those that have must not see it at every attempt.
@@ -37,11 +41,13 @@ impl Routed {
     pub(super) fn new(
         discord: Option<Reached>,
         slack: Option<SlackTransport>,
+        matrix: Option<MatrixTransport>,
         console: Hub,
     ) -> Self {
         Self {
             discord,
             slack,
+            matrix,
             console,
             announced: Mutex::default(),
         }
@@ -66,12 +72,23 @@ impl Routed {
         })
     }
 
+    fn matrix(&self, channel: &ChannelId) -> Result<&MatrixTransport, ChatError> {
+        self.matrix.as_ref().ok_or_else(|| {
+            ChatError::Refused(format!(
+                "a run reports to Matrix room {} but [matrix] is not configured",
+                channel.0
+            ))
+        })
+    }
+
     /// The transport of the channel's platform.
     fn route(&self, channel: &ChannelId) -> Result<Route<'_>, ChatError> {
         if channel.is_console() {
             Ok(Route::Console(&self.console))
         } else if slack_channel(channel).is_some() {
             self.slack(channel).map(Route::Slack)
+        } else if matrix_room(channel).is_some() {
+            self.matrix(channel).map(Route::Matrix)
         } else {
             self.discord(channel).map(Route::Discord)
         }
@@ -111,6 +128,7 @@ enum Route<'a> {
     Console(&'a Hub),
     Discord(&'a DiscordTransport),
     Slack(&'a SlackTransport),
+    Matrix(&'a MatrixTransport),
 }
 
 /// Discord has not answered since the start: tried again, like any outage.
@@ -124,6 +142,7 @@ impl ChatTransport for Routed {
             Route::Console(hub) => hub.post(channel, view).await,
             Route::Discord(discord) => discord.post(channel, view).await,
             Route::Slack(slack) => slack.post(channel, view).await,
+            Route::Matrix(matrix) => matrix.post(channel, view).await,
         }
     }
 
@@ -137,6 +156,7 @@ impl ChatTransport for Routed {
             Route::Console(hub) => hub.edit(channel, message, view).await,
             Route::Discord(discord) => discord.edit(channel, message, view).await,
             Route::Slack(slack) => slack.edit(channel, message, view).await,
+            Route::Matrix(matrix) => matrix.edit(channel, message, view).await,
         }
     }
 
@@ -149,6 +169,7 @@ impl ChatTransport for Routed {
             Route::Console(hub) => hub.find_posted(channel, view).await,
             Route::Discord(discord) => discord.find_posted(channel, view).await,
             Route::Slack(slack) => slack.find_posted(channel, view).await,
+            Route::Matrix(matrix) => matrix.find_posted(channel, view).await,
         }
     }
 
@@ -157,6 +178,7 @@ impl ChatTransport for Routed {
             Route::Console(hub) => hub.notice(channel, text).await,
             Route::Discord(discord) => discord.notice(channel, text).await,
             Route::Slack(slack) => slack.notice(channel, text).await,
+            Route::Matrix(matrix) => matrix.notice(channel, text).await,
         }
     }
 
@@ -171,6 +193,13 @@ impl ChatTransport for Routed {
             Some(slack) => self.announce_to(Platform::Slack, slack, announcement).await,
             None => Ok(()),
         };
+        let matrix = match &self.matrix {
+            Some(matrix) => {
+                self.announce_to(Platform::Matrix, matrix, announcement)
+                    .await
+            }
+            None => Ok(()),
+        };
         let discord = match &self.discord {
             Some(reached) => match reached.get() {
                 Some(discord) => {
@@ -181,6 +210,6 @@ impl ChatTransport for Routed {
             },
             None => Ok(()),
         };
-        slack.and(discord)
+        slack.and(matrix).and(discord)
     }
 }

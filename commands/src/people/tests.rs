@@ -11,6 +11,7 @@ fn person(n: &str, operator: bool, approver: bool) -> Person {
         discord_user: None,
         discord_roles: vec![],
         slack_user: None,
+        matrix_user: None,
         accounts: vec![n.to_owned()],
     }
 }

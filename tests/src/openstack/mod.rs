@@ -13,7 +13,8 @@
 //! dropped: before starting anything, the binary starts `watch-openstack.sh` with the write end
 //! of a pipe as its only tie. The kernel closes that pipe when the test process ends, however
 //! it ends (even `SIGKILL`), and the watchdog then stops the servers and removes the run dir.
-//! That is better than polling the pid: nothing to reuse, no delay, no lost signal.
+//! That is better than polling the pid: nothing to reuse, no delay, no lost signal. These
+//! steps, shared with [`crate::matrix`]'s Synapse, are `crate::servers`'.
 //!
 //! Tests share the one cloud and run concurrently, so each names what it creates uniquely
 //! ([`unique`]) and keeps to its own region ([`RealCloud::add_region`]), providers and users.
@@ -21,10 +22,8 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)] // Server answers are checked, not trusted.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdin, Stdio};
+use std::process::ChildStdin;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -51,50 +50,15 @@ pub const PLACEMENT_MICROVERSION: &str = "placement 1.17";
 /// Every interface a catalog endpoint can have.
 pub const ALL_INTERFACES: &[&str] = &["public", "internal", "admin"];
 
-/// The longest one start script may take: a cold install fetches ~100 packages from PyPI.
-const SCRIPT_PATIENCE: Duration = Duration::from_secs(20 * 60);
-/// How many lines of a failed script's stderr a panic quotes.
-const STDERR_TAIL: usize = 40;
 /// Internal tokens are reissued well before Keystone's one-hour expiry.
 const TOKEN_REUSE: Duration = Duration::from_secs(30 * 60);
 
 static CLOUD: OnceLock<Result<RealCloud, String>> = OnceLock::new();
 
 /// The test binary's Keystone + Placement, started on first call; every later call (from any
-/// test, on any runtime) gets the same one.
-///
-/// Async, because tests are `#[tokio::test]` and the start takes seconds (minutes on a cold
-/// install): tests that ask meanwhile wait without holding their runtime's thread. The start
-/// runs on a thread (and runtime) of its own, so a test that gives up waiting (a timeout, a
-/// runtime shut down) cannot cancel it half-way and leave a second start to race the first.
-/// A start that failed is not retried: every test that asks panics with the same reason.
+/// test, on any runtime) gets the same one (see `crate::servers::started_once`).
 pub async fn real_cloud() -> &'static RealCloud {
-    let cloud = match CLOUD.get() {
-        Some(cloud) => cloud,
-        None => {
-            let (tell, started) = tokio::sync::oneshot::channel();
-            std::thread::spawn(move || {
-                let _ = tell.send(CLOUD.get_or_init(start_on_own_runtime));
-            });
-            match started.await {
-                Ok(cloud) => cloud,
-                Err(_) => panic!("the real OpenStack's start-up thread died"),
-            }
-        }
-    };
-    match cloud {
-        Ok(cloud) => cloud,
-        Err(error) => panic!("the real OpenStack (Keystone + Placement) did not start: {error}"),
-    }
-}
-
-fn start_on_own_runtime() -> Result<RealCloud, String> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(anyhow::Error::from)
-        .and_then(|runtime| runtime.block_on(RealCloud::start()))
-        .map_err(|e| format!("{e:#}"))
+    crate::servers::started_once(&CLOUD, "OpenStack (Keystone + Placement)", RealCloud::start).await
 }
 
 /// A name no other test (or earlier run) uses: `prefix-` and 12 hex digits.

@@ -79,6 +79,7 @@ mod tests {
             discord_user: Some(user),
             discord_roles,
             slack_user: None,
+            matrix_user: None,
             accounts: vec![],
         };
         Access::new(

@@ -94,6 +94,7 @@ mod tests {
             discord_user: None,
             discord_roles: vec![],
             slack_user: Some(SlackUser::parse("U0ALICE").unwrap()),
+            matrix_user: None,
             accounts: vec![],
         };
         Access::new(

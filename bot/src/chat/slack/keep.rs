@@ -10,7 +10,6 @@ use tokio::sync::watch;
 use super::access::Access;
 use super::handler::Handler;
 use super::socket::{self, Ended};
-use super::transport::quota;
 use super::{Connector, Reached};
 use crate::chat::Unusable;
 use crate::chat::reconnect::Reconnect;
@@ -43,7 +42,7 @@ impl Keeper {
             self.metrics.clone(),
             self.clock.clone(),
         );
-        let opens = Pace::new(quota(self.connector.config.minute));
+        let opens = Pace::new(crate::chat::paced(self.connector.config.minute));
         loop {
             let checked = match attempt.take() {
                 Some(attempt) => attempt,

@@ -4,11 +4,9 @@
 //! the calls by Slack's own limits on top, so that twenty runs at once never meet a 429.
 
 use std::collections::HashMap;
-use std::num::NonZeroU32;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use governor::Quota;
 use opsbot_commands::maintenance::Announcement;
 use opsbot_commands::render::ProgressView;
 use opsbot_commands::run::{ChannelId, MessageId};
@@ -18,6 +16,7 @@ use tokio::sync::Mutex;
 use super::blocked::{Blocked, MEMBERSHIP};
 use super::blocks;
 use super::web::{Web, WebError};
+use crate::chat::paced;
 use crate::progress::{ChatError, ChatTransport, Forbidden, Pace};
 
 /// Calls a minute of Slack's tier 3 (`conversations.history`).
@@ -68,7 +67,7 @@ impl Pacing {
             let mut posts = self.posts.lock().unwrap_or_else(PoisonError::into_inner);
             let pace = posts
                 .entry(channel.to_owned())
-                .or_insert_with(|| Arc::new(Mutex::new(Pace::new(quota(self.post_period)))));
+                .or_insert_with(|| Arc::new(Mutex::new(Pace::new(paced(self.post_period)))));
             Arc::clone(pace)
         };
         pace.lock().await.ready().await;
@@ -83,15 +82,6 @@ impl Pacing {
     async fn read(&self) {
         self.reads.lock().await.ready().await;
     }
-}
-
-/// One call per `period` stretched by a tenth, and no burst: at most Slack's count in any of
-/// its windows even when a call reaches Slack a little later than the one before it did.
-pub(super) fn quota(period: Duration) -> Quota {
-    let period = (period * 11 / 10).max(Duration::from_millis(1));
-    Quota::with_period(period)
-        .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
-        .allow_burst(NonZeroU32::MIN)
 }
 
 impl SlackTransport {
@@ -109,8 +99,8 @@ impl SlackTransport {
             web,
             announce_channel,
             pacing: Arc::new(Pacing {
-                updates: Mutex::new(Pace::new(quota(update_period))),
-                reads: Mutex::new(Pace::new(quota(minute / TIER_3))),
+                updates: Mutex::new(Pace::new(paced(update_period))),
+                reads: Mutex::new(Pace::new(paced(minute / TIER_3))),
                 posts: std::sync::Mutex::new(HashMap::new()),
                 post_period: minute / 60,
             }),

@@ -1,0 +1,359 @@
+//! Events of the served rooms, each handled once (its event id is recorded before anything is
+//! done, so a restarted or a new active bot that syncs it again does nothing): a message that
+//! starts with `!` (or addresses the bot) is a command; ✅ or ❌ on a plan's message decides it;
+//! a redaction of the bot's message, the bot kicked, or a room turned encrypted is noted.
+//!
+//! Matrix has no private reply: an answer only its asker should see is a notice in the room,
+//! a reply to their message (the README says so).
+
+use opsbot_commands::approval::ApprovalRefusal;
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use opsbot_commands::name::RunId;
+use opsbot_commands::parse::{self, Origin};
+use opsbot_commands::people::{Actor, People, Speaker};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::channel_id;
+use super::client::{Client, encode};
+use super::content;
+use super::transport::MatrixTransport;
+use crate::config::RoomId;
+use crate::refusal::Refusal;
+use crate::service::{Asked, Reply, Service};
+
+/// What starts a command in a message: `!cluster status cluster:logs`.
+pub const PREFIX: char = '!';
+
+pub(super) struct Handler {
+    pub(super) service: Service,
+    pub(super) people: People,
+    pub(super) client: Client,
+    pub(super) transport: MatrixTransport,
+    /// The bot's user id.
+    pub(super) me: String,
+    /// Each served room, and how a refusal names it.
+    pub(super) rooms: Vec<(RoomId, String)>,
+    /// The runs' messages redacted since the start, and whose they were.
+    pub(super) removed: Mutex<HashMap<String, RunId>>,
+}
+
+/// What a message reacted to showed.
+enum Shown {
+    /// The bot's message, as it was then.
+    Content(Value),
+    /// The bot's message, redacted since; the run it was for, when known.
+    Removed(Option<RunId>),
+    /// Someone else's message, or one that cannot be read.
+    Other,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Handler {
+    /// Takes one timeline event of `room`.
+    pub(super) async fn take(&self, room: &str, event: &Value) {
+        let (Some(id), Some(sender)) = (event["event_id"].as_str(), event["sender"].as_str())
+        else {
+            return;
+        };
+        match event["type"].as_str() {
+            Some("m.room.redaction") => {
+                if let Some(redacted) = event["redacts"]
+                    .as_str()
+                    .or(event["content"]["redacts"].as_str())
+                {
+                    self.redacted(redacted);
+                }
+            }
+            Some("m.room.member") if event["state_key"] == self.me && sender != self.me => {
+                let membership = event["content"]["membership"].as_str().unwrap_or_default();
+                if matches!(membership, "leave" | "ban") {
+                    tracing::error!(%room, %sender, %membership, "the bot was removed from a room; \
+                                    its runs' progress there stops until it is invited again");
+                }
+            }
+            Some("m.room.encryption") => tracing::error!(
+                %room, %sender,
+                "a served room was made encrypted: opsbot cannot read it from now on; serve an \
+                 unencrypted room instead"
+            ),
+            Some("m.room.message") if sender != self.me => {
+                // Chat is not recorded: only a command is.
+                if let Some(line) = line(&self.me, &event["content"]) {
+                    if self.first_delivery(id).await {
+                        self.command(room, sender, event, &line).await;
+                    }
+                }
+            }
+            Some("m.reaction") if sender != self.me => {
+                let key = event["content"]["m.relates_to"]["key"]
+                    .as_str()
+                    .unwrap_or_default();
+                if content::is_decision(key) && self.first_delivery(id).await {
+                    self.reaction(room, sender, event).await;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A command; the answer as a reply to it.
+    async fn command(&self, room: &str, sender: &str, event: &Value, line: &str) {
+        let reply = match self.actor(room, sender, line, None).await {
+            Err(reply) => reply,
+            Ok(actor) => match parse::parse_line(line, Origin::Chat) {
+                Ok(request) => {
+                    let channel = channel_id(room);
+                    self.service
+                        .handle(&actor, &channel, Origin::Chat, request)
+                        .await
+                }
+                Err(error) => Reply::private(error.to_string()),
+            },
+        };
+        self.answer(room, event, &reply).await;
+    }
+
+    /// ✅ or ❌ on a plan's message: the decision the message offered when the reaction was
+    /// made, and only on the run's current message.
+    async fn reaction(&self, room: &str, sender: &str, event: &Value) {
+        let relates = &event["content"]["m.relates_to"];
+        let (Some(target), Some(key)) = (relates["event_id"].as_str(), relates["key"].as_str())
+        else {
+            return;
+        };
+        let reacted = event["origin_server_ts"].as_u64().unwrap_or(u64::MAX);
+        let (run, button) = match self.shown_at(room, target, reacted).await {
+            Shown::Content(shown) => match content::decision(&shown, key) {
+                Some(button) => (button.run, Some(button)),
+                None => return,
+            },
+            Shown::Removed(Some(run)) => (run, None),
+            Shown::Removed(None) | Shown::Other => return,
+        };
+        let asked = format!("{key} reaction on {run}");
+        let actor = match self.actor(room, sender, &asked, Some(run)).await {
+            Ok(actor) => actor,
+            Err(reply) => return self.answer(room, event, &reply).await,
+        };
+        let current = self
+            .service
+            .engine()
+            .run(run)
+            .ok()
+            .and_then(|run| run.progress_message)
+            .is_some_and(|message| message.0 == target);
+        let decided = match button.filter(|_| current) {
+            Some(button) => self.service.decide(&actor, &button).await.map(drop),
+            None => {
+                let asked = Asked::new(asked, Some(run));
+                let refusal = Refusal::Approval(ApprovalRefusal::OlderMessage { run });
+                Err(self
+                    .service
+                    .refused(&actor.speaker(), &asked, refusal.into())
+                    .await)
+            }
+        };
+        // A decision is shown by progress, which edits the plan's message.
+        if let Err(reply) = decided {
+            self.answer(room, event, &reply).await;
+        }
+    }
+
+    /// What `target` showed at `reacted` (the homeserver's time): the content of its latest
+    /// edit made before then, so that a plan edited after the reaction is not what the
+    /// reaction decides.
+    async fn shown_at(&self, room: &str, target: &str, reacted: u64) -> Shown {
+        let path = format!("/v3/rooms/{}/event/{}", encode(room), encode(target));
+        let original = match self
+            .client
+            .call("reading a plan's message", Method::GET, &path, None)
+            .await
+        {
+            Ok(event) => event,
+            Err(error) => {
+                tracing::warn!(%error, "a reaction's message cannot be read");
+                return Shown::Other;
+            }
+        };
+        if original["sender"] != self.me.as_str() {
+            return Shown::Other;
+        }
+        if !original["unsigned"]["redacted_because"].is_null() {
+            return Shown::Removed(self.retired(target));
+        }
+        let path = format!(
+            "/v1/rooms/{}/relations/{}/m.replace?dir=b&limit=100",
+            encode(room),
+            encode(target)
+        );
+        let edits = match self
+            .client
+            .call("reading a plan's edits", Method::GET, &path, None)
+            .await
+        {
+            Ok(edits) => edits,
+            Err(error) => {
+                tracing::warn!(%error, "a reaction's message's edits cannot be read");
+                return Shown::Other;
+            }
+        };
+        let then = edits["chunk"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|edit| {
+                edit["sender"] == self.me.as_str()
+                    && edit["origin_server_ts"]
+                        .as_u64()
+                        .is_some_and(|at| at <= reacted)
+            });
+        Shown::Content(match then {
+            Some(edit) => edit["content"]["m.new_content"].clone(),
+            None => original["content"].clone(),
+        })
+    }
+
+    /// One of the bot's messages was redacted: the transport posts its run's message again,
+    /// and a decision on the removed one is refused, naming the run.
+    fn redacted(&self, event: &str) {
+        self.transport.redacted(event);
+        let runs = self
+            .service
+            .engine()
+            .store()
+            .unfinished_runs()
+            .unwrap_or_default();
+        if let Some(run) = runs
+            .iter()
+            .find(|run| run.progress_message.as_ref().is_some_and(|m| m.0 == event))
+        {
+            lock(&self.removed).insert(event.to_owned(), run.id);
+        }
+    }
+
+    fn retired(&self, event: &str) -> Option<RunId> {
+        lock(&self.removed).get(event).copied()
+    }
+
+    /// The person behind `sender` in `room`: refused (and audited) when they are nobody
+    /// opsbot knows or the room is not served.
+    async fn actor(
+        &self,
+        room: &str,
+        sender: &str,
+        asked: &str,
+        run: Option<RunId>,
+    ) -> Result<Actor, Reply> {
+        let (speaker, refusal) = match self.people.on_matrix(sender) {
+            Err(unknown) => (Speaker::from(&unknown), Refusal::UnknownPerson(unknown)),
+            Ok(actor) if self.rooms.iter().any(|(r, _)| r.as_str() == room) => return Ok(actor),
+            Ok(actor) => {
+                let names: Vec<&str> = self.rooms.iter().map(|(_, n)| n.as_str()).collect();
+                let served = names.join(" or ");
+                (actor.speaker(), Refusal::WrongChannel { served })
+            }
+        };
+        let asked = Asked::new(typed(asked), run);
+        Err(self.service.refused(&speaker, &asked, refusal.into()).await)
+    }
+
+    /// An answer, as a notice replying to the message it answers (Matrix has no private
+    /// reply); a public one with a file shows the file's start.
+    async fn answer(&self, room: &str, to: &Value, reply: &Reply) {
+        let mut text = reply.text.clone();
+        if let Some(file) = &reply.attachment {
+            text.push_str("\n\n");
+            text.push_str(&file.text);
+        }
+        let mut notice = content::notice(&text);
+        notice["m.relates_to"] = json!({ "m.in_reply_to": { "event_id": to["event_id"] } });
+        let txn = format!(
+            "opsbot-answer-{}",
+            to["event_id"].as_str().unwrap_or_default()
+        );
+        if let Err(error) = self
+            .client
+            .send(room, "m.room.message", &txn, &notice)
+            .await
+        {
+            tracing::warn!(%error, "an answer could not be delivered in Matrix");
+        }
+    }
+
+    /// False for an event already handled; a store failure counts as first, since refusing
+    /// would lose a command.
+    async fn first_delivery(&self, event: &str) -> bool {
+        let key = format!("matrix:{event}");
+        match self.service.engine().writes().first_delivery(key).await {
+            Ok(first) => first,
+            Err(error) => {
+                tracing::error!(%error, "cannot record a Matrix event; handling it anyway");
+                true
+            }
+        }
+    }
+}
+
+/// The console line a message stands for: `!cluster status` is `/cluster status`, and so is
+/// a message that mentions the bot first (`opsbot: cluster status`); any other is chat.
+fn line(me: &str, content: &Value) -> Option<String> {
+    // An edit of a message is not a second command.
+    let edit = content["m.relates_to"]["rel_type"] == "m.replace";
+    if content["msgtype"] != "m.text" || edit {
+        return None;
+    }
+    let body = content["body"].as_str()?.trim();
+    if let Some(command) = body.strip_prefix(PREFIX) {
+        return Some(format!("/{}", command.trim_start()));
+    }
+    let mentioned = content["m.mentions"]["user_ids"]
+        .as_array()
+        .is_some_and(|ids| ids.iter().any(|id| id == me));
+    if !mentioned {
+        return None;
+    }
+    // Element writes a mention as the display name and a colon: `opsbot: cluster status`.
+    let (_, command) = body
+        .split_once(':')
+        .filter(|(name, _)| !name.contains(' '))?;
+    let command = command.trim().trim_start_matches('/');
+    Some(format!(
+        "/{}",
+        if command.is_empty() { "help" } else { command }
+    ))
+}
+
+/// `/approve` or `/run cancel`, as the audit log names a command refused before it was read.
+fn typed(line: &str) -> String {
+    line.split_whitespace()
+        .take_while(|word| !word.contains(':'))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_is_a_message_starting_with_the_prefix_or_addressing_the_bot() {
+        let me = "@opsbot:localhost";
+        let text = |body: &str| json!({ "msgtype": "m.text", "body": body });
+        assert_eq!(
+            line(me, &text("!cluster status cluster:logs")).as_deref(),
+            Some("/cluster status cluster:logs")
+        );
+        assert_eq!(line(me, &text("hello all")), None);
+        let mention = json!({ "msgtype": "m.text", "body": "opsbot: run list", "m.mentions": { "user_ids": [me] } });
+        assert_eq!(line(me, &mention).as_deref(), Some("/run list"));
+        let other = json!({ "msgtype": "m.text", "body": "opsbot: run list", "m.mentions": { "user_ids": ["@x:y"] } });
+        assert_eq!(line(me, &other), None);
+    }
+}

@@ -1,0 +1,199 @@
+//! The homeserver kept in reach: the bot syncs the rooms it serves (a long poll: the
+//! homeserver answers as soon as there is something new), hands each event to the handler, and
+//! starts again after a backoff whenever the homeserver does not answer. An outage of it stops
+//! nothing else; progress meanwhile waits in its lanes.
+//!
+//! Where the sync starts: the homeserver's position is kept in memory only, so a bot started
+//! (or made active) anew sees each room's latest events again; the ones already handled are in
+//! the store, and those older than [`FRESH`] are history, not requests.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use opsbot_commands::people::People;
+use reqwest::Method;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::client::encode;
+use super::handler::Handler;
+use super::{Connector, Reached};
+use crate::chat::Unusable;
+use crate::chat::reconnect::Reconnect;
+use crate::clock::Clock;
+use crate::metrics::Metrics;
+use crate::service::Service;
+
+/// The part `/healthz` names.
+const PART: &str = "matrix";
+
+/// How long the homeserver holds a sync open when there is nothing new.
+const SYNC_WAIT: Duration = Duration::from_secs(30);
+
+/// An event older than this when a sync first sees it is history: a command typed while the
+/// bot was away for longer is not carried out hours later.
+const FRESH: Duration = Duration::from_secs(10 * 60);
+
+/// The events the bot acts on; the others are never sent to it.
+const TYPES: [&str; 5] = [
+    "m.room.message",
+    "m.reaction",
+    "m.room.redaction",
+    "m.room.member",
+    "m.room.encryption",
+];
+
+/// Whatever the homeserver does, the same bot goes on.
+#[derive(Debug)]
+pub struct Keeper {
+    pub connector: Connector,
+    pub service: Service,
+    pub people: People,
+    pub metrics: Metrics,
+    pub clock: Clock,
+}
+
+impl Keeper {
+    /// Serves Matrix until `stop` turns true, starting from `first` (the check made at start).
+    pub async fn keep(self, first: Result<Reached, Unusable>, mut stop: watch::Receiver<bool>) {
+        let mut attempt = Some(first);
+        let mut reconnect = Reconnect::new(
+            PART,
+            "the other front ends and the runs",
+            self.metrics.clone(),
+            self.clock.clone(),
+        );
+        loop {
+            let checked = match attempt.take() {
+                Some(attempt) => attempt,
+                None => tokio::select! {
+                    checked = self.connector.check() => checked,
+                    _ = stop.wait_for(|stopped| *stopped) => return,
+                },
+            };
+            let failure = match checked {
+                Ok(reached) => {
+                    for problem in &reached.problems {
+                        tracing::warn!(%problem, "Matrix: the bot lacks something it needs");
+                    }
+                    reconnect.connected();
+                    let handler = Arc::new(self.handler(reached));
+                    tokio::select! {
+                        failure = self.sync(&handler) => failure,
+                        _ = stop.wait_for(|stopped| *stopped) => return,
+                    }
+                }
+                Err(error) => error.to_string(),
+            };
+            if !reconnect.after(failure, &mut stop).await {
+                return;
+            }
+        }
+    }
+
+    fn handler(&self, reached: Reached) -> Handler {
+        Handler {
+            service: self.service.clone(),
+            people: self.people.clone(),
+            client: self.connector.client.clone(),
+            transport: self.connector.transport.clone(),
+            me: self.connector.config.user.as_str().to_owned(),
+            rooms: reached.rooms,
+            removed: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Syncs until a sync fails; says why.
+    async fn sync(&self, handler: &Arc<Handler>) -> String {
+        let filter = encode(&self.filter().to_string());
+        let mut since: Option<String> = None;
+        loop {
+            let mut path = format!("/v3/sync?filter={filter}&timeout={}", SYNC_WAIT.as_millis());
+            if let Some(since) = &since {
+                path.push_str(&format!("&since={}", encode(since)));
+            }
+            let synced = self
+                .connector
+                .client
+                .call_waiting("syncing", Method::GET, &path, None, SYNC_WAIT)
+                .await;
+            let body = match synced {
+                Ok(body) => body,
+                Err(error) => return error.to_string(),
+            };
+            self.join_invited(&body["rooms"]["invite"]).await;
+            let joined = body["rooms"]["join"].as_object().into_iter().flatten();
+            for (room, state) in joined {
+                let events = state["timeline"]["events"].as_array().into_iter().flatten();
+                for event in events {
+                    // The first sync's timeline is each room's latest events, old ones too.
+                    let age = event["unsigned"]["age"].as_u64().map(Duration::from_millis);
+                    if since.is_none() && age.is_none_or(|age| age > FRESH) {
+                        continue;
+                    }
+                    let (handler, room, event) = (Arc::clone(handler), room.clone(), event.clone());
+                    // Each event in a task of its own: a command that waits for a cluster
+                    // holds up neither the sync nor the next command.
+                    tokio::spawn(async move { handler.take(&room, &event).await });
+                }
+            }
+            since = body["next_batch"].as_str().map(str::to_owned);
+        }
+    }
+
+    /// The rooms served and announced in, and the events the bot acts on: nothing else is
+    /// sent (no presence, no typing, no read receipts, no other room).
+    fn filter(&self) -> Value {
+        let config = &self.connector.config;
+        let rooms: Vec<&str> = config
+            .rooms
+            .iter()
+            .chain(&config.announce_room)
+            .map(|r| r.as_str())
+            .collect();
+        json!({
+            "presence": { "not_types": ["*"] },
+            "account_data": { "not_types": ["*"] },
+            "room": {
+                "rooms": rooms,
+                "timeline": { "limit": 50, "types": TYPES },
+                "state": { "types": [] },
+                "ephemeral": { "not_types": ["*"] },
+                "account_data": { "not_types": ["*"] },
+            },
+        })
+    }
+
+    /// Accepts an invitation to a room the bot serves or announces in (an admin invited it
+    /// after the start); others are left alone.
+    async fn join_invited(&self, invites: &Value) {
+        let config = &self.connector.config;
+        let ours = |room: &str| {
+            config
+                .rooms
+                .iter()
+                .chain(&config.announce_room)
+                .any(|r| r.as_str() == room)
+        };
+        for room in invites
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(room, _)| room)
+        {
+            if !ours(room) {
+                continue;
+            }
+            let path = format!("/v3/join/{}", encode(room));
+            match self
+                .connector
+                .client
+                .call("joining", Method::POST, &path, None)
+                .await
+            {
+                Ok(_) => tracing::info!(%room, "joined a served room the bot was invited to"),
+                Err(error) => tracing::warn!(%room, %error, "cannot join a served room"),
+            }
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! The Matrix scene: the real bot against the real Synapse ([`real_synapse`]) and the
+//! simulated cluster. alice, bob, dave and mallory are real users of the homeserver, in real
+//! rooms; they type commands, react and redact, and read what the room shows.
+
+use std::time::Duration;
+
+use opsbot::config::{MatrixConfig, ProgressConfig, RoomId};
+use opsbot_commands::people::MatrixUser as MatrixId;
+use opsbot_search_sim::SimHandle;
+use serde_json::Value;
+use tokio::task::JoinHandle;
+
+use super::{MESSAGES_PER_SECOND, MatrixUser, Synapse, real_synapse};
+use crate::{PATIENCE, Setup, world};
+
+/// The bot, its people, their rooms and the simulated cluster, torn down on drop.
+pub struct MatrixScene {
+    pub synapse: &'static Synapse,
+    pub sim: SimHandle,
+    /// The bot's own account: tests read its id, never act as it.
+    pub bot: MatrixUser,
+    /// Operator; operator and approver; approver; someone opsbot does not know.
+    pub alice: MatrixUser,
+    pub bob: MatrixUser,
+    pub dave: MatrixUser,
+    pub mallory: MatrixUser,
+    /// The served room, one it does not serve, and the announcement room (alice made them).
+    pub room: String,
+    pub other_room: String,
+    pub announce_room: String,
+    task: JoinHandle<anyhow::Result<()>>,
+    _others: Vec<SimHandle>,
+    _dir: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for MatrixScene {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatrixScene")
+            .field("room", &self.room)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for MatrixScene {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl MatrixScene {
+    /// Everyone registered, the rooms made and everyone invited and joined (the bot accepts
+    /// its invitations at start), then the bot started; returns once it has joined the served
+    /// room.
+    pub async fn start(setup: Setup) -> Self {
+        Self::start_with(setup, |_| {}).await
+    }
+
+    /// [`Self::start`], with `prepare` changing the bot's `[matrix]` before it starts.
+    pub async fn start_with(setup: Setup, prepare: impl FnOnce(&mut MatrixConfig)) -> Self {
+        let scene = Self::launch(setup, false, prepare).await;
+        scene.joined(&scene.room).await;
+        scene
+    }
+
+    /// The bot started with an encrypted served room (Element's default for a private room),
+    /// without waiting for anything.
+    pub async fn start_encrypted(setup: Setup) -> Self {
+        Self::launch(setup, true, |_| {}).await
+    }
+
+    async fn launch(
+        setup: Setup,
+        encrypted: bool,
+        prepare: impl FnOnce(&mut MatrixConfig),
+    ) -> Self {
+        let synapse = real_synapse().await;
+        let (bot, alice, bob, dave, mallory) = tokio::join!(
+            synapse.register("opsbot"),
+            synapse.register("alice"),
+            synapse.register("bob"),
+            synapse.register("dave"),
+            synapse.register("mallory"),
+        );
+        let room = alice.create_room("ops", encrypted).await;
+        let other_room = alice.create_room("random", false).await;
+        let announce_room = alice.create_room("maintenance", false).await;
+        for r in [&room, &other_room, &announce_room] {
+            for user in [&bot, &bob, &dave, &mallory] {
+                alice.invite(r, user.user_id()).await;
+            }
+            for user in [&bob, &dave, &mallory] {
+                user.join(r).await;
+            }
+        }
+        let (mut sims, mut config, dir) = world(&setup).await;
+        for person in &mut config.people {
+            let id = match person.name.as_str() {
+                "alice" => alice.user_id(),
+                "bob" => bob.user_id(),
+                "dave" => dave.user_id(),
+                _ => continue,
+            };
+            person.matrix_user =
+                Some(MatrixId::parse(id).unwrap_or_else(|e| panic!("a registered user's id: {e}")));
+        }
+        config.progress = ProgressConfig {
+            edits_per_window: 4,
+            window: Duration::from_secs(1),
+        };
+        let password_file = dir.path().join("matrix-password");
+        std::fs::write(&password_file, bot.password())
+            .unwrap_or_else(|e| panic!("the bot's password file: {e}"));
+        let id = |room: &str| {
+            RoomId::try_from(room.to_owned()).unwrap_or_else(|e| panic!("a room id: {e}"))
+        };
+        let mut matrix = MatrixConfig {
+            homeserver: synapse.base_url().to_owned(),
+            user: MatrixId::parse(bot.user_id()).unwrap_or_else(|e| panic!("the bot's id: {e}")),
+            access_token_file: None,
+            password_file: Some(password_file),
+            rooms: vec![id(&room)],
+            announce_room: Some(id(&announce_room)),
+            ca_file: None,
+            request_timeout: Duration::from_secs(15),
+            // Below the harness's Synapse limit, as an operator sets it below theirs.
+            messages_per_second: MESSAGES_PER_SECOND * 0.8,
+        };
+        prepare(&mut matrix);
+        config.matrix = Some(matrix);
+        let task = tokio::spawn(opsbot::serve::run_until(
+            config,
+            opsbot::clock::Clock::system(),
+            std::future::pending(),
+        ));
+        Self {
+            synapse,
+            sim: sims.remove(0),
+            bot,
+            alice,
+            bob,
+            dave,
+            mallory,
+            room,
+            other_room,
+            announce_room,
+            task,
+            _others: sims,
+            _dir: dir,
+        }
+    }
+
+    /// Whether the bot is still serving (it has not ended, with or without an error).
+    pub fn is_serving(&self) -> bool {
+        !self.task.is_finished()
+    }
+
+    /// How the bot ended, once it has (a start refused): its error.
+    pub async fn ended(&mut self) -> String {
+        match tokio::time::timeout(PATIENCE, &mut self.task).await {
+            Ok(Ok(Err(error))) => format!("{error:#}"),
+            other => panic!("the bot did not end with an error: {other:?}"),
+        }
+    }
+
+    /// Waits until the bot has joined `room`.
+    pub async fn joined(&self, room: &str) {
+        let bot = self.bot.user_id().to_owned();
+        self.alice
+            .wait_for(
+                room,
+                |e| {
+                    e["type"] == "m.room.member"
+                        && e["state_key"] == bot.as_str()
+                        && e["content"]["membership"] == "join"
+                },
+                PATIENCE,
+            )
+            .await;
+    }
+
+    /// `user` types `text` in the served room; the message's event id.
+    pub async fn say(&self, user: &MatrixUser, text: &str) -> String {
+        user.send_text(&self.room, text).await
+    }
+
+    /// The bot's answer to the message `event` in `room`.
+    pub async fn answer_to(&self, room: &str, event: &str) -> String {
+        let bot = self.bot.user_id().to_owned();
+        let answer = self
+            .alice
+            .wait_for(
+                room,
+                |e| {
+                    e["sender"] == bot.as_str()
+                        && e["content"]["m.relates_to"]["m.in_reply_to"]["event_id"] == event
+                },
+                PATIENCE,
+            )
+            .await;
+        body(&answer).to_owned()
+    }
+
+    /// `user` types `text` in the served room and reads the bot's answer.
+    pub async fn ask(&self, user: &MatrixUser, text: &str) -> String {
+        let event = self.say(user, text).await;
+        self.answer_to(&self.room, &event).await
+    }
+
+    /// The run's progress message (its event id) once its latest text satisfies `done`, and
+    /// that text.
+    pub async fn progress(&self, run: &str, done: impl Fn(&str) -> bool) -> (String, String) {
+        let mark = format!(" {run} · ");
+        let bot = self.bot.user_id().to_owned();
+        let shown = self
+            .alice
+            .wait_for(
+                &self.room,
+                |e| {
+                    let text = shown(e);
+                    e["sender"] == bot.as_str() && text.contains(&mark) && done(text)
+                },
+                PATIENCE,
+            )
+            .await;
+        let original = shown["content"]["m.relates_to"]["event_id"]
+            .as_str()
+            .or(shown["event_id"].as_str())
+            .unwrap_or_default();
+        (original.to_owned(), self::shown(&shown).to_owned())
+    }
+}
+
+/// A message's text: an edit's new content, or the message's own.
+pub fn shown(event: &Value) -> &str {
+    event["content"]["m.new_content"]["body"]
+        .as_str()
+        .or(event["content"]["body"].as_str())
+        .unwrap_or_default()
+}
+
+/// A message's body as sent.
+pub fn body(event: &Value) -> &str {
+    event["content"]["body"].as_str().unwrap_or_default()
+}
