@@ -206,6 +206,46 @@ impl MatrixScene {
         self.answer_to(&self.room, &event).await
     }
 
+    /// `user` confirms the run their command's `answer` says waits for their confirmation
+    /// (the `confirm` policy), with the `!run confirm` it names.
+    pub async fn confirm(&self, user: &MatrixUser, answer: &str) {
+        let command = answer
+            .split_once("!run confirm ")
+            .and_then(|(_, rest)| rest.split_once(','))
+            .map(|(options, _)| format!("!run confirm {options}"))
+            .unwrap_or_else(|| panic!("nothing to confirm in {answer:?}"));
+        let confirmed = self.ask(user, &command).await;
+        assert!(confirmed.contains(" confirmed by "), "{confirmed}");
+    }
+
+    /// The first message the bot posted in `room` whose text satisfies `matches`.
+    pub async fn posted(&self, room: &str, matches: impl Fn(&str) -> bool) -> String {
+        let bot = self.bot.user_id().to_owned();
+        let event = self
+            .alice
+            .wait_for(
+                room,
+                |e| e["sender"] == bot.as_str() && matches(shown(e)),
+                PATIENCE,
+            )
+            .await;
+        shown(&event).to_owned()
+    }
+
+    /// The bot's requests the homeserver answered with `status`, as its access log says, and
+    /// whose line contains `what` (`/send/`, `/sync`).
+    pub fn answered(&self, status: u16, what: &str) -> usize {
+        let log = self.synapse.data_dir().join("homeserver.log");
+        let log = std::fs::read_to_string(&log)
+            .unwrap_or_else(|e| panic!("the homeserver's log {}: {e}", log.display()));
+        let who = format!("{{{}}}", self.bot.user_id());
+        let code = format!(" {status} ");
+        log.lines()
+            .filter(|line| line.contains("Processed request"))
+            .filter(|line| line.contains(&who) && line.contains(&code) && line.contains(what))
+            .count()
+    }
+
     /// The run's progress message (its event id) once its latest text satisfies `done`, and
     /// that text.
     pub async fn progress(&self, run: &str, done: impl Fn(&str) -> bool) -> (String, String) {

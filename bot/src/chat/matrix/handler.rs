@@ -21,6 +21,7 @@ use super::client::{Client, encode};
 use super::content;
 use super::transport::MatrixTransport;
 use crate::config::RoomId;
+use crate::progress::ChatTransport;
 use crate::refusal::Refusal;
 use crate::service::{Asked, Reply, Service};
 
@@ -36,6 +37,8 @@ pub(super) struct Handler {
     pub(super) me: String,
     /// Each served room, and how a refusal names it.
     pub(super) rooms: Vec<(RoomId, String)>,
+    /// Where maintenance is announced, and what happens to the served rooms is reported.
+    pub(super) announce_room: Option<String>,
     /// The runs' messages redacted since the start, and whose they were.
     pub(super) removed: Mutex<HashMap<String, RunId>>,
 }
@@ -75,13 +78,30 @@ impl Handler {
                 if matches!(membership, "leave" | "ban") {
                     tracing::error!(%room, %sender, %membership, "the bot was removed from a room; \
                                     its runs' progress there stops until it is invited again");
+                    let reason = event["content"]["reason"]
+                        .as_str()
+                        .unwrap_or("no reason given");
+                    let text = format!(
+                        "⚠️ opsbot was removed from room {room} by {sender} ({reason}): commands \
+                         there are not served and its runs' progress there is not shown until it \
+                         is invited again and restarted"
+                    );
+                    self.report(room, &text).await;
                 }
             }
-            Some("m.room.encryption") => tracing::error!(
-                %room, %sender,
-                "a served room was made encrypted: opsbot cannot read it from now on; serve an \
-                 unencrypted room instead"
-            ),
+            Some("m.room.encryption") => {
+                tracing::error!(%room, %sender, "a served room was made encrypted");
+                let text = format!(
+                    "⚠️ room {room} was made encrypted by {sender}: opsbot cannot read it from \
+                     now on; serve an unencrypted room instead (encryption cannot be turned off)"
+                );
+                // Said in the room too: its people would otherwise wait for answers.
+                let notice = self.transport.notice(&channel_id(room), &text).await;
+                if let Err(error) = notice {
+                    tracing::warn!(%error, "cannot say so in the room");
+                }
+                self.report(room, &text).await;
+            }
             Some("m.room.message") if sender != self.me => {
                 // Chat is not recorded: only a command is.
                 if let Some(line) = line(&self.me, &event["content"]) {
@@ -99,6 +119,16 @@ impl Handler {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Tells the announcement room (unless it is `room` itself) what happened to `room`.
+    async fn report(&self, room: &str, text: &str) {
+        let Some(announce) = self.announce_room.as_deref().filter(|a| *a != room) else {
+            return;
+        };
+        if let Err(error) = self.transport.notice(&channel_id(announce), text).await {
+            tracing::warn!(%error, "cannot report it in the announcement room");
         }
     }
 

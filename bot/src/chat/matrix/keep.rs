@@ -99,6 +99,7 @@ impl Keeper {
             transport: self.connector.transport.clone(),
             me: self.connector.config.user.as_str().to_owned(),
             rooms: reached.rooms,
+            announce_room: (self.connector.config.announce_room.as_ref()).map(|r| r.to_string()),
             removed: std::sync::Mutex::default(),
         }
     }
@@ -122,8 +123,11 @@ impl Keeper {
                 Err(error) => return error.to_string(),
             };
             self.join_invited(&body["rooms"]["invite"]).await;
-            let joined = body["rooms"]["join"].as_object().into_iter().flatten();
-            for (room, state) in joined {
+            // A room the bot left (was kicked from) shows its last events under `leave`.
+            let rooms = ["join", "leave"]
+                .into_iter()
+                .flat_map(|section| body["rooms"][section].as_object().into_iter().flatten());
+            for (room, state) in rooms {
                 let events = state["timeline"]["events"].as_array().into_iter().flatten();
                 for event in events {
                     // The first sync's timeline is each room's latest events, old ones too.
@@ -131,9 +135,14 @@ impl Keeper {
                     if since.is_none() && age.is_none_or(|age| age > FRESH) {
                         continue;
                     }
-                    let (handler, room, event) = (Arc::clone(handler), room.clone(), event.clone());
-                    // Each event in a task of its own: a command that waits for a cluster
+                    // A redaction at once, so that a decision after it in the room knows of it;
+                    // the rest each in a task of its own: a command that waits for a cluster
                     // holds up neither the sync nor the next command.
+                    if event["type"] == "m.room.redaction" {
+                        handler.take(room, event).await;
+                        continue;
+                    }
+                    let (handler, room, event) = (Arc::clone(handler), room.clone(), event.clone());
                     tokio::spawn(async move { handler.take(&room, &event).await });
                 }
             }
@@ -156,6 +165,7 @@ impl Keeper {
             "account_data": { "not_types": ["*"] },
             "room": {
                 "rooms": rooms,
+                "include_leave": true,
                 "timeline": { "limit": 50, "types": TYPES },
                 "state": { "types": [] },
                 "ephemeral": { "not_types": ["*"] },

@@ -17,6 +17,7 @@ mod faults;
 mod indices;
 mod maintenance;
 mod matrix;
+mod matrix_delivery;
 mod node_control;
 mod openstack_real;
 mod openstack_support;

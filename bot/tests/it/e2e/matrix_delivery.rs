@@ -1,0 +1,149 @@
+//! Matrix delivering, or refusing to: many runs in one room within the homeserver's rate limit,
+//! a redacted progress message, the bot kicked mid-run, and maintenance announced, against the
+//! real Synapse.
+
+use opsbot_tests::Setup;
+use opsbot_tests::matrix::scene::{MatrixScene, shown};
+
+/// A restart slow enough that its message is edited while it runs.
+fn slow_restart() -> Setup {
+    Setup {
+        days_of_indices: 10,
+        sim_speed: 5.0,
+        ..Setup::default()
+    }
+}
+
+/// alice's restart of `logs`, confirmed.
+async fn restart(scene: &MatrixScene, cluster: &str) {
+    let answer = scene
+        .ask(&scene.alice, &format!("!cluster restart cluster:{cluster}"))
+        .await;
+    scene.confirm(&scene.alice, &answer).await;
+}
+
+/// Waits until the restart has started every node again: where the room shows nothing, the
+/// cluster says how far the run got.
+async fn every_node_restarted(scene: &MatrixScene) {
+    let deadline = tokio::time::Instant::now() + opsbot_tests::PATIENCE;
+    while scene.sim.state().nodes.iter().any(|n| n.starts == 0) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the restart did not end"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_runs_at_once_in_one_room_all_end_shown_without_a_429() {
+    let scene = MatrixScene::start(Setup {
+        clusters: 20,
+        days_of_indices: 5,
+        ..Setup::default()
+    })
+    .await;
+    let scene = &scene;
+    let asked = (1..=20).map(|n| {
+        let line = format!("!cluster restart cluster:{}", opsbot_tests::cluster_name(n));
+        async move { scene.ask(&scene.alice, &line).await }
+    });
+    for answer in futures::future::join_all(asked).await {
+        scene.confirm(&scene.alice, &answer).await;
+    }
+    for n in 1..=20 {
+        scene
+            .progress(&format!("r-{n}"), |text| text.starts_with("✅"))
+            .await;
+    }
+    let posted: Vec<_> = scene
+        .alice
+        .messages(&scene.room, 1000)
+        .await
+        .into_iter()
+        .filter(|e| e["sender"] == scene.bot.user_id())
+        .filter(|e| e["content"]["m.relates_to"].is_null())
+        .filter(|e| shown(e).contains(" · "))
+        .collect();
+    assert_eq!(posted.len(), 20, "one progress message per run");
+    assert_eq!(
+        scene.answered(429, "/send/"),
+        0,
+        "the bot kept within the homeserver's limit"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redacted_plan_is_posted_again_once_and_a_decision_on_the_old_one_is_refused() {
+    let scene = MatrixScene::start(Setup::default()).await;
+    scene
+        .ask(
+            &scene.alice,
+            "!indices prune cluster:logs older_than_days:30",
+        )
+        .await;
+    let (old, text) = scene
+        .progress("r-1", |text| text.contains("waiting for approval"))
+        .await;
+    // A room admin removes the bot's message.
+    scene.alice.redact(&scene.room, &old).await;
+    let on_old = scene.bob.react(&scene.room, &old, "✅").await;
+    let told = scene.answer_to(&scene.room, &on_old).await;
+    assert!(
+        told.contains("that is an older message of run r-1"),
+        "{told}"
+    );
+    assert!(scene.sim.state().deleted.is_empty(), "nothing deleted");
+
+    let digest = text.rsplit("digest:").next().unwrap_or_default().trim();
+    scene
+        .ask(&scene.dave, &format!("!approve id:r-1 digest:{digest}"))
+        .await;
+    let (new, _) = scene.progress("r-1", |text| text.starts_with("✅")).await;
+    assert_ne!(new, old, "the run's message posted again");
+    assert_eq!(scene.sim.state().deleted.len(), 60);
+    let posted = scene
+        .alice
+        .messages(&scene.room, 200)
+        .await
+        .into_iter()
+        .filter(|e| e["sender"] == scene.bot.user_id())
+        .filter(|e| e["content"]["m.relates_to"].is_null() && shown(e).contains(" r-1 · "))
+        .count();
+    assert_eq!(
+        posted, 1,
+        "posted again once (the redacted one shows nothing)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bot_kicked_mid_run_stops_posting_there_and_says_so_where_it_announces() {
+    let scene = MatrixScene::start(slow_restart()).await;
+    restart(&scene, "logs").await;
+    scene.progress("r-1", |text| text.starts_with("⏳")).await;
+    scene
+        .alice
+        .kick(&scene.room, scene.bot.user_id(), "not here")
+        .await;
+    let reported = scene
+        .posted(&scene.announce_room, |text| {
+            text.contains("was removed from room")
+        })
+        .await;
+    assert!(
+        reported.contains("not here") && reported.contains(scene.alice.user_id()),
+        "{reported}"
+    );
+    every_node_restarted(&scene).await;
+    scene
+        .posted(&scene.announce_room, |text| {
+            text.starts_with("✅ maintenance over")
+        })
+        .await;
+    let refused = scene.answered(403, "/send/");
+    assert!(
+        refused <= 1,
+        "{refused} sends refused after the kick: one, then nothing"
+    );
+    assert!(scene.is_serving(), "a room lost stops nothing else");
+}
