@@ -29,6 +29,7 @@ mod e2e;
 mod failover;
 mod failover_discord;
 mod layers;
+mod matrix_binary;
 mod metrics;
 mod output;
 mod pg_restart;

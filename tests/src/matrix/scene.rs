@@ -1,7 +1,10 @@
 //! The Matrix scene: the real bot against the real Synapse ([`real_synapse`]) and the
 //! simulated cluster. alice, bob, dave and mallory are real users of the homeserver, in real
-//! rooms; they type commands, react and redact, and read what the room shows.
+//! rooms; they type commands, react and redact, and read what the room shows. [`MatrixWorld`]
+//! is the homeserver's side alone, for tests that run the bot's binary themselves.
 
+use std::ops::Deref;
+use std::path::Path;
 use std::time::Duration;
 
 use opsbot::config::{MatrixConfig, ProgressConfig, RoomId};
@@ -11,12 +14,13 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use super::{MESSAGES_PER_SECOND, MatrixUser, Synapse, real_synapse};
-use crate::{PATIENCE, Setup, world};
+use crate::{PATIENCE, Setup};
 
-/// The bot, its people, their rooms and the simulated cluster, torn down on drop.
-pub struct MatrixScene {
+/// The people and rooms on the real Synapse: everyone registered, alice's rooms made, and
+/// everyone invited (the bot accepts its invitations when it starts) and joined.
+#[derive(Debug)]
+pub struct MatrixWorld {
     pub synapse: &'static Synapse,
-    pub sim: SimHandle,
     /// The bot's own account: tests read its id, never act as it.
     pub bot: MatrixUser,
     /// Operator; operator and approver; approver; someone opsbot does not know.
@@ -24,55 +28,15 @@ pub struct MatrixScene {
     pub bob: MatrixUser,
     pub dave: MatrixUser,
     pub mallory: MatrixUser,
-    /// The served room, one it does not serve, and the announcement room (alice made them).
+    /// The served room, one it does not serve, and the announcement room.
     pub room: String,
     pub other_room: String,
     pub announce_room: String,
-    task: JoinHandle<anyhow::Result<()>>,
-    _others: Vec<SimHandle>,
-    _dir: tempfile::TempDir,
 }
 
-impl std::fmt::Debug for MatrixScene {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MatrixScene")
-            .field("room", &self.room)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for MatrixScene {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-impl MatrixScene {
-    /// Everyone registered, the rooms made and everyone invited and joined (the bot accepts
-    /// its invitations at start), then the bot started; returns once it has joined the served
-    /// room.
-    pub async fn start(setup: Setup) -> Self {
-        Self::start_with(setup, |_| {}).await
-    }
-
-    /// [`Self::start`], with `prepare` changing the bot's `[matrix]` before it starts.
-    pub async fn start_with(setup: Setup, prepare: impl FnOnce(&mut MatrixConfig)) -> Self {
-        let scene = Self::launch(setup, false, prepare).await;
-        scene.joined(&scene.room).await;
-        scene
-    }
-
-    /// The bot started with an encrypted served room (Element's default for a private room),
-    /// without waiting for anything.
-    pub async fn start_encrypted(setup: Setup) -> Self {
-        Self::launch(setup, true, |_| {}).await
-    }
-
-    async fn launch(
-        setup: Setup,
-        encrypted: bool,
-        prepare: impl FnOnce(&mut MatrixConfig),
-    ) -> Self {
+impl MatrixWorld {
+    /// The served room encrypted when `encrypted` (Element's default for a private room).
+    pub async fn new(encrypted: bool) -> Self {
         let synapse = real_synapse().await;
         let (bot, alice, bob, dave, mallory) = tokio::join!(
             synapse.register("opsbot"),
@@ -92,49 +56,8 @@ impl MatrixScene {
                 user.join(r).await;
             }
         }
-        let (mut sims, mut config, dir) = world(&setup).await;
-        for person in &mut config.people {
-            let id = match person.name.as_str() {
-                "alice" => alice.user_id(),
-                "bob" => bob.user_id(),
-                "dave" => dave.user_id(),
-                _ => continue,
-            };
-            person.matrix_user =
-                Some(MatrixId::parse(id).unwrap_or_else(|e| panic!("a registered user's id: {e}")));
-        }
-        config.progress = ProgressConfig {
-            edits_per_window: 4,
-            window: Duration::from_secs(1),
-        };
-        let password_file = dir.path().join("matrix-password");
-        std::fs::write(&password_file, bot.password())
-            .unwrap_or_else(|e| panic!("the bot's password file: {e}"));
-        let id = |room: &str| {
-            RoomId::try_from(room.to_owned()).unwrap_or_else(|e| panic!("a room id: {e}"))
-        };
-        let mut matrix = MatrixConfig {
-            homeserver: synapse.base_url().to_owned(),
-            user: MatrixId::parse(bot.user_id()).unwrap_or_else(|e| panic!("the bot's id: {e}")),
-            access_token_file: None,
-            password_file: Some(password_file),
-            rooms: vec![id(&room)],
-            announce_room: Some(id(&announce_room)),
-            ca_file: None,
-            request_timeout: Duration::from_secs(15),
-            // Below the harness's Synapse limit, as an operator sets it below theirs.
-            messages_per_second: MESSAGES_PER_SECOND * 0.8,
-        };
-        prepare(&mut matrix);
-        config.matrix = Some(matrix);
-        let task = tokio::spawn(opsbot::serve::run_until(
-            config,
-            opsbot::clock::Clock::system(),
-            std::future::pending(),
-        ));
         Self {
             synapse,
-            sim: sims.remove(0),
             bot,
             alice,
             bob,
@@ -143,22 +66,39 @@ impl MatrixScene {
             room,
             other_room,
             announce_room,
-            task,
-            _others: sims,
-            _dir: dir,
         }
     }
 
-    /// Whether the bot is still serving (it has not ended, with or without an error).
-    pub fn is_serving(&self) -> bool {
-        !self.task.is_finished()
+    /// The Matrix user of a person of [`crate::people`] (alice, bob, dave).
+    pub fn person(&self, name: &str) -> Option<&MatrixUser> {
+        match name {
+            "alice" => Some(&self.alice),
+            "bob" => Some(&self.bob),
+            "dave" => Some(&self.dave),
+            _ => None,
+        }
     }
 
-    /// How the bot ended, once it has (a start refused): its error.
-    pub async fn ended(&mut self) -> String {
-        match tokio::time::timeout(PATIENCE, &mut self.task).await {
-            Ok(Ok(Err(error))) => format!("{error:#}"),
-            other => panic!("the bot did not end with an error: {other:?}"),
+    /// The bot's `[matrix]`, its password written into `dir`: the served and the announcement
+    /// rooms, a message rate below the harness's homeserver limit.
+    pub fn config(&self, dir: &Path) -> MatrixConfig {
+        let password_file = dir.join("matrix-password");
+        std::fs::write(&password_file, self.bot.password())
+            .unwrap_or_else(|e| panic!("the bot's password file: {e}"));
+        let id = |room: &str| {
+            RoomId::try_from(room.to_owned()).unwrap_or_else(|e| panic!("a room id: {e}"))
+        };
+        MatrixConfig {
+            homeserver: self.synapse.base_url().to_owned(),
+            user: matrix_id(self.bot.user_id()),
+            access_token_file: None,
+            password_file: Some(password_file),
+            rooms: vec![id(&self.room)],
+            announce_room: Some(id(&self.announce_room)),
+            ca_file: None,
+            request_timeout: Duration::from_secs(15),
+            // Below the harness's Synapse limit, as an operator sets it below theirs.
+            messages_per_second: MESSAGES_PER_SECOND * 0.8,
         }
     }
 
@@ -267,6 +207,106 @@ impl MatrixScene {
             .or(shown["event_id"].as_str())
             .unwrap_or_default();
         (original.to_owned(), self::shown(&shown).to_owned())
+    }
+}
+
+/// A registered user's id, as the config takes it.
+pub fn matrix_id(user: &str) -> MatrixId {
+    MatrixId::parse(user).unwrap_or_else(|e| panic!("a registered user's id: {e}"))
+}
+
+/// The bot, its people, their rooms and the simulated cluster, torn down on drop.
+pub struct MatrixScene {
+    pub world: MatrixWorld,
+    pub sim: SimHandle,
+    task: JoinHandle<anyhow::Result<()>>,
+    _others: Vec<SimHandle>,
+    _dir: tempfile::TempDir,
+}
+
+impl Deref for MatrixScene {
+    type Target = MatrixWorld;
+    fn deref(&self) -> &MatrixWorld {
+        &self.world
+    }
+}
+
+impl std::fmt::Debug for MatrixScene {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatrixScene")
+            .field("world", &self.world)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for MatrixScene {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl MatrixScene {
+    /// The world made and the bot started; returns once it has joined the served room.
+    pub async fn start(setup: Setup) -> Self {
+        Self::start_with(setup, |_| {}).await
+    }
+
+    /// [`Self::start`], with `prepare` changing the bot's `[matrix]` before it starts.
+    pub async fn start_with(setup: Setup, prepare: impl FnOnce(&mut MatrixConfig)) -> Self {
+        let scene = Self::launch(setup, false, prepare).await;
+        scene.joined(&scene.room).await;
+        scene
+    }
+
+    /// The bot started with an encrypted served room, without waiting for anything.
+    pub async fn start_encrypted(setup: Setup) -> Self {
+        Self::launch(setup, true, |_| {}).await
+    }
+
+    async fn launch(
+        setup: Setup,
+        encrypted: bool,
+        prepare: impl FnOnce(&mut MatrixConfig),
+    ) -> Self {
+        let world = MatrixWorld::new(encrypted).await;
+        let (mut sims, mut config, dir) = crate::world(&setup).await;
+        for person in &mut config.people {
+            if let Some(user) = world.person(person.name.as_str()) {
+                person.matrix_user = Some(matrix_id(user.user_id()));
+            }
+        }
+        config.progress = ProgressConfig {
+            edits_per_window: 4,
+            window: Duration::from_secs(1),
+        };
+        let mut matrix = world.config(dir.path());
+        prepare(&mut matrix);
+        config.matrix = Some(matrix);
+        let task = tokio::spawn(opsbot::serve::run_until(
+            config,
+            opsbot::clock::Clock::system(),
+            std::future::pending(),
+        ));
+        Self {
+            world,
+            sim: sims.remove(0),
+            task,
+            _others: sims,
+            _dir: dir,
+        }
+    }
+
+    /// Whether the bot is still serving (it has not ended, with or without an error).
+    pub fn is_serving(&self) -> bool {
+        !self.task.is_finished()
+    }
+
+    /// How the bot ended, once it has (a start refused): its error.
+    pub async fn ended(&mut self) -> String {
+        match tokio::time::timeout(PATIENCE, &mut self.task).await {
+            Ok(Ok(Err(error))) => format!("{error:#}"),
+            other => panic!("the bot did not end with an error: {other:?}"),
+        }
     }
 }
 
