@@ -10,6 +10,7 @@ mod support;
 
 mod builds;
 mod check;
+mod check_matrix;
 mod check_slack;
 mod cli;
 mod console_ctrl_c;

@@ -136,10 +136,13 @@ impl Connector {
     ) -> Result<RoomAccess, Unusable> {
         let doing = "looking at the rooms";
         let state = |kind: &'static str| self.state(room, kind);
-        let shown = match state("m.room.name").await.map_err(|e| unusable(e, doing))? {
-            Some(name) if name["name"].as_str().is_some_and(|n| !n.is_empty()) => {
-                format!("#{}", name["name"].as_str().unwrap_or_default())
-            }
+        // A room the bot is not in cannot be read (no preview): its id names it.
+        let name = match joined {
+            true => state("m.room.name").await.map_err(|e| unusable(e, doing))?,
+            false => None,
+        };
+        let shown = match name.as_ref().and_then(|n| n["name"].as_str()) {
+            Some(name) if !name.is_empty() => format!("#{name}"),
             _ => room.to_string(),
         };
         let encrypted = joined
@@ -214,14 +217,19 @@ fn problem(access: &RoomAccess) -> Option<String> {
     } else {
         "announcement room"
     };
-    let (shown, room) = (&access.shown, &access.room);
+    let room = access.room.as_str();
+    let named = if access.shown == room {
+        room.to_owned()
+    } else {
+        format!("{} ({room})", access.shown)
+    };
     if !access.joined {
         Some(format!(
-            "the bot is not in {what} {shown} ({room}) and cannot join it: invite it there"
+            "the bot is not in {what} {named}: invite it there (it accepts when it starts)"
         ))
     } else if !access.write {
         Some(format!(
-            "the bot's power level in {what} {shown} ({room}) is too low to post: raise it \
+            "the bot's power level in {what} {named} is too low to post: raise it \
              (Element: room settings, Roles & Permissions)"
         ))
     } else {
