@@ -258,6 +258,12 @@ impl MatrixScene {
         scene
     }
 
+    /// The bot started with `prepare`'s `[matrix]`, without waiting for it to reach the
+    /// homeserver (one that does not answer, say).
+    pub async fn launch_with(setup: Setup, prepare: impl FnOnce(&mut MatrixConfig)) -> Self {
+        Self::launch(setup, false, prepare).await
+    }
+
     /// The bot started with an encrypted served room, without waiting for anything.
     pub async fn start_encrypted(setup: Setup) -> Self {
         Self::launch(setup, true, |_| {}).await

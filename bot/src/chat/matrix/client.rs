@@ -189,6 +189,46 @@ impl Client {
         Ok(sent["event_id"].as_str().unwrap_or_default().to_owned())
     }
 
+    /// Uploads `text` as a file `name` to the homeserver's media repository; its `mxc://` URI.
+    pub(super) async fn upload(&self, name: &str, text: &str) -> Result<String, MatrixError> {
+        let what = "uploading a file";
+        self.turn().await;
+        let url = format!(
+            "{}/_matrix/media/v3/upload?filename={}",
+            self.shared.base,
+            encode(name)
+        );
+        let mut request = self
+            .shared
+            .http
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "text/plain; charset=utf-8")
+            .body(text.to_owned());
+        if let Some(token) = self.token() {
+            request = request.bearer_auth(token.expose_secret());
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|error| MatrixError::Unreachable {
+                what,
+                cause: fault(&error).to_string(),
+            })?;
+        let uploaded = self.answer(what, response).await?;
+        Ok(uploaded["content_uri"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned())
+    }
+
+    fn token(&self) -> Option<SecretString> {
+        self.shared
+            .token
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// Waits while the homeserver asked not to be called.
     async fn turn(&self) {
         let until = *self

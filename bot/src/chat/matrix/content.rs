@@ -69,6 +69,18 @@ pub(super) fn notice(text: &str) -> Value {
     })
 }
 
+/// A file already uploaded (`uri`, `mxc://…`), as a message.
+pub(super) fn file(name: &str, uri: &str, size: usize) -> Value {
+    json!({
+        "msgtype": "m.file",
+        "body": name,
+        "filename": name,
+        "url": uri,
+        "info": { "mimetype": "text/plain", "size": size },
+        "m.mentions": {},
+    })
+}
+
 /// The edit of `event` to show `content` (`m.replace`): clients show the new content in place
 /// of the old; the body outside is what a client that cannot show edits shows.
 pub(super) fn replacing(event: &str, content: &Value) -> Value {

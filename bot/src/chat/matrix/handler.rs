@@ -9,6 +9,7 @@
 use opsbot_commands::approval::ApprovalRefusal;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
@@ -17,7 +18,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::channel_id;
-use super::client::{Client, encode};
+use super::client::{Client, MatrixError, encode};
 use super::content;
 use super::transport::MatrixTransport;
 use crate::config::RoomId;
@@ -27,6 +28,9 @@ use crate::service::{Asked, Reply, Service};
 
 /// What starts a command in a message: `!cluster status cluster:logs`.
 pub const PREFIX: char = '!';
+
+/// How many times an answer is sent before it is given up (waiting 2, 4, 8 and 16 s between).
+const ANSWER_ATTEMPTS: u32 = 5;
 
 pub(super) struct Handler {
     pub(super) service: Service,
@@ -294,26 +298,60 @@ impl Handler {
     }
 
     /// An answer, as a notice replying to the message it answers (Matrix has no private
-    /// reply); a public one with a file shows the file's start.
+    /// reply); its file (a long plan, a run log), when it has one, follows as a file uploaded
+    /// to the homeserver, or its start inline when the homeserver does not take it.
     async fn answer(&self, room: &str, to: &Value, reply: &Reply) {
+        let to = to["event_id"].as_str().unwrap_or_default();
+        let file = match &reply.attachment {
+            Some(file) => match self.client.upload(&file.name, &file.text).await {
+                Ok(uri) => Some(content::file(&file.name, &uri, file.text.len())),
+                Err(error) => {
+                    tracing::warn!(%error, file = %file.name, "a file could not be uploaded; its start is shown instead");
+                    None
+                }
+            },
+            None => None,
+        };
         let mut text = reply.text.clone();
-        if let Some(file) = &reply.attachment {
+        if let (Some(attachment), None) = (&reply.attachment, &file) {
             text.push_str("\n\n");
-            text.push_str(&file.text);
+            text.push_str(&attachment.text);
         }
-        let mut notice = content::notice(&text);
-        notice["m.relates_to"] = json!({ "m.in_reply_to": { "event_id": to["event_id"] } });
-        let txn = format!(
-            "opsbot-answer-{}",
-            to["event_id"].as_str().unwrap_or_default()
-        );
-        if let Err(error) = self
-            .client
-            .send(room, "m.room.message", &txn, &notice)
-            .await
-        {
-            tracing::warn!(%error, "an answer could not be delivered in Matrix");
+        let said = self.reply(room, to, "answer", content::notice(&text)).await;
+        if let (true, Some(file)) = (said, file) {
+            self.reply(room, to, "file", file).await;
         }
+    }
+
+    /// Sends `content` as a reply to `to`, once (its transaction id is made from `to`, so a
+    /// send tried again is one message); tried again while the homeserver is busy or away, a
+    /// few times. False when it could not be sent.
+    async fn reply(&self, room: &str, to: &str, what: &str, mut content: Value) -> bool {
+        content["m.relates_to"] = json!({ "m.in_reply_to": { "event_id": to } });
+        let txn = format!("opsbot-{what}-{to}");
+        let clock = self.service.engine().clock();
+        for attempt in 1..=ANSWER_ATTEMPTS {
+            match self
+                .client
+                .send(room, "m.room.message", &txn, &content)
+                .await
+            {
+                Ok(_) => return true,
+                Err(error) if error.is_transient() && attempt < ANSWER_ATTEMPTS => {
+                    tracing::warn!(%error, attempt, "an answer was not delivered; trying again");
+                    // A 429 holds the client itself until its `retry_after_ms`; no answer at
+                    // all waits here.
+                    if !matches!(error, MatrixError::RateLimited { .. }) {
+                        clock.sleep(Duration::from_secs(1 << attempt)).await;
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "an answer could not be delivered in Matrix");
+                    return false;
+                }
+            }
+        }
+        false
     }
 
     /// False for an event already handled; a store failure counts as first, since refusing

@@ -151,3 +151,53 @@ async fn an_encrypted_served_room_refuses_the_start_with_what_to_do() {
     );
     assert!(error.contains("Enable end-to-end encryption"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_plan_is_answered_with_the_whole_plan_as_a_file() {
+    let scene = MatrixScene::start(Setup {
+        days_of_indices: 2,
+        sim: |mut sim| {
+            sim.extra_indices = (0..150).map(|n| format!("svc{n:03}-2020.01.01")).collect();
+            sim
+        },
+        ..Setup::default()
+    })
+    .await;
+    let asked = scene.say(&scene.alice, PRUNE).await;
+    let bot = scene.bot.user_id().to_owned();
+    let file = scene
+        .alice
+        .wait_for(
+            &scene.room,
+            |e| {
+                e["sender"] == bot.as_str()
+                    && e["content"]["msgtype"] == "m.file"
+                    && e["content"]["m.relates_to"]["m.in_reply_to"]["event_id"] == asked.as_str()
+            },
+            opsbot_tests::PATIENCE,
+        )
+        .await;
+    assert_eq!(file["content"]["body"], "r-1-plan.txt");
+    let uri = file["content"]["url"].as_str().unwrap_or_default();
+    let media = uri.strip_prefix("mxc://").expect("an mxc:// URI");
+    let url = format!(
+        "{}/_matrix/client/v1/media/download/{media}",
+        scene.synapse.base_url()
+    );
+    let text = reqwest::Client::new()
+        .get(url)
+        .bearer_auth(scene.alice.access_token())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.starts_with("Plan for /indices prune cluster:logs"),
+        "{text}"
+    );
+    for n in [0, 75, 149] {
+        assert!(text.contains(&format!("svc{n:03}-2020.01.01")), "{text}");
+    }
+}

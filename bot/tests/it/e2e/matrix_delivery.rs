@@ -147,3 +147,96 @@ async fn the_bot_kicked_mid_run_stops_posting_there_and_says_so_where_it_announc
     );
     assert!(scene.is_serving(), "a room lost stops nothing else");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_homeserver_stricter_than_the_config_is_waited_out_and_every_run_ends_shown() {
+    // The bot believes it may send 20 messages a second; the homeserver allows it 2.
+    let scene = MatrixScene::start_with(
+        Setup {
+            clusters: 5,
+            days_of_indices: 5,
+            ..Setup::default()
+        },
+        |matrix| matrix.messages_per_second = 20.0,
+    )
+    .await;
+    scene
+        .synapse
+        .override_ratelimit(scene.bot.user_id(), 2, 2)
+        .await;
+    let scene = &scene;
+    let asked = (1..=5).map(|n| {
+        let line = format!("!cluster restart cluster:{}", opsbot_tests::cluster_name(n));
+        async move { scene.ask(&scene.alice, &line).await }
+    });
+    for answer in futures::future::join_all(asked).await {
+        scene.confirm(&scene.alice, &answer).await;
+    }
+    for n in 1..=5 {
+        scene
+            .progress(&format!("r-{n}"), |text| text.starts_with("✅"))
+            .await;
+    }
+    assert!(
+        scene.answered(429, "/send/") > 0,
+        "the homeserver held the bot back"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_homeserver_that_does_not_answer_stops_nothing_else() {
+    // Takes each connection and closes it unanswered, counting them.
+    let away = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = away.local_addr().unwrap();
+    let tried = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&tried);
+    tokio::spawn(async move {
+        while let Ok((connection, _)) = away.accept().await {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(connection);
+        }
+    });
+    let scene = MatrixScene::launch_with(Setup::default(), |matrix| {
+        matrix.homeserver = format!("http://{address}");
+    })
+    .await;
+    let deadline = tokio::time::Instant::now() + opsbot_tests::PATIENCE;
+    while tried.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the bot stopped trying"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        scene.is_serving(),
+        "an outage of the homeserver stops nothing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_room_made_encrypted_is_told_it_is_no_longer_read() {
+    let scene = MatrixScene::start(Setup::default()).await;
+    let encryption = serde_json::json!({ "algorithm": "m.megolm.v1.aes-sha2" });
+    scene
+        .alice
+        .call(
+            opsbot_tests::matrix::On429::WaitOut,
+            reqwest::Method::PUT,
+            &["rooms", &scene.room, "state", "m.room.encryption", ""],
+            &[],
+            Some(encryption),
+        )
+        .await
+        .unwrap();
+    let said = scene
+        .posted(&scene.room, |text| text.contains("was made encrypted"))
+        .await;
+    assert!(said.contains("opsbot cannot read it from now on"), "{said}");
+    let reported = scene
+        .posted(&scene.announce_room, |text| {
+            text.contains("was made encrypted")
+        })
+        .await;
+    assert!(reported.contains(&scene.room), "{reported}");
+}
