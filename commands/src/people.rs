@@ -4,190 +4,15 @@
 //! their own plan by switching from Discord to the console.
 
 use std::collections::BTreeSet;
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::name::PersonName;
 
 mod ids;
+mod named;
 pub use ids::{MatrixUser, SlackUser, is_server_name};
-
-/// Where someone spoke from, as that surface knows them.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "surface", rename_all = "snake_case")]
-pub enum Surface {
-    /// A Discord user, by their id (a snowflake; names can be changed by their owner).
-    Discord { user: u64 },
-    /// A Slack user, by their id (`U…`) in the workspace (`T…`) opsbot serves.
-    Slack { team: String, user: String },
-    /// A Matrix user, by their id (`@alice:example.org`), which names one account on one
-    /// homeserver for good.
-    Matrix { user: String },
-    /// The console, by the OS account on the other end of its socket (SO_PEERCRED), or the
-    /// account running it on a terminal.
-    Console { account: String },
-    /// `opsbot demo`'s console, where `/as` picks the speaker.
-    Demo,
-    /// A schedule's fire: no person asked for the run.
-    Schedule { name: String },
-    /// A record written before opsbot knew people: the surface id it stored then.
-    Legacy { id: String },
-}
-
-impl fmt::Display for Surface {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Discord { user } => write!(f, "Discord user {user}"),
-            Self::Slack { team, user } => write!(
-                f,
-                "Slack user {} in workspace {}",
-                crate::echo::visible(user, 32),
-                crate::echo::visible(team, 32)
-            ),
-            Self::Matrix { user } => {
-                write!(f, "Matrix user {}", crate::echo::visible(user, 64))
-            }
-            Self::Console { account } => {
-                write!(f, "console account `{}`", crate::echo::visible(account, 32))
-            }
-            Self::Demo => f.write_str("the demo console"),
-            Self::Schedule { name } => write!(f, "schedule {name}"),
-            Self::Legacy { id } => write!(f, "`{}` (before people)", crate::echo::visible(id, 32)),
-        }
-    }
-}
-
-/// A person as a record names them: who, and the surface account they acted from.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(from = "PersonRefRecord")]
-pub struct PersonRef {
-    pub name: PersonName,
-    pub via: Surface,
-}
-
-impl PersonRef {
-    /// True when both name the same person. A record from before people were configured names
-    /// a surface account, not a person: against anyone else it counts as the same person, so
-    /// that the two-person rule refuses rather than guesses.
-    pub fn same_person(&self, other: &PersonRef) -> bool {
-        match (&self.via, &other.via) {
-            (Surface::Legacy { id: a }, Surface::Legacy { id: b }) => {
-                a == b || self.name == other.name
-            }
-            (Surface::Legacy { .. }, _) | (_, Surface::Legacy { .. }) => true,
-            // A schedule is nobody: it is the same only as itself.
-            (Surface::Schedule { name: a }, Surface::Schedule { name: b }) => a == b,
-            (Surface::Schedule { .. }, _) | (_, Surface::Schedule { .. }) => false,
-            _ => self.name == other.name,
-        }
-    }
-
-    /// True only when both certainly name the same person: never for a record from before
-    /// people were configured. For what only the requester may do (withdrawing a plan), where
-    /// [`Self::same_person`]'s caution would let anyone act as an old record's requester.
-    pub fn is_certainly(&self, other: &PersonRef) -> bool {
-        !self.is_legacy() && !other.is_legacy() && self.name == other.name
-    }
-
-    pub fn is_legacy(&self) -> bool {
-        matches!(self.via, Surface::Legacy { .. })
-    }
-}
-
-/// How a person reference is stored: now `{name, via}`; before people were configured,
-/// `{id, name}` with a surface id and a display name.
-/// Someone the config does not know, on the surface they came from.
-impl From<&UnknownPerson> for Speaker {
-    fn from(unknown: &UnknownPerson) -> Self {
-        Self {
-            person: None,
-            via: unknown.via.clone(),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum PersonRefRecord {
-    Current { name: PersonName, via: Surface },
-    Legacy { id: String, name: String },
-}
-
-impl From<PersonRefRecord> for PersonRef {
-    fn from(record: PersonRefRecord) -> Self {
-        match record {
-            PersonRefRecord::Current { name, via } => Self { name, via },
-            PersonRefRecord::Legacy { id, name } => Self {
-                name: legacy_name(&name),
-                via: Surface::Legacy { id },
-            },
-        }
-    }
-}
-
-/// A display name of an old record as a person name: lower-cased, other characters as `-`.
-fn legacy_name(name: &str) -> PersonName {
-    let cleaned: String = name
-        .chars()
-        .take(PersonName::MAX_LEN)
-        .map(|c| {
-            let c = c.to_ascii_lowercase();
-            if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '-' | '_') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let cleaned = cleaned.trim_start_matches(['.', '-', '_']);
-    PersonName::parse(cleaned).unwrap_or_else(|_| PersonName::unknown())
-}
-
-/// Someone who acted, or tried to: the person when their surface account maps to one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "SpeakerRecord")]
-pub struct Speaker {
-    pub person: Option<PersonName>,
-    pub via: Surface,
-}
-
-impl fmt::Display for Speaker {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.person {
-            Some(person) => person.fmt(f),
-            None => write!(f, "nobody known ({})", self.via),
-        }
-    }
-}
-
-impl From<&PersonRef> for Speaker {
-    fn from(person: &PersonRef) -> Self {
-        Self {
-            person: Some(person.name.clone()),
-            via: person.via.clone(),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum SpeakerRecord {
-    Current {
-        person: Option<PersonName>,
-        via: Surface,
-    },
-    Legacy(PersonRef),
-}
-
-impl From<SpeakerRecord> for Speaker {
-    fn from(record: SpeakerRecord) -> Self {
-        match record {
-            SpeakerRecord::Current { person, via } => Self { person, via },
-            SpeakerRecord::Legacy(person) => Self::from(&person),
-        }
-    }
-}
+pub use named::{PersonRef, Speaker, Surface};
 
 /// What a person may do.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -239,26 +64,9 @@ pub struct Person {
 pub enum PeopleError {
     #[error("person `{0}` is listed twice")]
     Twice(PersonName),
-    #[error("Discord user {user} is given to both `{first}` and `{second}`")]
-    DiscordTwice {
-        user: u64,
-        first: PersonName,
-        second: PersonName,
-    },
-    #[error("Slack user {user} is given to both `{first}` and `{second}`")]
-    SlackTwice {
-        user: SlackUser,
-        first: PersonName,
-        second: PersonName,
-    },
-    #[error("Matrix user {user} is given to both `{first}` and `{second}`")]
-    MatrixTwice {
-        user: MatrixUser,
-        first: PersonName,
-        second: PersonName,
-    },
-    #[error("account `{account}` is given to both `{first}` and `{second}`")]
-    AccountTwice {
+    /// One surface account (`Discord user 9`, ``account `alice` ``) given to two people.
+    #[error("{account} is given to both `{first}` and `{second}`")]
+    GivenTwice {
         account: String,
         first: PersonName,
         second: PersonName,
@@ -324,45 +132,9 @@ impl People {
                 }
             }
             for earlier in &people[..i] {
-                if let Some(user) = person
-                    .discord_user
-                    .filter(|u| earlier.discord_user == Some(*u))
-                {
-                    return Err(PeopleError::DiscordTwice {
-                        user,
-                        first: earlier.name.clone(),
-                        second: person.name.clone(),
-                    });
-                }
-                if let Some(user) = person
-                    .slack_user
-                    .as_ref()
-                    .filter(|u| earlier.slack_user.as_ref() == Some(*u))
-                {
-                    return Err(PeopleError::SlackTwice {
-                        user: user.clone(),
-                        first: earlier.name.clone(),
-                        second: person.name.clone(),
-                    });
-                }
-                if let Some(user) = person
-                    .matrix_user
-                    .as_ref()
-                    .filter(|u| earlier.matrix_user.as_ref() == Some(*u))
-                {
-                    return Err(PeopleError::MatrixTwice {
-                        user: user.clone(),
-                        first: earlier.name.clone(),
-                        second: person.name.clone(),
-                    });
-                }
-                if let Some(account) = person
-                    .accounts
-                    .iter()
-                    .find(|a| earlier.accounts.contains(a))
-                {
-                    return Err(PeopleError::AccountTwice {
-                        account: account.clone(),
+                if let Some(account) = shared_account(earlier, person) {
+                    return Err(PeopleError::GivenTwice {
+                        account,
                         first: earlier.name.clone(),
                         second: person.name.clone(),
                     });
@@ -462,6 +234,32 @@ impl People {
             roles: p.roles,
         })
     }
+}
+
+/// An account on some surface that both `a` and `b` are given, named as a person would look
+/// it up.
+fn shared_account(a: &Person, b: &Person) -> Option<String> {
+    if let Some(user) = b.discord_user.filter(|u| a.discord_user == Some(*u)) {
+        return Some(format!("Discord user {user}"));
+    }
+    if let Some(user) = b
+        .slack_user
+        .as_ref()
+        .filter(|u| a.slack_user.as_ref() == Some(u))
+    {
+        return Some(format!("Slack user {user}"));
+    }
+    if let Some(user) = b
+        .matrix_user
+        .as_ref()
+        .filter(|u| a.matrix_user.as_ref() == Some(u))
+    {
+        return Some(format!("Matrix user {user}"));
+    }
+    b.accounts
+        .iter()
+        .find(|account| a.accounts.contains(account))
+        .map(|account| format!("account `{account}`"))
 }
 
 /// A POSIX portable account name: letters, digits, `.`, `_`, `-`, not starting with `-`.

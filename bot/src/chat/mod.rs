@@ -32,3 +32,21 @@ pub(crate) fn paced(period: Duration) -> Quota {
         .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
         .allow_burst(NonZeroU32::MIN)
 }
+
+/// What a platform's check looks at: each served channel or room, then the announcement one
+/// unless it is served too; with whether each is served and whether it is announced in.
+pub(crate) fn served_and_announced<'a, T: PartialEq>(
+    served: &'a [T],
+    announce: Option<&'a T>,
+) -> Vec<(&'a T, bool, bool)> {
+    let mut all: Vec<_> = served
+        .iter()
+        .map(|c| (c, true, announce == Some(c)))
+        .collect();
+    all.extend(
+        announce
+            .filter(|a| !served.contains(a))
+            .map(|a| (a, false, true)),
+    );
+    all
+}

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::Unusable;
 use crate::clock::Clock;
 use crate::config::RetryPolicy;
 use crate::metrics::Metrics;
@@ -72,6 +73,49 @@ impl Reconnect {
         tokio::select! {
             () = self.clock.sleep(wait) => true,
             _ = stop.wait_for(|stopped| *stopped) => false,
+        }
+    }
+
+    /// Keeps a platform served until `stop` turns true: from the check made at the start
+    /// (`first`), then `check`'s, it serves while the platform answers (`serve`, which resolves
+    /// with `None` when the platform asks to be reconnected at once, else with why it ended),
+    /// and after each failure says why and waits.
+    pub(crate) async fn keep<R, C, S>(
+        mut self,
+        first: Result<R, Unusable>,
+        mut stop: watch::Receiver<bool>,
+        check: impl Fn() -> C,
+        mut serve: impl FnMut(R) -> S,
+    ) where
+        C: Future<Output = Result<R, Unusable>>,
+        S: Future<Output = Option<String>>,
+    {
+        let mut attempt = Some(first);
+        loop {
+            let checked = match attempt.take() {
+                Some(attempt) => attempt,
+                None => tokio::select! {
+                    checked = check() => checked,
+                    _ = stop.wait_for(|stopped| *stopped) => return,
+                },
+            };
+            let failure = match checked {
+                Ok(reached) => {
+                    self.connected();
+                    let ended = tokio::select! {
+                        ended = serve(reached) => ended,
+                        _ = stop.wait_for(|stopped| *stopped) => return,
+                    };
+                    match ended {
+                        Some(failure) => failure,
+                        None => continue,
+                    }
+                }
+                Err(error) => error.to_string(),
+            };
+            if !self.after(failure, &mut stop).await {
+                return;
+            }
         }
     }
 }

@@ -76,13 +76,13 @@ fn each_account_belongs_to_one_person() {
     b.discord_user = Some(9);
     assert!(matches!(
         People::new(vec![a.clone(), b.clone()]),
-        Err(PeopleError::DiscordTwice { user: 9, .. })
+        Err(PeopleError::GivenTwice { account, .. }) if account == "Discord user 9"
     ));
     b.discord_user = None;
     b.accounts = vec!["alice".into()];
     assert!(matches!(
         People::new(vec![a.clone(), b]),
-        Err(PeopleError::AccountTwice { .. })
+        Err(PeopleError::GivenTwice { account, .. }) if account.starts_with("account `")
     ));
     assert!(matches!(
         People::new(vec![a.clone(), a.clone()]),
@@ -163,7 +163,7 @@ fn a_slack_user_is_one_person_and_a_member_id() {
     b.slack_user = Some(SlackUser::parse("U0ALICE").unwrap());
     assert!(matches!(
         People::new(vec![a.clone(), b.clone()]),
-        Err(PeopleError::SlackTwice { .. })
+        Err(PeopleError::GivenTwice { account, .. }) if account == "Slack user U0ALICE"
     ));
     b.slack_user = Some(SlackUser::parse("W0BOB").unwrap());
     let people = People::new(vec![a, b]).unwrap();
@@ -199,4 +199,27 @@ fn a_slack_user_is_one_person_and_a_member_id() {
     only_slack.accounts.clear();
     only_slack.slack_user = Some(SlackUser::parse("U0ERIN").unwrap());
     assert!(People::new(vec![only_slack]).is_ok());
+}
+
+#[test]
+fn a_matrix_user_is_one_person_on_every_homeserver_room() {
+    let mut a = person("alice", true, false);
+    let mut b = person("bob", true, true);
+    a.matrix_user = Some(MatrixUser::parse("@alice:example.org").unwrap());
+    b.matrix_user = a.matrix_user.clone();
+    let twice = People::new(vec![a.clone(), b.clone()]).unwrap_err();
+    assert_eq!(
+        twice.to_string(),
+        "Matrix user @alice:example.org is given to both `alice` and `bob`"
+    );
+    b.matrix_user = Some(MatrixUser::parse("@bob:example.org").unwrap());
+    let people = People::new(vec![a, b]).unwrap();
+    let alice = people.on_matrix("@alice:example.org").unwrap();
+    assert_eq!(alice.person.name.as_str(), "alice");
+    let nobody = people.on_matrix("@alice:elsewhere.org").unwrap_err();
+    assert_eq!(
+        nobody.to_string(),
+        "Matrix user @alice:elsewhere.org is not one of opsbot's people; ask whoever runs \
+         opsbot to add it to [[people]] in the config"
+    );
 }

@@ -6,20 +6,17 @@
 //! Matrix has no private reply: an answer only its asker should see is a notice in the room,
 //! a reply to their message (the README says so).
 
-use opsbot_commands::approval::ApprovalRefusal;
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use opsbot_commands::name::RunId;
 use opsbot_commands::parse::{self, Origin};
 use opsbot_commands::people::{Actor, People, Speaker};
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::channel_id;
-use super::client::{Client, MatrixError, encode};
+use super::client::{Client, MatrixError};
 use super::content;
+use super::reaction::Removed;
 use super::transport::MatrixTransport;
 use crate::config::RoomId;
 use crate::progress::ChatTransport;
@@ -44,21 +41,7 @@ pub(super) struct Handler {
     /// Where maintenance is announced, and what happens to the served rooms is reported.
     pub(super) announce_room: Option<String>,
     /// The runs' messages redacted since the start, and whose they were.
-    pub(super) removed: Mutex<HashMap<String, RunId>>,
-}
-
-/// What a message reacted to showed.
-enum Shown {
-    /// The bot's message, as it was then.
-    Content(Value),
-    /// The bot's message, redacted since; the run it was for, when known.
-    Removed(Option<RunId>),
-    /// Someone else's message, or one that cannot be read.
-    Other,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+    pub(super) removed: Removed,
 }
 
 impl Handler {
@@ -153,131 +136,9 @@ impl Handler {
         self.answer(room, event, &reply).await;
     }
 
-    /// ✅ or ❌ on a plan's message: the decision the message offered when the reaction was
-    /// made, and only on the run's current message.
-    async fn reaction(&self, room: &str, sender: &str, event: &Value) {
-        let relates = &event["content"]["m.relates_to"];
-        let (Some(target), Some(key)) = (relates["event_id"].as_str(), relates["key"].as_str())
-        else {
-            return;
-        };
-        let reacted = event["origin_server_ts"].as_u64().unwrap_or(u64::MAX);
-        let (run, button) = match self.shown_at(room, target, reacted).await {
-            Shown::Content(shown) => match content::decision(&shown, key) {
-                Some(button) => (button.run, Some(button)),
-                None => return,
-            },
-            Shown::Removed(Some(run)) => (run, None),
-            Shown::Removed(None) | Shown::Other => return,
-        };
-        let asked = format!("{key} reaction on {run}");
-        let actor = match self.actor(room, sender, &asked, Some(run)).await {
-            Ok(actor) => actor,
-            Err(reply) => return self.answer(room, event, &reply).await,
-        };
-        let current = self
-            .service
-            .engine()
-            .run(run)
-            .ok()
-            .and_then(|run| run.progress_message)
-            .is_some_and(|message| message.0 == target);
-        let decided = match button.filter(|_| current) {
-            Some(button) => self.service.decide(&actor, &button).await.map(drop),
-            None => {
-                let asked = Asked::new(asked, Some(run));
-                let refusal = Refusal::Approval(ApprovalRefusal::OlderMessage { run });
-                Err(self
-                    .service
-                    .refused(&actor.speaker(), &asked, refusal.into())
-                    .await)
-            }
-        };
-        // A decision is shown by progress, which edits the plan's message.
-        if let Err(reply) = decided {
-            self.answer(room, event, &reply).await;
-        }
-    }
-
-    /// What `target` showed at `reacted` (the homeserver's time): the content of its latest
-    /// edit made before then, so that a plan edited after the reaction is not what the
-    /// reaction decides.
-    async fn shown_at(&self, room: &str, target: &str, reacted: u64) -> Shown {
-        let path = format!("/v3/rooms/{}/event/{}", encode(room), encode(target));
-        let original = match self
-            .client
-            .call("reading a plan's message", Method::GET, &path, None)
-            .await
-        {
-            Ok(event) => event,
-            Err(error) => {
-                tracing::warn!(%error, "a reaction's message cannot be read");
-                return Shown::Other;
-            }
-        };
-        if original["sender"] != self.me.as_str() {
-            return Shown::Other;
-        }
-        if !original["unsigned"]["redacted_because"].is_null() {
-            return Shown::Removed(self.retired(target));
-        }
-        let path = format!(
-            "/v1/rooms/{}/relations/{}/m.replace?dir=b&limit=100",
-            encode(room),
-            encode(target)
-        );
-        let edits = match self
-            .client
-            .call("reading a plan's edits", Method::GET, &path, None)
-            .await
-        {
-            Ok(edits) => edits,
-            Err(error) => {
-                tracing::warn!(%error, "a reaction's message's edits cannot be read");
-                return Shown::Other;
-            }
-        };
-        let then = edits["chunk"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|edit| {
-                edit["sender"] == self.me.as_str()
-                    && edit["origin_server_ts"]
-                        .as_u64()
-                        .is_some_and(|at| at <= reacted)
-            });
-        Shown::Content(match then {
-            Some(edit) => edit["content"]["m.new_content"].clone(),
-            None => original["content"].clone(),
-        })
-    }
-
-    /// One of the bot's messages was redacted: the transport posts its run's message again,
-    /// and a decision on the removed one is refused, naming the run.
-    fn redacted(&self, event: &str) {
-        self.transport.redacted(event);
-        let runs = self
-            .service
-            .engine()
-            .store()
-            .unfinished_runs()
-            .unwrap_or_default();
-        if let Some(run) = runs
-            .iter()
-            .find(|run| run.progress_message.as_ref().is_some_and(|m| m.0 == event))
-        {
-            lock(&self.removed).insert(event.to_owned(), run.id);
-        }
-    }
-
-    fn retired(&self, event: &str) -> Option<RunId> {
-        lock(&self.removed).get(event).copied()
-    }
-
     /// The person behind `sender` in `room`: refused (and audited) when they are nobody
     /// opsbot knows or the room is not served.
-    async fn actor(
+    pub(super) async fn actor(
         &self,
         room: &str,
         sender: &str,
@@ -300,7 +161,7 @@ impl Handler {
     /// An answer, as a notice replying to the message it answers (Matrix has no private
     /// reply); its file (a long plan, a run log), when it has one, follows as a file uploaded
     /// to the homeserver, or its start inline when the homeserver does not take it.
-    async fn answer(&self, room: &str, to: &Value, reply: &Reply) {
+    pub(super) async fn answer(&self, room: &str, to: &Value, reply: &Reply) {
         let to = to["event_id"].as_str().unwrap_or_default();
         let file = match &reply.attachment {
             Some(file) => match self.client.upload(&file.name, &file.text).await {

@@ -55,40 +55,23 @@ pub struct Keeper {
 
 impl Keeper {
     /// Serves Matrix until `stop` turns true, starting from `first` (the check made at start).
-    pub async fn keep(self, first: Result<Reached, Unusable>, mut stop: watch::Receiver<bool>) {
-        let mut attempt = Some(first);
-        let mut reconnect = Reconnect::new(
+    pub async fn keep(self, first: Result<Reached, Unusable>, stop: watch::Receiver<bool>) {
+        let reconnect = Reconnect::new(
             PART,
             "the other front ends and the runs",
             self.metrics.clone(),
             self.clock.clone(),
         );
-        loop {
-            let checked = match attempt.take() {
-                Some(attempt) => attempt,
-                None => tokio::select! {
-                    checked = self.connector.check() => checked,
-                    _ = stop.wait_for(|stopped| *stopped) => return,
-                },
-            };
-            let failure = match checked {
-                Ok(reached) => {
-                    for problem in &reached.problems {
-                        tracing::warn!(%problem, "Matrix: the bot lacks something it needs");
-                    }
-                    reconnect.connected();
-                    let handler = Arc::new(self.handler(reached));
-                    tokio::select! {
-                        failure = self.sync(&handler) => failure,
-                        _ = stop.wait_for(|stopped| *stopped) => return,
-                    }
-                }
-                Err(error) => error.to_string(),
-            };
-            if !reconnect.after(failure, &mut stop).await {
-                return;
+        let serve = |reached: Reached| async {
+            for problem in &reached.problems {
+                tracing::warn!(%problem, "Matrix: the bot lacks something it needs");
             }
-        }
+            let handler = Arc::new(self.handler(reached));
+            Some(self.sync(&handler).await)
+        };
+        reconnect
+            .keep(first, stop, || self.connector.check(), serve)
+            .await;
     }
 
     fn handler(&self, reached: Reached) -> Handler {

@@ -12,6 +12,7 @@ mod content;
 mod handler;
 mod keep;
 mod reach;
+mod reaction;
 mod transport;
 
 use std::path::Path;

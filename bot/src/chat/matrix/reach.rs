@@ -89,7 +89,10 @@ impl Connector {
                 .as_array()
                 .is_some_and(|rooms| rooms.iter().any(|r| r == room.as_str()))
         };
-        for (room, served, announce) in self.to_look_up() {
+        for (room, served, announce) in crate::chat::served_and_announced(
+            &self.config.rooms,
+            self.config.announce_room.as_ref(),
+        ) {
             let joined = member(room) || (join && self.join(room).await?);
             let access = self.look_at(room, joined, served, announce).await?;
             reached.problems.extend(problem(&access));
@@ -99,22 +102,6 @@ impl Connector {
             reached.access.push(access);
         }
         Ok(reached)
-    }
-
-    /// Each served room, then the announcement room unless it is served too.
-    fn to_look_up(&self) -> Vec<(&RoomId, bool, bool)> {
-        let announce = self.config.announce_room.as_ref();
-        let served = &self.config.rooms;
-        let mut all: Vec<_> = served
-            .iter()
-            .map(|r| (r, true, announce == Some(r)))
-            .collect();
-        all.extend(
-            announce
-                .filter(|a| !served.contains(a))
-                .map(|a| (a, false, true)),
-        );
-        all
     }
 
     /// Joins `room` (accepting an invitation); false when the homeserver refuses.

@@ -34,56 +34,39 @@ pub struct Keeper {
 
 impl Keeper {
     /// Serves Slack until `stop` turns true, starting from `first` (the check made at start).
-    pub async fn keep(self, first: Result<Reached, Unusable>, mut stop: watch::Receiver<bool>) {
-        let mut attempt = Some(first);
-        let mut reconnect = Reconnect::new(
+    pub async fn keep(self, first: Result<Reached, Unusable>, stop: watch::Receiver<bool>) {
+        let reconnect = Reconnect::new(
             PART,
             "the other front ends and the runs",
             self.metrics.clone(),
             self.clock.clone(),
         );
         let opens = Pace::new(crate::chat::paced(self.connector.config.minute));
-        loop {
-            let checked = match attempt.take() {
-                Some(attempt) => attempt,
-                None => tokio::select! {
-                    checked = self.connector.check() => checked,
-                    _ = stop.wait_for(|stopped| *stopped) => return,
-                },
-            };
-            let failure = match checked {
-                Ok(reached) => {
-                    // `apps.connections.open` is tier 1: one a minute, whatever ended the
-                    // connection before.
-                    tokio::select! {
-                        () = opens.ready() => {}
-                        _ = stop.wait_for(|stopped| *stopped) => return,
-                    }
-                    for problem in &reached.problems {
-                        tracing::warn!(%problem, "Slack: the bot lacks something it needs");
-                    }
-                    reconnect.connected();
-                    let handler = Arc::new(self.handler(reached));
-                    let served = tokio::select! {
-                        ended = socket::serve(&self.connector.app, self.connector.tls.clone(), |envelope, acker| {
-                            handler.take(envelope, acker);
-                        }) => ended,
-                        _ = stop.wait_for(|stopped| *stopped) => return,
-                    };
-                    match served {
-                        Ended::Refresh => {
-                            tracing::info!("Slack recycles the connection; opening a new one");
-                            continue;
-                        }
-                        ended => ended.to_string(),
-                    }
+        let (this, opens) = (&self, &opens);
+        let serve = |reached: Reached| {
+            async move {
+                // `apps.connections.open` is tier 1: one a minute, whatever ended the
+                // connection before.
+                opens.ready().await;
+                for problem in &reached.problems {
+                    tracing::warn!(%problem, "Slack: the bot lacks something it needs");
                 }
-                Err(error) => error.to_string(),
-            };
-            if !reconnect.after(failure, &mut stop).await {
-                return;
+                let handler = Arc::new(this.handler(reached));
+                let app = &this.connector.app;
+                let tls = this.connector.tls.clone();
+                match socket::serve(app, tls, |envelope, acker| handler.take(envelope, acker)).await
+                {
+                    Ended::Refresh => {
+                        tracing::info!("Slack recycles the connection; opening a new one");
+                        None
+                    }
+                    ended => Some(ended.to_string()),
+                }
             }
-        }
+        };
+        reconnect
+            .keep(first, stop, || self.connector.check(), serve)
+            .await;
     }
 
     fn handler(&self, reached: Reached) -> Handler {

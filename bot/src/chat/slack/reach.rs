@@ -89,7 +89,10 @@ impl Connector {
             missing_scopes: missing,
             access: Vec::new(),
         };
-        for (channel, served, announce) in self.to_look_up() {
+        for (channel, served, announce) in crate::chat::served_and_announced(
+            &self.config.channels,
+            self.config.announce_channel.as_ref(),
+        ) {
             let looked = self.look_up(channel).await?;
             let missing = reached.missing_scopes.as_deref();
             let (access, problem) = assess(channel, served, announce, &looked, missing);
@@ -101,23 +104,6 @@ impl Connector {
             reached.access.push(access);
         }
         Ok(reached)
-    }
-
-    /// Each served channel, then the announcement channel unless it is served too; with
-    /// whether it is served and whether it is announced in.
-    fn to_look_up(&self) -> Vec<(&SlackId, bool, bool)> {
-        let announce = self.config.announce_channel.as_ref();
-        let served = &self.config.channels;
-        let mut all: Vec<_> = served
-            .iter()
-            .map(|c| (c, true, announce == Some(c)))
-            .collect();
-        all.extend(
-            announce
-                .filter(|a| !served.contains(a))
-                .map(|a| (a, false, true)),
-        );
-        all
     }
 
     /// What Slack says of a channel; a refused token or no answer ends the check.
