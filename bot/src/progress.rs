@@ -63,6 +63,17 @@ pub trait ChatTransport: Send + Sync + 'static {
         let _ = announcement;
         async { Ok(()) }
     }
+    /// Tells the platform's announcement channel (unless that is `channel` itself) that the
+    /// bot may no longer post in `channel`: the people there cannot be told. A platform
+    /// without an announcement channel has nobody else to tell.
+    fn report(
+        &self,
+        channel: &ChannelId,
+        text: &str,
+    ) -> impl Future<Output = Result<(), ChatError>> + Send {
+        let _ = (channel, text);
+        async { Ok(()) }
+    }
     /// Tells the people of a channel something about the bot itself (a lane that stopped);
     /// a platform with nobody to tell has nothing to do.
     fn notice(

@@ -144,6 +144,18 @@ async fn a_channel_the_bot_may_not_post_in_stops_its_lane_after_one_call() {
     publisher.changed(&finish(&store, first.id));
     publisher.flushed().await;
     assert_eq!(script.messages().len(), 1, "{:#?}", script.calls());
+    // Nobody in that channel can be told; the announcement channel is, once.
+    let reports: Vec<_> = script
+        .calls()
+        .into_iter()
+        .filter(|c| c.kind == "report")
+        .collect();
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert_eq!(
+        reports[0].text,
+        "⚠️ progress of the runs in that channel stopped: the bot lacks Send Messages in \
+         channel ops; grant it and restart opsbot"
+    );
 }
 
 #[tokio::test(start_paused = true)]

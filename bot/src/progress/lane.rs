@@ -85,8 +85,18 @@ pub(super) async fn run_lane<T: ChatTransport>(shared: Arc<Shared<T>>, lane: Arc
                             continue;
                         }
                     }
-                    Err(error @ (ChatError::Forbidden(_) | ChatError::TokenRefused(_))) => {
-                        // The run's own channel (or its platform) refused: nobody there to tell.
+                    Err(ChatError::Forbidden(forbidden)) => {
+                        // Nobody in the run's channel can be told: the announcement channel is.
+                        tracing::error!(run = %id, %forbidden, "progress stops in this channel");
+                        state.stopped = true;
+                        let text = forbidden.notice("progress of the runs in that channel");
+                        let reported = shared.transport.report(&forbidden.channel, &text).await;
+                        if let Err(error) = reported {
+                            tracing::warn!(%error, "cannot report it in the announcement channel");
+                        }
+                    }
+                    Err(error @ ChatError::TokenRefused(_)) => {
+                        // The platform refused the bot itself: nobody there to tell.
                         tracing::error!(run = %id, %error, "progress stops in this channel");
                         state.stopped = true;
                     }

@@ -154,6 +154,15 @@ impl ChatTransport for Arc<Script> {
         ))
     }
 
+    async fn report(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
+        self.call(call(
+            "report",
+            channel.0.clone(),
+            String::new(),
+            text.to_owned(),
+        ))
+    }
+
     async fn notice(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
         self.call(call(
             "notice",

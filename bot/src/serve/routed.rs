@@ -173,6 +173,15 @@ impl ChatTransport for Routed {
         }
     }
 
+    async fn report(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
+        match self.route(channel)? {
+            Route::Console(hub) => hub.report(channel, text).await,
+            Route::Discord(discord) => discord.report(channel, text).await,
+            Route::Slack(slack) => slack.report(channel, text).await,
+            Route::Matrix(matrix) => matrix.report(channel, text).await,
+        }
+    }
+
     async fn notice(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
         match self.route(channel)? {
             Route::Console(hub) => hub.notice(channel, text).await,

@@ -203,6 +203,17 @@ impl ChatTransport for DiscordTransport {
         Ok(())
     }
 
+    async fn report(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
+        match self.announce_channel {
+            Some(announce) if Ok(announce) != channel_id(channel) => {
+                let message = CreateMessage::new().content(text);
+                self.send(self.usable(announce)?, message).await?;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
     async fn notice(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
         let message = CreateMessage::new().content(text);
         self.send(self.usable(channel_id(channel)?)?, message)

@@ -148,6 +148,14 @@ impl ChatTransport for MatrixTransport {
         Ok(())
     }
 
+    async fn report(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
+        let announce = self.announce_room.as_deref().map(super::channel_id);
+        match announce.filter(|announce| announce != channel) {
+            Some(announce) => self.notice(&announce, text).await,
+            None => Ok(()),
+        }
+    }
+
     async fn notice(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
         self.send(channel, &fresh("notice"), &content::notice(text))
             .await?;

@@ -49,6 +49,11 @@ impl Blocked {
         }
     }
 
+    /// Whether Slack refused the bot in `channel` (and has not let it post there since).
+    pub(super) fn refuses(&self, channel: &str) -> bool {
+        self.map().contains_key(channel)
+    }
+
     /// What an answer in `channel` adds when the bot cannot post there: what to grant.
     pub(super) fn warning(&self, channel: &str) -> Option<String> {
         self.map().get(channel).map(|missing| {
@@ -69,6 +74,7 @@ mod tests {
         let blocked = Blocked::default();
         assert_eq!(blocked.warning("C1"), None);
         blocked.refused("C1", MEMBERSHIP);
+        assert!(blocked.refuses("C1") && !blocked.refuses("C2"));
         let warning = blocked.warning("C1").unwrap_or_default();
         assert!(warning.contains("/invite @opsbot"), "{warning}");
         assert_eq!(blocked.warning("C2"), None);

@@ -258,6 +258,17 @@ impl ChatTransport for SlackTransport {
         Ok(found.map(|ts| MessageId(ts.to_owned())))
     }
 
+    async fn report(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
+        // Not where Slack refused the bot already.
+        let announce = (self.announce_channel.as_deref())
+            .filter(|announce| !self.blocked.refuses(announce))
+            .map(super::channel_id);
+        match announce.filter(|announce| announce != channel) {
+            Some(announce) => self.notice(&announce, text).await,
+            None => Ok(()),
+        }
+    }
+
     async fn notice(&self, channel: &ChannelId, text: &str) -> Result<(), ChatError> {
         self.post_in(channel, blocks::plain(text)).await?;
         Ok(())

@@ -153,6 +153,13 @@ async fn a_channel_the_bot_was_removed_from_stops_its_lane_after_one_request() {
         "one refused post, then nothing"
     );
     assert_eq!(scene.calls_in(WebMethod::ChatUpdate, &scene.channel), 0);
+    // Nobody there can be told; the announcement channel is.
+    let announced = scene.announced_until("✅ maintenance over").await;
+    assert!(
+        announced.iter().any(|text| text
+            .contains("progress of the runs in that channel stopped: the bot lacks membership")),
+        "{announced:#?}"
+    );
     // The next command there is answered all the same, and says what to grant.
     let listed = scene.slash("bob", "/run list").await;
     assert!(
@@ -190,11 +197,12 @@ async fn a_missing_scope_stops_progress_and_announcements_after_one_request_each
         .fake
         .set_scopes(&token, &["commands", "channels:read", "groups:read"]);
     restart(&scene).await;
-    // Nothing can be posted: the progress message, the announcement and the notice that
-    // announcements stopped are each tried once, then nothing more.
+    // Nothing can be posted: the progress message, its report in the announcement channel,
+    // the announcement and the notice that announcements stopped are each tried once, then
+    // nothing more.
     every_node_restarted(&scene).await;
     let posts = scene.fake.calls(WebMethod::ChatPostMessage).len();
-    assert!(posts <= 3, "{posts} posts refused for a missing scope");
+    assert!(posts <= 4, "{posts} posts refused for a missing scope");
     assert_eq!(scene.fake.calls(WebMethod::ChatUpdate).len(), 0);
 }
 
