@@ -38,20 +38,10 @@ set -euo pipefail
 die() { echo "start-synapse: $*" >&2; exit 1; }
 log() { echo "start-synapse: $*" >&2; }
 
-# `--install-only`: the venv and the template (.ci/run makes them while cargo compiles the tests).
-if [[ $# -eq 1 && $1 == --install-only ]]; then
-  INSTALL_ONLY=1
-  set -- 0 "${TMPDIR:-/tmp}"
-else
-  INSTALL_ONLY=
-  [[ $# -eq 2 ]] || die "usage: $0 PORT DATA_DIR | $0 --install-only"
-  PORT=$1
-  [[ $PORT =~ ^[0-9]+$ && PORT -gt 0 && PORT -lt 65536 ]] || die "bad port: $PORT"
-fi
-PORT=$1
-mkdir -p "$2"
-DATA_DIR=$(cd "$2" && pwd)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../openstack/processes.sh
+source "$HERE/../openstack/processes.sh"
+start_args "$@"
 OPENSTACK=$HERE/../openstack
 VERSION=${SYNAPSE_VERSION:-1.163.2}
 VENV=${SYNAPSE_VENV:-$HERE/../../target/matrix/venv-synapse}
@@ -72,8 +62,6 @@ URL=http://127.0.0.1:$PORT
 for t in curl setsid ps awk; do command -v $t >/dev/null || die "$t is required"; done
 [[ $RC_RATE =~ ^[0-9]+(\.[0-9]+)?$ && $RC_BURST =~ ^[0-9]+$ ]] \
   || die "SYNAPSE_RC_MESSAGE_PER_SECOND must be a number, SYNAPSE_RC_MESSAGE_BURST a whole one"
-# shellcheck source=../openstack/processes.sh
-source "$OPENSTACK/processes.sh"
 # shellcheck source=../openstack/venv.sh
 source "$OPENSTACK/venv.sh"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Part of opsbot's test suite (see start-synapse.sh / watch-synapse.sh).
+# Part of opsbot's test suite (see start-synapse.sh / ../watch-servers.sh).
 # Stop homeservers started by start-synapse.sh.
 # Usage: stop-synapse.sh DATA_DIR [DATA_DIR...]
 # Signals only processes whose command line names DATA_DIR/synapse.pid (start-synapse.sh puts it

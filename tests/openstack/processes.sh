@@ -1,5 +1,23 @@
-# Process helpers shared by start-keystone.sh and start-placement.sh (sourced, not run).
-# They expect PIDFILE and a log function to be set by the sourcing script.
+# Process helpers shared by start-keystone.sh, start-placement.sh and ../matrix/start-synapse.sh
+# (sourced, not run). They expect PIDFILE and the die and log functions to be set by the sourcing
+# script.
+
+# The start scripts' arguments: `PORT DATA_DIR`, or `--install-only` (the venv and the template,
+# which .ci/run makes while cargo compiles the tests). Sets INSTALL_ONLY, PORT and DATA_DIR
+# (created, absolute).
+start_args() {
+  if [[ $# -eq 1 && $1 == --install-only ]]; then
+    INSTALL_ONLY=1
+    set -- 0 "${TMPDIR:-/tmp}"
+  else
+    INSTALL_ONLY=
+    [[ $# -eq 2 ]] || die "usage: $0 PORT DATA_DIR | $0 --install-only"
+    [[ $1 =~ ^[0-9]+$ && $1 -gt 0 && $1 -lt 65536 ]] || die "bad port: $1"
+  fi
+  PORT=$1
+  mkdir -p "$2"
+  DATA_DIR=$(cd "$2" && pwd)
+}
 
 # Running and not a zombie (containers without an init do not reap).
 alive() {

@@ -31,20 +31,10 @@ set -euo pipefail
 die() { echo "start-keystone: $*" >&2; exit 1; }
 log() { echo "start-keystone: $*" >&2; }
 
-# `--install-only`: the venv and the template (.ci/run makes them while cargo compiles the tests).
-if [[ $# -eq 1 && $1 == --install-only ]]; then
-  INSTALL_ONLY=1
-  set -- 0 "${TMPDIR:-/tmp}"
-else
-  INSTALL_ONLY=
-  [[ $# -eq 2 ]] || die "usage: $0 PORT DATA_DIR | $0 --install-only"
-  PORT=$1
-  [[ $PORT =~ ^[0-9]+$ && PORT -gt 0 && PORT -lt 65536 ]] || die "bad port: $PORT"
-fi
-PORT=$1
-mkdir -p "$2"
-DATA_DIR=$(cd "$2" && pwd)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=processes.sh
+source "$HERE/processes.sh"
+start_args "$@"
 VERSION=${KEYSTONE_VERSION:-30.0.0}
 VENV=${KEYSTONE_VENV:-$HERE/../../target/openstack/venv-keystone}
 ADMIN_PW=${KEYSTONE_ADMIN_PASSWORD:-adminpass}
@@ -58,8 +48,6 @@ BASE=http://127.0.0.1:$PORT
 URL=$BASE/v3
 
 for t in curl setsid ps awk; do command -v $t >/dev/null || die "$t is required"; done
-# shellcheck source=processes.sh
-source "$HERE/processes.sh"
 # shellcheck source=venv.sh
 source "$HERE/venv.sh"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Part of opsbot's test suite (see start-keystone.sh / watch-openstack.sh).
+# Part of opsbot's test suite (see start-keystone.sh / ../watch-servers.sh).
 # Stop servers started by start-placement.sh / start-keystone.sh.
 # Usage: stop-openstack.sh DATA_DIR [DATA_DIR...]
 # Signals only the gunicorn master and workers whose command line names

@@ -92,11 +92,12 @@ pub(crate) struct RunDir {
 
 impl RunDir {
     /// Clears a run dir left by an earlier process with our pid (stopping what `stop_script`
-    /// finds in its subdirs), creates it afresh and starts `watch_script` on it.
+    /// finds in its subdirs), creates it afresh and starts the watchdog on it, which runs
+    /// `stop_script` `grace` seconds after it stopped any start script still running.
     pub(crate) fn prepare(
         kind: &'static str,
         stop_script: &str,
-        watch_script: &str,
+        grace: u32,
     ) -> anyhow::Result<Self> {
         let target = target_dir()?;
         let base = target.join(kind);
@@ -114,7 +115,8 @@ impl RunDir {
         }
         std::fs::create_dir_all(&path)
             .with_context(|| format!("cannot create {}", path.display()))?;
-        let watchdog = Watchdog::spawn(kind, &scripts, watch_script, &base, &path)?;
+        let stop = scripts.join(stop_script);
+        let watchdog = Watchdog::spawn(kind, &stop, grace, &base, &path)?;
         Ok(Self {
             base,
             path,
@@ -189,25 +191,28 @@ pub(crate) struct Watchdog {
 impl Watchdog {
     fn spawn(
         kind: &'static str,
-        scripts: &Path,
-        script: &str,
+        stop: &Path,
+        grace: u32,
         base: &Path,
         run_dir: &Path,
     ) -> anyhow::Result<Self> {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("watch-servers.sh");
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(base.join("watchdog.log"))
             .context("watchdog log")?;
         let mut child = std::process::Command::new("setsid")
-            .arg(scripts.join(script))
+            .arg(&script)
             .arg(run_dir)
+            .arg(stop)
+            .arg(grace.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .with_context(|| {
-                format!("cannot start the watchdog (tests/{kind}/{script} under setsid)")
+                format!("cannot start the watchdog ({} under setsid)", script.display())
             })?;
         let stdin = child.stdin.take().context("watchdog without stdin")?;
         // Never waited for: it outlives us by design, and init reaps it.

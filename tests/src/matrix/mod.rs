@@ -10,7 +10,7 @@
 //! that asked, with the script's own words.
 //!
 //! The server never outlives the test binary, although the static that holds it is never
-//! dropped: before starting it, the binary starts `watch-synapse.sh` with the write end of a
+//! dropped: before starting it, the binary starts `tests/watch-servers.sh` with the write end of a
 //! pipe as its only tie, as the real OpenStack's does: the steps they share are
 //! `crate::servers`'.
 //!

@@ -7,7 +7,7 @@ use crate::servers::{RunDir, Script, free_ports, shared_client};
 impl Synapse {
     pub(super) async fn start() -> anyhow::Result<Self> {
         let began = std::time::Instant::now();
-        let mut run = RunDir::prepare("matrix", "stop-synapse.sh", "watch-synapse.sh")?;
+        let mut run = RunDir::prepare("matrix", "stop-synapse.sh", 0)?;
         let secret = Uuid::new_v4().simple().to_string();
         let env = vec![
             (

@@ -10,7 +10,7 @@
 //! does not come up fails every test that asked, with the script's own words.
 //!
 //! The servers never outlive the test binary, although the statics that hold them are never
-//! dropped: before starting anything, the binary starts `watch-openstack.sh` with the write end
+//! dropped: before starting anything, the binary starts `tests/watch-servers.sh` with the write end
 //! of a pipe as its only tie. The kernel closes that pipe when the test process ends, however
 //! it ends (even `SIGKILL`), and the watchdog then stops the servers and removes the run dir.
 //! That is better than polling the pid: nothing to reuse, no delay, no lost signal. These

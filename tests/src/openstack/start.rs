@@ -11,7 +11,7 @@ impl RealCloud {
             path: run_dir,
             scripts,
             mut watchdog,
-        } = RunDir::prepare("openstack", "stop-openstack.sh", "watch-openstack.sh")?;
+        } = RunDir::prepare("openstack", "stop-openstack.sh", 3)?;
         let venvs = [
             ("KEYSTONE_VENV", base.join("venv-keystone")),
             ("PLACEMENT_VENV", base.join("venv-placement")),
