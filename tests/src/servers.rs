@@ -212,7 +212,10 @@ impl Watchdog {
             .stderr(log)
             .spawn()
             .with_context(|| {
-                format!("cannot start the watchdog ({} under setsid)", script.display())
+                format!(
+                    "cannot start the watchdog ({} under setsid)",
+                    script.display()
+                )
             })?;
         let stdin = child.stdin.take().context("watchdog without stdin")?;
         // Never waited for: it outlives us by design, and init reaps it.

@@ -175,14 +175,18 @@ impl MatrixWorld {
     /// The bot's requests the homeserver answered with `status`, as its access log says, and
     /// whose line contains `what` (`/send/`, `/sync`).
     pub fn answered(&self, status: u16, what: &str) -> usize {
+        let who = format!("{{{}}}", self.bot.user_id());
+        let code = format!(" {status} ");
+        self.requests(|line| line.contains(&who) && line.contains(&code) && line.contains(what))
+    }
+
+    /// The requests in the homeserver's access log (anyone's) whose line satisfies `matches`.
+    pub fn requests(&self, matches: impl Fn(&str) -> bool) -> usize {
         let log = self.synapse.data_dir().join("homeserver.log");
         let log = std::fs::read_to_string(&log)
             .unwrap_or_else(|e| panic!("the homeserver's log {}: {e}", log.display()));
-        let who = format!("{{{}}}", self.bot.user_id());
-        let code = format!(" {status} ");
         log.lines()
-            .filter(|line| line.contains("Processed request"))
-            .filter(|line| line.contains(&who) && line.contains(&code) && line.contains(what))
+            .filter(|line| line.contains("Processed request") && matches(line))
             .count()
     }
 

@@ -43,6 +43,11 @@ pub const PASSWORD_VARIABLE: &str = "OPSBOT_MATRIX_PASSWORD";
 /// again after it.
 const DEVICE: &str = "OPSBOT";
 
+/// The device `opsbot check` logs in as, and out of when done, so that checks leave no
+/// sessions behind: a logout deletes its device with every session of it, which on
+/// [`DEVICE`] would end the running bot's.
+const CHECK_DEVICE: &str = "OPSBOT-CHECK";
+
 /// How a run started in Matrix names its room in the store: `matrix:!room:server`.
 const PREFIX: &str = "matrix:";
 
@@ -99,9 +104,10 @@ impl Connector {
             client.set_token(token.clone());
         }
         let announce = config.announce_room.as_ref().map(|r| r.as_str().to_owned());
+        let renewable = matches!(credential, Credential::Password(_));
         Ok(Self {
             config: config.clone(),
-            transport: MatrixTransport::new(client.clone(), announce),
+            transport: MatrixTransport::new(client.clone(), announce, renewable),
             client,
             credential: Arc::new(credential),
         })
@@ -112,9 +118,9 @@ impl Connector {
         self.transport.clone()
     }
 
-    /// Logs in with the password, when that is the credential: as the configured user, on the
-    /// bot's own device.
-    async fn log_in(&self) -> Result<(), Unusable> {
+    /// Logs in with the password, when that is the credential: as the configured user, on
+    /// `device`; whatever session that device had ends.
+    async fn log_in(&self, device: &str) -> Result<(), Unusable> {
         let Credential::Password(password) = &*self.credential else {
             return Ok(());
         };
@@ -122,7 +128,7 @@ impl Connector {
             "type": "m.login.password",
             "identifier": { "type": "m.id.user", "user": self.config.user.as_str() },
             "password": password.expose_secret(),
-            "device_id": DEVICE,
+            "device_id": device,
             "initial_device_display_name": "opsbot",
         });
         let answer = self
@@ -138,6 +144,20 @@ impl Connector {
         }
         self.client.set_token(SecretString::from(token.to_owned()));
         Ok(())
+    }
+
+    /// Ends the session a password login made (its device goes too); nothing to do with an
+    /// access token, which is the operator's.
+    async fn log_out(&self) {
+        if let Credential::Password(_) = &*self.credential {
+            let ended = self
+                .client
+                .call("logging out", Method::POST, "/v3/logout", None)
+                .await;
+            if let Err(error) = ended {
+                tracing::warn!(%error, "the check's session could not be ended");
+            }
+        }
     }
 }
 

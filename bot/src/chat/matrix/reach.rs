@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 use super::client::{MatrixError, encode};
-use super::{Connector, unusable};
+use super::{CHECK_DEVICE, Connector, DEVICE, unusable};
 use crate::chat::Unusable;
 use crate::config::RoomId;
 
@@ -42,16 +42,20 @@ impl Connector {
     /// at each. An encrypted served room refuses the start: the bot could not read a command
     /// there and would sit in it silently.
     pub async fn check(&self) -> Result<Reached, Unusable> {
+        self.log_in(DEVICE).await?;
         self.look(true).await
     }
 
-    /// [`Connector::check`] without joining anything: what `opsbot check` says.
+    /// [`Connector::check`] without joining anything, in a session of its own that it ends:
+    /// what `opsbot check` says, while the bot may be running.
     pub async fn inspect(&self) -> Result<Reached, Unusable> {
-        self.look(false).await
+        self.log_in(CHECK_DEVICE).await?;
+        let looked = self.look(false).await;
+        self.log_out().await;
+        looked
     }
 
     async fn look(&self, join: bool) -> Result<Reached, Unusable> {
-        self.log_in().await?;
         let me = self
             .client
             .call(

@@ -26,14 +26,19 @@ pub struct MatrixTransport {
     /// The bot's messages someone redacted, as the sync saw: editing one would change nothing
     /// anyone sees, so its run's message is posted again.
     redacted: Arc<Mutex<HashSet<String>>>,
+    /// The bot logs in with its password: a token the homeserver no longer takes is renewed by
+    /// the next login (the sync fails too, and the keeper logs in again), so progress waits for
+    /// it instead of stopping.
+    renewable: bool,
 }
 
 impl MatrixTransport {
-    pub(super) fn new(client: Client, announce_room: Option<String>) -> Self {
+    pub(super) fn new(client: Client, announce_room: Option<String>, renewable: bool) -> Self {
         Self {
             client,
             announce_room,
             redacted: Arc::default(),
+            renewable,
         }
     }
 
@@ -64,7 +69,7 @@ impl MatrixTransport {
             .client
             .send(room, "m.room.message", txn, content)
             .await
-            .map_err(|error| classify(channel, &error))?;
+            .map_err(|error| classify(channel, &error, self.renewable))?;
         Ok(MessageId(event))
     }
 }
@@ -89,10 +94,11 @@ fn fresh(what: &str) -> String {
     format!("opsbot-{what}-{started:x}-{n}")
 }
 
-/// The homeserver's answer as progress acts on it.
-fn classify(channel: &ChannelId, error: &MatrixError) -> ChatError {
+/// The homeserver's answer as progress acts on it; `renewable`: a refused token is renewed by
+/// the next login.
+fn classify(channel: &ChannelId, error: &MatrixError, renewable: bool) -> ChatError {
     let text = error.to_string();
-    if error.is_transient() {
+    if error.is_transient() || (renewable && error.refuses_token()) {
         return ChatError::Transient(text);
     }
     if error.refuses_token() {

@@ -240,3 +240,42 @@ async fn a_served_room_made_encrypted_is_told_it_is_no_longer_read() {
         .await;
     assert!(reported.contains(&scene.room), "{reported}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opsbot_check_while_the_bot_runs_leaves_its_session_alone() {
+    let scene = MatrixScene::start(slow_restart()).await;
+    restart(&scene, "logs").await;
+    scene.progress("r-1", |text| text.starts_with("⏳")).await;
+    // What `opsbot check` does, with the same password, while the bot edits its message.
+    let dir = tempfile::tempdir().unwrap();
+    let connector = opsbot::chat::matrix::Connector::new(&scene.world.config(dir.path())).unwrap();
+    let reached = connector.inspect().await.unwrap();
+    assert_eq!(reached.problems, Vec::<String>::new());
+    scene.progress("r-1", |text| text.starts_with("✅")).await;
+    // A request with an ended session names nobody in the log: its room does.
+    let room = scene.room.replace('!', "%21");
+    let refused = scene.requests(|line| line.contains(" 401 ") && line.contains(&room));
+    assert_eq!(refused, 0, "the bot's session was ended under it");
+    let devices = scene
+        .bot
+        .call(
+            opsbot_tests::matrix::On429::WaitOut,
+            reqwest::Method::GET,
+            &["devices"],
+            &[],
+            None,
+        )
+        .await
+        .unwrap();
+    let ids: Vec<&str> = devices["devices"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["device_id"].as_str())
+        .collect();
+    assert!(ids.contains(&"OPSBOT"), "{ids:?}");
+    assert!(
+        !ids.contains(&"OPSBOT-CHECK"),
+        "the check's session was ended: {ids:?}"
+    );
+}
