@@ -138,23 +138,27 @@ impl Client {
         body: Option<&Value>,
         wait: Duration,
     ) -> Result<Value, MatrixError> {
-        self.turn().await;
         let url = format!("{}/_matrix/client{path}", self.shared.base);
         let mut request = self.shared.http.request(method, url);
         if !wait.is_zero() {
             request = request.timeout(wait + Duration::from_secs(30));
         }
-        let token = self
-            .shared
-            .token
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some(token) = token {
-            request = request.bearer_auth(token.expose_secret());
-        }
         if let Some(body) = body {
             request = request.json(body);
+        }
+        self.request(what, request).await
+    }
+
+    /// Sends `request` with the token, once the homeserver no longer holds requests back; the
+    /// answer's JSON.
+    async fn request(
+        &self,
+        what: &'static str,
+        mut request: reqwest::RequestBuilder,
+    ) -> Result<Value, MatrixError> {
+        self.turn().await;
+        if let Some(token) = self.token() {
+            request = request.bearer_auth(token.expose_secret());
         }
         let response = request
             .send()
@@ -191,30 +195,15 @@ impl Client {
 
     /// Uploads `text` as a file `name` to the homeserver's media repository; its `mxc://` URI.
     pub(super) async fn upload(&self, name: &str, text: &str) -> Result<String, MatrixError> {
-        let what = "uploading a file";
-        self.turn().await;
         let url = format!(
             "{}/_matrix/media/v3/upload?filename={}",
             self.shared.base,
             encode(name)
         );
-        let mut request = self
-            .shared
-            .http
-            .post(url)
+        let request = (self.shared.http.post(url))
             .header(reqwest::header::CONTENT_TYPE, "text/plain; charset=utf-8")
             .body(text.to_owned());
-        if let Some(token) = self.token() {
-            request = request.bearer_auth(token.expose_secret());
-        }
-        let response = request
-            .send()
-            .await
-            .map_err(|error| MatrixError::Unreachable {
-                what,
-                cause: fault(&error).to_string(),
-            })?;
-        let uploaded = self.answer(what, response).await?;
+        let uploaded = self.request("uploading a file", request).await?;
         Ok(uploaded["content_uri"]
             .as_str()
             .unwrap_or_default()
