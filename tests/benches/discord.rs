@@ -7,26 +7,13 @@
 
 use std::time::{Duration, Instant};
 
-use opsbot_tests::Setup;
+use opsbot_tests::bench::{percentile, twenty_clusters};
 use opsbot_tests::discord::{CHANNEL, DiscordScene, user};
 use serde_json::json;
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index]
-}
-
 #[tokio::main]
 async fn main() {
-    let scene = DiscordScene::start(Setup {
-        clusters: 20,
-        days_of_indices: 5,
-        // What is measured is the restarts, not their requester's confirmations.
-        approval: opsbot_commands::consent::ConsentPolicy::parse([("cluster restart", "none")])
-            .expect("a policy"),
-        ..Setup::default()
-    })
-    .await;
+    let scene = DiscordScene::start(twenty_clusters()).await;
     let alice = user("alice");
 
     // 50 commands at once: half answered from the store, half deferred (they read a cluster).

@@ -8,25 +8,12 @@
 use std::time::{Duration, Instant};
 
 use opsbot_fake_slack::{SlashCommand, WebMethod};
-use opsbot_tests::Setup;
+use opsbot_tests::bench::{percentile, twenty_clusters};
 use opsbot_tests::slack::{SlackScene, member};
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index]
-}
 
 #[tokio::main]
 async fn main() {
-    let scene = SlackScene::start(Setup {
-        clusters: 20,
-        days_of_indices: 5,
-        // What is measured is the restarts, not their requester's confirmations.
-        approval: opsbot_commands::consent::ConsentPolicy::parse([("cluster restart", "none")])
-            .expect("a policy"),
-        ..Setup::default()
-    })
-    .await;
+    let scene = SlackScene::start(twenty_clusters()).await;
 
     // 50 commands at once: half answered from the store, half reading a cluster.
     let envelopes: Vec<String> = (0..50)

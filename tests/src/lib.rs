@@ -5,6 +5,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // A harness that cannot set up must stop the test loudly.
 
+pub mod bench;
 mod chat;
 pub mod cloud;
 pub mod console;
