@@ -141,7 +141,7 @@ pub async fn run_until(
     // outage of either stops nothing else.
     let (stop_chat, chat_stopped) = tokio::sync::watch::channel(false);
     let slack = slack.map(|(connector, first)| {
-        let keeper = slack::Keeper {
+        let keeper = crate::chat::Keeper {
             connector,
             service: service.clone(),
             people: people.clone(),
@@ -151,7 +151,7 @@ pub async fn run_until(
         tokio::spawn(keeper.keep(first, chat_stopped.clone()))
     });
     let matrix = matrix.map(|(connector, first)| {
-        let keeper = matrix::Keeper {
+        let keeper = crate::chat::Keeper {
             connector,
             service: service.clone(),
             people: people.clone(),

@@ -10,6 +10,35 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use governor::Quota;
+use opsbot_commands::people::People;
+
+use crate::clock::Clock;
+use crate::metrics::Metrics;
+use crate::service::Service;
+
+/// Whatever a chat platform does, the same bot goes on: what a front end needs to serve its
+/// platform (`C`, its connector), and where it says how the platform is. Each platform's
+/// `keep` serves it until the bot stops.
+#[derive(Debug)]
+pub struct Keeper<C> {
+    pub connector: C,
+    pub service: Service,
+    pub people: People,
+    pub metrics: Metrics,
+    pub clock: Clock,
+}
+
+impl<C> Keeper<C> {
+    /// The reconnections of the platform `/healthz` names `part`.
+    fn reconnect(&self, part: &'static str) -> reconnect::Reconnect {
+        reconnect::Reconnect::new(
+            part,
+            "the other front ends and the runs",
+            self.metrics.clone(),
+            self.clock.clone(),
+        )
+    }
+}
 
 /// Why a chat platform cannot be used now, and whether waiting can help.
 #[derive(Debug, thiserror::Error)]

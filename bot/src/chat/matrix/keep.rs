@@ -10,7 +10,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use opsbot_commands::people::People;
 use reqwest::Method;
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -18,11 +17,8 @@ use tokio::sync::watch;
 use super::client::encode;
 use super::handler::Handler;
 use super::{Connector, Reached};
+use crate::chat::Keeper;
 use crate::chat::Unusable;
-use crate::chat::reconnect::Reconnect;
-use crate::clock::Clock;
-use crate::metrics::Metrics;
-use crate::service::Service;
 
 /// The part `/healthz` names.
 const PART: &str = "matrix";
@@ -43,25 +39,10 @@ const TYPES: [&str; 5] = [
     "m.room.encryption",
 ];
 
-/// Whatever the homeserver does, the same bot goes on.
-#[derive(Debug)]
-pub struct Keeper {
-    pub connector: Connector,
-    pub service: Service,
-    pub people: People,
-    pub metrics: Metrics,
-    pub clock: Clock,
-}
-
-impl Keeper {
+impl Keeper<Connector> {
     /// Serves Matrix until `stop` turns true, starting from `first` (the check made at start).
     pub async fn keep(self, first: Result<Reached, Unusable>, stop: watch::Receiver<bool>) {
-        let reconnect = Reconnect::new(
-            PART,
-            "the other front ends and the runs",
-            self.metrics.clone(),
-            self.clock.clone(),
-        );
+        let reconnect = self.reconnect(PART);
         let serve = |reached: Reached| async {
             for problem in &reached.problems {
                 tracing::warn!(%problem, "Matrix: the bot lacks something it needs");

@@ -24,7 +24,6 @@ use reqwest::Method;
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::json;
 
-pub use keep::Keeper;
 pub use reach::{Reached, RoomAccess};
 pub use transport::MatrixTransport;
 

@@ -4,43 +4,23 @@
 
 use std::sync::Arc;
 
-use opsbot_commands::people::People;
 use tokio::sync::watch;
 
 use super::access::Access;
 use super::handler::Handler;
 use super::socket::{self, Ended};
 use super::{Connector, Reached};
+use crate::chat::Keeper;
 use crate::chat::Unusable;
-use crate::chat::reconnect::Reconnect;
-use crate::clock::Clock;
-use crate::metrics::Metrics;
 use crate::progress::Pace;
-use crate::service::Service;
 
 /// The part `/healthz` names.
 const PART: &str = "slack";
 
-/// Whatever Slack does, the same bot goes on: what it needs to serve Slack, and where it says
-/// how Slack is.
-#[derive(Debug)]
-pub struct Keeper {
-    pub connector: Connector,
-    pub service: Service,
-    pub people: People,
-    pub metrics: Metrics,
-    pub clock: Clock,
-}
-
-impl Keeper {
+impl Keeper<Connector> {
     /// Serves Slack until `stop` turns true, starting from `first` (the check made at start).
     pub async fn keep(self, first: Result<Reached, Unusable>, stop: watch::Receiver<bool>) {
-        let reconnect = Reconnect::new(
-            PART,
-            "the other front ends and the runs",
-            self.metrics.clone(),
-            self.clock.clone(),
-        );
+        let reconnect = self.reconnect(PART);
         let opens = Pace::new(crate::chat::paced(self.connector.config.minute));
         let (this, opens) = (&self, &opens);
         let serve = |reached: Reached| {

@@ -24,7 +24,6 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::Value;
 
 pub use handler::SINGLE_COMMAND;
-pub use keep::Keeper;
 pub use manifest::{BOT_SCOPES, manifest};
 pub use reach::{ChannelAccess, Reached};
 pub use transport::SlackTransport;
