@@ -38,8 +38,6 @@ pub(super) struct Handler {
     pub(super) me: String,
     /// Each served room, and how a refusal names it.
     pub(super) rooms: Vec<(RoomId, String)>,
-    /// Where maintenance is announced, and what happens to the served rooms is reported.
-    pub(super) announce_room: Option<String>,
     /// The runs' messages redacted since the start, and whose they were.
     pub(super) removed: Removed,
 }
@@ -62,7 +60,8 @@ impl Handler {
             }
             Some("m.room.member") if event["state_key"] == self.me && sender != self.me => {
                 let membership = event["content"]["membership"].as_str().unwrap_or_default();
-                if matches!(membership, "leave" | "ban") {
+                // Reported once, though a restarted bot sees it again.
+                if matches!(membership, "leave" | "ban") && self.first_delivery(id).await {
                     tracing::error!(%room, %sender, %membership, "the bot was removed from a room; \
                                     its runs' progress there stops until it is invited again");
                     let reason = event["content"]["reason"]
@@ -76,7 +75,7 @@ impl Handler {
                     self.report(room, &text).await;
                 }
             }
-            Some("m.room.encryption") => {
+            Some("m.room.encryption") if self.first_delivery(id).await => {
                 tracing::error!(%room, %sender, "a served room was made encrypted");
                 let text = format!(
                     "⚠️ room {room} was made encrypted by {sender}: opsbot cannot read it from \
@@ -111,10 +110,7 @@ impl Handler {
 
     /// Tells the announcement room (unless it is `room` itself) what happened to `room`.
     async fn report(&self, room: &str, text: &str) {
-        let Some(announce) = self.announce_room.as_deref().filter(|a| *a != room) else {
-            return;
-        };
-        if let Err(error) = self.transport.notice(&channel_id(announce), text).await {
+        if let Err(error) = self.transport.report(&channel_id(room), text).await {
             tracing::warn!(%error, "cannot report it in the announcement room");
         }
     }

@@ -63,7 +63,6 @@ impl Keeper<Connector> {
             transport: self.connector.transport.clone(),
             me: self.connector.config.user.as_str().to_owned(),
             rooms: reached.rooms,
-            announce_room: (self.connector.config.announce_room.as_ref()).map(|r| r.to_string()),
             removed: std::sync::Mutex::default(),
         }
     }
@@ -142,30 +141,11 @@ impl Keeper<Connector> {
     /// after the start); others are left alone.
     async fn join_invited(&self, invites: &Value) {
         let config = &self.connector.config;
-        let ours = |room: &str| {
-            config
-                .rooms
-                .iter()
-                .chain(&config.announce_room)
-                .any(|r| r.as_str() == room)
-        };
-        for room in invites
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(room, _)| room)
-        {
-            if !ours(room) {
-                continue;
-            }
-            let path = format!("/v3/join/{}", encode(room));
-            match self
-                .connector
-                .client
-                .call("joining", Method::POST, &path, None)
-                .await
-            {
-                Ok(_) => tracing::info!(%room, "joined a served room the bot was invited to"),
+        let ours = config.rooms.iter().chain(&config.announce_room);
+        for room in ours.filter(|room| invites.get(room.as_str()).is_some()) {
+            match self.connector.join(room).await {
+                Ok(true) => tracing::info!(%room, "joined a served room the bot was invited to"),
+                Ok(false) => tracing::warn!(%room, "the homeserver refused the bot a served room"),
                 Err(error) => tracing::warn!(%room, %error, "cannot join a served room"),
             }
         }

@@ -109,7 +109,7 @@ impl Connector {
     }
 
     /// Joins `room` (accepting an invitation); false when the homeserver refuses.
-    async fn join(&self, room: &RoomId) -> Result<bool, Unusable> {
+    pub(super) async fn join(&self, room: &RoomId) -> Result<bool, Unusable> {
         let path = format!("/v3/join/{}", encode(room.as_str()));
         match self.client.call("joining", Method::POST, &path, None).await {
             Ok(_) => Ok(true),

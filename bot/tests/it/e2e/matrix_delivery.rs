@@ -279,3 +279,21 @@ async fn opsbot_check_while_the_bot_runs_leaves_its_session_alone() {
         "the check's session was ended: {ids:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bot_invited_back_into_a_served_room_joins_and_answers_there_again() {
+    let scene = MatrixScene::start(Setup::default()).await;
+    scene
+        .alice
+        .kick(&scene.room, scene.bot.user_id(), "by mistake")
+        .await;
+    scene
+        .posted(&scene.announce_room, |text| {
+            text.contains("was removed from room")
+        })
+        .await;
+    scene.alice.invite(&scene.room, scene.bot.user_id()).await;
+    // Answered only if the bot, seeing the invitation in its sync, joined the room again.
+    let listed = scene.ask(&scene.bob, "!run list").await;
+    assert_eq!(listed, "no runs in the last 24 hours");
+}
