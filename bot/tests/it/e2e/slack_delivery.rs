@@ -311,17 +311,12 @@ async fn a_mention_is_answered_as_a_slash_command_is_privately_when_refused() {
 
 /// The first ephemeral message `user` was shown.
 async fn wait_ephemeral(scene: &SlackScene, user: &str) -> String {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
-        if let Some(told) = scene.fake.ephemerals().into_iter().find(|e| e.user == user) {
-            return told.text;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{user} was told nothing"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    scene
+        .fake
+        .wait_ephemeral(user, PATIENCE)
+        .await
+        .unwrap()
+        .text
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

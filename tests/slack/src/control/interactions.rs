@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::socket::{Outbound, sweep};
-use crate::{Ack, DisconnectReason, EnvelopeKind, EnvelopeRecord, FakeSlack};
+use crate::{Ack, DisconnectReason, EnvelopeKind, EnvelopeRecord, Ephemeral, FakeSlack};
 
 /// A user runs a slash command in a channel.
 #[derive(Debug, Clone)]
@@ -268,6 +268,16 @@ impl FakeSlack {
     /// then: Slack sees none, and redelivers an Events API envelope after its deadline.
     pub fn lose_acks(&self, n: usize) {
         self.shared.lock().sockets.acks_to_lose = n;
+    }
+
+    /// Waits for the first ephemeral message `user` was shown.
+    pub async fn wait_ephemeral(&self, user: &str, timeout: Duration) -> Result<Ephemeral, String> {
+        let what = format!("an ephemeral message for {user}");
+        self.shared
+            .wait_for(timeout, &what, |inner| {
+                inner.ephemerals.iter().find(|e| e.user == user).cloned()
+            })
+            .await
     }
 
     /// Waits until `n` acks were lost with [`FakeSlack::lose_acks`].
