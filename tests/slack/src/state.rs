@@ -83,6 +83,7 @@ impl Shared {
         let away = self.away.load(Ordering::Relaxed);
         if away {
             self.cut.fetch_add(1, Ordering::Relaxed);
+            self.announce();
         }
         away
     }

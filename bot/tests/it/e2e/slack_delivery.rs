@@ -324,14 +324,8 @@ async fn a_bot_started_while_slack_is_away_serves_once_slack_is_back() {
     let scene = SlackScene::launch(Setup::default(), |fake, _, _| fake.set_away(true)).await;
     // Slack refuses every connection: the start goes on without it and keeps trying.
     let health = opsbot_tests::PATIENCE;
-    let deadline = tokio::time::Instant::now() + health;
-    while scene.fake.refused_connections() < 2 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the bot stopped trying"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let tried = scene.fake.wait_refused_connections(2, health).await;
+    assert!(tried.is_ok(), "the bot stopped trying: {tried:?}");
     assert!(scene.is_serving(), "an outage of Slack stops nothing");
     assert_eq!(scene.fake.open_sockets(), 0);
     scene.fake.set_away(false);

@@ -370,6 +370,20 @@ impl FakeSlack {
         }
     }
 
+    /// Waits until `n` connections were cut unanswered while Slack was away.
+    pub async fn wait_refused_connections(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let what = format!("{n} connections refused");
+        self.shared
+            .wait_for(timeout, &what, |_| {
+                (self.refused_connections() >= n).then_some(())
+            })
+            .await
+    }
+
     /// Connections (Web API and Socket Mode) cut unanswered while Slack was away.
     pub fn refused_connections(&self) -> usize {
         self.shared.cut.load(std::sync::atomic::Ordering::Relaxed)
