@@ -178,6 +178,15 @@ impl Synapse {
         )
     }
 
+    /// Deletes a device of `user_id` (an admin ending its sessions: every access token of it
+    /// stops working at once).
+    pub async fn delete_device(&self, user_id: &str, device: &str) {
+        let path = [
+            "_synapse", "admin", "v2", "users", user_id, "devices", device,
+        ];
+        or_panic(self.admin(Method::DELETE, &path, json!({})).await.map(drop))
+    }
+
     /// Shared-secret registration (`/_synapse/admin/v1/register`: a nonce, then the user with
     /// an HMAC-SHA1 of nonce, name, password and admin flag under the secret), then a password
     /// login, as a client of the user would.

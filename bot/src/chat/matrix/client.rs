@@ -210,6 +210,11 @@ impl Client {
             .to_owned())
     }
 
+    /// Whether the client has a token (given, or from a login).
+    pub(super) fn has_token(&self) -> bool {
+        self.token().is_some()
+    }
+
     fn token(&self) -> Option<SecretString> {
         self.shared
             .token

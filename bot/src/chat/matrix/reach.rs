@@ -38,12 +38,30 @@ pub struct RoomAccess {
 }
 
 impl Connector {
-    /// Logs in (with a password), checks the user, joins each room it is invited to and looks
-    /// at each. An encrypted served room refuses the start: the bot could not read a command
-    /// there and would sit in it silently.
+    /// Logs in (with a password) unless the session it has still works, checks the user, joins
+    /// each room it is invited to and looks at each. An encrypted served room refuses the
+    /// start: the bot could not read a command there and would sit in it silently.
     pub async fn check(&self) -> Result<Reached, Unusable> {
-        self.log_in(DEVICE).await?;
+        // Each login adds a session to the device (Synapse keeps the older ones): a bot that
+        // reconnects after an outage keeps the one it has unless the homeserver ended it.
+        let ended = match self.client.has_token() {
+            true => self
+                .whoami()
+                .await
+                .is_err_and(|error| error.refuses_token()),
+            false => true,
+        };
+        if ended {
+            self.log_in(DEVICE).await?;
+        }
         self.look(true).await
+    }
+
+    async fn whoami(&self) -> Result<serde_json::Value, MatrixError> {
+        let what = "checking the access token";
+        (self.client)
+            .call(what, Method::GET, "/v3/account/whoami", None)
+            .await
     }
 
     /// [`Connector::check`] without joining anything, in a session of its own that it ends:
@@ -56,16 +74,8 @@ impl Connector {
     }
 
     async fn look(&self, join: bool) -> Result<Reached, Unusable> {
-        let me = self
-            .client
-            .call(
-                "checking the access token",
-                Method::GET,
-                "/v3/account/whoami",
-                None,
-            )
-            .await
-            .map_err(|error| unusable(error, "checking the access token"))?;
+        let me =
+            (self.whoami().await).map_err(|error| unusable(error, "checking the access token"))?;
         let user = me["user_id"].as_str().unwrap_or_default();
         if user != self.config.user.as_str() {
             return Err(Unusable::Refused(anyhow::anyhow!(

@@ -280,3 +280,19 @@ async fn the_bot_invited_back_into_a_served_room_joins_and_answers_there_again()
     let listed = scene.ask(&scene.bob, "!run list").await;
     assert_eq!(listed, "no runs in the last 24 hours");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_an_admin_ended_is_logged_into_again_and_the_run_goes_on() {
+    let scene = MatrixScene::start(slow_restart()).await;
+    restart(&scene, "logs").await;
+    scene.progress("r-1", |text| text.starts_with("⏳")).await;
+    // An admin removes the bot's device: its access token stops working at once.
+    scene
+        .synapse
+        .delete_device(scene.bot.user_id(), "OPSBOT")
+        .await;
+    // The bot logs in again with its password, and the run's message goes on to the end.
+    scene.progress("r-1", |text| text.starts_with("✅")).await;
+    let listed = scene.ask(&scene.bob, "!run list").await;
+    assert!(listed.contains("r-1"), "{listed}");
+}
