@@ -14,6 +14,7 @@ pub mod matrix;
 pub mod openstack;
 pub mod runbooks;
 mod servers;
+mod setups;
 pub mod slack;
 pub mod tls;
 

@@ -779,15 +779,7 @@ async fn a_long_run_log_is_paged_and_attached_whole() {
 /// the answer and attached whole, so the approver can read every index it deletes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_plan_is_attached_whole_to_the_answer() {
-    let scene = DiscordScene::start(Setup {
-        days_of_indices: 2,
-        sim: |mut sim| {
-            sim.extra_indices = (0..150).map(|n| format!("svc{n:03}-2020.01.01")).collect();
-            sim
-        },
-        ..Setup::default()
-    })
-    .await;
+    let scene = DiscordScene::start(Setup::long_plan()).await;
     let (answer, private) = scene
         .slash(
             &user("alice"),

@@ -154,15 +154,7 @@ async fn an_encrypted_served_room_refuses_the_start_with_what_to_do() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_plan_is_answered_with_the_whole_plan_as_a_file() {
-    let scene = MatrixScene::start(Setup {
-        days_of_indices: 2,
-        sim: |mut sim| {
-            sim.extra_indices = (0..150).map(|n| format!("svc{n:03}-2020.01.01")).collect();
-            sim
-        },
-        ..Setup::default()
-    })
-    .await;
+    let scene = MatrixScene::start(Setup::long_plan()).await;
     let asked = scene.say(&scene.alice, PRUNE).await;
     let bot = scene.bot.user_id().to_owned();
     let file = scene

@@ -155,15 +155,7 @@ async fn nobody_approves_in_discord_what_they_asked_for_in_slack() {
 /// a file in the command's channel, introduced by the answer's first line.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_plan_is_shared_whole_as_a_file() {
-    let scene = SlackScene::start(Setup {
-        days_of_indices: 2,
-        sim: |mut sim| {
-            sim.extra_indices = (0..150).map(|n| format!("svc{n:03}-2020.01.01")).collect();
-            sim
-        },
-        ..Setup::default()
-    })
-    .await;
+    let scene = SlackScene::start(Setup::long_plan()).await;
     let answer = scene
         .slash("alice", "/indices prune cluster:logs older_than_days:30")
         .await;
