@@ -6,6 +6,8 @@
 # there), found by that alone and not by the pid file's contents: a start stopped between
 # launching the server and writing its pid is cleaned up too. Idempotent.
 set -uo pipefail
+# shellcheck source=../openstack/processes.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../openstack/processes.sh"
 rc=0
 for d in "$@"; do
   [[ -d $d ]] || continue
@@ -14,10 +16,7 @@ for d in "$@"; do
   members() { ps -eo pid=,args= | awk -v f="opsbot-pidfile=$pf " 'index($0 " ", f) && /synapse\.app\.homeserver/ { print $1 }'; }
   mapfile -t pids < <(members)
   if (( ${#pids[@]} > 0 )); then
-    kill -TERM "${pids[@]}" 2>/dev/null
-    for _ in $(seq 100); do [[ -n $(members) ]] || break; sleep 0.1; done
-    mapfile -t left < <(members)
-    (( ${#left[@]} == 0 )) || { kill -KILL "${left[@]}" 2>/dev/null; rc=1; }
+    terminate 10 members || rc=1
     echo "stopped synapse (pid ${pids[*]})" >&2
   fi
   rm -f "$pf" "$d/synapse.mode"

@@ -1,6 +1,6 @@
-# Process helpers shared by start-keystone.sh, start-placement.sh and ../matrix/start-synapse.sh
-# (sourced, not run). They expect PIDFILE and the die and log functions to be set by the sourcing
-# script.
+# Process helpers shared by the start and stop scripts of the test servers (start-keystone.sh,
+# start-placement.sh, stop-openstack.sh, ../matrix/start-synapse.sh, ../matrix/stop-synapse.sh;
+# sourced, not run). The start scripts set PIDFILE and the die and log functions they use.
 
 # The start scripts' arguments: `PORT DATA_DIR`, or `--install-only` (the venv and the template,
 # which .ci/run makes while cargo compiles the tests). Sets INSTALL_ONLY, PORT and DATA_DIR
@@ -37,8 +37,18 @@ stop_group() {
   local pids; mapfile -t pids < <(group_members "$1")
   (( ${#pids[@]} > 0 )) || return 0
   log "stopping previous instance (pids ${pids[*]})"
-  kill -TERM "${pids[@]}" 2>/dev/null || true
-  for _ in $(seq 50); do [[ -n $(group_members "$1") ]] || return 0; sleep 0.1; done
-  # shellcheck disable=SC2046 # pid list is meant to split
-  kill -KILL $(group_members "$1") 2>/dev/null || true
+  terminate 5 group_members "$1" || true
+}
+
+# terminate SECONDS LISTER [ARG...]: SIGTERM to the pids that `LISTER ARG...` prints, then
+# SIGKILL to those it still prints SECONDS later; false when any needed SIGKILL. (The stop
+# scripts use it too: one way to stop a server, whoever stops it.)
+terminate() {
+  local seconds=$1; shift
+  local pids; mapfile -t pids < <("$@")
+  (( ${#pids[@]} > 0 )) || return 0
+  kill -TERM "${pids[@]}" 2>/dev/null
+  for _ in $(seq $((seconds * 10))); do [[ -n $("$@") ]] || return 0; sleep 0.1; done
+  mapfile -t pids < <("$@")
+  (( ${#pids[@]} == 0 )) || { kill -KILL "${pids[@]}" 2>/dev/null; return 1; }
 }

@@ -5,6 +5,8 @@
 # Signals only the gunicorn master and workers whose command line names
 # DATA_DIR/<svc>.pid (they share the master's process group). Idempotent.
 set -uo pipefail
+# shellcheck source=processes.sh
+source "$(dirname "${BASH_SOURCE[0]}")/processes.sh"
 rc=0
 for d in "$@"; do
   [[ -d $d ]] || continue
@@ -16,10 +18,7 @@ for d in "$@"; do
     members() { ps -eo pid=,pgid=,args= | awk -v g="$g" -v f="$pf" '$2 == g && index($0, f) { print $1 }'; }
     mapfile -t pids < <(members)
     if (( ${#pids[@]} > 0 )); then
-      kill -TERM "${pids[@]}" 2>/dev/null
-      for _ in $(seq 100); do [[ -n $(members) ]] || break; sleep 0.1; done
-      mapfile -t left < <(members)
-      (( ${#left[@]} == 0 )) || { kill -KILL "${left[@]}" 2>/dev/null; rc=1; }
+      terminate 10 members || rc=1
       echo "stopped $(basename "$pf" .pid) (pid $g)" >&2
     fi
     rm -f "$pf"
