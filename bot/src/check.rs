@@ -11,7 +11,7 @@ use std::time::Duration;
 use opsbot_commands::name::HostName;
 use opsbot_commands::openstack::ids::ImageRef;
 
-use crate::backend::BackendError;
+use crate::backend::{BackendError, Gate};
 use crate::chat::discord::Discord;
 use crate::chat::matrix::{Connector as MatrixConnector, RoomAccess};
 use crate::chat::slack::{ChannelAccess, Connector as SlackConnector, Reached};
@@ -113,6 +113,7 @@ async fn check_cluster(config: &Config, cluster: &ClusterConfig) -> Outcome {
             cluster,
             config.engine.request_timeout,
             &BackendErrors::default(),
+            Gate::open(),
         )
         .map_err(|e| format!("{e:#}"))?
         .search;

@@ -15,7 +15,7 @@ use opsbot_commands::retention::IndexInfo;
 use time::OffsetDateTime;
 
 use crate::backend::search::SearchClient;
-use crate::backend::{BackendError, Fault, Retry};
+use crate::backend::{BackendError, Fault, Gate, Retry};
 use crate::clock::Clock;
 use crate::config::{ClusterConfig, Config};
 use crate::metrics::BackendErrors;
@@ -33,11 +33,12 @@ pub struct Cluster {
 
 impl Cluster {
     /// The cluster's clients, its secrets read now; `request_timeout` bounds each request,
-    /// and faults are counted into `errors`.
+    /// faults are counted into `errors`, and `gate` is asked before each change is sent.
     pub fn new(
         config: &ClusterConfig,
         request_timeout: Duration,
         errors: &BackendErrors,
+        gate: Gate,
     ) -> anyhow::Result<Self> {
         Ok(Self {
             name: config.name.clone(),
@@ -48,6 +49,7 @@ impl Cluster {
                 config.auth.as_ref(),
                 request_timeout,
                 errors.clone(),
+                gate,
             )?,
             nodes: NodeControl::new(config.node_control.clone(), &config.url, &config.tls)?,
             inventory: config.nodes.clone(),
@@ -65,18 +67,20 @@ pub struct Clusters {
 impl Clusters {
     /// The clusters of `config`, retrying on the system's clock (`opsbot plan`).
     pub fn new(config: &Config, errors: &BackendErrors) -> anyhow::Result<Self> {
-        Self::with_clock(config, errors, Clock::system())
+        Self::with_clock(config, errors, Clock::system(), Gate::open())
     }
 
-    /// The clusters of `config`, retrying on `clock` (the engine's).
+    /// The clusters of `config`, retrying on `clock` (the engine's); each request that
+    /// changes one is held back by `gate` once this bot may no longer act.
     pub fn with_clock(
         config: &Config,
         errors: &BackendErrors,
         clock: Clock,
+        gate: Gate,
     ) -> anyhow::Result<Self> {
         let mut map = BTreeMap::new();
         for c in &config.clusters {
-            let cluster = Cluster::new(c, config.engine.request_timeout, errors)
+            let cluster = Cluster::new(c, config.engine.request_timeout, errors, gate.clone())
                 .with_context(|| format!("cluster `{}`", c.name))?;
             map.insert(c.name.clone(), cluster);
         }

@@ -8,6 +8,7 @@ use opsbot_commands::request::ProcedureRequest;
 use opsbot_commands::target::Target;
 use time::OffsetDateTime;
 
+use crate::backend::Gate;
 use crate::clock::Clock;
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
@@ -44,11 +45,17 @@ impl Part {
 }
 
 impl Targets {
-    /// Every target of `config`, their clients counting faults into `errors` and going by
-    /// `clock` (the engine's) for retries and token expiry.
-    pub fn new(config: &Config, errors: &BackendErrors, clock: &Clock) -> anyhow::Result<Self> {
+    /// Every target of `config`, their clients counting faults into `errors`, going by
+    /// `clock` (the engine's) for retries and token expiry, and asking `gate` before each
+    /// change to a cluster is sent.
+    pub fn new(
+        config: &Config,
+        errors: &BackendErrors,
+        clock: &Clock,
+        gate: Gate,
+    ) -> anyhow::Result<Self> {
         Ok(Self {
-            clusters: Clusters::with_clock(config, errors, clock.clone())?,
+            clusters: Clusters::with_clock(config, errors, clock.clone(), gate)?,
             clouds: Clouds::new(config, errors, clock.clone())?,
             library: Library::load(&config.runbooks)?,
             consent: config.approval.clone(),

@@ -2,6 +2,7 @@
 //! `search cluster `logs`: PUT /_cluster/settings answered 503 ...` in chat.
 
 mod error;
+mod gate;
 pub mod http;
 pub mod openstack;
 mod retry;
@@ -9,4 +10,5 @@ pub mod search;
 pub(crate) mod transport;
 
 pub use error::{BackendError, Fault};
+pub use gate::Gate;
 pub use retry::{Retry, watched};

@@ -14,12 +14,13 @@ use opsbot_commands::cluster::{
     Distribution, EXCLUDE_IP, Exclusion, FlushMode, Membership, ServerVersion, SettingScope,
 };
 use opsbot_commands::name::{ClusterName, NodeAddr};
-use reqwest::Method;
-use reqwest::header::{AUTHORIZATION, HeaderValue};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use reqwest::{Body, Method};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::error::{BackendError, Fault};
+use super::gate::{Gate, Gated};
 use super::transport::Cause;
 use super::{http, transport};
 use crate::config::{ClusterAuth, Tls};
@@ -43,6 +44,8 @@ pub struct SearchClient {
     errors: BackendErrors,
     /// Sent with every request; marked sensitive, so that Debug shows no secret.
     authorization: Option<HeaderValue>,
+    /// Asked before the end of every request that changes the cluster leaves.
+    gate: Gate,
 }
 
 const ALLOCATION_ENABLE: &str = "cluster.routing.allocation.enable";
@@ -57,6 +60,7 @@ impl SearchClient {
         auth: Option<&ClusterAuth>,
         timeout: Duration,
         errors: BackendErrors,
+        gate: Gate,
     ) -> anyhow::Result<Self> {
         Ok(Self {
             http: http::client(tls, timeout)?,
@@ -65,6 +69,7 @@ impl SearchClient {
             cluster: cluster.clone(),
             errors,
             authorization: auth.map(http::authorization).transpose()?,
+            gate,
         })
     }
 
@@ -260,10 +265,20 @@ impl SearchClient {
     ) -> Result<T, BackendError> {
         // The request is named without its query string: short, and never carries secrets.
         let request = format!("{method} {}", path.split('?').next().unwrap_or(path));
+        let changes = !matches!(method, Method::GET | Method::HEAD);
         let mut builder = self.http.request(method, format!("{}{path}", self.base));
-        if let Some(body) = body {
-            // `json` sets `Content-Type: application/json`, without which ES 6+ answers 406.
-            builder = builder.json(&body);
+        let bytes = match body {
+            // Without `Content-Type: application/json`, ES 6+ answers 406.
+            Some(body) => {
+                builder = builder.header(CONTENT_TYPE, "application/json");
+                body.to_string()
+            }
+            None => String::new(),
+        };
+        if changes {
+            builder = builder.body(Body::wrap(Gated::new(self.gate.clone(), bytes.into())));
+        } else if !bytes.is_empty() {
+            builder = builder.body(bytes);
         }
         if let Some(opaque_id) = opaque_id {
             builder = builder.header("X-Opaque-Id", opaque_id);

@@ -9,6 +9,7 @@ use std::io;
 use rustls::{AlertDescription, CertificateError};
 
 use super::error::Fault;
+use super::gate;
 use super::http::RefusedCertificate;
 
 /// A server opsbot could not get a whole answer from.
@@ -58,6 +59,9 @@ impl fmt::Display for Unreachable {
 pub(crate) fn fault(error: &reqwest::Error) -> Fault {
     if error.is_timeout() && !error.is_connect() {
         return Fault::Timeout;
+    }
+    if let Some(closed) = chain(error).find_map(|e| e.downcast_ref::<gate::Closed>()) {
+        return Fault::NotActing(closed.0.clone());
     }
     let origin = error
         .url()

@@ -33,7 +33,7 @@ use opsbot_state::{Store, StoreError, UpdateError};
 use time::OffsetDateTime;
 use tokio::sync::{Notify, watch};
 
-use crate::backend::Retry;
+use crate::backend::{Gate, Retry};
 use crate::clock::{Clock, span};
 use crate::clouds::Clouds;
 use crate::clusters::Clusters;
@@ -134,7 +134,9 @@ impl Engine {
         let tenure = Tenure::default();
         let backlog: Arc<dyn crate::metrics::Backlog> = progress.clone();
         let metrics = Metrics::new(store.clone(), backlog, tenure.clone());
-        let targets = Targets::new(config, metrics.backend_errors(), &clock)?;
+        let acting = tenure.clone();
+        let gate = Gate::new(move || acting.role().acting());
+        let targets = Targets::new(config, metrics.backend_errors(), &clock, gate)?;
         Ok(Self(Arc::new(Inner {
             writes: StoreWrites::counting(store.clone(), metrics.runs().clone(), tenure.clone()),
             tenure,
