@@ -32,7 +32,7 @@ use axum::body::{Bytes, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 
 use crate::app::App;
 use crate::config::Flavor;
@@ -48,8 +48,8 @@ pub use security::{Role, Security};
 /// The has-privileges API of ES security (under `_security` since 6.7).
 const HAS_PRIVILEGES: &str = "/_security/user/_has_privileges";
 
-/// Largest request body read; ES's default `http.max_content_length` is 100mb, far above need.
-const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// Largest request body read: ES's default `http.max_content_length`, past which it answers 413.
+const MAX_BODY_BYTES: usize = 100 * 1024 * 1024;
 
 /// The whole HTTP surface: the admin API under `/_sim`, the cluster API everywhere else.
 pub(crate) fn router(app: Arc<App>) -> Router {
@@ -92,6 +92,11 @@ pub(crate) struct RequestContext {
     pub opaque_id: Option<String>,
 }
 
+/// A body past [`MAX_BODY_BYTES`], rather than one cut off.
+fn too_large(error: &axum::Error) -> bool {
+    std::error::Error::source(error).is_some_and(|e| e.is::<http_body_util::LengthLimitError>())
+}
+
 /// Entry point of every cluster API request: logs it, answers it, records the status.
 async fn cluster_api(State(app): State<Arc<App>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
@@ -101,13 +106,19 @@ async fn cluster_api(State(app): State<Arc<App>>, request: Request) -> Response 
             .get(OPAQUE_ID)
             .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned()),
     };
-    let body = to_bytes(body, MAX_BODY_BYTES).await;
-    let logged_body = body.as_ref().map_or(&[][..], |bytes| &bytes[..]);
+    // ES handles a request only once it is whole (Netty aggregates it first). One whose body
+    // never ended (its client went away, as opsbot does when its gate holds back a change's
+    // last chunk) never reached the cluster API: it is neither logged nor done.
+    let body = match to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(body) => body,
+        Err(error) if too_large(&error) => return StatusCode::PAYLOAD_TOO_LARGE.into_response(),
+        Err(_) => return StatusCode::BAD_REQUEST.into_response(),
+    };
     let seq = app.calls().begin(
         parts.method.as_str(),
         parts.uri.path(),
         parts.uri.query().unwrap_or(""),
-        logged_body,
+        &body,
         context.opaque_id.as_deref(),
     );
     let logged = LoggedCall {
@@ -115,10 +126,7 @@ async fn cluster_api(State(app): State<Arc<App>>, request: Request) -> Response 
         seq,
         answered: false,
     };
-    let mut response = match body {
-        Ok(body) => respond(&app, &parts, &body, &context).await,
-        Err(_) => ApiError::parse("failed to read the request body").into_response(false),
-    };
+    let mut response = respond(&app, &parts, &body, &context).await;
     let status = if response
         .extensions()
         .get::<crate::fault::Dropped>()

@@ -407,3 +407,39 @@ async fn deleting_an_index_a_snapshot_copies_fails_the_whole_request() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(sim.handle.state().deleted.len(), 2);
 }
+
+/// ES handles a request only once it is whole: a DELETE whose chunked body never ends (its
+/// client went away first, as opsbot does when it may no longer act) deletes nothing and is
+/// not a request the cluster received; the same DELETE sent whole then is.
+#[tokio::test]
+async fn a_delete_cut_off_before_its_last_chunk_is_never_received() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let sim = start(config(Flavor::Es7)).await;
+    let name = sim.handle.index_names()[0].clone();
+    let head = format!(
+        "DELETE /{name} HTTP/1.1\r\nhost: {}\r\ntransfer-encoding: chunked\r\n\r\n",
+        sim.handle.addr()
+    );
+    let mut cut = tokio::net::TcpStream::connect(sim.handle.addr())
+        .await
+        .unwrap();
+    cut.write_all(head.as_bytes()).await.unwrap();
+    cut.shutdown().await.unwrap();
+    let mut answer = Vec::new();
+    cut.read_to_end(&mut answer).await.unwrap();
+    assert!(sim.handle.calls().is_empty(), "{:?}", sim.handle.calls());
+    assert!(sim.handle.index_names().contains(&name));
+
+    let mut whole = tokio::net::TcpStream::connect(sim.handle.addr())
+        .await
+        .unwrap();
+    whole.write_all(head.as_bytes()).await.unwrap();
+    whole.write_all(b"0\r\n\r\n").await.unwrap();
+    let mut answer = [0u8; 12];
+    whole.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
+    let calls = sim.handle.calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].path, format!("/{name}"));
+}
