@@ -1,6 +1,6 @@
 //! The lease as two bots on one PostgreSQL see it: one active, the other standing by, and a
 //! takeover when the active one stops renewing. The lease's expiry is the database's clock,
-//! which no test can pause: these take the lease's real length (2 s).
+//! which no test can pause: these take the lease's real length (1.3 s).
 
 use std::time::Duration;
 
@@ -9,7 +9,7 @@ use opsbot_state::{PgConfig, Store, StoreError};
 use super::*;
 
 fn timing() -> Timing {
-    Timing::within(Duration::from_secs(3))
+    Timing::within(Duration::from_secs(2))
 }
 
 /// A fresh schema on the test process's PostgreSQL; every handle opened on it shares it.

@@ -2,10 +2,10 @@
 //! a real server rather than a fake: real access tokens, real `/sync`, real power levels, real
 //! `M_FORBIDDEN` and real rate limits (429 `M_LIMIT_EXCEEDED` with `retry_after_ms`).
 //!
-//! [`real_synapse`] starts it once per test binary by running the project's own script,
+//! [`real_synapse`] starts two once per test binary by running the project's own script,
 //! `tests/matrix/start-synapse.sh`: its venv is installed on first use (under a lock, so
-//! parallel test binaries do not race) and cached in `<target>/matrix/venv-synapse`; each test
-//! binary's server gets a free loopback port and data under `<target>/matrix/run-<pid>/`.
+//! parallel test binaries do not race) and cached in `<target>/matrix/venv-synapse`; each
+//! server gets a free loopback port and data under `<target>/matrix/run-<pid>/synapse-<n>/`.
 //! Nothing is skipped: no Python, no PyPI or a server that does not come up fails every test
 //! that asked, with the script's own words.
 //!
@@ -24,7 +24,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ChildStdin;
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use reqwest::{Client, Method, StatusCode};
@@ -48,12 +49,20 @@ pub const MESSAGES_PER_SECOND: f64 = 10.0;
 /// `rc_message.burst_count`: how many of those a user may send at once (Synapse's default: 10).
 pub const MESSAGE_BURST: u32 = 30;
 
-static SYNAPSE: OnceLock<Result<Synapse, String>> = OnceLock::new();
+/// How many homeservers a test binary starts. Synapse serves from one Python thread: the
+/// Matrix tests side by side kept one at 100 % of a core (their runs waiting on it, the
+/// slowest past 30 s), so there is one per core of the machine this suite is made for.
+const HOMESERVERS: usize = 2;
 
-/// The test binary's Synapse, started on first call; every later call (from any test, on any
-/// runtime) gets the same one (see `crate::servers::started_once`).
+static SYNAPSES: OnceLock<Result<[Synapse; HOMESERVERS], String>> = OnceLock::new();
+static TURN: AtomicUsize = AtomicUsize::new(0);
+
+/// One of the test binary's homeservers, each call the next in turn; they are started together
+/// on the first call (see `crate::servers::started_once`). A test keeps the one it was given:
+/// its users and rooms live there.
 pub async fn real_synapse() -> &'static Synapse {
-    crate::servers::started_once(&SYNAPSE, "Synapse", Synapse::start).await
+    let all = crate::servers::started_once(&SYNAPSES, "Synapse", Synapse::start_all).await;
+    &all[TURN.fetch_add(1, Ordering::Relaxed) % HOMESERVERS]
 }
 
 /// An error answer of the homeserver (its `errcode` and `error`, and `retry_after_ms` with a
@@ -109,7 +118,6 @@ impl MatrixError {
 #[derive(Debug)]
 pub struct Synapse {
     base_url: String,
-    run_dir: PathBuf,
     data_dir: PathBuf,
     /// `registration_shared_secret`, new for every test binary.
     secret: String,
@@ -118,9 +126,9 @@ pub struct Synapse {
     http: Client,
     /// An admin's access token, for the admin API; made at the first need.
     admin_token: Mutex<Option<String>>,
-    start_time: Duration,
-    /// The watchdog's stdin: held, never written to after start-up, never closed.
-    _watchdog: Mutex<ChildStdin>,
+    /// The watchdog's stdin, shared by the binary's homeservers: held, never written to after
+    /// start-up, never closed.
+    _watchdog: Arc<Mutex<ChildStdin>>,
 }
 
 impl Synapse {
@@ -130,19 +138,9 @@ impl Synapse {
         &self.base_url
     }
 
-    /// This binary's run dir, `<target>/matrix/run-<pid>` (removed when the binary ends).
-    pub fn run_dir(&self) -> &Path {
-        &self.run_dir
-    }
-
     /// The server's data dir: `homeserver.yaml`, `homeserver.log`, the SQLite database.
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
-    }
-
-    /// How long the start took, an install included.
-    pub fn start_time(&self) -> Duration {
-        self.start_time
     }
 
     /// A new user `@<prefix>-<12 hex>:localhost` (the prefix lowercased) with a random password,

@@ -79,20 +79,45 @@ const PEOPLE: &str = "[[people]]\nname = \"bob\"\nroles = [\"operator\", \"appro
 pub async fn approve(config: &Path, run: RunId) {
     let config = opsbot::config::Config::load(config).unwrap();
     let path = config.store.sled_path().unwrap().to_owned();
-    let store = tokio::task::spawn_blocking(move || open_store(&path))
+    let opened = path.clone();
+    let store = tokio::task::spawn_blocking(move || open_store(&opened))
         .await
         .unwrap();
     let engine = opsbot::engine::Engine::new(&config, store, Arc::new(Silent)).unwrap();
-    let Ok(stored) = engine.run(run) else {
-        return;
-    };
-    let bob = config.people().unwrap().on_discord(2, &[]).unwrap();
-    match engine.approve(&bob, run, stored.digest.as_str()).await {
-        Ok(_) => {}
-        Err(opsbot::refusal::EngineError::Refused(opsbot::refusal::Refusal::Approval(
-            opsbot_commands::approval::ApprovalRefusal::Decided { .. },
-        ))) => {}
-        Err(error) => panic!("bob could not approve {run}: {error}"),
+    if let Ok(stored) = engine.run(run) {
+        let bob = config.people().unwrap().on_discord(2, &[]).unwrap();
+        match engine.approve(&bob, run, stored.digest.as_str()).await {
+            Ok(_) => {}
+            Err(opsbot::refusal::EngineError::Refused(opsbot::refusal::Refusal::Approval(
+                opsbot_commands::approval::ApprovalRefusal::Decided { .. },
+            ))) => {}
+            Err(error) => panic!("bob could not approve {run}: {error}"),
+        }
+    }
+    drop(engine);
+    released(&path);
+}
+
+/// Returns once nothing holds the sled store at `path` locked: a store dropped in this process
+/// lets go of its lock only when sled's own threads have let go of the file, a moment later on
+/// a loaded machine, and a bot started meanwhile would find the store in use.
+pub fn released(path: &Path) {
+    use nix::fcntl::{Flock, FlockArg};
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        // sled locks its `db` file with flock(2), as this does.
+        let file = std::fs::File::open(path.join("db")).unwrap();
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(_unlocked_on_drop) => return,
+            Err((_, errno)) => {
+                assert!(
+                    Instant::now() < deadline,
+                    "{}: still locked: {errno}",
+                    path.display()
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
     }
 }
 
@@ -579,6 +604,7 @@ pub async fn complete(config: &Path, input: &str, what: &str) {
         let store = open_store(&path);
         let state = store.run(RunId::new(1)).unwrap().map(|run| run.state);
         drop(store);
+        released(&path);
         match state {
             Some(RunState::Finished {
                 outcome: Outcome::Succeeded,
