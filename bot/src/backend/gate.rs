@@ -92,6 +92,8 @@ impl Body for Gated {
         Poll::Ready(self.bytes.take().map(|bytes| Ok(Frame::data(bytes))))
     }
 
+    /// Unknown, even with the bytes at hand: a known length would let the connection end the
+    /// request without asking for its end.
     fn size_hint(&self) -> SizeHint {
         SizeHint::default()
     }
