@@ -45,7 +45,7 @@ pub const SERVER_NAME: &str = "localhost";
 /// events (messages, reactions, redactions, state) and creating rooms. Synapse's default is 0.2,
 /// which a test sending a handful of messages and edits would wait on; this is faster, but a
 /// real limit all the same.
-pub const MESSAGES_PER_SECOND: f64 = 10.0;
+pub const MESSAGES_PER_SECOND: f64 = 20.0;
 /// `rc_message.burst_count`: how many of those a user may send at once (Synapse's default: 10).
 pub const MESSAGE_BURST: u32 = 30;
 

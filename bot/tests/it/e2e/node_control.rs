@@ -11,11 +11,11 @@ use opsbot_tests::{Harness, Setup};
 
 fn slow() -> Setup {
     // Slow enough that a run is still waiting when the test acts.
-    // At this speed a cluster without a master holds a request 2.5 s (`master_timeout=5s`)
+    // At this speed a cluster without a master holds a request 1.25 s (`master_timeout=5s`)
     // before its 503: the client must wait longer than that, as production's 30 s does.
     let default = Setup::default();
     Setup {
-        sim_speed: 2.0,
+        sim_speed: 4.0,
         engine: opsbot::config::EngineConfig {
             request_timeout: Duration::from_secs(5),
             ..default.engine
