@@ -2,23 +2,15 @@
 //! the message the killed bot posted: the run goes on and the same message shows it to the end.
 
 use crate::support::{
-    APPROVER_ROLE, Bot, DISCORD_CHANNEL as CHANNEL, OPERATOR_ROLE, PATIENCE, embed, scene,
+    APPROVER_ROLE, Bot, DISCORD_CHANNEL as CHANNEL, OPERATOR_ROLE, PATIENCE, embed, prune_scene,
     with_fake_discord,
 };
 use opsbot_fake_discord::{FakeDiscord, FakeMessage};
-use opsbot_search_sim::SimConfig;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_approved_after_a_sigkill_goes_on_in_the_same_message() {
-    let scene = scene(
-        SimConfig {
-            days_of_indices: 40,
-            ..SimConfig::default()
-        },
-        r#"kind = "sim""#,
-    )
-    .await;
+    let scene = prune_scene().await;
     let fake = with_fake_discord(&scene).await;
 
     let first = Bot::run(&scene.config);

@@ -5,23 +5,15 @@
 //! store without the lease (`opsbot store status`, `store check`, `audit export`).
 
 use crate::support::{
-    APPROVER_ROLE, Bot, DISCORD_CHANNEL as CHANNEL, OPERATOR_ROLE, PATIENCE, embed, ha, scene,
-    with_fake_discord,
+    APPROVER_ROLE, Bot, DISCORD_CHANNEL as CHANNEL, OPERATOR_ROLE, PATIENCE, embed, ha,
+    prune_scene, with_fake_discord,
 };
 use opsbot_fake_discord::FakeDiscord;
-use opsbot_search_sim::SimConfig;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_standby_takes_the_gateway_over_and_an_approval_on_the_dead_bots_message_goes_on() {
-    let scene = scene(
-        SimConfig {
-            days_of_indices: 40,
-            ..SimConfig::default()
-        },
-        r#"kind = "sim""#,
-    )
-    .await;
+    let scene = prune_scene().await;
     let fake = with_fake_discord(&scene).await;
     let (url, schema) = (ha::shared_pg().url("postgres"), ha::fresh_schema("discord"));
     let (a, a_metrics) = ha::on_postgres(&scene.config, "a", &url, &schema);

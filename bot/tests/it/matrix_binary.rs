@@ -3,21 +3,13 @@
 //! recent events again and handles none of them twice, a ✅ on the message the dead bot posted
 //! goes on in that same message to the end, and only the active instance syncs.
 
-use opsbot_search_sim::SimConfig;
 use opsbot_tests::matrix::scene::{MatrixWorld, shown};
 use serde_json::Value;
 
-use crate::support::{Bot, PATIENCE, Scene, ha, scene};
+use crate::support::{self, Bot, PATIENCE, Scene, ha};
 
-async fn prune_scene() -> (Scene, MatrixWorld) {
-    let scene = scene(
-        SimConfig {
-            days_of_indices: 40,
-            ..SimConfig::default()
-        },
-        r#"kind = "sim""#,
-    )
-    .await;
+async fn matrix_scene() -> (Scene, MatrixWorld) {
+    let scene = support::prune_scene().await;
     let world = MatrixWorld::new(false).await;
     // alice and bob are the config's people; their Matrix ids and the bot's [matrix] join them.
     let mut config = std::fs::read_to_string(&scene.config).unwrap();
@@ -125,7 +117,7 @@ async fn assert_handled_once(world: &MatrixWorld, scene: &Scene, command: &str) 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_approved_after_a_sigkill_goes_on_in_the_same_message_and_no_event_runs_twice() {
-    let (scene, world) = prune_scene().await;
+    let (scene, world) = matrix_scene().await;
     let first = Bot::run(&scene.config);
     let (command, plan) = ask(&world).await;
     drop(first); // SIGKILL
@@ -138,7 +130,7 @@ async fn a_plan_approved_after_a_sigkill_goes_on_in_the_same_message_and_no_even
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_active_instance_syncs_and_the_standby_takes_over_without_repeating_an_event() {
-    let (scene, world) = prune_scene().await;
+    let (scene, world) = matrix_scene().await;
     let (url, schema) = (ha::shared_pg().url("postgres"), ha::fresh_schema("matrix"));
     let (a, a_metrics) = ha::on_postgres(&scene.config, "a", &url, &schema);
     let (b, b_metrics) = ha::on_postgres(&scene.config, "b", &url, &schema);

@@ -3,21 +3,9 @@
 //! on in that same message to the end, and only the active instance holds the socket.
 
 use opsbot_fake_slack::{BlockAction, FakeSlack, SlackMessage, SlashCommand};
-use opsbot_search_sim::SimConfig;
 use opsbot_tests::slack::{buttons, shown};
 
-use crate::support::{Bot, PATIENCE, Scene, ha, scene, with_fake_slack};
-
-async fn prune_scene() -> Scene {
-    scene(
-        SimConfig {
-            days_of_indices: 40,
-            ..SimConfig::default()
-        },
-        r#"kind = "sim""#,
-    )
-    .await
-}
+use crate::support::{Bot, PATIENCE, Scene, ha, prune_scene, with_fake_slack};
 
 /// alice asks for a prune in `channel`; the plan's message once it waits for approval.
 async fn ask(fake: &FakeSlack, channel: &str) -> SlackMessage {

@@ -54,6 +54,20 @@ pub async fn scene(sim: SimConfig, node_control: &str) -> Scene {
     Scene { sim, config, dir }
 }
 
+/// A [`scene`] for a prune waiting for approval: 40 days of daily indices (about ten past the
+/// default retention) and the simulator's node control. The chat front ends' binary tests
+/// (a SIGKILL, a takeover) start from it.
+pub async fn prune_scene() -> Scene {
+    scene(
+        SimConfig {
+            days_of_indices: 40,
+            ..SimConfig::default()
+        },
+        r#"kind = "sim""#,
+    )
+    .await
+}
+
 /// Writes `opsbot.toml` in `dir`: a store beside it, `body` (clusters, clouds, runbooks, ...),
 /// and the people: alice (operator), whose console account is the one running the tests, and
 /// bob (operator and approver), who approves from Discord (see [`approve`]); returns its path.
