@@ -30,6 +30,11 @@ pub enum ParseError {
     UnknownCommand { typed: String, hint: String },
     #[error("`{token}` is not an option; give options as name:value, e.g. {usage}")]
     NotAnOption { token: String, usage: String },
+    /// `/as user:bob /approve id:r-1`: two commands on one line, each of which would be fine.
+    #[error(
+        "`{token}` starts another command: one command per line, `{first}` first, then `{token} …`"
+    )]
+    SecondCommand { token: String, first: String },
     /// `cluster: logs`: the value, split from its name, would otherwise be refused as a word
     /// that is not an option, which hides the one space at fault.
     #[error("`{option}:` has no value: remove the space after the colon ({fixed})")]
@@ -213,6 +218,12 @@ pub fn parse_line(line: &str, origin: Origin) -> Result<Request, ParseError> {
     let mut given = Vec::with_capacity(rest.len());
     for (at, token) in rest.iter().enumerate() {
         let Some((name, value)) = token.split_once(':') else {
+            if token.starts_with('/') {
+                return Err(ParseError::SecondCommand {
+                    token: visible(token, 40),
+                    first: visible(&tokens[..tokens.len() - rest.len() + at].join(" "), 60),
+                });
+            }
             return Err(ParseError::NotAnOption {
                 token: visible(token, 40),
                 usage: command.usage(),

@@ -197,6 +197,22 @@ fn the_last_text_option_takes_the_rest_of_the_line_without_quotes() {
 }
 
 #[test]
+fn two_commands_on_one_line_are_told_apart() {
+    let refused = parse_line("/as user:bob /approve id:r-1", Origin::Demo).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "`/approve` starts another command: one command per line, `/as user:bob` first, then \
+         `/approve …`"
+    );
+    let refused = parse_line("/cluster status cluster:logs /run list", Origin::Console);
+    assert!(
+        matches!(&refused, Err(ParseError::SecondCommand { token, first })
+            if token == "/run" && first == "/cluster status cluster:logs"),
+        "{refused:?}"
+    );
+}
+
+#[test]
 fn act_as_is_unknown_outside_the_demo() {
     for origin in [Origin::Chat, Origin::Console] {
         let refused = parse_line("/as user:bob", origin).unwrap_err();
