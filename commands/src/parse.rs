@@ -219,9 +219,11 @@ pub fn parse_line(line: &str, origin: Origin) -> Result<Request, ParseError> {
     for (at, token) in rest.iter().enumerate() {
         let Some((name, value)) = token.split_once(':') else {
             if token.starts_with('/') {
+                // What came before it: the command's words and the options given so far.
+                let first = &tokens[..tokens.len() - rest.len() + at];
                 return Err(ParseError::SecondCommand {
                     token: visible(token, 40),
-                    first: visible(&tokens[..tokens.len() - rest.len() + at].join(" "), 60),
+                    first: visible(&first.join(" "), 60),
                 });
             }
             return Err(ParseError::NotAnOption {
