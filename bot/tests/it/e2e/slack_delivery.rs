@@ -27,14 +27,10 @@ async fn restart(scene: &SlackScene) {
 /// Waits until the restart has started every node again: where Slack shows nothing, the
 /// cluster says how far the run got.
 async fn every_node_restarted(scene: &SlackScene) {
-    let deadline = tokio::time::Instant::now() + opsbot_tests::PATIENCE;
-    while scene.sim.state().nodes.iter().any(|n| n.starts == 0) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the restart did not end"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    crate::support::until("the restart started every node again", || {
+        scene.sim.state().nodes.iter().all(|n| n.starts > 0)
+    })
+    .await;
 }
 
 async fn maintenance_over(scene: &SlackScene) {
