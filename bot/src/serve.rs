@@ -184,11 +184,12 @@ pub async fn run_until(
         task.abort();
         let _ = std::fs::remove_file(path);
     }
+    if let Some((holder, _)) = lease.as_ref().filter(|_| stepped_down.is_none()) {
+        lease::release(&store, holder, engine.tenure()).await;
+    }
+    engine.writes().close().await;
     if let Some(why) = stepped_down {
         bail!("stepped down, another instance is active: {why}");
-    }
-    if let Some((holder, _)) = &lease {
-        lease::release(&store, holder, engine.tenure()).await;
     }
     Ok(())
 }

@@ -126,6 +126,18 @@ impl StoreWrites {
         Ok(run)
     }
 
+    /// See [`Store::close`]: the writes under way reach the disk, later ones are refused. The
+    /// last thing a stopping bot does with its store: the runs' tasks are not awaited (they
+    /// resume at the next start), but a write of theirs that `/run status` or a progress
+    /// message may have shown already is. Made whatever the tenure.
+    pub async fn close(&self) {
+        let closed = off_thread(&self.store, |store| {
+            store.close();
+            Ok::<_, StoreError>(())
+        });
+        let _ = closed.await;
+    }
+
     /// See [`Store::append_audit`].
     pub async fn append_audit(&self, event: AuditEvent) -> Result<(), StoreError> {
         self.off_thread(move |store| store.append_audit(&event))

@@ -209,12 +209,14 @@ impl Store {
         on_backend!(self, store => store.delivered(id))
     }
 
-    /// Ends the connections to a PostgreSQL store now, before a server the process started
-    /// itself is stopped (the demo's): each ends cleanly instead of reporting the server gone.
-    /// A sled store has none; its files are flushed on every write.
+    /// What a process calls before it exits. A sled store waits for the writes under way to
+    /// reach the disk (a reader may have seen them already) and refuses later ones with
+    /// [`StoreError::ShuttingDown`]. A PostgreSQL store ends its connections now, before a
+    /// server the process started itself is stopped (the demo's): each ends cleanly instead of
+    /// reporting the server gone; what it committed is on disk already.
     pub fn close(&self) {
         match &self.backend {
-            Backend::Sled(_) => {}
+            Backend::Sled(store) => store.close(),
             Backend::Postgres(store) => store.close(),
         }
     }

@@ -71,7 +71,7 @@ impl Sled {
     /// flushes.
     pub fn append_audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
         let entry = self.encode_audit("an audit event", event)?;
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         settle(
             (&self.meta, &self.audit, &self.index).transaction(|(meta, audit, index)| {
                 let trees = AuditTrees { meta, audit, index };
@@ -102,7 +102,7 @@ impl Sled {
             &transition::cap_note(run),
         )?;
         let run_key = keys::run_key(run);
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         let line_counter = keys::next_log_line_key(run);
         let size_key = keys::log_bytes_key(run);
         let trees = (&self.meta, &self.runs, &self.run_logs);

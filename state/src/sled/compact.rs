@@ -89,7 +89,7 @@ impl Sled {
                 return Ok(done);
             }
             // A backup sees the archives and the store both before the batch or both after.
-            let _writing = self.writing();
+            let _writing = self.writing()?;
             let pending = self.archive(&old)?;
             if !self.remove(&old)? {
                 self.cut_back(pending)?;
@@ -102,7 +102,7 @@ impl Sled {
 
     /// Cuts back what a batch interrupted by a crash appended to the archives.
     fn recover_archive(&self) -> Result<(), StoreError> {
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         match self.meta.get(PENDING_ARCHIVE)? {
             Some(bytes) => self.cut_back(self.decode(META, PENDING_ARCHIVE, &bytes)?),
             None => Ok(()),

@@ -55,7 +55,7 @@ impl Sled {
     pub fn announced(&self, id: &str, event: &AuditEvent) -> Result<bool, StoreError> {
         let entry = self.encode_audit("an announcement", event)?;
         let now = now_secs().to_be_bytes();
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         let fresh = settle(
             (&self.meta, &self.audit, &self.index, &self.deliveries).transaction(
                 |(meta, audit, index, deliveries)| {

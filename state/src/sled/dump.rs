@@ -139,7 +139,7 @@ impl Sled {
         for entry in batch {
             writes.extend(writes_of(entry)?);
         }
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         let trees = (
             &self.meta,
             &self.runs,

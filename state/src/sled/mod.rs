@@ -32,7 +32,7 @@ pub use files::wait_until_free;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
@@ -93,6 +93,8 @@ pub(crate) struct Sled {
     marker: Arc<Keeper>,
     /// Every write holds it shared, a backup exclusively (see `safekeeping`).
     pub(crate) writes: Arc<RwLock<()>>,
+    /// Set by [`Sled::close`]: every write after it is refused.
+    closed: Arc<AtomicBool>,
 }
 
 /// Not derived: sled's own `Debug` would print the whole database.
@@ -145,6 +147,7 @@ impl Sled {
             plan_cache: Arc::new(PlanCache::default()),
             marker: Arc::new(Keeper::new(path, marker, expected)),
             writes: Arc::new(RwLock::new(())),
+            closed: Arc::new(AtomicBool::new(false)),
         };
         if let Some(expected) = &expected {
             store.check_held(expected)?;

@@ -22,7 +22,7 @@ impl Sled {
         &self,
         notice: Option<&MaintenanceNotice>,
     ) -> Result<Option<MaintenanceNotice>, StoreError> {
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         let before = self.maintenance_notice()?;
         match notice {
             Some(notice) => {

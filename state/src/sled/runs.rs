@@ -57,7 +57,7 @@ impl Sled {
         fire: Option<(&ScheduleName, OffsetDateTime)>,
     ) -> Result<Run, StoreError> {
         let _one_at_a_time = self.creating.lock().unwrap_or_else(PoisonError::into_inner);
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         let id = RunId::new(self.counter(NEXT_RUN)?);
         let transition::Creation {
             run,
@@ -142,7 +142,7 @@ impl Sled {
         mut change: impl FnMut(&mut Run) -> Result<Vec<AuditKind>, E>,
     ) -> Result<Run, UpdateError<E>> {
         let key = keys::run_key(id);
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         loop {
             let stored = self
                 .runs

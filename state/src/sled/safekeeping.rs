@@ -2,6 +2,7 @@
 //! anything is written, and moved forward after every flush.
 
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::{PoisonError, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::StoreError;
@@ -70,12 +71,26 @@ impl Sled {
         }
     }
 
-    /// Held by every write, so that a backup (which holds [`Sled::quiet`]) sees the store at
-    /// one point in time, between two writes. Taken once per write, never again by the thread
-    /// holding it: std's lock queues a second read behind a backup waiting for the write lock,
-    /// which waits for the first read, and neither ends.
-    pub(crate) fn writing(&self) -> RwLockReadGuard<'_, ()> {
-        self.writes.read().unwrap_or_else(PoisonError::into_inner)
+    /// Held by every write, transaction and flush, so that a backup (which holds
+    /// [`Sled::quiet`]) sees the store at one point in time, between two writes, and
+    /// [`Sled::close`] waits for the writes under way. Taken once per write, never again by the
+    /// thread holding it: std's lock queues a second read behind a backup waiting for the write
+    /// lock, which waits for the first read, and neither ends. Refused once the store is closed.
+    pub(crate) fn writing(&self) -> Result<RwLockReadGuard<'_, ()>, StoreError> {
+        let writing = self.writes.read().unwrap_or_else(PoisonError::into_inner);
+        if self.closed.load(Ordering::Acquire) {
+            return Err(StoreError::ShuttingDown);
+        }
+        Ok(writing)
+    }
+
+    /// Waits for the writes under way to be on disk, and refuses every write after them: what
+    /// a process about to exit calls. A write is visible to readers once its transaction
+    /// commits, before its flush; a process that ended between the two would lose what a
+    /// reader (`/run status`, a progress message) was already shown.
+    pub(crate) fn close(&self) {
+        let _quiet = self.quiet();
+        self.closed.store(true, Ordering::Release);
     }
 
     /// No write happens while this is held.

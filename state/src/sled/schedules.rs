@@ -79,7 +79,7 @@ impl Sled {
             "the audit event of a fire",
             &transition::fired_event(self.now.get(), schedule, record, None),
         )?;
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         settle(
             (&self.meta, &self.audit, &self.index).transaction(|(meta, audit, index)| {
                 self.take_fire(meta, schedule, &bytes, record.at)?;
@@ -117,7 +117,7 @@ impl Sled {
             "the audit event of a pause",
             &transition::pause_event(self.now.get(), schedule, pause.is_some(), actor),
         )?;
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         let before = settle((&self.meta, &self.audit, &self.index).transaction(
             |(meta, audit, index)| {
                 let before = match &bytes {
@@ -168,7 +168,7 @@ impl Sled {
             .creating
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         let id = StandingId::new(self.counter(NEXT_STANDING)?);
         let standing = build(id).map_err(UpdateError::Refused)?;
         let key = standing_key(id);
@@ -210,7 +210,7 @@ impl Sled {
         mut change: impl FnMut(&mut StandingApproval) -> Result<Option<String>, E>,
     ) -> Result<StandingApproval, UpdateError<E>> {
         let key = standing_key(id);
-        let _writing = self.writing();
+        let _writing = self.writing()?;
         loop {
             let stored = self
                 .meta

@@ -367,6 +367,59 @@ fn concurrent_updates_of_one_run_lose_no_change(place: Place) {
     assert_eq!(confirmed.len(), THREADS * EACH);
 }
 
+/// Closing waits for a write under way (its change was visible, its flush not done) and then
+/// refuses every write: a bot that stops keeps what a reader may have been shown.
+#[test]
+fn closing_a_sled_store_waits_for_the_write_under_way_and_refuses_later_ones() {
+    let store = Arc::new(Place::sled().open().unwrap());
+    let id = store.create_run(new_run("logs"), None).unwrap().id;
+    let (inside, entered) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let writer = {
+        let store = Arc::clone(&store);
+        thread::spawn(move || {
+            store.update_run(id, None, |run| {
+                let _ = inside.send(());
+                let _ = released.recv();
+                run.captured.insert("written".into(), String::new());
+                Ok::<_, ()>(vec![])
+            })
+        })
+    };
+    entered.recv().unwrap();
+    let (closing, about_to_close) = std::sync::mpsc::channel();
+    let closer = {
+        let store = Arc::clone(&store);
+        // Once closed, the write that was under way is there.
+        thread::spawn(move || {
+            let _ = closing.send(());
+            store.close();
+            store
+                .run(id)
+                .unwrap()
+                .unwrap()
+                .captured
+                .contains_key("written")
+        })
+    };
+    about_to_close.recv().unwrap();
+    release.send(()).unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        closer.join().unwrap(),
+        "closed before the write under way ended"
+    );
+    let refused = store.update_run(id, None, |run| {
+        run.captured.insert("after".into(), String::new());
+        Ok::<_, ()>(vec![])
+    });
+    assert!(
+        matches!(refused, Err(UpdateError::Store(StoreError::ShuttingDown))),
+        "{refused:?}"
+    );
+    assert!(store.create_run(new_run("other"), None).is_err());
+}
+
 #[test]
 fn a_store_in_use_is_refused_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();

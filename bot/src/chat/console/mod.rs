@@ -337,7 +337,7 @@ async fn terminal(
     if let Some(held) = held {
         held.release().await;
     }
-    store.close();
+    engine.writes().close().await;
     if tty {
         println!();
     }
