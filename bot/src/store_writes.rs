@@ -128,8 +128,8 @@ impl StoreWrites {
 
     /// See [`Store::close`]: the writes under way reach the disk, later ones are refused. The
     /// last thing a stopping bot does with its store: the runs' tasks are not awaited (they
-    /// resume at the next start), but a write of theirs that `/run status` or a progress
-    /// message may have shown already is. Made whatever the tenure.
+    /// resume at the next start), but a write of theirs under way is: `/run status` may have
+    /// shown it already. Made whatever the tenure.
     pub async fn close(&self) {
         let closed = off_thread(&self.store, |store| {
             store.close();

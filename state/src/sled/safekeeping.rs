@@ -87,7 +87,7 @@ impl Sled {
     /// Waits for the writes under way to be on disk, and refuses every write after them: what
     /// a process about to exit calls. A write is visible to readers once its transaction
     /// commits, before its flush; a process that ended between the two would lose what a
-    /// reader (`/run status`, a progress message) was already shown.
+    /// reader (`/run status`, `/run list`) was already shown.
     pub(crate) fn close(&self) {
         let _quiet = self.quiet();
         self.closed.store(true, Ordering::Release);
