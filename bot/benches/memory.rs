@@ -9,10 +9,15 @@
 
 mod common;
 
+#[allow(dead_code)] // The bench uses a part of the tests' helpers.
+#[path = "../tests/it/support/mod.rs"]
+mod support;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{Console, mib, proc_status_kib};
+use anyhow::Context as _;
+use common::{Console, Environment, mib, proc_status_kib};
 
 /// Runs executed under `--bench`, and how often memory is read on the way.
 const RUNS: u32 = 10_000;
@@ -51,38 +56,43 @@ async fn main() -> anyhow::Result<()> {
     };
     let dir = tempfile::tempdir()?;
     let config = write_config(dir.path())?;
-    let mut bot = Console::start(&config)?;
+    let environment = Environment::from_args();
+    let mut bot = Console::start(&config, environment)?;
     let pid = bot.pid;
 
-    println!("opsbot console (the real binary), one-step runbook runs one after another:");
+    println!("opsbot console (the real binary), one-step runbook runs one after another, in");
+    println!("{}:", environment.describe()?);
     println!(
         "| runs executed | VmRSS | of which heap and stacks (RssAnon) | VmHWM (peak) | wall time \
-         for the last {every} |"
+         for the last {every} | the bot's CPU time for them |"
     );
-    println!("|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|");
     // Started and idle: its store opened, its front end waiting for a line.
     tokio::time::sleep(IDLE).await;
-    let mut since = Instant::now();
-    report(pid, 0, Duration::ZERO)?;
+    let mut since = (Instant::now(), cpu_seconds(pid)?);
+    report(pid, 0, since)?;
     for n in 1..=runs {
         bot.until(COMMAND, &format!("✅ r-{n} "), PATIENCE).await?;
         if n % every == 0 {
-            report(pid, n, since.elapsed())?;
-            since = Instant::now();
+            since = report(pid, n, since)?;
         }
     }
     Ok(())
 }
 
-fn report(pid: u32, runs: u32, wall: Duration) -> anyhow::Result<()> {
+/// Prints the figures after `runs` runs, the time spent since `since` (a moment and the bot's
+/// CPU time then), and returns the moment and CPU time to count the next ones from.
+fn report(pid: u32, runs: u32, since: (Instant, f64)) -> anyhow::Result<(Instant, f64)> {
+    let now = (Instant::now(), cpu_seconds(pid)?);
     println!(
-        "| {runs} | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:.1} s |",
+        "| {runs} | {:.1} MiB | {:.1} MiB | {:.1} MiB | {:.1} s | {:.2} s |",
         mib(proc_status_kib(pid, "VmRSS:")?),
         mib(proc_status_kib(pid, "RssAnon:")?),
         mib(proc_status_kib(pid, "VmHWM:")?),
-        wall.as_secs_f64()
+        (now.0 - since.0).as_secs_f64(),
+        now.1 - since.1,
     );
-    Ok(())
+    Ok(now)
 }
 
 /// A store, the one runbook, one host reached through a launcher that drops the host's name and
@@ -130,4 +140,34 @@ accounts = ["{me}"]
         ),
     )?;
     Ok(config)
+}
+
+/// The CPU time a process has used so far, all its threads together: `utime` and `stime` of
+/// /proc/<pid>/stat, in clock ticks.
+pub fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+    let path = Path::new("/proc").join(pid.to_string()).join("stat");
+    let stat = std::fs::read_to_string(&path)?;
+    // The fields after the process's name, which is in parentheses and may hold spaces: the
+    // third field of proc(5) is the first of them, so `utime` (14th) and `stime` are 11 on.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .with_context(|| format!("no name in {}", path.display()))?
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks = |index: usize| -> anyhow::Result<u64> {
+        let field = fields
+            .get(index)
+            .with_context(|| format!("a short {}", path.display()))?;
+        Ok(field.parse()?)
+    };
+    Ok((ticks(11)? + ticks(12)?) as f64 / clock_ticks()?)
+}
+
+/// How many clock ticks make a second (`getconf CLK_TCK`, 100 on Linux almost everywhere).
+fn clock_ticks() -> anyhow::Result<f64> {
+    let output = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()?;
+    Ok(String::from_utf8(output.stdout)?.trim().parse()?)
 }

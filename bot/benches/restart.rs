@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail, ensure};
-use common::{Console, mib, proc_status_kib};
+use common::{Console, Environment, mib, proc_status_kib};
 use opsbot::config::Config;
 use opsbot::engine::Engine;
 use opsbot::progress::{ChatError, ChatTransport, Publisher};
@@ -426,6 +426,8 @@ fn wait_lags(run: &Run, seen: &Transitions) -> anyhow::Result<Vec<WaitLag>> {
 
 /// Resident memory of the real binary, in KiB.
 struct Memory {
+    /// What the bot's environment adds ([`Environment::describe`]).
+    environment: String,
     idle_rss: u64,
     after_run_rss: u64,
     after_run_peak: u64,
@@ -435,7 +437,8 @@ struct Memory {
 
 async fn bot_memory() -> anyhow::Result<Memory> {
     let scene = Scene::start(SPEEDS[0]).await?;
-    let mut bot = Console::start(&scene.config)?;
+    let environment = Environment::from_args();
+    let mut bot = Console::start(&scene.config, environment)?;
     let pid = bot.pid;
 
     tokio::time::sleep(IDLE).await;
@@ -447,6 +450,7 @@ async fn bot_memory() -> anyhow::Result<Memory> {
         .context("the restart through the binary did not finish")?;
     let run_wall = sent.elapsed();
     let memory = Memory {
+        environment: environment.describe()?,
         idle_rss,
         after_run_rss: proc_status_kib(pid, "VmRSS:")?,
         after_run_peak: proc_status_kib(pid, "VmHWM:")?,
@@ -577,8 +581,8 @@ fn print_report(runs: &[RunFigures], memory: &Memory) {
     );
 
     println!(
-        "\nopsbot console (the real binary), sim speed {}:",
-        SPEEDS[0]
+        "\nopsbot console (the real binary), sim speed {}, in {}:",
+        SPEEDS[0], memory.environment
     );
     println!(
         "  idle {} s after start   VmRSS {:>5.1} MiB",

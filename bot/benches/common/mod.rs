@@ -7,6 +7,8 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 
+use crate::support::deployed;
+
 /// A `kB` field of /proc/<pid>/status (`VmRSS:`, `VmHWM:`, `RssAnon:`).
 pub fn proc_status_kib(pid: u32, field: &str) -> anyhow::Result<u64> {
     let path = Path::new("/proc").join(pid.to_string()).join("status");
@@ -22,9 +24,45 @@ pub fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
-/// `opsbot console --config CONFIG`, the real binary, typed into on its stdin; killed when
-/// dropped, so that an error on the way out leaves no bot running. Its stdin stays open: the
-/// console exits at the end of its input.
+/// Whether the bot runs as `deploy/opsbot.service` runs it, with the unit's `Environment=`
+/// settings (the default), or with only the environment the benchmark was started with
+/// (`-- --bare` after the bench's name), to see what those settings change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Environment {
+    Deployed,
+    Bare,
+}
+
+impl Environment {
+    pub fn from_args() -> Self {
+        if std::env::args().any(|arg| arg == "--bare") {
+            Self::Bare
+        } else {
+            Self::Deployed
+        }
+    }
+
+    /// What the bot's environment adds, to print with the figures.
+    pub fn describe(self) -> anyhow::Result<String> {
+        Ok(match self {
+            Self::Bare => "the benchmark's own environment (--bare)".to_owned(),
+            Self::Deployed => {
+                let settings: Vec<String> = deployed::unit_environment()?
+                    .into_iter()
+                    .map(|(name, value)| format!("{name}={value}"))
+                    .collect();
+                format!(
+                    "deploy/opsbot.service's environment: {}",
+                    settings.join(" ")
+                )
+            }
+        })
+    }
+}
+
+/// `opsbot console --config CONFIG`, the real binary in the given environment, typed into on
+/// its stdin; killed when dropped, so that an error on the way out leaves no bot running. Its
+/// stdin stays open: the console exits at the end of its input.
 pub struct Console {
     pub pid: u32,
     stdin: tokio::process::ChildStdin,
@@ -33,8 +71,12 @@ pub struct Console {
 }
 
 impl Console {
-    pub fn start(config: &Path) -> anyhow::Result<Self> {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_opsbot"))
+    pub fn start(config: &Path, environment: Environment) -> anyhow::Result<Self> {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_opsbot"));
+        if environment == Environment::Deployed {
+            command.envs(deployed::unit_environment()?);
+        }
+        let mut child = command
             .args(["console", "--config"])
             .arg(config)
             .stdin(Stdio::piped())

@@ -25,6 +25,7 @@ mod crash_rpc_cap;
 mod crash_runbook;
 mod crash_stale;
 mod demo;
+mod deploy;
 mod docs;
 mod e2e;
 mod failover;

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // Scaffolding: a set-up that fails must stop the test loudly.
 
+pub mod deployed;
 pub mod ha;
 pub mod worlds;
 
