@@ -5,7 +5,8 @@
 //! the cheapest one that goes through everything a run goes through (plan, store, lock,
 //! progress, audit, run log): a one-step runbook whose step runs `true` on a "host" reached
 //! through a two-line launcher script. The bot is `opsbot console`, the same engine, store and
-//! progress publisher as `opsbot run`, typed into on its stdin.
+//! progress publisher as `opsbot run`, typed into on its stdin, in the environment
+//! deploy/opsbot.service gives it (its malloc settings; `-- --bare` leaves them out).
 
 mod common;
 
@@ -142,9 +143,9 @@ accounts = ["{me}"]
     Ok(config)
 }
 
-/// The CPU time a process has used so far, all its threads together: `utime` and `stime` of
-/// /proc/<pid>/stat, in clock ticks.
-pub fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+/// The CPU time a process has used so far, all its threads together, in seconds: `utime` and
+/// `stime` of /proc/<pid>/stat, which count clock ticks.
+fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
     let path = Path::new("/proc").join(pid.to_string()).join("stat");
     let stat = std::fs::read_to_string(&path)?;
     // The fields after the process's name, which is in parentheses and may hold spaces: the
