@@ -128,7 +128,7 @@ pub struct Synapse {
     admin_token: Mutex<Option<String>>,
     /// The watchdog's stdin, shared by the binary's homeservers: held, never written to after
     /// start-up, never closed.
-    _watchdog: Arc<Mutex<ChildStdin>>,
+    _watchdog: Arc<ChildStdin>,
 }
 
 impl Synapse {

@@ -13,7 +13,7 @@ impl Synapse {
         for n in 0..HOMESERVERS {
             started.push(Self::start(&mut run, n).await?);
         }
-        let watchdog = Arc::new(Mutex::new(run.watchdog.stdin));
+        let watchdog = Arc::new(run.watchdog.stdin);
         let all: Vec<Synapse> = started
             .into_iter()
             .map(|(base_url, data_dir, secret)| {

@@ -81,7 +81,7 @@ pub struct RealCloud {
     keystone_start: Duration,
     placement_start: Duration,
     /// The watchdog's stdin: held, never written to after start-up, never closed.
-    _watchdog: Mutex<ChildStdin>,
+    _watchdog: ChildStdin,
 }
 
 /// A token from `POST /v3/auth/tokens`, project-scoped to [`ADMIN_PROJECT`].

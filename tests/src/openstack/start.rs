@@ -105,7 +105,7 @@ impl RealCloud {
             helper_token: Mutex::new(None),
             keystone_start,
             placement_start,
-            _watchdog: Mutex::new(watchdog.stdin),
+            _watchdog: watchdog.stdin,
         };
         eprintln!(
             "real OpenStack: Keystone {} up in {:.1?}, Placement {} in {:.1?} (data: {})",
