@@ -1,6 +1,6 @@
 //! The environment `deploy/opsbot.service` starts the bot with. The container image must set
 //! the same (`deploy.rs`), and the benchmarks measure the bot as it runs there: the malloc
-//! settings in it change its resident memory by a tenth (docs/PERFORMANCE.md).
+//! settings in it take a sixth off its resident memory (docs/PERFORMANCE.md).
 
 use std::path::{Path, PathBuf};
 
