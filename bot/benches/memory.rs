@@ -57,12 +57,12 @@ async fn main() -> anyhow::Result<()> {
     };
     let dir = tempfile::tempdir()?;
     let config = write_config(dir.path())?;
-    let environment = Environment::from_args();
-    let mut bot = Console::start(&config, environment)?;
+    let environment = Environment::from_args()?;
+    let mut bot = Console::start(&config, &environment)?;
     let pid = bot.pid;
 
     println!("opsbot console (the real binary), one-step runbook runs one after another, in");
-    println!("{}:", environment.describe()?);
+    println!("{}:", environment.describe());
     println!(
         "| runs executed | VmRSS | of which heap and stacks (RssAnon) | VmHWM (peak) | wall time \
          for the last {every} | the bot's CPU time for them |"

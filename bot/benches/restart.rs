@@ -437,8 +437,8 @@ struct Memory {
 
 async fn bot_memory() -> anyhow::Result<Memory> {
     let scene = Scene::start(SPEEDS[0]).await?;
-    let environment = Environment::from_args();
-    let mut bot = Console::start(&scene.config, environment)?;
+    let environment = Environment::from_args()?;
+    let mut bot = Console::start(&scene.config, &environment)?;
     let pid = bot.pid;
 
     tokio::time::sleep(IDLE).await;
@@ -450,7 +450,7 @@ async fn bot_memory() -> anyhow::Result<Memory> {
         .context("the restart through the binary did not finish")?;
     let run_wall = sent.elapsed();
     let memory = Memory {
-        environment: environment.describe()?,
+        environment: environment.describe(),
         idle_rss,
         after_run_rss: proc_status_kib(pid, "VmRSS:")?,
         after_run_peak: proc_status_kib(pid, "VmHWM:")?,

@@ -27,28 +27,28 @@ pub fn mib(kib: u64) -> f64 {
 /// Whether the bot runs as `deploy/opsbot.service` runs it, with the unit's `Environment=`
 /// settings (the default), or with only the environment the benchmark was started with
 /// (`-- --bare` after the bench's name), to see what those settings change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Environment {
-    Deployed,
+    Deployed(Vec<(String, String)>),
     Bare,
 }
 
 impl Environment {
-    pub fn from_args() -> Self {
-        if std::env::args().any(|arg| arg == "--bare") {
+    pub fn from_args() -> anyhow::Result<Self> {
+        Ok(if std::env::args().any(|arg| arg == "--bare") {
             Self::Bare
         } else {
-            Self::Deployed
-        }
+            Self::Deployed(deployed::unit_environment()?)
+        })
     }
 
     /// What the bot's environment adds, to print with the figures.
-    pub fn describe(self) -> anyhow::Result<String> {
-        Ok(match self {
+    pub fn describe(&self) -> String {
+        match self {
             Self::Bare => "the benchmark's own environment (--bare)".to_owned(),
-            Self::Deployed => {
-                let settings: Vec<String> = deployed::unit_environment()?
-                    .into_iter()
+            Self::Deployed(settings) => {
+                let settings: Vec<String> = settings
+                    .iter()
                     .map(|(name, value)| format!("{name}={value}"))
                     .collect();
                 format!(
@@ -56,7 +56,7 @@ impl Environment {
                     settings.join(" ")
                 )
             }
-        })
+        }
     }
 }
 
@@ -71,10 +71,10 @@ pub struct Console {
 }
 
 impl Console {
-    pub fn start(config: &Path, environment: Environment) -> anyhow::Result<Self> {
+    pub fn start(config: &Path, environment: &Environment) -> anyhow::Result<Self> {
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_opsbot"));
-        if environment == Environment::Deployed {
-            command.envs(deployed::unit_environment()?);
+        if let Environment::Deployed(settings) = environment {
+            command.envs(settings.iter().cloned());
         }
         let mut child = command
             .args(["console", "--config"])
