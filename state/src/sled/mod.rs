@@ -32,7 +32,7 @@ pub use files::wait_until_free;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
@@ -91,10 +91,9 @@ pub(crate) struct Sled {
     pub(crate) plan_cache: Arc<PlanCache>,
     /// The marker beside the store (see `marker`), moved forward by every flush.
     marker: Arc<Keeper>,
-    /// Every write holds it shared, a backup exclusively (see `safekeeping`).
-    pub(crate) writes: Arc<RwLock<()>>,
-    /// Set by [`Sled::close`]: every write after it is refused.
-    closed: Arc<AtomicBool>,
+    /// Every write holds it shared, a backup and [`Sled::close`] exclusively (see
+    /// `safekeeping`). `true` once closed: every write after it is refused.
+    writes: Arc<RwLock<bool>>,
 }
 
 /// Not derived: sled's own `Debug` would print the whole database.
@@ -146,8 +145,7 @@ impl Sled {
             last_sweep: Arc::new(AtomicU64::new(0)),
             plan_cache: Arc::new(PlanCache::default()),
             marker: Arc::new(Keeper::new(path, marker, expected)),
-            writes: Arc::new(RwLock::new(())),
-            closed: Arc::new(AtomicBool::new(false)),
+            writes: Arc::new(RwLock::new(false)),
         };
         if let Some(expected) = &expected {
             store.check_held(expected)?;

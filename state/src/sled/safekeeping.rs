@@ -2,7 +2,6 @@
 //! anything is written, and moved forward after every flush.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::sync::{PoisonError, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::StoreError;
@@ -76,9 +75,9 @@ impl Sled {
     /// [`Sled::close`] waits for the writes under way. Taken once per write, never again by the
     /// thread holding it: std's lock queues a second read behind a backup waiting for the write
     /// lock, which waits for the first read, and neither ends. Refused once the store is closed.
-    pub(crate) fn writing(&self) -> Result<RwLockReadGuard<'_, ()>, StoreError> {
+    pub(crate) fn writing(&self) -> Result<RwLockReadGuard<'_, bool>, StoreError> {
         let writing = self.writes.read().unwrap_or_else(PoisonError::into_inner);
-        if self.closed.load(Ordering::Acquire) {
+        if *writing {
             return Err(StoreError::ShuttingDown);
         }
         Ok(writing)
@@ -89,12 +88,11 @@ impl Sled {
     /// commits, before its flush; a process that ended between the two would lose what a
     /// reader (`/run status`, `/run list`) was already shown.
     pub(crate) fn close(&self) {
-        let _quiet = self.quiet();
-        self.closed.store(true, Ordering::Release);
+        *self.quiet() = true;
     }
 
     /// No write happens while this is held.
-    pub(crate) fn quiet(&self) -> RwLockWriteGuard<'_, ()> {
+    pub(crate) fn quiet(&self) -> RwLockWriteGuard<'_, bool> {
         self.writes.write().unwrap_or_else(PoisonError::into_inner)
     }
 }
